@@ -1,0 +1,70 @@
+"""The agent adapter interface: a run request in, a transcript out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from ..model import Arm, Case, Transcript
+from ..sandbox import Sandbox
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything an adapter needs to make one run."""
+
+    case: Case
+    arm: Arm
+    run: int
+    prompt: str
+    sandbox: Sandbox
+    #: The plugin to load, absolute; None in the without arm.
+    plugin_dir: Path | None
+    model: str | None
+    max_turns: int
+    timeout_seconds: float
+    allowed_tools: tuple[str, ...]
+    #: The environment the agent gets: the allowlisted operator variables, the sandbox's
+    #: folders and the case's ``EVAL_*`` variables.
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def loads_plugin(self) -> bool:
+        return self.plugin_dir is not None
+
+
+class AgentError(Exception):
+    """An agent that cannot be set up (bad ``--eval-agent`` value, missing module)."""
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Runs one request and reports what happened. Never raises for a failed run: a run that
+    could not be made comes back with ``Transcript.infra_error`` set."""
+
+    name: str
+
+    def run(self, request: RunRequest) -> Transcript: ...
+
+
+AGENT_FORMS = '"claude", "cmd:<command line>", "py:<module>:<function>"'
+
+
+def make_agent(spec: str) -> Agent:
+    """Build the adapter named by ``--eval-agent``."""
+    spec = spec.strip()
+    if spec.startswith("cmd:"):
+        from .command import CommandAgent
+
+        return CommandAgent.parse(spec[4:])
+    if spec.startswith("py:"):
+        from .python import PythonAgent
+
+        return PythonAgent.parse(spec[3:])
+    if spec == "claude" or spec.startswith("replay:"):
+        raise AgentError(
+            f"--eval-agent {spec.split(':')[0]}: this agent is not available yet in this "
+            f"version; use one of {AGENT_FORMS[12:]}"
+        )
+    raise AgentError(f"--eval-agent must be one of {AGENT_FORMS} (got {spec!r})")

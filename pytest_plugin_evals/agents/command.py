@@ -1,0 +1,145 @@
+"""``--eval-agent "cmd:<command line>"``: any executable, run in the sandbox.
+
+The protocol (documented in docs/reference/agents.md): the prompt arrives on stdin; the
+environment carries ``EVAL_CASE``, ``EVAL_ARM``, ``EVAL_RUN``, ``EVAL_PLUGIN_DIR``,
+``EVAL_MAX_TURNS``, ``EVAL_ALLOWED_TOOLS``, ``EVAL_MODEL`` and ``EVAL_TRACE_FILE``; stdout is the
+final message; the agent may append JSON lines to ``EVAL_TRACE_FILE``::
+
+    {"type": "tool_call", "name": "Read", "input": {...}, "output": "...", "is_error": false}
+    {"type": "usage", "input_tokens": 1200, "output_tokens": 40, "cost_usd": 0.0056}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..model import ToolCall, Transcript
+from .base import AgentError, RunRequest
+from .process import format_timeout, run_process
+
+
+@dataclass(frozen=True)
+class CommandAgent:
+    argv: tuple[str, ...]
+    name: str = "cmd"
+
+    @classmethod
+    def parse(cls, command_line: str) -> CommandAgent:
+        try:
+            argv = tuple(shlex.split(command_line))
+        except ValueError as exc:
+            raise AgentError(f"--eval-agent cmd: cannot split the command line: {exc}") from None
+        if not argv:
+            raise AgentError('--eval-agent cmd: needs a command line, e.g. "cmd:./my-agent --fast"')
+        return cls(argv)
+
+    def _resolved_argv(self) -> list[str]:
+        first = self.argv[0]
+        if os.sep in first or (os.altsep and os.altsep in first):
+            first = str(Path(first).resolve())
+        else:
+            first = shutil.which(first) or first
+        return [first, *self.argv[1:]]
+
+    def run(self, request: RunRequest) -> Transcript:
+        box = request.sandbox
+        env = dict(request.env)
+        env.update(protocol_env(request))
+        box.snapshot()
+        result = run_process(
+            self._resolved_argv(),
+            stdin_text=request.prompt,
+            cwd=box.cwd,
+            env=env,
+            timeout=request.timeout_seconds,
+            out_dir=box.out,
+        )
+        transcript = Transcript(
+            duration_seconds=result.duration_seconds,
+            cwd=box.cwd,
+            trace_path=box.trace_file if box.trace_file.exists() else None,
+        )
+        if result.start_error is not None:
+            transcript.error = result.start_error
+            transcript.infra_error = "agent_start"
+            return transcript
+        transcript.final_message = result.stdout.strip()
+        transcript.stderr_tail = result.stderr_tail()
+        read_trace(box.trace_file, transcript)
+        transcript.files_created = box.created_files()
+        transcript.turns = max(1, len(transcript.tool_calls) + 1)
+        if result.timed_out:
+            transcript.error = format_timeout(request.timeout_seconds)
+        elif result.returncode != 0:
+            tail = transcript.stderr_tail.splitlines()[-5:]
+            detail = (": " + " ".join(line.strip() for line in tail)) if tail else ""
+            transcript.error = f"exit {result.returncode}{detail}"
+        return transcript
+
+
+def protocol_env(request: RunRequest) -> dict[str, str]:
+    """The ``EVAL_*`` variables of the command protocol."""
+    return {
+        "EVAL_CASE": request.case.name,
+        "EVAL_ARM": request.arm,
+        "EVAL_RUN": str(request.run),
+        "EVAL_PLUGIN_DIR": str(request.plugin_dir) if request.plugin_dir else "",
+        "EVAL_MAX_TURNS": str(request.max_turns),
+        "EVAL_ALLOWED_TOOLS": ",".join(request.allowed_tools),
+        "EVAL_MODEL": request.model or "",
+        "EVAL_TRACE_FILE": str(request.sandbox.trace_file),
+    }
+
+
+def read_trace(path: Path, transcript: Transcript) -> None:
+    """Fold the protocol's JSON lines into ``transcript`` (unknown lines are kept, not read)."""
+    if not path.exists():
+        return
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for raw in fh:
+            raw = raw.strip()
+            if not raw:
+                continue
+            try:
+                event: Any = json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+            if not isinstance(event, dict):
+                continue
+            kind = event.get("type")
+            if kind == "tool_call" and isinstance(event.get("name"), str):
+                tool_input = event.get("input")
+                output = event.get("output")
+                transcript.tool_calls.append(
+                    ToolCall(
+                        name=event["name"],
+                        input=tool_input if isinstance(tool_input, dict) else {},
+                        output=output
+                        if output is None or isinstance(output, str)
+                        else json.dumps(output),
+                        is_error=bool(event.get("is_error", False)),
+                    )
+                )
+            elif kind == "usage":
+                _add_usage(transcript, event)
+            elif kind == "delivered":
+                transcript.delivered = bool(event.get("value", True))
+
+
+def _add_usage(transcript: Transcript, event: dict[str, Any]) -> None:
+    for key, attr in (("input_tokens", "input_tokens"), ("output_tokens", "output_tokens")):
+        value = event.get(key)
+        if isinstance(value, int):
+            setattr(transcript, attr, (getattr(transcript, attr) or 0) + value)
+    cost = event.get("cost_usd")
+    if isinstance(cost, (int, float)):
+        transcript.cost_usd += float(cost)
+    latency = event.get("latency_ms")
+    if isinstance(latency, (int, float)):
+        transcript.latency_ms = float(latency)

@@ -1,0 +1,104 @@
+"""Running an agent process: prompt on stdin, output to files, a timeout that kills the group."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+STDERR_TAIL = 2000
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    returncode: int | None
+    stdout_path: Path
+    stderr_path: Path
+    timed_out: bool
+    duration_seconds: float
+    #: Set when the process could not be started at all.
+    start_error: str | None = None
+
+    @property
+    def stdout(self) -> str:
+        return self.stdout_path.read_text(encoding="utf-8", errors="replace")
+
+    def stderr_tail(self, limit: int = STDERR_TAIL) -> str:
+        try:
+            with self.stderr_path.open("rb") as fh:
+                fh.seek(0, os.SEEK_END)
+                size = fh.tell()
+                fh.seek(max(0, size - limit))
+                return fh.read().decode("utf-8", errors="replace").strip()
+        except OSError:
+            return ""
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+def run_process(
+    argv: list[str],
+    *,
+    stdin_text: str,
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float,
+    out_dir: Path,
+) -> ProcessResult:
+    """Run ``argv`` in its own process group; stdout and stderr go to files in ``out_dir``."""
+    stdout_path = out_dir / "stdout.txt"
+    stderr_path = out_dir / "stderr.txt"
+    start = time.monotonic()
+    with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            return ProcessResult(
+                None,
+                stdout_path,
+                stderr_path,
+                False,
+                time.monotonic() - start,
+                start_error=f"could not start {argv[0]!r}: {reason}",
+            )
+        timed_out = False
+        try:
+            proc.communicate(stdin_text.encode("utf-8"), timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc)
+            proc.wait()
+        except BaseException:
+            _kill_group(proc)
+            proc.wait()
+            raise
+        else:
+            # The agent exited; anything it left running in its group goes with it.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+    return ProcessResult(
+        proc.returncode, stdout_path, stderr_path, timed_out, time.monotonic() - start
+    )
+
+
+def format_timeout(seconds: float) -> str:
+    shown = int(seconds) if float(seconds).is_integer() else seconds
+    return f"timed out after {shown}s"

@@ -1,0 +1,78 @@
+"""``--eval-agent "py:<module>:<function>"``: an in-process callable.
+
+The callable gets the :class:`~pytest_plugin_evals.agents.base.RunRequest` and returns a
+:class:`~pytest_plugin_evals.model.Transcript` or a string (the final message). It runs with
+the sandbox's working directory as the current directory.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..model import Transcript
+from .base import AgentError, RunRequest
+
+
+@dataclass(frozen=True)
+class PythonAgent:
+    target: str
+    func: Callable[[RunRequest], Transcript | str]
+    name: str = "py"
+
+    @classmethod
+    def parse(cls, target: str) -> PythonAgent:
+        module_name, sep, func_name = target.rpartition(":")
+        if not sep or not module_name or not func_name:
+            raise AgentError(f'--eval-agent py: needs "py:<module>:<function>" (got "py:{target}")')
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:
+            raise AgentError(f"--eval-agent py: cannot import {module_name!r}: {exc}") from None
+        func = getattr(module, func_name, None)
+        if not callable(func):
+            raise AgentError(f"--eval-agent py: {module_name}.{func_name} is not a callable")
+        return cls(target, func)
+
+    def run(self, request: RunRequest) -> Transcript:
+        box = request.sandbox
+        box.snapshot()
+        start = time.monotonic()
+        previous = os.getcwd()
+        os.chdir(box.cwd)
+        try:
+            produced = self.func(request)
+        except Exception as exc:
+            where = traceback.extract_tb(exc.__traceback__)[-1]
+            return Transcript(
+                error=f"agent raised {type(exc).__name__}: {exc} ({where.filename}:{where.lineno})",
+                duration_seconds=time.monotonic() - start,
+                cwd=box.cwd,
+                files_created=box.created_files(),
+            )
+        finally:
+            os.chdir(previous)
+        duration = time.monotonic() - start
+        if isinstance(produced, str):
+            transcript = Transcript(final_message=produced, turns=1)
+        elif isinstance(produced, Transcript):
+            transcript = produced
+        else:
+            return Transcript(
+                error=f"agent returned {type(produced).__name__}, expected a Transcript or a str",
+                duration_seconds=duration,
+                cwd=box.cwd,
+            )
+        if not transcript.duration_seconds:
+            transcript.duration_seconds = duration
+        if transcript.cwd is None:
+            transcript.cwd = box.cwd
+        if not transcript.files_created:
+            transcript.files_created = box.created_files()
+        if transcript.trace_path is None and box.trace_file.exists():
+            transcript.trace_path = box.trace_file
+        return transcript

@@ -1,0 +1,91 @@
+"""Public fixtures: the agent, a sandbox, soft checks, and the run behind every eval item.
+
+Every fixture here can be overridden by name in a ``conftest.py`` — for instance an
+``eval_agent`` fixture returning your own adapter.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .agents.base import Agent, AgentError, make_agent
+from .graders.assertions import SoftChecks
+from .items import EvalItem, settings_key
+from .runner import RunOutcome, execute_run
+from .sandbox import Sandbox
+from .settings import EvalSettings, results_dir
+
+soft_checks_key = pytest.StashKey[SoftChecks]()
+#: The session's timestamp (``2026-11-30T07-07-59-533Z``), shared with xdist workers.
+stamp_key = pytest.StashKey[str]()
+
+
+@pytest.fixture(scope="session")
+def eval_settings(pytestconfig: pytest.Config) -> EvalSettings:
+    """The session's evaluation settings (``--eval-*`` options and ini keys)."""
+    return pytestconfig.stash[settings_key]
+
+
+@pytest.fixture(scope="session")
+def eval_agent(eval_settings: EvalSettings) -> Agent:
+    """The agent under test, as ``--eval-agent`` names it."""
+    try:
+        return make_agent(eval_settings.agent)
+    except AgentError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture
+def eval_sandbox(tmp_path: Path) -> Sandbox:
+    """A fresh isolated run folder (``home/``, ``home/cwd``, ``config/``, ``tmp/``, ``out/``)."""
+    return Sandbox.create(tmp_path / "sandbox")
+
+
+@pytest.fixture
+def eval_checks(request: pytest.FixtureRequest) -> SoftChecks:
+    """Soft checks: record many verdicts, fail once at the end of the test listing them all."""
+    checks = SoftChecks()
+    request.node.stash[soft_checks_key] = checks
+    return checks
+
+
+@pytest.fixture
+def eval_run(
+    request: pytest.FixtureRequest, eval_agent: Agent, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RunOutcome]:
+    """Make the run of the requesting eval item (in setup, so a run that cannot be made is an
+    error, not a failure) and report it."""
+    item = request.node
+    if not isinstance(item, EvalItem):
+        raise pytest.UsageError("eval_run is only available to eval items")
+    case = item.case
+    missing = [name for name in case.requires_secret if not os.environ.get(name)]
+    if missing:
+        pytest.skip(f"missing required secret(s): {', '.join(missing)}")
+    settings: EvalSettings = item.config.stash[settings_key]
+    stamp = item.config.stash[stamp_key]
+    run_root = tmp_path_factory.mktemp(f"run-{item.arm}-{item.run}-", numbered=True)
+    outcome = execute_run(
+        case,
+        item.arm,
+        item.run,
+        agent=eval_agent,
+        run_root=run_root,
+        plugin_dir=item.plugin.path if item.plugin else None,
+        two_arm=item.two_arm,
+        runs_dir=results_dir(settings, case.suite_root, stamp) / "runs",
+        env_pass=settings.env_pass,
+        keep_temp=settings.keep_temp,
+    )
+    item.record(outcome.result.to_dict())
+    item.stash[outcome_key] = outcome
+    if outcome.result.infra_error:
+        pytest.fail(f"{outcome.result.infra_error}: {outcome.result.error}", pytrace=False)
+    yield outcome
+
+
+outcome_key = pytest.StashKey[RunOutcome]()

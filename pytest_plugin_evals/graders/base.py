@@ -1,0 +1,220 @@
+"""What every grader shares: its outcome, the context it grades in, and option readers.
+
+A grader is a function ``(spec, ctx) -> Outcome``. ``grade()`` turns the outcome into a
+:class:`~pytest_plugin_evals.model.Verdict` named and weighted after the spec.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pytest_plugin_evals.patterns import JSPattern, Pattern, compile_pattern
+
+if TYPE_CHECKING:
+    from pytest_plugin_evals.graders.judge import Judge
+    from pytest_plugin_evals.model import Case, GraderSpec, Transcript
+
+
+class GraderConfigError(ValueError):
+    """A grader whose options cannot be used, in one sentence."""
+
+
+class TargetUnavailable(Exception):
+    """The target has nothing to grade; the message is the failing verdict's explanation."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a grader found: ``passed`` is None when it did not judge (``skipped`` says why)."""
+
+    passed: bool | None
+    explanation: str
+    skipped: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def skip(reason: str) -> Outcome:
+    """An outcome that is never scored and never counts as a pass."""
+    return Outcome(passed=None, explanation=f"skipped: {reason}", skipped=reason)
+
+
+class GradeContext:
+    """One transcript being graded, with what is costly to compute read once.
+
+    The trace text and the JSON text of each tool input are computed on first use and shared by
+    every grader graded in the same context (see ``grade_all``).
+    """
+
+    def __init__(
+        self,
+        transcript: Transcript,
+        case: Case | None = None,
+        judge: Judge | None = None,
+        *,
+        dialect: str | None = None,
+    ) -> None:
+        self.transcript = transcript
+        self.case = case
+        self.judge = judge
+        self._dialect = dialect
+        self._trace: str | None = None
+        self._inputs: dict[int, str] = {}
+
+    @property
+    def case_name(self) -> str | None:
+        return self.case.name if self.case is not None else None
+
+    def dialect(self, default: str = "js") -> str:
+        """The case's regex dialect; ``default`` (the grader type's own) without a case."""
+        if self._dialect is not None:
+            return self._dialect
+        return self.case.regex_dialect if self.case is not None else default
+
+    def pattern(self, source: str, flags: str = "", *, default_dialect: str = "js") -> Pattern:
+        """Compile in the case's dialect.
+
+        JavaScript's ``d`` flag (match indices) never changes what matches, so it is dropped
+        before compiling: the embedded engine does not know it.
+        """
+        dialect = self.dialect(default_dialect)
+        if dialect == "js" and "d" in flags and flags.count("d") == 1:
+            flags = flags.replace("d", "")
+        return compile_pattern(source, flags, dialect)
+
+    def trace_text(self) -> str:
+        """The trace, one compact JSON event per line, ``\\n``-joined (read once)."""
+        if self._trace is None:
+            from pytest_plugin_evals.graders.targets import trace_text
+
+            self._trace = trace_text(self.transcript)
+        return self._trace
+
+    def input_text(self, index: int) -> str:
+        """``JSON.stringify(input)`` of the tool call at ``index`` (computed once)."""
+        text = self._inputs.get(index)
+        if text is None:
+            text = self._inputs[index] = js_json(self.transcript.tool_calls[index].input)
+        return text
+
+
+GraderFn = Callable[["GraderSpec", GradeContext], Outcome]
+
+
+# -- searching large texts ------------------------------------------------------------------
+
+_REGEX_SYNTAX = frozenset("\\^$.|?*+()[]{}")
+_LITERAL_FLAGS = frozenset("dgmsu")
+
+
+def literal_text(pattern: Pattern) -> str | None:
+    """The text a JavaScript pattern stands for when it is a plain literal, else None.
+
+    A pattern without regex syntax, under flags that cannot change what a literal matches,
+    finds exactly what ``str.find`` finds: such patterns skip the engine round trip, which
+    matters on a trace of tens of megabytes.
+    """
+    if not isinstance(pattern, JSPattern) or not pattern.source:
+        return None
+    if not set(pattern.flags) <= _LITERAL_FLAGS:
+        return None
+    source = pattern.source
+    if any(c in _REGEX_SYNTAX or "\ud800" <= c <= "\udfff" for c in source):
+        return None
+    return source
+
+
+def search(pattern: Pattern, text: str) -> bool:
+    """``pattern.test(text)``, without the engine for plain literals."""
+    literal = literal_text(pattern)
+    return pattern.search(text) if literal is None else literal in text
+
+
+def count(pattern: Pattern, text: str) -> int:
+    """Matches of ``pattern`` with the ``g`` flag, without the engine for plain literals."""
+    literal = literal_text(pattern)
+    return pattern.count(text) if literal is None else text.count(literal)
+
+
+# -- option readers ---------------------------------------------------------------------------
+
+
+def required_str(config: dict[str, Any], key: str, kind: str) -> str:
+    """A non-empty string option (numbers are taken as their text)."""
+    value = config.get(key)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = js_string(value)
+    if not isinstance(value, str) or value == "":
+        raise GraderConfigError(f'a {kind} grader needs a non-empty "{key}" (got {show(value)})')
+    return value
+
+
+def number(config: dict[str, Any], key: str, kind: str, default: float | None) -> float | None:
+    """A numeric option, ``default`` when absent or null."""
+    value = config.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise GraderConfigError(f'a {kind} grader\'s "{key}" must be a number (got {show(value)})')
+    return value
+
+
+def fmt_number(value: float) -> str:
+    """``3`` for 3.0, ``2.5`` for 2.5: numbers as JavaScript prints them."""
+    return js_string(value)
+
+
+# -- JavaScript-compatible text of values -----------------------------------------------------
+
+
+def _js_safe(value: Any) -> Any:
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        if value.is_integer() and abs(value) < 1e21:
+            return int(value)
+        return value
+    if isinstance(value, dict):
+        return {str(k): _js_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_js_safe(v) for v in value]
+    return value
+
+
+def js_json(value: Any) -> str:
+    """``JSON.stringify(value)``: compact, non-ASCII kept, ``1.0`` as ``1``, NaN as ``null``."""
+    return json.dumps(_js_safe(value), separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def js_string(value: Any) -> str:
+    """``String(value)`` as JavaScript writes it."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return str(int(value)) if value.is_integer() and abs(value) < 1e21 else repr(value)
+    if isinstance(value, (list, tuple)):
+        return ",".join("" if v is None else js_string(v) for v in value)
+    if isinstance(value, dict):
+        return "[object Object]"
+    return str(value)
+
+
+def show(value: Any, limit: int = 60) -> str:
+    """A value as JSON for an explanation, long strings cut with an ellipsis."""
+    if isinstance(value, str) and len(value) > limit:
+        value = value[: limit - 1] + "…"
+    text = js_json(value)
+    return text if len(text) <= limit + 2 else text[: limit + 1] + "…"

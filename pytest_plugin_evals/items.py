@@ -1,0 +1,265 @@
+"""Collectors and items: an evals folder becomes one item per case × arm × run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .model import Arm, Case, LoadError
+from .settings import EvalSettings
+from .suites import load_suite_file
+from .suites.directory import load_case
+from .suites.discover import Source, walk
+from .suites.manifest import PluginInfo, case_plugins
+from .suites.package_json import load as load_package_json
+
+#: The ``user_properties`` key every eval item reports under (one JSON string).
+PROPERTY = "plugin_evals"
+
+settings_key = pytest.StashKey[EvalSettings]()
+
+
+class EvalFailure(Exception):
+    """A with-arm (or single-arm) run that did not pass its scored graders."""
+
+
+def _settings(node: pytest.Item | pytest.Collector) -> EvalSettings:
+    return node.config.stash[settings_key]
+
+
+class EvalsDir(pytest.Directory):
+    """An evals folder, or a plain group folder inside one."""
+
+    suite_root: Path | None = None
+    sources: list[Source] | None = None
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        root = self.suite_root or self.path
+        sources = self.sources if self.sources is not None else walk(self.path)
+        groups: dict[str, list[Source]] = {}
+        for source in sources:
+            rel = source.path.relative_to(self.path)
+            if len(rel.parts) == 1:
+                if source.kind == "case_dir":
+                    node: pytest.Collector = CaseDir.from_parent(self, path=source.path)
+                    node.suite_root = root  # type: ignore[attr-defined]
+                    yield node
+                else:
+                    suite = SuiteFile.from_parent(self, path=source.path)
+                    suite.suite_root = root
+                    yield suite
+            else:
+                groups.setdefault(rel.parts[0], []).append(source)
+        for name in sorted(groups):
+            group = EvalsDir.from_parent(self, path=self.path / name)
+            group.suite_root = root
+            group.sources = groups[name]
+            yield group
+
+
+class CaseDir(pytest.Directory):
+    """One directory-format case."""
+
+    suite_root: Path
+
+    def collect(self) -> Iterable[pytest.Item]:
+        try:
+            case = load_case(self.path, self.suite_root)
+        except LoadError as error:
+            yield LoadErrorItem.from_parent(
+                self, name=self.path.name, error=error, suite_root=self.suite_root
+            )
+            return
+        yield from case_items(self, case)
+
+
+class SuiteFile(pytest.File):
+    """A suite file holding many cases (evals.json, sy YAML/JSON)."""
+
+    suite_root: Path
+
+    def collect(self) -> Iterable[pytest.Item]:
+        try:
+            entries = load_suite_file(self.path, self.suite_root)
+        except LoadError as error:
+            yield LoadErrorItem.from_parent(
+                self, name=self.path.name, error=error, suite_root=self.suite_root
+            )
+            return
+        yield from _entries_items(self, entries, self.suite_root)
+
+
+class PackageJsonFile(pytest.File):
+    """``ai.evals`` in a package.json."""
+
+    def collect(self) -> Iterable[pytest.Item]:
+        try:
+            entries = load_package_json(self.path)
+        except LoadError as error:
+            yield LoadErrorItem.from_parent(
+                self, name="ai.evals", error=error, suite_root=self.path.parent
+            )
+            return
+        yield from _entries_items(self, entries, self.path.parent)
+
+
+def _entries_items(
+    parent: pytest.Collector, entries: Iterable[Case | LoadError], suite_root: Path
+) -> Iterator[pytest.Item]:
+    seen: dict[str, int] = {}
+    for entry in entries:
+        if isinstance(entry, LoadError):
+            name = f"line-{entry.line}" if entry.line else "case"
+            seen[name] = seen.get(name, 0) + 1
+            if seen[name] > 1:
+                name = f"{name}-{seen[name]}"
+            yield LoadErrorItem.from_parent(parent, name=name, error=entry, suite_root=suite_root)
+        else:
+            yield from case_items(parent, entry)
+
+
+def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
+    """The items of one case: its arms × its runs, in the order they run."""
+    settings = _settings(parent)
+    try:
+        plugins = case_plugins(case)
+    except LoadError as error:
+        yield LoadErrorItem.from_parent(
+            parent, name=case.name, error=error, suite_root=case.suite_root
+        )
+        return
+    plugin = plugins[0] if plugins else None
+    two_arm = settings.ablation == "with-without" or (
+        settings.ablation == "auto" and plugin is not None and not case.history_file
+    )
+    if two_arm and plugin is None:
+        error = LoadError(
+            case.path,
+            "--eval-ablation with-without needs a plugin, but no "
+            ".claude-plugin/plugin.json was found at or above the evals folder "
+            "and the case names no plugins:",
+            case.line,
+        )
+        yield LoadErrorItem.from_parent(
+            parent, name=case.name, error=error, suite_root=case.suite_root
+        )
+        return
+    runs = settings.runs or case.runs
+    arms: tuple[Arm, ...] = ("with", "without") if two_arm else ("single",)
+    for tag in case.tags:
+        parent.config.addinivalue_line("markers", f"{tag}: eval case tag")
+    for arm in arms:
+        for run in range(1, runs + 1):
+            yield EvalItem.create(parent, case, arm, run, plugin, two_arm)
+
+
+def _run_eval(eval_run: Any) -> None:
+    """The test function of every eval item: the run was made in setup (``eval_run``)."""
+    __tracebackhide__ = True
+    outcome = eval_run
+    if outcome.result.arm == "without":
+        return  # a measurement: it does not fail on grades
+    if not outcome.result.passed or outcome.result.error:
+        raise EvalFailure(failure_message(outcome.result))
+
+
+def failure_message(result: Any) -> str:
+    lines = [f"score {result.score:.2f} (run {result.run}, {result.arm} arm)"]
+    if result.error:
+        lines.append(f"run error: {result.error}")
+    for verdict in result.verdicts:
+        if verdict.passed is False:
+            note = "" if verdict.scored else " [with-only, not scored]"
+            lines.append(f"✗ {verdict.name}{note}: {verdict.explanation}")
+    for verdict in result.verdicts:
+        if verdict.passed is None:
+            lines.append(f"- {verdict.name}: {verdict.explanation}")
+    return "\n".join(lines)
+
+
+class EvalItem(pytest.Function):
+    """One run of one case in one arm."""
+
+    case: Case
+    arm: Arm
+    run: int
+    plugin: PluginInfo | None
+    two_arm: bool
+
+    @classmethod
+    def create(
+        cls,
+        parent: pytest.Collector,
+        case: Case,
+        arm: Arm,
+        run: int,
+        plugin: PluginInfo | None,
+        two_arm: bool,
+    ) -> EvalItem:
+        label = f"{arm}-{run}" if arm != "single" else f"{run}"
+        item = cls.from_parent(parent, name=f"{case.name}[{label}]", callobj=_run_eval)
+        item.case, item.arm, item.run, item.plugin, item.two_arm = case, arm, run, plugin, two_arm
+        item.add_marker(pytest.mark.evals(case=case.name, arm=arm, run=run))
+        for tag in case.tags:
+            item.add_marker(tag)
+        return item
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        line = (self.case.line - 1) if self.case.line else 0
+        return self.case.path, line, f"eval {self.case.name} [{self.arm}] run {self.run}"
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, EvalFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def record(self, result_dict: dict[str, Any]) -> None:
+        doc = {
+            "kind": "run",
+            "nodeid": self.nodeid,
+            "case": self.case.to_dict(),
+            "arm": self.arm,
+            "run": self.run,
+            "twoArm": self.two_arm,
+            "result": result_dict,
+            "plugin": self.plugin.to_dict() if self.plugin else None,
+        }
+        self.user_properties[:] = [p for p in self.user_properties if p[0] != PROPERTY]
+        self.user_properties.append((PROPERTY, json.dumps(doc, ensure_ascii=False)))
+
+
+class LoadErrorItem(pytest.Item):
+    """A case file that could not be loaded: an error with one line, while the rest runs."""
+
+    def __init__(self, *, error: LoadError, suite_root: Path, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+        self.suite_root = suite_root
+
+    def setup(self) -> None:
+        doc = {
+            "kind": "load_error",
+            "nodeid": self.nodeid,
+            "path": str(self.error.path),
+            "line": self.error.line,
+            "message": self.error.message,
+            "suiteRoot": str(self.suite_root),
+        }
+        self.user_properties.append((PROPERTY, json.dumps(doc, ensure_ascii=False)))
+        pytest.fail(self.error.render(Path(self.config.rootpath)), pytrace=False)
+
+    def runtest(self) -> None:  # pragma: no cover - setup always raises
+        raise self.error
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, LoadError):
+            return excinfo.value.render(Path(self.config.rootpath))
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        line = (self.error.line - 1) if self.error.line else 0
+        return self.error.path, line, f"could not load {self.error.path.name}"

@@ -1,0 +1,178 @@
+"""Command-line options and their ini twins, and their validation into :class:`EvalSettings`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .settings import ABLATIONS, EvalSettings
+
+
+@dataclass(frozen=True)
+class Option:
+    flag: str
+    help: str
+    kind: str = "string"  # string | bool | list
+    metavar: str | None = None
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "--eval-agent",
+        'the agent under test: "claude" (default), "cmd:<command line>" or '
+        '"py:<module>:<function>"',
+        metavar="AGENT",
+    ),
+    Option("--eval-runs", "runs per case and arm, overriding each case's own (1-50)", metavar="N"),
+    Option(
+        "--eval-ablation",
+        "arms to run: none (one arm, plugin loaded) or with-without "
+        "(default when a plugin resolves)",
+        metavar="none|with-without",
+    ),
+    Option(
+        "--eval-threshold",
+        "minimum case score (0-1, default 1.0); below 1 the session passes "
+        "when every case's mean meets it",
+        metavar="X",
+    ),
+    Option(
+        "--eval-output-dir",
+        "where results go (default: <evals folder>/results/<timestamp>)",
+        metavar="DIR",
+    ),
+    Option("--eval-json", "also write the JSON result document here", metavar="PATH"),
+    Option("--eval-report", "write the HTML report here", metavar="PATH"),
+    Option("--eval-case", "only cases whose name matches this glob", metavar="GLOB"),
+    Option(
+        "--eval-tag",
+        "only cases with this tag (repeatable: any of the tags)",
+        kind="list",
+        metavar="TAG",
+    ),
+    Option("--eval-keep-temp", "keep each run's sandbox folder", kind="bool"),
+    Option(
+        "--eval-env-pass",
+        "also pass this operator variable to the agent (repeatable)",
+        kind="list",
+        metavar="NAME",
+    ),
+)
+
+
+def ini_name(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("evals", "agent plugin evals (pytest-plugin-evals)")
+    for opt in OPTIONS:
+        dest = ini_name(opt.flag)
+        if opt.kind == "bool":
+            group.addoption(opt.flag, action="store_true", default=None, dest=dest, help=opt.help)
+            parser.addini(dest, opt.help, type="bool", default=False)
+        elif opt.kind == "list":
+            group.addoption(
+                opt.flag,
+                action="append",
+                default=None,
+                dest=dest,
+                metavar=opt.metavar,
+                help=opt.help,
+            )
+            parser.addini(dest, opt.help, type="args", default=[])
+        else:
+            group.addoption(opt.flag, default=None, dest=dest, metavar=opt.metavar, help=opt.help)
+            parser.addini(dest, opt.help, default=None)
+    parser.addini(
+        "eval_paths",
+        "more folders (besides those named evals) holding eval suites",
+        type="paths",
+        default=[],
+    )
+
+
+def _value(config: pytest.Config, flag: str) -> tuple[Any, str]:
+    """The option's value and how to name it in an error (the flag or the ini key)."""
+    dest = ini_name(flag)
+    cli = config.getoption(dest)
+    if cli is not None:
+        return cli, flag
+    return config.getini(dest), f"ini {dest}"
+
+
+def _number(
+    config: pytest.Config,
+    flag: str,
+    accepts: str,
+    check: Callable[[float], bool],
+    integer: bool = False,
+) -> float | None:
+    raw, where = _value(config, flag)
+    if raw in (None, ""):
+        return None
+    try:
+        value = float(raw)
+        if integer and not value.is_integer():
+            raise ValueError
+    except (TypeError, ValueError):
+        raise pytest.UsageError(f"{where} must be {accepts} (got {raw!r})") from None
+    if math.isnan(value) or not check(value):
+        raise pytest.UsageError(f"{where} must be {accepts} (got {raw!r})")
+    return value
+
+
+def _path(config: pytest.Config, flag: str) -> Path | None:
+    raw, _ = _value(config, flag)
+    if not raw:
+        return None
+    return Path(config.invocation_params.dir, str(raw)).resolve()
+
+
+def read_settings(config: pytest.Config) -> EvalSettings:
+    """Validate every option; a bad value is one line naming the option and what it accepts."""
+    runs = _number(
+        config, "--eval-runs", "a whole number from 1 to 50", lambda v: 1 <= v <= 50, integer=True
+    )
+    threshold = _number(
+        config, "--eval-threshold", "a number between 0 and 1", lambda v: 0 <= v <= 1
+    )
+    ablation, where = _value(config, "--eval-ablation")
+    ablation = ablation or "auto"
+    if ablation not in ABLATIONS:
+        raise pytest.UsageError(f'{where} must be "none" or "with-without" (got {ablation!r})')
+    json_path = _path(config, "--eval-json")
+    if json_path is not None and json_path.suffix != ".json":
+        raise pytest.UsageError(f"--eval-json must name a .json file (got {json_path.name!r})")
+    agent, _ = _value(config, "--eval-agent")
+    tags, _ = _value(config, "--eval-tag")
+    env_pass, _ = _value(config, "--eval-env-pass")
+    keep, _ = _value(config, "--eval-keep-temp")
+    case_glob, _ = _value(config, "--eval-case")
+    return EvalSettings(
+        runs=int(runs) if runs is not None else None,
+        ablation=ablation,
+        threshold=threshold if threshold is not None else 1.0,
+        threshold_given=threshold is not None,
+        output_dir=_path(config, "--eval-output-dir"),
+        json_path=json_path,
+        report_path=_path(config, "--eval-report"),
+        agent=str(agent or "claude"),
+        case_glob=str(case_glob) if case_glob else None,
+        tags=tuple(_split(tags)),
+        eval_paths=tuple(Path(p).resolve() for p in config.getini("eval_paths")),
+        keep_temp=bool(keep),
+        env_pass=tuple(_split(env_pass)),
+    )
+
+
+def _split(values: Any) -> list[str]:
+    out: list[str] = []
+    for value in values or []:
+        out.extend(part.strip() for part in str(value).split(",") if part.strip())
+    return out

@@ -1,0 +1,187 @@
+"""Regular expressions in the two dialects suites are written in.
+
+The directory format's patterns are JavaScript regular expressions, as in the reference
+(``new RegExp(pattern, flags)``): named groups ``(?<n>…)`` with ``\\k<n>``, lookbehind,
+``\\u{…}`` under the ``u`` flag, sticky ``y``, and no inline ``(?i)``. They run on an embedded
+JavaScript engine (QuickJS), so their semantics are JavaScript's, not a translation's.
+sy suites keep Python's ``re`` dialect, where ``(?i)`` works.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Protocol
+
+JS_FLAGS = frozenset("dgimsuvy")
+
+_JS_SOURCE = r"""
+var __cache = new Map();
+function __re(p, f) {
+  var key = f + "/" + p;
+  var r = __cache.get(key);
+  if (r === undefined) { r = new RegExp(p, f); __cache.set(key, r); }
+  r.lastIndex = 0;
+  return r;
+}
+function __compile(p, f) { __re(p, f); return true; }
+function __test(p, f, s) { return __re(p, f).test(s); }
+function __count(p, f, s) {
+  if (f.indexOf("g") < 0) f = f + "g";
+  var r = __re(p, f), n = 0, m;
+  while ((m = r.exec(s)) !== null) {
+    n++;
+    if (m[0].length === 0) r.lastIndex++;
+  }
+  return n;
+}
+function __first(p, f, s) {
+  var m = __re(p, f).exec(s);
+  return m === null ? null : m[0];
+}
+"""
+
+
+class RegexSyntaxError(ValueError):
+    """A pattern that does not compile, worded as the engine words it."""
+
+
+class Pattern(Protocol):
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def flags(self) -> str: ...
+
+    def search(self, text: str) -> bool: ...
+
+    def count(self, text: str) -> int: ...
+
+    def first(self, text: str) -> str | None: ...
+
+
+class _Engine(threading.local):
+    """One QuickJS context per thread (contexts are not thread-safe)."""
+
+    def __init__(self) -> None:
+        import quickjs
+
+        self.ctx = quickjs.Context()
+        self.ctx.eval(_JS_SOURCE)
+        self.compile = self.ctx.get("__compile")
+        self.test = self.ctx.get("__test")
+        self.count = self.ctx.get("__count")
+        self.first = self.ctx.get("__first")
+
+
+_engine_holder: list[_Engine] = []
+_engine_lock = threading.Lock()
+
+
+def _engine() -> _Engine:
+    if not _engine_holder:
+        with _engine_lock:
+            if not _engine_holder:
+                _engine_holder.append(_Engine())
+    return _engine_holder[0]
+
+
+def _js_error(exc: Exception) -> RegexSyntaxError:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    first = first.removeprefix("SyntaxError: ")
+    return RegexSyntaxError(f"Invalid regular expression: {first}")
+
+
+@dataclass(frozen=True)
+class JSPattern:
+    """A JavaScript regular expression."""
+
+    source: str
+    flags: str = ""
+
+    def search(self, text: str) -> bool:
+        try:
+            return bool(_engine().test(self.source, self.flags, text))
+        except Exception as exc:  # the engine raises its own exception type
+            raise _js_error(exc) from None
+
+    def count(self, text: str) -> int:
+        try:
+            return int(_engine().count(self.source, self.flags, text))
+        except Exception as exc:
+            raise _js_error(exc) from None
+
+    def first(self, text: str) -> str | None:
+        try:
+            found = _engine().first(self.source, self.flags, text)
+        except Exception as exc:
+            raise _js_error(exc) from None
+        return None if found is None else str(found)
+
+
+@dataclass(frozen=True)
+class PyPattern:
+    """A Python ``re`` regular expression (sy suites)."""
+
+    source: str
+    flags: str = ""
+
+    @property
+    def _compiled(self) -> re.Pattern[str]:
+        return _compile_py(self.source, self.flags)
+
+    def search(self, text: str) -> bool:
+        return self._compiled.search(text) is not None
+
+    def count(self, text: str) -> int:
+        return sum(1 for _ in self._compiled.finditer(text))
+
+    def first(self, text: str) -> str | None:
+        m = self._compiled.search(text)
+        return None if m is None else m.group(0)
+
+
+_PY_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}
+
+
+@lru_cache(maxsize=1024)
+def _compile_py(source: str, flags: str) -> re.Pattern[str]:
+    value = 0
+    for f in flags:
+        value |= _PY_FLAGS.get(f, 0)
+    return re.compile(source, value)
+
+
+def compile_js(source: str, flags: str = "") -> JSPattern:
+    """Compile a JavaScript pattern now, so a bad one is a load error, not a grading error."""
+    bad = sorted(set(flags) - JS_FLAGS)
+    if bad or len(set(flags)) != len(flags):
+        raise RegexSyntaxError(f"must be JS RegExp flags (d g i m s u v y), got {flags!r}")
+    if "v" in flags:
+        raise RegexSyntaxError(
+            "the v flag (unicode sets) is not supported by this version's regex engine; use u"
+        )
+    try:
+        _engine().compile(source, flags)
+    except Exception as exc:
+        raise _js_error(exc) from None
+    return JSPattern(source, flags)
+
+
+def compile_py(source: str, flags: str = "") -> PyPattern:
+    """Compile a Python pattern now."""
+    bad = sorted(set(flags) - set(_PY_FLAGS))
+    if bad:
+        raise RegexSyntaxError(f"flags must be some of i, m, s, got {flags!r}")
+    try:
+        _compile_py(source, flags)
+    except re.error as exc:
+        raise RegexSyntaxError(f"Invalid regular expression: {exc}") from None
+    return PyPattern(source, flags)
+
+
+def compile_pattern(source: str, flags: str = "", dialect: str = "js") -> Pattern:
+    """Compile in the named dialect (``js`` or ``python``)."""
+    return compile_js(source, flags) if dialect == "js" else compile_py(source, flags)

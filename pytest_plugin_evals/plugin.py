@@ -1,0 +1,142 @@
+"""The pytest entry point (``pytest11: evals``): options, collection hooks, the controller session.
+
+Only what these formats name is collected: folders named ``evals`` (and ``eval_paths``), and a
+``package.json`` that has ``ai.evals``. A project without evals collects nothing extra.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .items import EvalItem, EvalsDir, PackageJsonFile, settings_key
+from .options import add_options, read_settings
+from .suites.discover import is_evals_dir
+from .suites.package_json import has_evals
+
+pytest_plugins = ["pytest_plugin_evals.fixtures"]
+
+session_key = pytest.StashKey[Any]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def _stamp() -> str:
+    now = time.time()
+    millis = int((now % 1) * 1000)
+    return time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime(now)) + f"-{millis:03d}Z"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from .fixtures import stamp_key
+
+    config.addinivalue_line(
+        "markers",
+        "evals(case, arm, run): an eval run; select with -m \"evals(arm='with')\"",
+    )
+    settings = read_settings(config)
+    config.stash[settings_key] = settings
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        config.stash[stamp_key] = workerinput.get("eval_stamp") or _stamp()
+        return
+    config.stash[stamp_key] = _stamp()
+    from .session import EvalSession
+
+    session = EvalSession(config, settings, config.stash[stamp_key])
+    config.stash[session_key] = session
+    config.pluginmanager.register(session, "plugin-evals-session")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistHooks(), "plugin-evals-xdist")
+    if config.pluginmanager.hasplugin("html"):
+        from .html_extras import HtmlColumns
+
+        config.pluginmanager.register(HtmlColumns(), "plugin-evals-html")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    session = config.stash.get(session_key, None)
+    if session is not None:
+        config.pluginmanager.unregister(session)
+        del config.stash[session_key]
+
+
+class _XdistHooks:
+    """Share the session's timestamp with the workers, so all runs land in one folder."""
+
+    def pytest_configure_node(self, node: Any) -> None:
+        from .fixtures import stamp_key
+
+        node.workerinput["eval_stamp"] = node.config.stash[stamp_key]
+
+
+def _configured(path: Path, config: pytest.Config) -> bool:
+    return path.resolve() in config.stash[settings_key].eval_paths
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if isinstance(parent, EvalsDir):
+        return None  # our own collectors walk inside evals folders
+    if is_evals_dir(path) or _configured(path, parent.config):
+        return EvalsDir.from_parent(parent, path=path)
+    return None
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.name == "package.json" and has_evals(file_path):
+        return PackageJsonFile.from_parent(parent, path=file_path)
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    settings = config.stash[settings_key]
+    if settings.case_glob is None and not settings.tags:
+        return
+    keep: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        if isinstance(item, EvalItem) and not settings.selects(item.case.name, item.case.tags):
+            dropped.append(item)
+        else:
+            keep.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    """Soft checks (the ``eval_checks`` fixture) fail the test once, at its end."""
+    from .fixtures import soft_checks_key
+
+    result = yield
+    checks = item.stash.get(soft_checks_key, None)
+    if checks is not None and checks.failures:
+        checks.assert_all()
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Attach the run's verdicts and answer as pytest-html extras (when pytest-html is active)."""
+    report = yield
+    if (
+        isinstance(item, EvalItem)
+        and report.when == "call"
+        and item.config.pluginmanager.hasplugin("html")
+    ):
+        from .html_extras import extras_for
+        from .items import PROPERTY
+
+        for name, value in item.user_properties:
+            if name == PROPERTY:
+                import json
+
+                report.extras = [*getattr(report, "extras", []), *extras_for(json.loads(value))]
+    return report

@@ -1,0 +1,131 @@
+"""One run from start to verdict: sandbox, agent, graders, score.
+
+No pytest here: the item calls :func:`execute_run` and turns the outcome into a pass, a
+failure or an error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .agents.base import Agent, RunRequest
+from .graders import grade_all
+from .model import Arm, Case, RunResult, Transcript
+from .sandbox import Sandbox, allowed_environment
+from .scoring import plan_graders, run_score
+
+
+@dataclass
+class RunOutcome:
+    result: RunResult
+    transcript: Transcript
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "case"
+
+
+def run_key(case: Case) -> str:
+    """A folder name unique to the case within its suite."""
+    try:
+        where = case.path.relative_to(case.suite_root).as_posix()
+    except ValueError:
+        where = case.path.name
+    return f"{slug(where)}--{slug(case.name)}"
+
+
+def execute_run(
+    case: Case,
+    arm: Arm,
+    run: int,
+    *,
+    agent: Agent,
+    run_root: Path,
+    plugin_dir: Path | None,
+    two_arm: bool,
+    runs_dir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    env_pass: tuple[str, ...] = (),
+    keep_temp: bool = False,
+) -> RunOutcome:
+    """Make one run of ``case`` in ``arm`` and grade it."""
+    box = Sandbox.create(run_root)
+    base = allowed_environment(os.environ if environ is None else environ, env_pass)
+    env = box.environment(base)
+    env.update(case.env)
+    request = RunRequest(
+        case=case,
+        arm=arm,
+        run=run,
+        prompt=case.prompt,
+        sandbox=box,
+        plugin_dir=plugin_dir if arm != "without" else None,
+        model=case.model,
+        max_turns=case.max_turns,
+        timeout_seconds=case.timeout_seconds,
+        allowed_tools=case.allowed_tools,
+        env=env,
+    )
+    started_at = utc_now()
+    start = time.monotonic()
+    try:
+        transcript = agent.run(request)
+    except Exception as exc:  # an adapter bug must not take the session down
+        transcript = Transcript(
+            error=f"agent adapter failed: {type(exc).__name__}: {exc}", infra_error="harness"
+        )
+    duration = transcript.duration_seconds or (time.monotonic() - start)
+    result = RunResult(
+        case=case.name,
+        arm=arm,
+        run=run,
+        turns=transcript.turns,
+        cost_usd=transcript.cost_usd,
+        duration_seconds=round(duration, 3),
+        started_at=started_at,
+        error=transcript.error,
+        infra_error=transcript.infra_error,
+        final_message=transcript.final_message,
+        input_tokens=transcript.input_tokens,
+        output_tokens=transcript.output_tokens,
+        tool_calls=len(transcript.tool_calls),
+        files_created=list(transcript.files_created),
+    )
+    if transcript.infra_error is None:
+        plan = plan_graders(case.graders, arm, two_arm)
+        graded = grade_all([spec for spec, _, _ in plan], transcript, case=case)
+        verdicts = [
+            dataclasses.replace(verdict, scored=scored, with_only=with_only)
+            for verdict, (_, scored, with_only) in zip(graded, plan, strict=True)
+        ]
+        result.verdicts = verdicts
+        result.score, result.passed = run_score(verdicts, run_ok=transcript.error is None)
+    if runs_dir is not None:
+        result.trace_path = _keep_trace(transcript, runs_dir / run_key(case) / f"{arm}-{run}")
+    if not keep_temp:
+        box.remove()
+    return RunOutcome(result, transcript)
+
+
+def _keep_trace(transcript: Transcript, dest: Path) -> str:
+    """Copy the run's trace into the results folder; the sandbox may be removed after."""
+    source = transcript.trace_path
+    if source is None or not source.exists():
+        return ""
+    dest.mkdir(parents=True, exist_ok=True)
+    target = dest / "trace.jsonl"
+    shutil.copyfile(source, target)
+    transcript.trace_path = target
+    return str(target)

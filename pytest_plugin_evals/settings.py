@@ -1,0 +1,45 @@
+"""The session's evaluation settings, read from options and ini keys (see ``options``)."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ABLATIONS = ("auto", "none", "with-without")
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    runs: int | None = None
+    ablation: str = "auto"
+    threshold: float = 1.0
+    threshold_given: bool = False
+    output_dir: Path | None = None
+    json_path: Path | None = None
+    report_path: Path | None = None
+    agent: str = "claude"
+    case_glob: str | None = None
+    tags: tuple[str, ...] = ()
+    eval_paths: tuple[Path, ...] = field(default_factory=tuple)
+    keep_temp: bool = False
+    env_pass: tuple[str, ...] = ()
+
+    def selects(self, case_name: str, tags: tuple[str, ...]) -> bool:
+        """The reference's filters: ``--eval-case`` glob on the name AND any ``--eval-tag``."""
+        if self.case_glob is not None and not case_glob_regex(self.case_glob).match(case_name):
+            return False
+        return not self.tags or any(tag in tags for tag in self.tags)
+
+
+def case_glob_regex(glob: str) -> re.Pattern[str]:
+    """``*`` and ``?`` wildcards, anchored, case-sensitive (as the reference's ``--case``)."""
+    return re.compile(fnmatch.translate(glob).replace("(?s:", "(?:"))
+
+
+def results_dir(settings: EvalSettings, suite_root: Path, stamp: str) -> Path:
+    """Where a session's results go: ``--eval-output-dir``, else ``<evals>/results/<stamp>``."""
+    if settings.output_dir is not None:
+        return settings.output_dir
+    return suite_root / "results" / stamp

@@ -1,0 +1,180 @@
+"""Claude Code's ``--output-format stream-json`` trace → the common :class:`Transcript`.
+
+Pure parsing, streamed line by line: the trace can be large. What the events look like is
+written down in docs/explanation/claude-code.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .model import ToolCall, Transcript
+
+
+@dataclass
+class StreamSummary:
+    """What the trace says beyond the transcript: the init event and how the run ended."""
+
+    init: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None
+    api_error_status: int | None = None
+    api_error_text: str | None = None
+    permission_denials: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def plugins(self) -> list[dict[str, Any]]:
+        return list((self.init or {}).get("plugins") or [])
+
+    @property
+    def skills(self) -> list[str]:
+        return [str(s) for s in (self.init or {}).get("skills") or []]
+
+    @property
+    def slash_commands(self) -> list[str]:
+        return [str(s) for s in (self.init or {}).get("slash_commands") or []]
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(block.get("text", ""))
+            for block in content
+            if isinstance(block, dict) and block.get("type") == "text"
+        )
+    return "" if content is None else json.dumps(content)
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+        self.by_id: dict[str, int] = {}
+        self.last_text_id: str | None = None
+        self.last_text: list[str] = []
+        self.turn_ids: list[str] = []
+        self.summary = StreamSummary()
+
+    def feed(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "system":
+            if event.get("subtype") == "init":
+                self.summary.init = event
+        elif kind == "assistant":
+            self._assistant(event)
+        elif kind == "user":
+            self._user(event)
+        elif kind == "result":
+            self.summary.result = event
+
+    def _assistant(self, event: dict[str, Any]) -> None:
+        message = event.get("message") or {}
+        if event.get("is_api_error_message") or message.get("model") == "<synthetic>":
+            status = event.get("api_error_status")
+            self.summary.api_error_status = status if isinstance(status, int) else None
+            self.summary.api_error_text = _result_text(message.get("content"))
+            return
+        msg_id = str(message.get("id") or "")
+        top_level = event.get("parent_tool_use_id") is None
+        if top_level and msg_id and msg_id not in self.turn_ids:
+            self.turn_ids.append(msg_id)
+        for block in message.get("content") or []:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use":
+                tool_input = block.get("input")
+                self.by_id[str(block.get("id"))] = len(self.calls)
+                self.calls.append(
+                    {
+                        "name": str(block.get("name", "")),
+                        "input": tool_input if isinstance(tool_input, dict) else {},
+                        "id": block.get("id"),
+                        "output": None,
+                        "is_error": False,
+                    }
+                )
+            elif block.get("type") == "text" and top_level:
+                if msg_id != self.last_text_id:
+                    self.last_text_id, self.last_text = msg_id, []
+                self.last_text.append(str(block.get("text", "")))
+
+    def _user(self, event: dict[str, Any]) -> None:
+        content = (event.get("message") or {}).get("content")
+        if not isinstance(content, list):
+            return
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                index = self.by_id.get(str(block.get("tool_use_id")))
+                if index is not None:
+                    self.calls[index]["output"] = _result_text(block.get("content"))
+                    self.calls[index]["is_error"] = bool(block.get("is_error", False))
+
+
+def parse_events(lines: Iterable[str]) -> tuple[Transcript, StreamSummary]:
+    """Fold stream-json lines into a transcript; unparseable lines are skipped."""
+    builder = _Builder()
+    for line in lines:
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(event, dict):
+            builder.feed(event)
+    summary = builder.summary
+    transcript = Transcript(
+        tool_calls=[
+            ToolCall(c["name"], c["input"], c["output"], c["is_error"], c["id"])
+            for c in builder.calls
+        ],
+    )
+    result = summary.result or {}
+    text = result.get("result")
+    if isinstance(text, str) and not result.get("is_error"):
+        transcript.final_message = text
+    else:
+        transcript.final_message = "\n".join(builder.last_text)
+    turns = result.get("num_turns")
+    transcript.turns = int(turns) if isinstance(turns, int) else len(builder.turn_ids)
+    usage = result.get("usage") or {}
+    if isinstance(usage.get("input_tokens"), int):
+        transcript.input_tokens = usage["input_tokens"]
+    if isinstance(usage.get("output_tokens"), int):
+        transcript.output_tokens = usage["output_tokens"]
+    cost = result.get("total_cost_usd")
+    if isinstance(cost, (int, float)):
+        transcript.cost_usd = float(cost)
+    duration = result.get("duration_ms")
+    if isinstance(duration, (int, float)):
+        transcript.latency_ms = float(duration)
+    if result.get("terminal_reason") == "api_error" or result.get("api_error_status") is not None:
+        status = result.get("api_error_status")
+        summary.api_error_status = status if isinstance(status, int) else summary.api_error_status
+        summary.api_error_text = str(result.get("result") or summary.api_error_text or "")
+    summary.permission_denials = list(result.get("permission_denials") or [])
+    return transcript, summary
+
+
+def parse_file(path: Path) -> tuple[Transcript, StreamSummary]:
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        transcript, summary = parse_events(fh)
+    transcript.trace_path = path
+    return transcript, summary
+
+
+def run_error(summary: StreamSummary) -> str | None:
+    """The run error the result event reports (max turns, execution error), if any."""
+    result = summary.result
+    if result is None or not result.get("is_error"):
+        return None
+    errors = result.get("errors")
+    if isinstance(errors, list) and errors:
+        return str(errors[0])
+    text = result.get("result")
+    return str(text) if text else str(result.get("subtype") or "error")

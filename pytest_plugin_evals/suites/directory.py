@@ -1,0 +1,307 @@
+"""The directory format: ``<case>/prompt.md``, ``<case>/case.yaml`` and ``<case>/graders/*.md``.
+
+prompt.md: YAML frontmatter (run limits) and a body (the prompt, trimmed). case.yaml
+(``schema_version: "1.x"``): the same fields, execution ones under ``execution:``, plus
+``context:`` and ``graders:``. When both exist, prompt.md's frontmatter overrides case.yaml and its
+body replaces ``execution.prompt``; graders are case.yaml's, then the files sorted by name.
+
+Stricter than the reference: a grader file without frontmatter, a bad ``env`` key, an escaping
+path, ``min > max`` and a pattern that does not compile are load errors here, not run failures.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from pytest_plugin_evals.model import Case, GraderSpec, LoadError, SourceKind
+from pytest_plugin_evals.suites import frontmatter, grader_schema
+from pytest_plugin_evals.suites import validate as v
+from pytest_plugin_evals.suites.validate import Spot, Value
+
+PROMPT_FILE = "prompt.md"
+CASE_FILE = "case.yaml"
+GRADERS_DIR = "graders"
+
+#: prompt.md frontmatter keys, in the order the unknown-key message lists them.
+PROMPT_KEYS = (
+    "schema_version",
+    "name",
+    "description",
+    "tags",
+    "plugins",
+    "runs",
+    "expected_outcome",
+    "model",
+    "max_turns",
+    "timeout_seconds",
+    "allowed_tools",
+    "disallowed_tools",
+    "artifact_publish",
+    "growthbook_overrides",
+    "append_system_prompt",
+    "env",
+)
+CASE_KEYS = (*PROMPT_KEYS[:7], "context", "execution", "graders")
+EXECUTION_KEYS = ("prompt", *PROMPT_KEYS[7:])
+CONTEXT_KEYS = ("scaffold_script", "history_file", "add_dirs")
+#: Accepted and kept in ``Case.extra`` for reports.
+EXTRA_KEYS = ("schema_version", "expected_outcome", "artifact_publish", "growthbook_overrides")
+
+SUPPORTED_MAJOR = 1
+VERSION = re.compile(r"^(\d+)(?:\.\d+)*$")
+TODO = "TODO: describe what the agent should do"
+MISSING_PROMPT = "execution.prompt is required (a prompt.md body, or execution.prompt in case.yaml)"
+BLANK_TEMPLATE = (
+    'the prompt is still the blank `init` template — replace the "TODO: describe what the agent '
+    'should do" line with the user prompt to test (in prompt.md, or in execution.prompt if the '
+    "case is written in case.yaml)"
+)
+
+
+def is_case_dir(path: Path) -> bool:
+    return (path / PROMPT_FILE).is_file() or (path / CASE_FILE).is_file()
+
+
+def load_case(case_dir: Path, suite_root: Path) -> Case:
+    """Load the case in ``case_dir``; raises :class:`LoadError` naming the file and line."""
+    prompt_path, yaml_path = case_dir / PROMPT_FILE, case_dir / CASE_FILE
+    has_prompt, has_yaml = prompt_path.is_file(), yaml_path.is_file()
+    if not (has_prompt or has_yaml):
+        raise LoadError(case_dir, "not a case directory: it holds neither prompt.md nor case.yaml")
+    fields: dict[str, Value] = {}
+    graders: list[GraderSpec] = []
+    prompt, prompt_file, prompt_line = "", yaml_path, None
+    if has_yaml:
+        prompt, prompt_line, graders = _read_case_yaml(yaml_path, fields)
+    if has_prompt:
+        body, body_line = _read_prompt_md(prompt_path, fields)
+        if body.strip():
+            prompt, prompt_file, prompt_line = body.strip(), prompt_path, body_line
+    main_file = prompt_path if has_prompt else yaml_path
+    if not prompt:
+        raise LoadError(main_file, MISSING_PROMPT)
+    if TODO in prompt:
+        line = prompt_line
+        if line is not None and prompt_file == prompt_path:  # body lines are exact
+            line += prompt[: prompt.index(TODO)].count("\n")
+        raise LoadError(prompt_file, BLANK_TEMPLATE, line)
+    graders += _read_grader_files(case_dir / GRADERS_DIR)
+    if not graders:
+        raise LoadError(
+            main_file, "the case has no graders (add graders/*.md files, or graders: in case.yaml)"
+        )
+    _check_unique(graders)
+    source: SourceKind = (
+        "mixed" if has_prompt and has_yaml else "prose" if has_prompt else "case_yaml"
+    )
+    return _build(case_dir, suite_root, main_file, source, prompt, fields, graders)
+
+
+def _build(
+    case_dir: Path,
+    suite_root: Path,
+    path: Path,
+    source: SourceKind,
+    prompt: str,
+    fields: dict[str, Value],
+    graders: list[GraderSpec],
+) -> Case:
+    get = fields.get
+    name = v.string(fields["name"]).strip() if "name" in fields else case_dir.name
+    add_dirs = get("add_dirs")
+    return Case(
+        name=name,
+        prompt=prompt,
+        source=source,
+        path=path,
+        dir=case_dir,
+        suite_root=suite_root,
+        graders=tuple(graders),
+        description=v.optional_string(get("description")),
+        tags=v.string_list(get("tags")),
+        runs=_or(get("runs"), 3, lambda x: v.whole_number(x, 1, 50)),
+        model=_or(get("model"), None, v.string),
+        max_turns=_or(get("max_turns"), 10, lambda x: v.whole_number(x, 1, 200)),
+        timeout_seconds=_or(get("timeout_seconds"), 300, lambda x: v.number_between(x, 1, 3600)),
+        allowed_tools=v.string_list(get("allowed_tools")),
+        disallowed_tools=v.string_list(get("disallowed_tools")),
+        env=v.env(get("env")),
+        plugins=v.string_list(get("plugins")),
+        scaffold_script=_or(get("scaffold_script"), None, v.inside),
+        history_file=_or(get("history_file"), None, v.inside),
+        add_dirs=_add_dirs(add_dirs),
+        append_system_prompt=v.optional_string(get("append_system_prompt")),
+        extra={key: fields[key].raw for key in EXTRA_KEYS if key in fields},
+    )
+
+
+def _or(value: Value | None, default: Any, check: Any) -> Any:
+    return default if value is None or value.raw is None else check(value)
+
+
+def _add_dirs(value: Value | None) -> tuple[str, ...]:
+    items = v.string_list(value)
+    if value is None:
+        return ()
+    inner = value.spot.child(value.key, f"{value.label}.")
+    return tuple(v.inside(Value(item, inner, index)) for index, item in enumerate(items))
+
+
+# -- case.yaml --------------------------------------------------------------------------------
+
+
+def _read_case_yaml(
+    path: Path, fields: dict[str, Value]
+) -> tuple[str, int | None, list[GraderSpec]]:
+    """Read case.yaml into ``fields``; return its prompt, the prompt's line, and its graders."""
+    try:
+        doc = frontmatter.load_yaml(v.read_source(path))
+    except frontmatter.YAMLProblem as exc:
+        raise LoadError(path, f"invalid YAML: {exc.message}", exc.line) from None
+    data = doc.data
+    if not isinstance(data, dict):
+        got = "an empty file" if data is None else v.kind(data)
+        raise LoadError(path, f"case.yaml must be a YAML mapping (got {got})", doc.first_line)
+    spot = Spot(path, doc, (), "", 1)
+    v.check_keys(data, spot, CASE_KEYS, "key")
+    _check_version(spot.value(data, "schema_version"), spot, required=True)
+    if "name" not in data:
+        spot.fail("name is required (the case's name, a non-empty string)")
+    for key in CASE_KEYS[:7]:
+        if key in data:
+            fields[key] = Value(data[key], spot, key)
+    prompt, prompt_line = "", None
+    for section, keys in (("execution", EXECUTION_KEYS), ("context", CONTEXT_KEYS)):
+        holder = spot.value(data, section)
+        if holder is None or holder.raw is None:
+            continue
+        block = v.mapping(holder)
+        inner = spot.child(section, f"{section}.")
+        v.check_keys(block, inner, keys, "key")
+        for key, raw in block.items():
+            if key == "prompt":
+                prompt_value = Value(raw, inner, key)
+                prompt = "" if raw is None else v.string(prompt_value, empty=True).strip()
+                prompt_line = prompt_value.line
+            else:
+                fields[key] = Value(raw, inner, key)
+    return prompt, prompt_line, _yaml_graders(spot.value(data, "graders"), spot)
+
+
+def _check_version(value: Value | None, spot: Spot, *, required: bool) -> None:
+    if value is None:
+        if required:
+            spot.fail('schema_version is required (a quoted string such as "1.1")')
+        return
+    raw = value.raw
+    if not isinstance(raw, str):
+        value.fail(f'must be a quoted string such as "1.1" (got {v.kind(raw)}: {v.show(raw)})')
+    found = VERSION.match(raw.strip())
+    if found is None:
+        value.fail(f'must be a version string such as "1.1" (got {v.show(raw)})')
+    if int(found.group(1)) > SUPPORTED_MAJOR:
+        value.fail(
+            f"{v.show(raw)} requires a newer pytest-plugin-evals "
+            f"(this version supports up to {SUPPORTED_MAJOR}.x)"
+        )
+
+
+def _yaml_graders(value: Value | None, spot: Spot) -> list[GraderSpec]:
+    if value is None or value.raw is None:
+        return []
+    if not isinstance(value.raw, list):
+        value.fail(f"must be a list of graders (got {v.kind(value.raw)})")
+    found = []
+    for index, raw in enumerate(value.raw):
+        item = Spot(spot.path, spot.doc, ("graders", index), f"graders[{index}].", 1)
+        if not isinstance(raw, dict):
+            item.fail(f"graders[{index}] must be a mapping (got {v.kind(raw)})")
+        found.append(grader_schema.build(raw, item))
+    return found
+
+
+# -- prompt.md --------------------------------------------------------------------------------
+
+
+def _read_markdown(path: Path) -> tuple[frontmatter.Frontmatter, frontmatter.Located | None]:
+    try:
+        split = frontmatter.split(v.read_source(path))
+    except frontmatter.Unterminated as exc:
+        raise LoadError(path, str(exc), 1) from None
+    if split.yaml_text is None:
+        return split, None
+    try:
+        doc = frontmatter.load_yaml(split.yaml_text, split.yaml_line)
+    except frontmatter.YAMLProblem as exc:
+        raise LoadError(path, f"invalid YAML frontmatter: {exc.message}", exc.line) from None
+    if doc.data is not None and not isinstance(doc.data, dict):
+        raise LoadError(
+            path, f"frontmatter must be a YAML mapping (got {v.kind(doc.data)})", doc.first_line
+        )
+    return split, doc
+
+
+def _read_prompt_md(path: Path, fields: dict[str, Value]) -> tuple[str, int]:
+    """Read prompt.md's frontmatter into ``fields`` (overriding); return its body and line."""
+    split, doc = _read_markdown(path)
+    data = doc.data if doc is not None and doc.data is not None else {}
+    spot = Spot(path, doc, (), "", 1)
+    v.check_keys(data, spot, PROMPT_KEYS, "frontmatter key")
+    _check_version(spot.value(data, "schema_version"), spot, required=False)
+    for key, raw in data.items():
+        fields[key] = Value(raw, spot, key)
+    return split.body, _content_line(split.body, split.body_line)
+
+
+def _content_line(body: str, body_line: int) -> int:
+    """The line of the first non-blank character of ``body``."""
+    lead = len(body) - len(body.lstrip())
+    return body_line + body[:lead].count("\n")
+
+
+# -- graders/*.md -----------------------------------------------------------------------------
+
+
+def _read_grader_files(folder: Path) -> list[GraderSpec]:
+    if not folder.is_dir():
+        return []
+    files = sorted((p for p in folder.iterdir() if p.suffix == ".md" and p.is_file()), key=_name)
+    return [_read_grader_file(path) for path in files]
+
+
+def _name(path: Path) -> str:
+    return path.name
+
+
+def _read_grader_file(path: Path) -> GraderSpec:
+    split, doc = _read_markdown(path)
+    if split.yaml_text is None:
+        raise LoadError(
+            path,
+            'a grader file must start with a frontmatter block ("---" lines) that sets type:',
+            1,
+        )
+    data = doc.data if doc is not None and doc.data is not None else {}
+    return grader_schema.build(
+        data,
+        Spot(path, doc, (), "", 1),
+        default_name=path.stem,
+        body=split.body,
+        body_line=_content_line(split.body, split.body_line),
+        line=1,
+    )
+
+
+def _check_unique(graders: list[GraderSpec]) -> None:
+    seen: dict[str, GraderSpec] = {}
+    for grader in graders:
+        first = seen.setdefault(grader.name, grader)
+        if first is not grader:
+            where = Path(first.path or "").name
+            raise LoadError(
+                Path(grader.path or ""),
+                f'duplicate grader name "{grader.name}" (also defined in {where})',
+                grader.line,
+            )

@@ -1,0 +1,123 @@
+"""Finding cases and suite files under an evals folder.
+
+A case dir is a directory that directly holds ``prompt.md`` and/or ``case.yaml``; the walk
+recurses through plain group dirs, never descends into a case dir, and skips ``results``,
+``mocks``, ``node_modules``, ``.claude`` and dot-dirs. A suite file is a ``.json`` / ``.yaml`` /
+``.yml`` file outside case dirs whose top level is a mapping with ``cases:`` (evals.json, sy
+suites). A file that looks like a suite but does not parse is still returned, so loading it
+reports the syntax error instead of dropping the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import yaml
+
+from pytest_plugin_evals.suites.directory import CASE_FILE, PROMPT_FILE
+
+SKIP_DIRS = frozenset({"results", "mocks", "node_modules", ".claude", "__pycache__"})
+SUITE_SUFFIXES = frozenset({".json", ".yaml", ".yml"})
+#: Names that are suites by name alone (a broken one must still be reported).
+SUITE_NAMES = frozenset({"evals.json", "evals.yaml", "evals.yml"})
+NOT_SUITES = frozenset({"package.json", "package-lock.json", CASE_FILE})
+_YAML_CASES = re.compile(r"^[\"']?cases[\"']?[ \t]*:", re.MULTILINE)
+
+try:
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class Source:
+    """One thing to load: a case directory or a suite file."""
+
+    kind: Literal["case_dir", "suite_file"]
+    path: Path
+
+
+def is_evals_dir(path: Path) -> bool:
+    """Whether ``path`` is a directory named ``evals``."""
+    return path.name == "evals" and path.is_dir()
+
+
+def walk(evals_dir: Path) -> list[Source]:
+    """Every case dir and suite file under ``evals_dir``, sorted by path."""
+    found: list[Source] = []
+    if evals_dir.is_dir():
+        _walk(evals_dir, found, set())
+    return sorted(found, key=lambda source: source.path.parts)
+
+
+def _walk(folder: Path, found: list[Source], visited: set[str]) -> None:
+    real = os.path.realpath(folder)
+    if real in visited:  # a symlink loop
+        return
+    visited.add(real)
+    try:
+        with os.scandir(folder) as scan:
+            entries = list(scan)
+    except OSError:
+        return
+    if any(e.name in (PROMPT_FILE, CASE_FILE) and _is_file(e) for e in entries):
+        found.append(Source("case_dir", folder))
+        return
+    for entry in entries:
+        name = entry.name
+        if name.startswith("."):
+            continue
+        path = folder / name
+        if _is_dir(entry):
+            if name not in SKIP_DIRS:
+                _walk(path, found, visited)
+        elif (
+            os.path.splitext(name)[1].lower() in SUITE_SUFFIXES
+            and name not in NOT_SUITES
+            and _is_file(entry)
+            and is_suite_file(path)
+        ):
+            found.append(Source("suite_file", path))
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
+def is_suite_file(path: Path) -> bool:
+    """Whether a JSON/YAML file is a suite: a mapping with ``cases``, or one that looks like it.
+
+    Reads the file once; parses it only when the text mentions ``cases`` (or the file is named
+    like a suite). A file that looks like a suite but does not parse counts as one.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return path.name in SUITE_NAMES
+    is_json = path.suffix.lower() == ".json"
+    named = path.name in SUITE_NAMES
+    if is_json:
+        if not named and '"cases"' not in text:
+            return False
+    elif not named and not _YAML_CASES.search(text) and '"cases"' not in text:
+        return False
+    try:
+        data = json.loads(text) if is_json else yaml.load(text, Loader=_Loader)
+    except (ValueError, yaml.YAMLError):
+        return True
+    return named or (isinstance(data, dict) and "cases" in data)

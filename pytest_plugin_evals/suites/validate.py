@@ -1,0 +1,238 @@
+"""Small checks shared by the loaders: each failure is one sentence naming the key and the line.
+
+A :class:`Value` is a value read from a suite file together with where it came from, so merged
+data (case.yaml overridden by prompt.md) still reports the right file and line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any, NoReturn
+
+from pytest_plugin_evals.model import LoadError
+from pytest_plugin_evals.suites.frontmatter import Located
+
+ENV_KEY = re.compile(r"^EVAL_[A-Z0-9_]*$")
+
+
+def read_source(path: Path) -> str:
+    """The file's text, or a LoadError saying why it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise LoadError(path, f"the file is not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise LoadError(path, f"cannot read the file: {exc.strerror or exc}") from None
+
+
+def kind(value: Any) -> str:
+    """What a value is, in words: ``a string``, ``a number``, ``a list`` ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    return f"a {type(value).__name__}"
+
+
+def show(value: Any) -> str:
+    """A value as a message quotes it: scalars literally, containers by kind."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return f'"{value}"'
+    return kind(value)
+
+
+@dataclass(frozen=True)
+class Spot:
+    """Where a mapping sits: its file, its located document and key path, and its label."""
+
+    path: Path
+    doc: Located | None = None
+    at: tuple[Any, ...] = ()
+    #: How messages name the mapping's keys: ``""``, ``"execution."``, ``"graders[0]."``.
+    prefix: str = ""
+    #: A line to fall back on when the document has none (e.g. a frontmatter's first line).
+    fallback_line: int | None = None
+
+    def line(self, key: Any = None) -> int | None:
+        if self.doc is None:
+            return self.fallback_line
+        found = self.doc.line(*self.at, key) if key is not None else self.doc.line(*self.at)
+        return found if found is not None else self.fallback_line
+
+    def child(self, key: Any, prefix: str) -> Spot:
+        return Spot(self.path, self.doc, (*self.at, key), prefix, self.fallback_line)
+
+    def label(self, key: Any) -> str:
+        if isinstance(key, int) and not isinstance(key, bool):
+            return f"{self.prefix.rstrip('.')}[{key}]"
+        return f"{self.prefix}{key}"
+
+    def fail(self, message: str, key: Any = None) -> NoReturn:
+        raise LoadError(self.path, message, self.line(key))
+
+    def value(self, mapping: Mapping[str, Any], key: str) -> Value | None:
+        """The value of ``key`` in ``mapping`` (None when absent)."""
+        if key not in mapping:
+            return None
+        return Value(mapping[key], self, key)
+
+
+@dataclass(frozen=True)
+class Value:
+    """A value and the spot of the mapping holding it."""
+
+    raw: Any
+    spot: Spot
+    key: Any
+
+    @property
+    def label(self) -> str:
+        return self.spot.label(self.key)
+
+    @property
+    def line(self) -> int | None:
+        return self.spot.line(self.key)
+
+    def fail(self, message: str) -> NoReturn:
+        """Raise ``<label> <message>`` at this value's line."""
+        raise LoadError(self.spot.path, f"{self.label} {message}", self.line)
+
+
+def check_keys(mapping: Mapping[Any, Any], spot: Spot, allowed: Iterable[str], what: str) -> None:
+    """Reject unknown keys: ``unknown <what> "k" (expected one of: a, b)``."""
+    allowed = tuple(allowed)
+    for key in mapping:
+        if key not in allowed:
+            spot.fail(
+                f'unknown {what} "{spot.label(key)}" (expected one of: {", ".join(allowed)})', key
+            )
+
+
+def mapping(value: Value) -> dict[str, Any]:
+    if not isinstance(value.raw, Mapping):
+        value.fail(f"must be a mapping (got {kind(value.raw)})")
+    return dict(value.raw)
+
+
+def string(value: Value, *, empty: bool = False) -> str:
+    if not isinstance(value.raw, str):
+        value.fail(f"must be a string (got {kind(value.raw)})")
+    if not empty and not value.raw.strip():
+        value.fail("must not be empty")
+    return value.raw
+
+
+def optional_string(value: Value | None) -> str | None:
+    return None if value is None or value.raw is None else string(value, empty=True)
+
+
+def string_list(value: Value | None) -> tuple[str, ...]:
+    if value is None or value.raw is None:
+        return ()
+    raw = value.raw
+    if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
+        got = (
+            kind(raw)
+            if not isinstance(raw, list)
+            else "a list holding " + next(kind(item) for item in raw if not isinstance(item, str))
+        )
+        value.fail(f"must be a list of strings (got {got})")
+    return tuple(raw)
+
+
+def whole_number(value: Value, low: int, high: int | None) -> int:
+    raw = value.raw
+    if (
+        isinstance(raw, bool)
+        or not isinstance(raw, int)
+        or raw < low
+        or (high is not None and raw > high)
+    ):
+        span = f"from {low} to {high}" if high is not None else f"of at least {low}"
+        value.fail(f"must be a whole number {span} (got {show(raw)})")
+    return raw
+
+
+def number_between(value: Value, low: float, high: float) -> float:
+    raw = value.raw
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not low <= raw <= high:
+        value.fail(f"must be a number from {low:g} to {high:g} (got {show(raw)})")
+    return raw
+
+
+def positive_number(value: Value) -> float:
+    raw = value.raw
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not raw > 0:
+        value.fail(f"must be a number above 0 (got {show(raw)})")
+    return float(raw)
+
+
+def boolean(value: Value) -> bool:
+    if not isinstance(value.raw, bool):
+        value.fail(f"must be true or false (got {show(value.raw)})")
+    return value.raw
+
+
+def one_of(value: Value, choices: Iterable[str]) -> str:
+    choices = tuple(choices)
+    if value.raw not in choices:
+        shown = " or ".join(f'"{c}"' for c in choices) if len(choices) == 2 else ", ".join(choices)
+        value.fail(f"must be {shown} (got {show(value.raw)})")
+    return value.raw
+
+
+def env(value: Value | None) -> dict[str, str]:
+    """``env``: a mapping of ``EVAL_*`` keys to strings."""
+    if value is None or value.raw is None:
+        return {}
+    found = mapping(value)
+    inner = value.spot.child(value.key, f"{value.label}.")
+    for key, item in found.items():
+        if not isinstance(key, str) or not ENV_KEY.match(key):
+            inner.fail(
+                f'{value.label} key "{key}" is not allowed: only EVAL_* keys '
+                "(matching ^EVAL_[A-Z0-9_]*$) can be set from a case",
+                key,
+            )
+        if not isinstance(item, str):
+            Value(item, inner, key).fail(f"must be a string (got {kind(item)})")
+    return found
+
+
+def escapes(path: str) -> bool:
+    """Whether a relative path leaves its folder (``..`` anywhere, or absolute)."""
+    posix, windows = PurePosixPath(path), PureWindowsPath(path)
+    return (
+        posix.is_absolute()
+        or windows.is_absolute()
+        or bool(windows.drive)
+        or any(part == ".." for part in windows.parts)
+    )
+
+
+def inside(value: Value, where: str = "the case directory") -> str:
+    """A relative path that must stay inside ``where``."""
+    text = string(value)
+    if escapes(text):
+        value.fail(
+            f'path "{text}" escapes {where} (`..` or an absolute path) — it must name something '
+            "inside it"
+        )
+    return text

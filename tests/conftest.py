@@ -1,0 +1,43 @@
+"""Test plumbing: run pytester sessions as users run them, with and without xdist."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+AGENT = Path(__file__).parent / "agents" / "scripted_agent.py"
+
+
+@pytest.fixture(params=["-n0", "-n2"], ids=["n0", "n2"])
+def plugin_args(request: pytest.FixtureRequest) -> list[str]:
+    """Every behaviour is checked without and with pytest-xdist workers."""
+    return [request.param, "-p", "no:cacheprovider"]
+
+
+@pytest.fixture
+def scripted_agent(pytester: pytest.Pytester) -> Callable[[list[dict[str, Any]]], str]:
+    """Write agent rules and return the ``--eval-agent`` value that runs them."""
+
+    def make(rules: list[dict[str, Any]]) -> str:
+        path = pytester.path / "agent-rules.json"
+        path.write_text(json.dumps(rules), encoding="utf-8")
+        return "cmd:" + shlex.join([sys.executable, str(AGENT), str(path)])
+
+    return make
+
+
+@pytest.fixture
+def read_doc(pytester: pytest.Pytester) -> Callable[..., dict[str, Any]]:
+    """Read a JSON result document the session under test wrote."""
+
+    def read(name: str = "out.json") -> dict[str, Any]:
+        doc: dict[str, Any] = json.loads((pytester.path / name).read_text(encoding="utf-8"))
+        return doc
+
+    return read

@@ -1,0 +1,229 @@
+"""Directory-format cases run as pytest items, as a plugin author runs them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+PLUGIN_JSON = '{"name": "release-helper", "version": "1.2.0"}'
+
+PROMPT = """---
+runs: 2
+---
+We fixed two bugs since v1.4.0. What should the next version be?
+"""
+
+ANSWER_GRADER = """---
+type: regex
+pattern: '1\\.4\\.1'
+weight: 2
+---
+"""
+
+SKILL_GRADER = """---
+type: tool_used
+tool: Skill
+input_match: '"skill":"(?:[\\w-]+:)?next-version"'
+---
+"""
+
+STYLE_GRADER = """---
+type: regex
+pattern: 2\\.0\\.0
+match: not_contains
+---
+"""
+
+
+def make_plugin(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".json", **{".claude-plugin/plugin": PLUGIN_JSON})
+    pytester.makefile(".md", **{"evals/suggests-version/prompt": PROMPT})
+    pytester.makefile(
+        ".md",
+        **{
+            "evals/suggests-version/graders/answer": ANSWER_GRADER,
+            "evals/suggests-version/graders/skill-fired": SKILL_GRADER,
+            "evals/suggests-version/graders/no-major": STYLE_GRADER,
+        },
+    )
+
+
+SKILL_CALL = {"name": "Skill", "input": {"skill": "release-helper:next-version"}, "output": "ok"}
+
+RULES = [
+    {
+        "match": "next version",
+        "arm": "with",
+        "reply": "Ship 1.4.1 next.",
+        "tool_calls": [SKILL_CALL],
+        "usage": {"input_tokens": 1200, "output_tokens": 40, "cost_usd": 0.0056},
+    },
+    {
+        "match": "next version",
+        "arm": "without",
+        "reply": "Maybe 2.0.0?",
+        "usage": {"input_tokens": 1000, "output_tokens": 20, "cost_usd": 0.004},
+    },
+]
+
+
+def test_two_arms_score_and_delta(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent, read_doc
+) -> None:
+    make_plugin(pytester)
+    result = pytester.runpytest(
+        "evals",
+        *plugin_args,
+        "--eval-agent",
+        scripted_agent(RULES),
+        "--eval-json",
+        "out.json",
+    )
+    result.assert_outcomes(passed=4)
+    doc = read_doc()
+    (case,) = doc["cases"]
+    assert case["name"] == "suggests-version"
+    assert [r["score"] for r in case["arms"]["with"]] == [1.0, 1.0]
+    # without: the Skill grader is an indicator and is not evaluated; answer (w2) fails,
+    # no-major fails: 0 of 3 scored weight.
+    assert [r["score"] for r in case["arms"]["without"]] == [0.0, 0.0]
+    without_names = {g["name"] for g in case["arms"]["without"][0]["graders"]}
+    assert without_names == {"answer", "no-major"}
+    with_skill = next(g for g in case["arms"]["with"][0]["graders"] if g["name"] == "skill-fired")
+    assert with_skill["scored"] is False and with_skill["withOnly"] is True
+    assert case["aggregates"]["delta"] == pytest.approx(1.0)
+    assert doc["aggregates"]["meanDelta"] == pytest.approx(1.0)
+    assert doc["costUsd"] == pytest.approx(2 * 0.0056 + 2 * 0.004)
+    assert doc["suite"]["plugins"][0]["name"] == "release-helper"
+    result.stdout.re_match_lines(
+        [
+            r"CASE\s+WITH\s+W/OUT\s+Δ\s+RUNS\s+COST\s+NOTES",
+            r"suggests-version\s+1\.00\s+0\.00\s+\+1\.00\s+4\s+",
+        ]
+    )
+
+
+def test_item_ids_and_marker_selection(pytester: pytest.Pytester, scripted_agent) -> None:
+    make_plugin(pytester)
+    result = pytester.runpytest("evals", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(
+        [
+            "evals/suggests-version::suggests-version[[]with-1]",
+            "evals/suggests-version::suggests-version[[]with-2]",
+            "evals/suggests-version::suggests-version[[]without-1]",
+            "evals/suggests-version::suggests-version[[]without-2]",
+        ]
+    )
+    selected = pytester.runpytest("evals", "--collect-only", "-q", "-m", "evals(arm='with')")
+    selected.stdout.fnmatch_lines(["*2/4 tests collected (2 deselected)*"])
+    one = pytester.runpytest("evals", "--collect-only", "-q", "-m", "evals(arm='without', run=2)")
+    one.stdout.fnmatch_lines(["*1/4 tests collected (3 deselected)*"])
+
+
+def test_single_arm_without_a_plugin(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent, read_doc
+) -> None:
+    pytester.makefile(".md", **{"evals/alpha/prompt": "---\nruns: 1\n---\nSay hi\n"})
+    pytester.makefile(".md", **{"evals/alpha/graders/hi": "---\ntype: regex\npattern: hi\n---\n"})
+    agent = scripted_agent([{"match": "Say hi", "reply": "oh hi"}])
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent, "-v", "--eval-json", "out.json"
+    )
+    result.assert_outcomes(passed=1)
+    result.stdout.re_match_lines([r".*(PASSED evals/alpha::alpha\[1\]|evals/alpha::alpha\[1\] PASSED)"])
+    result.stdout.re_match_lines([r"CASE\s+SCORE\s+PASS%\s+RUNS\s+COST\s+NOTES"])
+    doc = read_doc()
+    assert doc["suite"]["ablation"] in ("none", "auto")
+    assert list(doc["cases"][0]["arms"]) == ["with"]
+
+
+def test_failing_grader_fails_with_arm_only(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent
+) -> None:
+    make_plugin(pytester)
+    rules = [{"match": "next version", "reply": "Ship 2.0.0."}]
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", scripted_agent(rules), "--eval-runs", "1"
+    )
+    # with-arm fails on grades; the without-arm is a measurement and passes.
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*✗ answer: pattern not found in last_message*",
+            "*✗ no-major: pattern found (expected absent)*",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_threshold_below_one_gates_on_case_means(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent
+) -> None:
+    pytester.makefile(".md", **{"evals/half/prompt": "---\nruns: 2\n---\nanswer please\n"})
+    pytester.makefile(
+        ".md",
+        **{
+            "evals/half/graders/a": "---\ntype: regex\npattern: alpha\n---\n",
+            "evals/half/graders/b": "---\ntype: regex\npattern: beta\n---\n",
+        },
+    )
+    agent = scripted_agent([{"match": "answer", "reply": "alpha only"}])
+    passing = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent, "--eval-threshold", "0.5"
+    )
+    assert passing.ret == pytest.ExitCode.OK
+    passing.stdout.fnmatch_lines(["*threshold 0.5*exit status 0*"])
+    failing = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent, "--eval-threshold", "0.8"
+    )
+    assert failing.ret == pytest.ExitCode.TESTS_FAILED
+    failing.stdout.fnmatch_lines(["*below the threshold 0.80: half (0.50)*"])
+
+
+def test_ini_keys_are_option_twins(pytester: pytest.Pytester, scripted_agent) -> None:
+    make_plugin(pytester)
+    agent = scripted_agent(RULES)
+    pytester.makeini(f"[pytest]\neval_agent = {agent}\neval_runs = 1\neval_ablation = none\n")
+    result = pytester.runpytest("evals", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["evals/suggests-version::suggests-version[[]1]", "*1 test*"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--eval-threshold", "2"], "--eval-threshold must be a number between 0 and 1 (got '2')"),
+        (["--eval-runs", "0"], "--eval-runs must be a whole number from 1 to 50 (got '0')"),
+        (["--eval-runs", "1.5"], "--eval-runs must be a whole number from 1 to 50 (got '1.5')"),
+        (["--eval-ablation", "both"], '--eval-ablation must be "none" or "with-without"*'),
+        (["--eval-json", "out.txt"], "--eval-json must name a .json file (got 'out.txt')"),
+    ],
+)
+def test_bad_option_is_one_line(pytester: pytest.Pytester, args: list[str], message: str) -> None:
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {message}"])
+    assert "Traceback" not in result.stderr.str()
+
+
+def test_junit_property_holds_json(pytester: pytest.Pytester, scripted_agent) -> None:
+    make_plugin(pytester)
+    result = pytester.runpytest(
+        "evals",
+        "--eval-agent",
+        scripted_agent(RULES),
+        "--eval-runs",
+        "1",
+        "--junitxml",
+        "junit.xml",
+    )
+    result.assert_outcomes(passed=2)
+    import xml.etree.ElementTree as ET
+
+    tree = ET.parse(pytester.path / "junit.xml")
+    props = [p for p in tree.iter("property") if p.get("name") == "plugin_evals"]
+    assert len(props) == 2
+    records = [json.loads(p.get("value", "")) for p in props]
+    assert {r["arm"] for r in records} == {"with", "without"}
+    assert all(r["case"]["name"] == "suggests-version" for r in records)

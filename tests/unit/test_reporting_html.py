@@ -1,0 +1,242 @@
+"""The self-contained HTML report."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+from pytest_plugin_evals.model import ANSWER_LIMIT, Case, GraderSpec, RunResult, Verdict
+from pytest_plugin_evals.reporting import build_document, render_html
+
+ROOT = Path("/suite/evals")
+PLUGIN = {"name": "release-kit", "version": "1.2.0", "path": "/suite"}
+EVIL = '</script><script>alert("x")</script><!-- & "quotes"'
+
+
+def case(name: str) -> Case:
+    graders = (
+        GraderSpec("answer", "regex", {"pattern": "paris", "target": "last_message"}),
+        GraderSpec("skill", "tool_used", {"tool": "Skill", "min": 1}),
+        GraderSpec("judge", "llm", {"focus": "last_message"}, weight=2, criteria="Is it <b>?"),
+    )
+    return Case(
+        name=name,
+        prompt=f"Prompt of {name} <tag>",
+        source="prose",
+        path=ROOT / name / "prompt.md",
+        dir=ROOT / name,
+        suite_root=ROOT,
+        graders=graders,
+    )
+
+
+def record(
+    c, arm, n, verdicts=(), *, score=1.0, answer="Paris.", error=None, infra=None, two_arm=True
+):
+    result = RunResult(
+        case=c.name,
+        arm=arm,
+        run=n,
+        score=score,
+        passed=score >= 1.0,
+        verdicts=list(verdicts),
+        turns=3,
+        cost_usd=0.01,
+        duration_seconds=2.5,
+        error=error,
+        infra_error=infra,
+        final_message=answer,
+    )
+    return {
+        "kind": "run",
+        "nodeid": f"{c.name}[{arm}-{n}]",
+        "case": c.to_dict(),
+        "arm": arm,
+        "run": n,
+        "twoArm": two_arm,
+        "result": result.to_dict(),
+        "plugin": PLUGIN,
+    }
+
+
+ANSWER_OK = Verdict("answer", True, "matched paris", type="regex")
+INDICATOR = Verdict(
+    "skill",
+    False,
+    "Skill called 0x (expected 1..∞)",
+    type="tool_used",
+    scored=False,
+    with_only=True,
+)
+SKIPPED = Verdict("judge", None, "not judged", weight=2, type="llm", skipped="cost ceiling")
+
+
+def build(records, ablation="with-without", **kw):
+    return build_document(
+        records,
+        started_at="2026-01-01T00:00:00Z",
+        duration_seconds=12.0,
+        threshold=0.8,
+        ablation=ablation,
+        concurrency=1,
+        agent="claude",
+        **kw,
+    )
+
+
+def two_arm_document():
+    alpha, beta = case("alpha"), case("beta")
+    return build(
+        [
+            record(alpha, "with", 1, [ANSWER_OK, INDICATOR, SKIPPED], answer=EVIL),
+            record(alpha, "with", 2, [ANSWER_OK], answer="x" * (ANSWER_LIMIT + 1000)),
+            record(alpha, "without", 1, [Verdict("answer", False, "pattern not found")], score=0.0),
+            record(beta, "with", 1, [ANSWER_OK], error="timed out after 300s", score=0.5),
+            record(beta, "without", 1, score=0.0, infra="rate_limit", error="API Error: 429"),
+            {
+                "kind": "load_error",
+                "nodeid": "bad",
+                "path": "evals/bad/case.yaml",
+                "line": 4,
+                "message": 'graders: duplicate grader name "g"',
+                "suiteRoot": str(ROOT),
+            },
+        ]
+    )
+
+
+class Page(HTMLParser):
+    """Collects the script blocks and the text a reader sees with JS disabled."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scripts: list[tuple[dict, str]] = []
+        self.text: list[str] = []
+        self.attrs: list[tuple[str, str | None]] = []
+        self._script: dict | None = None
+
+    def handle_starttag(self, tag, attrs):
+        self.attrs.extend(attrs)
+        if tag == "script":
+            self._script = dict(attrs)
+            self.scripts.append((self._script, ""))
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self._script = None
+
+    def handle_data(self, data):
+        if self._script is not None:
+            attrs, text = self.scripts[-1]
+            self.scripts[-1] = (attrs, text + data)
+        else:
+            self.text.append(data)
+
+
+def parse(page: str) -> Page:
+    parser = Page()
+    parser.feed(page)
+    parser.close()
+    return parser
+
+
+def embedded(page: str) -> dict:
+    (data,) = [text for attrs, text in parse(page).scripts if attrs.get("id") == "eval-document"]
+    return json.loads(data)
+
+
+def test_embedded_document_parses_back():
+    doc = two_arm_document()
+    assert embedded(render_html(doc)) == json.loads(json.dumps(doc))
+
+
+def test_script_in_an_answer_cannot_break_out():
+    page = render_html(two_arm_document())
+    parsed = parse(page)
+    assert [attrs.get("type") for attrs, _ in parsed.scripts] == ["application/json", None]
+    assert page.count("</script>") == 2
+    assert "<script>alert" not in page
+    assert "&lt;/script&gt;&lt;script&gt;alert(&quot;x&quot;)" in page
+    assert embedded(page)["cases"][0]["arms"]["with"][0]["answer"] == EVIL
+
+
+def test_answer_is_cut_at_the_limit():
+    doc = two_arm_document()
+    page = render_html(doc)
+    assert "x" * ANSWER_LIMIT in page
+    assert "x" * (ANSWER_LIMIT + 1) not in page
+    assert "cut at 4,000 characters" in page
+    # Even a document carrying a longer answer shows no more than the limit.
+    doc["cases"][0]["arms"]["with"][1]["answer"] = "y" * (ANSWER_LIMIT + 10)
+    visible = "".join(parse(render_html(doc)).text)
+    assert "y" * ANSWER_LIMIT in visible and "y" * (ANSWER_LIMIT + 1) not in visible
+
+
+def test_nothing_is_loaded_from_the_network():
+    page = render_html(two_arm_document())
+    for name, value in parse(page).attrs:
+        if name in {"src", "href", "action", "srcset", "poster"}:
+            assert not re.match(r"\s*(https?:)?//", value or ""), (name, value)
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, re.I)
+    assert "@import" not in page
+    assert not re.search(r"url\(\s*['\"]?\s*(https?:)?//", page)
+
+
+def test_readable_without_javascript():
+    page = render_html(two_arm_document())
+    text = " ".join(" ".join(parse(page).text).split())
+    for expected in (
+        "release-kit v1.2.0",
+        "alpha",
+        "beta",
+        "matched paris",
+        "Skill called 0x (expected 1..∞)",
+        "not scored",
+        "skipped: cost ceiling",
+        "run error: timed out after 300s",
+        "could not be made (rate_limit): API Error: 429",
+        "Prompt of alpha <tag>",
+        "Is it <b>?",
+        '"pattern": "paris"',
+        "With plugin",
+        "Baseline (no plugin)",
+        "Δ",
+        'evals/bad/case.yaml:4: graders: duplicate grader name "g"',
+        "1 of 2",
+        "Baseline score",
+        "×2",
+    ):
+        assert expected in text, expected
+
+
+def test_warning_banner_for_partial_documents_and_errored_runs():
+    page = render_html(two_arm_document())
+    banners = re.findall(r'<div class="banner">(.*?)</div>', page)
+    assert any("Partial results" in b and "rate_limit 1" in b for b in banners)
+    assert any("1 run(s) ended with an error" in b for b in banners)
+    clean = build([record(case("alpha"), "with", 1, [ANSWER_OK])])
+    assert 'class="banner"' not in render_html(clean)
+
+
+def test_one_arm_headline():
+    doc = build([record(case("alpha"), "single", 1, [ANSWER_OK], two_arm=False)], ablation="none")
+    page = render_html(doc)
+    text = " ".join(parse(page).text)
+    assert "Suite score" in text and "Cases" in text
+    assert "Baseline" not in text
+    assert embedded(page)["suite"]["ablation"] == "none"
+
+
+def test_colour_schemes_and_self_containment():
+    page = render_html(two_arm_document())
+    assert "prefers-color-scheme: dark" in page
+    assert "<link" not in page
+    assert page.startswith("<!DOCTYPE html>")
+
+
+def test_empty_document_renders():
+    page = render_html(build([]))
+    assert "No eval case ran." in page
+    assert embedded(page)["cases"] == []

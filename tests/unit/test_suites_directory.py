@@ -1,0 +1,483 @@
+"""The directory format: prompt.md, case.yaml, their merge, defaults and load errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_plugin_evals.model import LoadError
+from pytest_plugin_evals.suites import directory
+
+GRADER = "---\ntype: regex\n---\nparis\n"
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        target = root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return root
+
+
+def case(tmp_path: Path, files: dict[str, str], name: str = "my-case") -> Path:
+    folder = tmp_path / "evals" / name
+    write(folder, {"graders/answer.md": GRADER, **files})
+    return folder
+
+
+def load(folder: Path):
+    return directory.load_case(folder, folder.parent)
+
+
+def error(folder: Path) -> LoadError:
+    with pytest.raises(LoadError) as info:
+        load(folder)
+    return info.value
+
+
+# -- prompt.md ---------------------------------------------------------------------------------
+
+
+def test_prompt_only_case_gets_every_default(tmp_path: Path) -> None:
+    folder = case(tmp_path, {"prompt.md": "\n  What is the capital of France?  \n\n"})
+    loaded = load(folder)
+    assert loaded.name == "my-case"
+    assert loaded.prompt == "What is the capital of France?"
+    assert loaded.source == "prose"
+    assert loaded.path == folder / "prompt.md"
+    assert loaded.dir == folder
+    assert loaded.suite_root == folder.parent
+    assert (loaded.runs, loaded.max_turns, loaded.timeout_seconds) == (3, 10, 300)
+    assert loaded.tags == () and loaded.allowed_tools == () and loaded.disallowed_tools == ()
+    assert loaded.env == {} and loaded.plugins == () and loaded.model is None
+    assert loaded.description is None and loaded.append_system_prompt is None
+    assert loaded.scaffold_script is None and loaded.history_file is None and loaded.add_dirs == ()
+    assert loaded.regex_dialect == "js" and loaded.extra == {}
+    assert [g.name for g in loaded.graders] == ["answer"]
+
+
+def test_prompt_frontmatter_fields(tmp_path: Path) -> None:
+    folder = case(
+        tmp_path,
+        {
+            "prompt.md": (
+                "---\n"
+                "name: renamed\n"
+                "description: for humans\n"
+                "tags: [smoke, main]\n"
+                "runs: 50\n"
+                "model: sonnet\n"
+                "max_turns: 200\n"
+                "timeout_seconds: 3600\n"
+                "allowed_tools: [Read, Skill]\n"
+                "disallowed_tools: [Grep]\n"
+                "env: {EVAL_MODE: fast}\n"
+                'plugins: ["../.."]\n'
+                'schema_version: "1.1"\n'
+                "expected_outcome: pass\n"
+                "append_system_prompt: be brief\n"
+                "artifact_publish: false\n"
+                "growthbook_overrides: {flag: true}\n"
+                "---\n"
+                "Do it.\n"
+            )
+        },
+    )
+    loaded = load(folder)
+    assert loaded.name == "renamed"
+    assert loaded.description == "for humans"
+    assert loaded.tags == ("smoke", "main")
+    assert (loaded.runs, loaded.max_turns, loaded.timeout_seconds) == (50, 200, 3600)
+    assert loaded.model == "sonnet"
+    assert loaded.allowed_tools == ("Read", "Skill")
+    assert loaded.disallowed_tools == ("Grep",)
+    assert loaded.env == {"EVAL_MODE": "fast"}
+    assert loaded.plugins == ("../..",)
+    assert loaded.append_system_prompt == "be brief"
+    assert loaded.extra == {
+        "schema_version": "1.1",
+        "expected_outcome": "pass",
+        "artifact_publish": False,
+        "growthbook_overrides": {"flag": True},
+    }
+    assert loaded.prompt == "Do it."
+
+
+def test_unknown_frontmatter_key_names_the_key_and_line(tmp_path: Path) -> None:
+    folder = case(tmp_path, {"prompt.md": "---\nruns: 1\nretries: 2\n---\nHi\n"})
+    err = error(folder)
+    assert err.path == folder / "prompt.md"
+    assert err.line == 3
+    assert err.message == (
+        'unknown frontmatter key "retries" (expected one of: schema_version, name, description, '
+        "tags, plugins, runs, expected_outcome, model, max_turns, timeout_seconds, allowed_tools, "
+        "disallowed_tools, artifact_publish, growthbook_overrides, append_system_prompt, env)"
+    )
+
+
+def test_bad_yaml_frontmatter(tmp_path: Path) -> None:
+    folder = case(tmp_path, {"prompt.md": "---\nruns: 1\ntags: [a\n---\nHi\n"})
+    err = error(folder)
+    assert err.message.startswith("invalid YAML frontmatter: ")
+    assert err.line is not None and err.line >= 3
+    assert "Traceback" not in str(err)
+
+
+def test_yaml_error_line_points_into_the_file(tmp_path: Path) -> None:
+    folder = case(tmp_path, {"prompt.md": "---\nruns: 1\nname: a: b\n---\nHi\n"})
+    err = error(folder)
+    assert err.message == "invalid YAML frontmatter: mapping values are not allowed in this context"
+    assert err.line == 3
+
+
+def test_duplicate_frontmatter_key(tmp_path: Path) -> None:
+    folder = case(tmp_path, {"prompt.md": "---\nruns: 1\nruns: 2\n---\nHi\n"})
+    err = error(folder)
+    assert err.message == 'invalid YAML frontmatter: duplicate key "runs"'
+    assert err.line == 3
+
+
+def test_unterminated_frontmatter(tmp_path: Path) -> None:
+    folder = case(tmp_path, {"prompt.md": "---\nruns: 1\nHi\n"})
+    err = error(folder)
+    assert err.message == 'unterminated frontmatter (opening "---" with no closing "---")'
+    assert err.line == 1
+
+
+def test_frontmatter_must_be_a_mapping(tmp_path: Path) -> None:
+    folder = case(tmp_path, {"prompt.md": "---\n- a\n---\nHi\n"})
+    assert error(folder).message == "frontmatter must be a YAML mapping (got a list)"
+
+
+@pytest.mark.parametrize("text", ["", "---\nruns: 1\n---\n", "---\nruns: 1\n---\n   \n\n"])
+def test_missing_prompt(tmp_path: Path, text: str) -> None:
+    folder = case(tmp_path, {"prompt.md": text})
+    err = error(folder)
+    assert err.message == (
+        "execution.prompt is required (a prompt.md body, or execution.prompt in case.yaml)"
+    )
+    assert err.path == folder / "prompt.md"
+
+
+def test_blank_init_template(tmp_path: Path) -> None:
+    body = "---\nruns: 1\n---\n\nTODO: describe what the agent should do\n"
+    err = error(case(tmp_path, {"prompt.md": body}))
+    assert err.message.startswith("the prompt is still the blank `init` template")
+    assert '"TODO: describe what the agent should do"' in err.message
+    assert err.line == 5
+
+
+def test_blank_init_template_in_case_yaml(tmp_path: Path) -> None:
+    folder = tmp_path / "evals" / "c"
+    text = CASE_YAML.replace("    Fix the bug.", "    TODO: describe what the agent should do")
+    write(folder, {"case.yaml": text, "prompt.md": "---\nruns: 1\n---\n"})
+    err = error(folder)
+    assert err.message.startswith("the prompt is still the blank `init` template")
+    assert err.path == folder / "case.yaml"
+    assert err.line == 12
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("runs: 0", "runs must be a whole number from 1 to 50 (got 0)"),
+        ("runs: 51", "runs must be a whole number from 1 to 50 (got 51)"),
+        ("runs: 2.5", "runs must be a whole number from 1 to 50 (got 2.5)"),
+        ("runs: true", "runs must be a whole number from 1 to 50 (got true)"),
+        ("runs: three", 'runs must be a whole number from 1 to 50 (got "three")'),
+        ("max_turns: 201", "max_turns must be a whole number from 1 to 200 (got 201)"),
+        ("max_turns: 0", "max_turns must be a whole number from 1 to 200 (got 0)"),
+        ("timeout_seconds: 3601", "timeout_seconds must be a number from 1 to 3600 (got 3601)"),
+        ("timeout_seconds: 0", "timeout_seconds must be a number from 1 to 3600 (got 0)"),
+        ("tags: smoke", "tags must be a list of strings (got a string)"),
+        ("tags: [1]", "tags must be a list of strings (got a list holding a number)"),
+        ("allowed_tools: Read", "allowed_tools must be a list of strings (got a string)"),
+        ("name: ''", "name must not be empty"),
+        ("description: [a]", "description must be a string (got a list)"),
+        ("model: 3", "model must be a string (got a number)"),
+        ("env: [EVAL_A]", "env must be a mapping (got a list)"),
+        (
+            "env: {FOO: bar}",
+            'env key "FOO" is not allowed: only EVAL_* keys (matching ^EVAL_[A-Z0-9_]*$) '
+            "can be set from a case",
+        ),
+        ("env: {eval_x: bar}", 'env key "eval_x" is not allowed'),
+        ("env: {EVAL_X: 1}", "env.EVAL_X must be a string (got a number)"),
+        ("schema_version: 1.1", 'schema_version must be a quoted string such as "1.1" (got a'),
+        ("schema_version: '2.0'", 'schema_version "2.0" requires a newer pytest-plugin-evals'),
+    ],
+)
+def test_frontmatter_value_errors(tmp_path: Path, line: str, message: str) -> None:
+    folder = case(tmp_path, {"prompt.md": f"---\nexpected_outcome: x\n{line}\n---\nHi\n"})
+    err = error(folder)
+    assert err.message.startswith(message)
+    assert err.line == 3
+    assert err.path == folder / "prompt.md"
+
+
+def test_timeout_accepts_fractions(tmp_path: Path) -> None:
+    loaded = load(case(tmp_path, {"prompt.md": "---\ntimeout_seconds: 1.5\n---\nHi\n"}))
+    assert loaded.timeout_seconds == 1.5
+
+
+def test_no_frontmatter_is_all_body(tmp_path: Path) -> None:
+    loaded = load(case(tmp_path, {"prompt.md": "Plain prompt\n---\nwith a rule\n"}))
+    assert loaded.prompt == "Plain prompt\n---\nwith a rule"
+
+
+# -- case.yaml ---------------------------------------------------------------------------------
+
+CASE_YAML = """\
+schema_version: "1.1"
+name: from-yaml
+description: a yaml case
+tags: [yaml]
+runs: 2
+expected_outcome: pass
+context:
+  scaffold_script: setup.sh
+  history_file: history.jsonl
+  add_dirs: [fixtures, more/data]
+execution:
+  prompt: |
+    Fix the bug.
+  max_turns: 20
+  timeout_seconds: 60
+  model: haiku
+  allowed_tools: [Read]
+  env:
+    EVAL_A: "1"
+graders:
+  - name: says-fixed
+    type: regex
+    pattern: fixed
+  - name: judge
+    type: llm
+    criteria: PASS if fixed
+"""
+
+
+def test_case_yaml_only(tmp_path: Path) -> None:
+    folder = tmp_path / "evals" / "yaml-case"
+    write(folder, {"case.yaml": CASE_YAML})
+    loaded = load(folder)
+    assert loaded.source == "case_yaml"
+    assert loaded.path == folder / "case.yaml"
+    assert loaded.name == "from-yaml"
+    assert loaded.prompt == "Fix the bug."
+    assert loaded.description == "a yaml case"
+    assert loaded.tags == ("yaml",)
+    assert (loaded.runs, loaded.max_turns, loaded.timeout_seconds) == (2, 20, 60)
+    assert loaded.model == "haiku"
+    assert loaded.allowed_tools == ("Read",)
+    assert loaded.env == {"EVAL_A": "1"}
+    assert loaded.scaffold_script == "setup.sh"
+    assert loaded.history_file == "history.jsonl"
+    assert loaded.add_dirs == ("fixtures", "more/data")
+    assert loaded.extra == {"schema_version": "1.1", "expected_outcome": "pass"}
+    assert [(g.name, g.type) for g in loaded.graders] == [("says-fixed", "regex"), ("judge", "llm")]
+    assert [g.line for g in loaded.graders] == [21, 24]
+    assert {g.path for g in loaded.graders} == {str(folder / "case.yaml")}
+
+
+def test_merge_prompt_md_overrides_case_yaml(tmp_path: Path) -> None:
+    folder = tmp_path / "evals" / "mixed-case"
+    write(
+        folder,
+        {
+            "case.yaml": CASE_YAML,
+            "prompt.md": "---\nruns: 1\nmax_turns: 5\n---\nThe prompt.md body wins.\n",
+            "graders/b-file.md": "---\ntype: file_exists\npath: out.md\n---\n",
+            "graders/a-file.md": "---\ntype: tool_used\ntool: Read\n---\n",
+        },
+    )
+    loaded = load(folder)
+    assert loaded.source == "mixed"
+    assert loaded.path == folder / "prompt.md"
+    assert loaded.name == "from-yaml"  # case.yaml's name, prompt.md has none
+    assert loaded.runs == 1 and loaded.max_turns == 5
+    assert loaded.timeout_seconds == 60  # not overridden
+    assert loaded.prompt == "The prompt.md body wins."
+    # case.yaml graders first, in order, then graders/*.md sorted by filename
+    assert [g.name for g in loaded.graders] == ["says-fixed", "judge", "a-file", "b-file"]
+
+
+def test_merge_keeps_yaml_prompt_when_prompt_md_body_is_empty(tmp_path: Path) -> None:
+    folder = tmp_path / "evals" / "c"
+    write(folder, {"case.yaml": CASE_YAML, "prompt.md": "---\nname: over\n---\n"})
+    loaded = load(folder)
+    assert loaded.prompt == "Fix the bug."
+    assert loaded.name == "over"
+
+
+def test_merge_error_points_at_the_file_that_set_the_value(tmp_path: Path) -> None:
+    folder = tmp_path / "evals" / "c"
+    write(folder, {"case.yaml": CASE_YAML, "prompt.md": "---\nrequires: 1\n---\nHi\n"})
+    assert error(folder).path == folder / "prompt.md"
+    write(
+        folder,
+        {"prompt.md": "Hi\n", "case.yaml": CASE_YAML.replace("max_turns: 20", "max_turns: 0")},
+    )
+    err = error(folder)
+    assert err.path == folder / "case.yaml"
+    assert err.message == "execution.max_turns must be a whole number from 1 to 200 (got 0)"
+    assert err.line == 14
+
+
+def _yaml_error(tmp_path: Path, text: str) -> LoadError:
+    folder = tmp_path / "evals" / "y"
+    write(folder, {"case.yaml": text})
+    err = error(folder)
+    assert err.path == folder / "case.yaml"
+    return err
+
+
+def test_case_yaml_schema_version_must_be_a_string(tmp_path: Path) -> None:
+    err = _yaml_error(tmp_path, CASE_YAML.replace('"1.1"', "1.1"))
+    assert err.message == 'schema_version must be a quoted string such as "1.1" (got a number: 1.1)'
+    assert err.line == 1
+
+
+def test_case_yaml_schema_version_major_too_new(tmp_path: Path) -> None:
+    err = _yaml_error(tmp_path, CASE_YAML.replace('"1.1"', '"2.0"'))
+    assert err.message == (
+        'schema_version "2.0" requires a newer pytest-plugin-evals '
+        "(this version supports up to 1.x)"
+    )
+
+
+def test_case_yaml_schema_version_required(tmp_path: Path) -> None:
+    err = _yaml_error(tmp_path, CASE_YAML.replace('schema_version: "1.1"\n', ""))
+    assert err.message == 'schema_version is required (a quoted string such as "1.1")'
+
+
+def test_case_yaml_name_required(tmp_path: Path) -> None:
+    err = _yaml_error(tmp_path, CASE_YAML.replace("name: from-yaml\n", ""))
+    assert err.message == "name is required (the case's name, a non-empty string)"
+
+
+def test_case_yaml_unknown_keys(tmp_path: Path) -> None:
+    err = _yaml_error(tmp_path, CASE_YAML + "retries: 2\n")
+    assert err.message.startswith('unknown key "retries" (expected one of: schema_version, name,')
+    assert err.line == 27
+    err = _yaml_error(tmp_path, CASE_YAML.replace("  max_turns: 20", "  runs: 20"))
+    assert err.message.startswith('unknown key "execution.runs" (expected one of: prompt, model,')
+    assert err.line == 14
+    err = _yaml_error(tmp_path, CASE_YAML.replace("  add_dirs:", "  dirs:"))
+    assert err.message.startswith('unknown key "context.dirs" (expected one of: scaffold_script,')
+
+
+def test_case_yaml_not_a_mapping(tmp_path: Path) -> None:
+    assert _yaml_error(tmp_path, "- a\n").message == "case.yaml must be a YAML mapping (got a list)"
+    assert (
+        _yaml_error(tmp_path, "").message == "case.yaml must be a YAML mapping (got an empty file)"
+    )
+
+
+def test_case_yaml_syntax_error(tmp_path: Path) -> None:
+    err = _yaml_error(tmp_path, 'schema_version: "1.1"\nname: [a\n')
+    assert err.message == "invalid YAML: did not find expected ',' or ']'"
+    assert err.line == 2  # where the unclosed list began, not the end of the file
+    err = _yaml_error(tmp_path, 'schema_version: "1.1"\nname: a\n  bad: indent\n')
+    assert err.message.startswith("invalid YAML: ")
+    assert err.line == 3
+
+
+def test_case_yaml_without_prompt(tmp_path: Path) -> None:
+    text = CASE_YAML.replace("  prompt: |\n    Fix the bug.\n", "")
+    err = _yaml_error(tmp_path, text)
+    assert err.message == (
+        "execution.prompt is required (a prompt.md body, or execution.prompt in case.yaml)"
+    )
+
+
+def test_case_yaml_tags_not_a_list(tmp_path: Path) -> None:
+    err = _yaml_error(tmp_path, CASE_YAML.replace("tags: [yaml]", "tags: yaml"))
+    assert err.message == "tags must be a list of strings (got a string)"
+    assert err.line == 4
+
+
+def test_case_yaml_env_key(tmp_path: Path) -> None:
+    err = _yaml_error(tmp_path, CASE_YAML.replace("EVAL_A:", "FOO:"))
+    assert err.message.startswith('execution.env key "FOO" is not allowed')
+    assert err.line == 19
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "label", "line"),
+    [
+        ("scaffold_script: setup.sh", "scaffold_script: ../setup.sh", "context.scaffold_script", 8),
+        ("history_file: history.jsonl", "history_file: /etc/passwd", "context.history_file", 9),
+        (
+            "add_dirs: [fixtures, more/data]",
+            "add_dirs: [fixtures, a/../../x]",
+            "context.add_dirs[1]",
+            10,
+        ),
+    ],
+)
+def test_paths_must_stay_inside_the_case_dir(
+    tmp_path: Path, old: str, new: str, label: str, line: int
+) -> None:
+    err = _yaml_error(tmp_path, CASE_YAML.replace(old, new))
+    assert err.message.startswith(f'{label} path "')
+    assert "escapes the case directory (`..` or an absolute path)" in err.message
+    assert err.line == line
+
+
+def test_case_yaml_grader_needs_a_name(tmp_path: Path) -> None:
+    err = _yaml_error(
+        tmp_path, CASE_YAML.replace("  - name: judge\n    type: llm", "  - type: llm")
+    )
+    assert err.message == "graders[1].name is required"
+    assert err.line == 24
+
+
+def test_case_yaml_grader_errors_name_the_item(tmp_path: Path) -> None:
+    err = _yaml_error(
+        tmp_path, CASE_YAML.replace("pattern: fixed", "pattern: fixed\n    weight: 0")
+    )
+    assert err.message == "graders[0].weight must be a number above 0 (got 0)"
+    assert err.line == 24
+    err = _yaml_error(tmp_path, CASE_YAML.replace("pattern: fixed", "pattern: '[a'"))
+    assert (
+        err.message == 'invalid graders[0].pattern "[a": Invalid regular expression: unexpected end'
+    )
+    assert err.line == 23
+
+
+def test_case_yaml_graders_must_be_a_list(tmp_path: Path) -> None:
+    text = CASE_YAML.split("graders:")[0] + "graders: {a: 1}\n"
+    assert (
+        _yaml_error(tmp_path, text).message == "graders must be a list of graders (got a mapping)"
+    )
+
+
+def test_duplicate_grader_names_across_yaml_and_files(tmp_path: Path) -> None:
+    folder = tmp_path / "evals" / "dup"
+    write(folder, {"case.yaml": CASE_YAML, "graders/judge.md": "---\ntype: llm\n---\nPASS if ok\n"})
+    err = error(folder)
+    assert err.message == 'duplicate grader name "judge" (also defined in case.yaml)'
+    assert err.path == folder / "graders" / "judge.md"
+
+
+def test_duplicate_grader_names_in_case_yaml(tmp_path: Path) -> None:
+    err = _yaml_error(tmp_path, CASE_YAML.replace("name: judge", "name: says-fixed"))
+    assert err.message == 'duplicate grader name "says-fixed" (also defined in case.yaml)'
+    assert err.line == 24
+
+
+def test_case_without_graders(tmp_path: Path) -> None:
+    folder = tmp_path / "evals" / "bare"
+    write(folder, {"prompt.md": "Hi\n"})
+    err = error(folder)
+    assert err.message == (
+        "the case has no graders (add graders/*.md files, or graders: in case.yaml)"
+    )
+
+
+def test_not_a_case_dir(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(LoadError, match="not a case directory"):
+        directory.load_case(tmp_path / "empty", tmp_path)

@@ -1,0 +1,158 @@
+"""Finding case dirs and suite files under an evals folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_plugin_evals.model import LoadError
+from pytest_plugin_evals.suites import directory, discover, load_suite_file
+from pytest_plugin_evals.suites.discover import Source
+
+GRADER = "---\ntype: regex\n---\nx\n"
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        target = root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return root
+
+
+def rel(sources: list[Source], root: Path) -> list[tuple[str, str]]:
+    return [(s.kind, s.path.relative_to(root).as_posix()) for s in sources]
+
+
+def test_cases_groups_and_reserved_dirs(tmp_path: Path) -> None:
+    evals = write(
+        tmp_path / "evals",
+        {
+            "zeta/prompt.md": "z",
+            "alpha/case.yaml": "x",
+            "group/nested-case/prompt.md": "n",
+            "group/deeper/still/prompt.md": "d",
+            "group/notes.md": "a group is not a case",
+            "results/2026-01-01/prompt.md": "never",
+            "mocks/not-a-case/prompt.md": "never",
+            "mocks/tracker/create_issue.md": "mock",
+            "node_modules/pkg/prompt.md": "never",
+            ".claude/prompt.md": "never",
+            ".hidden/case/prompt.md": "never",
+            "__pycache__/prompt.md": "never",
+            # never descend into a case dir: its fixtures are not cases
+            "alpha/fixtures/prompt.md": "fixture",
+            "alpha/fixtures/evals.json": '{"cases": []}',
+        },
+    )
+    assert rel(discover.walk(evals), evals) == [
+        ("case_dir", "alpha"),
+        ("case_dir", "group/deeper/still"),
+        ("case_dir", "group/nested-case"),
+        ("case_dir", "zeta"),
+    ]
+
+
+def test_order_is_by_path_not_by_name_or_creation(tmp_path: Path) -> None:
+    evals = tmp_path / "evals"
+    for name in ["m-case", "b", "a-b", "a"]:  # created out of order
+        write(evals, {f"{name}/prompt.md": "x"})
+    write(evals, {"naming/prompt.md": "---\nname: aaa-renamed\n---\nx\n"})
+    first = rel(discover.walk(evals), evals)
+    assert first == [
+        ("case_dir", "a"),
+        ("case_dir", "a-b"),
+        ("case_dir", "b"),
+        ("case_dir", "m-case"),
+        ("case_dir", "naming"),
+    ]
+    assert rel(discover.walk(evals), evals) == first
+
+
+def test_nested_case_name_is_its_dir_name(tmp_path: Path) -> None:
+    evals = write(
+        tmp_path / "evals",
+        {"group/nested-case/prompt.md": "Hi", "group/nested-case/graders/g.md": GRADER},
+    )
+    (source,) = discover.walk(evals)
+    assert directory.load_case(source.path, evals).name == "nested-case"
+
+
+def test_suite_files_beside_cases(tmp_path: Path) -> None:
+    evals = write(
+        tmp_path / "evals",
+        {
+            "a/prompt.md": "x",
+            "evals.json": '{"cases": [{"name": "n", "prompt": "p"}]}',
+            "smoke.json": '{"cases": []}',
+            "golden/weather.yaml": "name: weather\ncases:\n  - name: a\n    input: b\n",
+            "golden/flow.yml": '{"cases": [{"name": "a", "input": "b"}]}',
+            "package.json": '{"ai": {"evals": []}, "cases": []}',
+            "tsconfig.json": '{"compilerOptions": {}}',
+            "data.json": '{"items": ["cases"]}',
+            "config.yaml": "other: 1\n",
+            "list.json": '[{"cases": []}]',
+            "nested.yaml": "outer:\n  cases: []\n",
+            "results/run/aggregate-result.json": '{"cases": []}',
+            "mocks/srv/_tools.json": '{"cases": []}',
+        },
+    )
+    assert rel(discover.walk(evals), evals) == [
+        ("case_dir", "a"),
+        ("suite_file", "evals.json"),
+        ("suite_file", "golden/flow.yml"),
+        ("suite_file", "golden/weather.yaml"),
+        ("suite_file", "smoke.json"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("evals.json", '{"cases": [ {"name": "a",, } ]}'),
+        ("evals.json", "not json at all"),
+        ("full.json", '{"cases": [ {"name": "a" ]}'),
+        ("suite.yaml", "cases:\n  - name: [a\n"),
+    ],
+)
+def test_broken_suite_is_found_and_fails_to_load(tmp_path: Path, name: str, text: str) -> None:
+    evals = write(tmp_path / "evals", {name: text})
+    (source,) = discover.walk(evals)
+    assert source == Source("suite_file", evals / name)
+    with pytest.raises(LoadError) as info:
+        load_suite_file(source.path, evals)
+    assert info.value.path == evals / name
+    assert info.value.line is not None
+
+
+def test_evals_json_without_cases_is_reported(tmp_path: Path) -> None:
+    evals = write(tmp_path / "evals", {"evals.json": '{"tests": []}'})
+    (source,) = discover.walk(evals)
+    with pytest.raises(LoadError, match="a suite must have a cases: list"):
+        load_suite_file(source.path, evals)
+
+
+def test_root_may_itself_be_a_case(tmp_path: Path) -> None:
+    folder = write(tmp_path / "one-case", {"prompt.md": "x", "sub/prompt.md": "y"})
+    assert discover.walk(folder) == [Source("case_dir", folder)]
+
+
+def test_missing_dir_has_nothing(tmp_path: Path) -> None:
+    assert discover.walk(tmp_path / "nope") == []
+
+
+def test_is_evals_dir(tmp_path: Path) -> None:
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "x" / "evals").mkdir(parents=True)
+    assert discover.is_evals_dir(tmp_path / "evals")
+    assert discover.is_evals_dir(tmp_path / "x" / "evals")
+    assert not discover.is_evals_dir(tmp_path / "other")
+    assert not discover.is_evals_dir(tmp_path / "missing" / "evals")
+
+
+def test_symlink_loop_does_not_hang(tmp_path: Path) -> None:
+    evals = write(tmp_path / "evals", {"group/a/prompt.md": "x"})
+    (evals / "group" / "loop").symlink_to(evals / "group")
+    assert rel(discover.walk(evals), evals) == [("case_dir", "group/a")]

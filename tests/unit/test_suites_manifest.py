@@ -1,0 +1,96 @@
+"""Plugin manifests: the nearest plugin, a case's own ``plugins:``, broken manifests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_plugin_evals.model import Case, LoadError
+from pytest_plugin_evals.suites import directory, manifest
+from pytest_plugin_evals.suites.manifest import PluginInfo
+
+
+def plugin(folder: Path, doc: object | None) -> Path:
+    target = folder / ".claude-plugin" / "plugin.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(doc if isinstance(doc, str) else json.dumps(doc), encoding="utf-8")
+    return folder
+
+
+def case_in(folder: Path, frontmatter: str = "") -> Case:
+    case_dir = folder / "evals" / "group" / "c"
+    (case_dir / "graders").mkdir(parents=True)
+    head = f"---\n{frontmatter}---\n" if frontmatter else ""
+    (case_dir / "prompt.md").write_text(head + "Hi\n", encoding="utf-8")
+    (case_dir / "graders" / "g.md").write_text("---\ntype: regex\n---\nx\n", encoding="utf-8")
+    return directory.load_case(case_dir, folder / "evals")
+
+
+def test_find_plugin_walks_up(tmp_path: Path) -> None:
+    root = plugin(tmp_path / "release-kit", {"name": "rel", "version": "1.2.0"})
+    deep = root / "evals" / "a" / "b"
+    deep.mkdir(parents=True)
+    found = manifest.find_plugin(deep)
+    assert found == PluginInfo("rel", "1.2.0", root.resolve())
+    assert found.to_dict() == {"name": "rel", "version": "1.2.0", "path": str(root.resolve())}
+    assert manifest.find_plugin(root) == found
+    assert manifest.find_plugin(deep / "missing-file.md") == found
+
+
+def test_nearest_manifest_wins(tmp_path: Path) -> None:
+    outer = plugin(tmp_path / "outer", {"name": "outer"})
+    inner = plugin(outer / "plugins" / "inner", {"name": "inner"})
+    assert manifest.find_plugin(inner / "evals").name == "inner"  # type: ignore[union-attr]
+
+
+def test_name_defaults_to_the_folder_and_version_is_optional(tmp_path: Path) -> None:
+    root = plugin(tmp_path / "my-plugin", {"description": "no name"})
+    found = manifest.find_plugin(root)
+    assert found == PluginInfo("my-plugin", None, root.resolve())
+    assert found.to_dict() == {"name": "my-plugin", "path": str(root.resolve())}
+
+
+def test_no_plugin(tmp_path: Path) -> None:
+    (tmp_path / "evals").mkdir()
+    assert manifest.find_plugin(tmp_path / "evals") is None
+
+
+def test_broken_manifest_is_a_load_error(tmp_path: Path) -> None:
+    root = plugin(tmp_path / "p", '{\n  "name": "x",\n}')
+    with pytest.raises(LoadError) as info:
+        manifest.find_plugin(root)
+    assert info.value.path == root.resolve() / ".claude-plugin" / "plugin.json"
+    assert info.value.message.startswith("invalid plugin manifest: invalid JSON: ")
+    assert info.value.line == 3
+    plugin(root, "[1]")
+    with pytest.raises(LoadError, match="must be a JSON object"):
+        manifest.find_plugin(root)
+
+
+def test_case_plugins_default_to_the_nearest(tmp_path: Path) -> None:
+    root = plugin(tmp_path / "kit", {"name": "kit", "version": "0.1.0"})
+    case = case_in(root)
+    assert manifest.case_plugins(case) == [PluginInfo("kit", "0.1.0", root.resolve())]
+
+
+def test_case_plugins_from_frontmatter(tmp_path: Path) -> None:
+    root = tmp_path / "kit"
+    plugin(root / "vendor" / "helper", {"name": "helper"})
+    (root / "plain").mkdir(parents=True)
+    case = case_in(root, 'plugins: ["../../../vendor/helper", "../../../plain"]\n')
+    assert manifest.case_plugins(case) == [
+        PluginInfo("helper", None, (root / "vendor" / "helper").resolve()),
+        PluginInfo("plain", None, (root / "plain").resolve()),
+    ]
+
+
+def test_case_plugin_that_does_not_exist(tmp_path: Path) -> None:
+    case = case_in(tmp_path / "kit", 'plugins: ["../nope"]\n')
+    with pytest.raises(LoadError, match=r'plugins: "\.\./nope" is not a folder'):
+        manifest.case_plugins(case)
+
+
+def test_no_plugin_for_the_case(tmp_path: Path) -> None:
+    assert manifest.case_plugins(case_in(tmp_path / "kit")) == []
