@@ -15,11 +15,15 @@ import pytest
 from .agents.base import Agent, AgentError, make_agent
 from .graders.assertions import SoftChecks
 from .items import EvalItem, settings_key
+from .ledger import SpendLedger
 from .runner import RunOutcome, execute_run
 from .sandbox import Sandbox
 from .settings import EvalSettings, results_dir
 
 soft_checks_key = pytest.StashKey[SoftChecks]()
+#: The session's spend ledger (shared with xdist workers through its path).
+ledger_key = pytest.StashKey[SpendLedger]()
+
 #: The session's timestamp (``2026-11-30T07-07-59-533Z``), shared with xdist workers.
 stamp_key = pytest.StashKey[str]()
 
@@ -34,9 +38,16 @@ def eval_settings(pytestconfig: pytest.Config) -> EvalSettings:
 def eval_agent(eval_settings: EvalSettings) -> Agent:
     """The agent under test, as ``--eval-agent`` names it."""
     try:
-        return make_agent(eval_settings.agent)
+        return make_agent(
+            eval_settings.agent,
+            claude_bin=eval_settings.claude_bin,
+            grants=eval_settings.allow_tools,
+            disallow=eval_settings.disallow_tools,
+        )
     except AgentError as exc:
-        pytest.fail(str(exc), pytrace=False)
+        problem = str(exc)
+    # Outside the except block, so the report is the one line, not a chain of exceptions.
+    pytest.fail(problem, pytrace=False)
 
 
 @pytest.fixture
@@ -67,6 +78,20 @@ def eval_run(
     if missing:
         pytest.skip(f"missing required secret(s): {', '.join(missing)}")
     settings: EvalSettings = item.config.stash[settings_key]
+    if case.scaffold_script and not settings.scaffold:
+        pytest.skip(
+            "its scaffold_script is not run without --eval-scaffold (it runs as you, outside "
+            "the sandbox)"
+        )
+    ledger = item.config.stash.get(ledger_key, None)
+    if settings.max_cost_usd is not None and ledger is not None:
+        spent = ledger.spent()
+        if spent >= settings.max_cost_usd:
+            item.record_skip("cost_ceiling")
+            pytest.skip(
+                f"cost ceiling ${settings.max_cost_usd:g} reached (${spent:.4f} spent): "
+                "run not started"
+            )
     stamp = item.config.stash[stamp_key]
     run_root = tmp_path_factory.mktemp(f"run-{item.arm}-{item.run}-", numbered=True)
     outcome = execute_run(
@@ -80,7 +105,11 @@ def eval_run(
         runs_dir=results_dir(settings, case.suite_root, stamp) / "runs",
         env_pass=settings.env_pass,
         keep_temp=settings.keep_temp,
+        model_override=settings.model,
+        scaffold=settings.scaffold,
     )
+    if ledger is not None:
+        ledger.add(outcome.result.cost_usd)
     item.record(outcome.result.to_dict())
     item.stash[outcome_key] = outcome
     if outcome.result.infra_error:

@@ -150,11 +150,23 @@ def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
         return
     runs = settings.runs or case.runs
     arms: tuple[Arm, ...] = ("with", "without") if two_arm else ("single",)
-    for tag in case.tags:
+    for tag in marker_tags(case.tags):
         parent.config.addinivalue_line("markers", f"{tag}: eval case tag")
     for arm in arms:
         for run in range(1, runs + 1):
             yield EvalItem.create(parent, case, arm, run, plugin, two_arm)
+
+
+#: Marker names with a meaning of their own: a case tag by one of these names (``skip`` ...)
+#: stays a tag (``--eval-tag``) but is not made a marker, so it cannot skip or xfail the case.
+RESERVED_MARKERS = frozenset(
+    {"evals", "skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings"}
+)
+
+
+def marker_tags(tags: Iterable[str]) -> list[str]:
+    """The case tags that become markers (``-m smoke``): not reserved, not ``_private``."""
+    return [t for t in tags if t and not t.startswith("_") and t not in RESERVED_MARKERS]
 
 
 def _run_eval(eval_run: Any) -> None:
@@ -163,7 +175,9 @@ def _run_eval(eval_run: Any) -> None:
     outcome = eval_run
     if outcome.result.arm == "without":
         return  # a measurement: it does not fail on grades
-    if not outcome.result.passed or outcome.result.error:
+    # A run that ended with an error (a timeout, a non-zero exit) is graded on what it
+    # produced, as the document records it: the item passes when its scored graders do.
+    if not outcome.result.passed:
         raise EvalFailure(failure_message(outcome.result))
 
 
@@ -204,7 +218,7 @@ class EvalItem(pytest.Function):
         item = cls.from_parent(parent, name=f"{case.name}[{label}]", callobj=_run_eval)
         item.case, item.arm, item.run, item.plugin, item.two_arm = case, arm, run, plugin, two_arm
         item.add_marker(pytest.mark.evals(case=case.name, arm=arm, run=run))
-        for tag in case.tags:
+        for tag in marker_tags(case.tags):
             item.add_marker(tag)
         return item
 
@@ -216,6 +230,21 @@ class EvalItem(pytest.Function):
         if isinstance(excinfo.value, EvalFailure):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
+
+    def record_skip(self, reason: str) -> None:
+        """Report a run that was never started (it is counted, not listed)."""
+        self.record(
+            {
+                "arm": self.arm,
+                "run": self.run,
+                "skipped": reason,
+                "score": 0.0,
+                "passed": False,
+                "graders": [],
+                "costUsd": 0.0,
+                "judgeCostUsd": 0.0,
+            }
+        )
 
     def record(self, result_dict: dict[str, Any]) -> None:
         doc = {

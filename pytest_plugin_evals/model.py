@@ -204,6 +204,10 @@ class Transcript:
     #: Time to the answer in milliseconds; defaults to the duration.
     latency_ms: float | None = None
     stderr_tail: str = ""
+    #: The run never reached the agent (a failed scaffold): it is not graded and scores 0.
+    skip_grading: bool = False
+    #: Notes about how the run was set up (tools not granted, mocks served …).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def total_tokens(self) -> int | None:
@@ -290,6 +294,7 @@ class RunResult:
     files_created: list[str] = field(default_factory=list)
     #: Set when the run was not made (cost ceiling, missing secret): the reason.
     skipped: str | None = None
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -316,4 +321,6 @@ class RunResult:
         }
         if self.skipped is not None:
             doc["skipped"] = self.skipped
+        if self.notes:
+            doc["notes"] = self.notes
         return doc

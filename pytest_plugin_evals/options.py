@@ -56,6 +56,29 @@ OPTIONS: tuple[Option, ...] = (
         metavar="TAG",
     ),
     Option("--eval-keep-temp", "keep each run's sandbox folder", kind="bool"),
+    Option("--eval-claude-bin", "the claude binary (default: claude on PATH)", metavar="PATH"),
+    Option("--eval-model", "the model of every run, overriding each case's own", metavar="MODEL"),
+    Option(
+        "--eval-allow-tools",
+        "grant a tool that is not read-only to the cases that list it "
+        "(repeatable or comma-separated; Tool(pattern) syntax)",
+        kind="list",
+        metavar="TOOL",
+    ),
+    Option(
+        "--eval-disallow-tools",
+        "remove a built-in tool from every run (repeatable)",
+        kind="list",
+        metavar="TOOL",
+    ),
+    Option(
+        "--eval-scaffold", "run each case's scaffold_script (as you, before the agent)", kind="bool"
+    ),
+    Option(
+        "--eval-max-cost-usd",
+        "stop starting runs once this much was spent (exit status 2)",
+        metavar="USD",
+    ),
     Option(
         "--eval-env-pass",
         "also pass this operator variable to the agent (repeatable)",
@@ -149,11 +172,17 @@ def read_settings(config: pytest.Config) -> EvalSettings:
     json_path = _path(config, "--eval-json")
     if json_path is not None and json_path.suffix != ".json":
         raise pytest.UsageError(f"--eval-json must name a .json file (got {json_path.name!r})")
-    agent, _ = _value(config, "--eval-agent")
+    agent = _agent(config)
     tags, _ = _value(config, "--eval-tag")
     env_pass, _ = _value(config, "--eval-env-pass")
     keep, _ = _value(config, "--eval-keep-temp")
     case_glob, _ = _value(config, "--eval-case")
+    max_cost = _number(config, "--eval-max-cost-usd", "a number, 0 or more", lambda v: v >= 0)
+    claude_bin, _ = _value(config, "--eval-claude-bin")
+    model, _ = _value(config, "--eval-model")
+    grants, _ = _value(config, "--eval-allow-tools")
+    disallow, _ = _value(config, "--eval-disallow-tools")
+    scaffold, _ = _value(config, "--eval-scaffold")
     return EvalSettings(
         runs=int(runs) if runs is not None else None,
         ablation=ablation,
@@ -162,17 +191,62 @@ def read_settings(config: pytest.Config) -> EvalSettings:
         output_dir=_path(config, "--eval-output-dir"),
         json_path=json_path,
         report_path=_path(config, "--eval-report"),
-        agent=str(agent or "claude"),
+        agent=agent,
         case_glob=str(case_glob) if case_glob else None,
         tags=tuple(_split(tags)),
         eval_paths=tuple(Path(p).resolve() for p in config.getini("eval_paths")),
         keep_temp=bool(keep),
         env_pass=tuple(_split(env_pass)),
+        max_cost_usd=max_cost,
+        claude_bin=str(claude_bin) if claude_bin else None,
+        model=str(model) if model else None,
+        allow_tools=tuple(_split_tools(grants)),
+        disallow_tools=tuple(_split(disallow)),
+        scaffold=bool(scaffold),
     )
+
+
+def _agent(config: pytest.Config) -> str:
+    """``--eval-agent``, its form checked now (one line, nothing runs); the adapter itself
+    (an import, a binary) is made when the first eval item runs."""
+    from .agents.base import AGENT_FORMS, AgentError
+    from .agents.command import CommandAgent
+    from .agents.python import PythonAgent
+
+    raw, _ = _value(config, "--eval-agent")
+    spec = str(raw or "claude").strip()
+    try:
+        if spec.startswith("cmd:"):
+            CommandAgent.parse(spec[4:])
+        elif spec.startswith("py:"):
+            PythonAgent.split(spec[3:])
+        elif spec != "claude" and not spec.startswith("replay:"):
+            raise AgentError(f"--eval-agent must be one of {AGENT_FORMS} (got {spec!r})")
+    except AgentError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return spec
 
 
 def _split(values: Any) -> list[str]:
     out: list[str] = []
     for value in values or []:
         out.extend(part.strip() for part in str(value).split(",") if part.strip())
+    return out
+
+
+def _split_tools(values: Any) -> list[str]:
+    """Split on commas outside parentheses: ``Bash(a, b),Write`` is two grants."""
+    out: list[str] = []
+    for value in values or []:
+        depth, current = 0, ""
+        for char in str(value):
+            if char == "," and depth == 0:
+                if current.strip():
+                    out.append(current.strip())
+                current = ""
+                continue
+            depth += (char == "(") - (char == ")")
+            current += char
+        if current.strip():
+            out.append(current.strip())
     return out

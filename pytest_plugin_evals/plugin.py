@@ -6,6 +6,8 @@ Only what these formats name is collected: folders named ``evals`` (and ``eval_p
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -13,11 +15,12 @@ from typing import Any
 import pytest
 
 from .items import EvalItem, EvalsDir, PackageJsonFile, settings_key
+from .ledger import SpendLedger
 from .options import add_options, read_settings
 from .suites.discover import is_evals_dir
 from .suites.package_json import has_evals
 
-pytest_plugins = ["pytest_plugin_evals.fixtures"]
+pytest_plugins = ["pytest_plugin_evals.fixtures", "pytest_plugin_evals.testing.fixtures"]
 
 session_key = pytest.StashKey[Any]()
 
@@ -33,7 +36,7 @@ def _stamp() -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from .fixtures import stamp_key
+    from .fixtures import ledger_key, stamp_key
 
     config.addinivalue_line(
         "markers",
@@ -44,8 +47,14 @@ def pytest_configure(config: pytest.Config) -> None:
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None:
         config.stash[stamp_key] = workerinput.get("eval_stamp") or _stamp()
+        if workerinput.get("eval_ledger"):
+            config.stash[ledger_key] = SpendLedger(Path(workerinput["eval_ledger"]))
         return
     config.stash[stamp_key] = _stamp()
+    if settings.max_cost_usd is not None:
+        handle, name = tempfile.mkstemp(prefix="plugin-evals-spent-", suffix=".txt")
+        os.close(handle)
+        config.stash[ledger_key] = SpendLedger(Path(name))
     from .session import EvalSession
 
     session = EvalSession(config, settings, config.stash[stamp_key])
@@ -60,19 +69,27 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    from .fixtures import ledger_key
+
     session = config.stash.get(session_key, None)
     if session is not None:
         config.pluginmanager.unregister(session)
         del config.stash[session_key]
+        ledger = config.stash.get(ledger_key, None)
+        if ledger is not None:
+            ledger.path.unlink(missing_ok=True)
 
 
 class _XdistHooks:
     """Share the session's timestamp with the workers, so all runs land in one folder."""
 
     def pytest_configure_node(self, node: Any) -> None:
-        from .fixtures import stamp_key
+        from .fixtures import ledger_key, stamp_key
 
         node.workerinput["eval_stamp"] = node.config.stash[stamp_key]
+        ledger = node.config.stash.get(ledger_key, None)
+        if ledger is not None:
+            node.workerinput["eval_ledger"] = str(ledger.path)
 
 
 def _configured(path: Path, config: pytest.Config) -> bool:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
-import shutil
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,8 +15,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .agents.base import Agent, RunRequest
+from .agents.workspace import git_init, run_scaffold
 from .graders import grade_all
 from .model import Arm, Case, RunResult, Transcript
+from .recording import record_run, run_folder
 from .sandbox import Sandbox, allowed_environment
 from .scoring import plan_graders, run_score
 
@@ -31,19 +31,6 @@ class RunOutcome:
 
 def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "case"
-
-
-def run_key(case: Case) -> str:
-    """A folder name unique to the case within its suite."""
-    try:
-        where = case.path.relative_to(case.suite_root).as_posix()
-    except ValueError:
-        where = case.path.name
-    return f"{slug(where)}--{slug(case.name)}"
 
 
 def execute_run(
@@ -59,6 +46,8 @@ def execute_run(
     environ: Mapping[str, str] | None = None,
     env_pass: tuple[str, ...] = (),
     keep_temp: bool = False,
+    model_override: str | None = None,
+    scaffold: bool = False,
 ) -> RunOutcome:
     """Make one run of ``case`` in ``arm`` and grade it."""
     box = Sandbox.create(run_root)
@@ -72,7 +61,7 @@ def execute_run(
         prompt=case.prompt,
         sandbox=box,
         plugin_dir=plugin_dir if arm != "without" else None,
-        model=case.model,
+        model=model_override or case.model,
         max_turns=case.max_turns,
         timeout_seconds=case.timeout_seconds,
         allowed_tools=case.allowed_tools,
@@ -80,12 +69,17 @@ def execute_run(
     )
     started_at = utc_now()
     start = time.monotonic()
-    try:
-        transcript = agent.run(request)
-    except Exception as exc:  # an adapter bug must not take the session down
-        transcript = Transcript(
-            error=f"agent adapter failed: {type(exc).__name__}: {exc}", infra_error="harness"
-        )
+    git_init(box, env)
+    scaffold_error = run_scaffold(request, env) if scaffold else None
+    if scaffold_error is not None:
+        transcript = Transcript(error=scaffold_error, skip_grading=True, cwd=box.cwd)
+    else:
+        try:
+            transcript = agent.run(request)
+        except Exception as exc:  # an adapter bug must not take the session down
+            transcript = Transcript(
+                error=f"agent adapter failed: {type(exc).__name__}: {exc}", infra_error="harness"
+            )
     duration = transcript.duration_seconds or (time.monotonic() - start)
     result = RunResult(
         case=case.name,
@@ -103,7 +97,7 @@ def execute_run(
         tool_calls=len(transcript.tool_calls),
         files_created=list(transcript.files_created),
     )
-    if transcript.infra_error is None:
+    if transcript.infra_error is None and not transcript.skip_grading:
         plan = plan_graders(case.graders, arm, two_arm)
         graded = grade_all([spec for spec, _, _ in plan], transcript, case=case)
         verdicts = [
@@ -112,20 +106,10 @@ def execute_run(
         ]
         result.verdicts = verdicts
         result.score, result.passed = run_score(verdicts, run_ok=transcript.error is None)
+    result.notes = list(transcript.notes)
     if runs_dir is not None:
-        result.trace_path = _keep_trace(transcript, runs_dir / run_key(case) / f"{arm}-{run}")
+        dest = run_folder(runs_dir, case, arm, run)
+        result.trace_path = record_run(dest, transcript, getattr(agent, "name", "agent"))
     if not keep_temp:
         box.remove()
     return RunOutcome(result, transcript)
-
-
-def _keep_trace(transcript: Transcript, dest: Path) -> str:
-    """Copy the run's trace into the results folder; the sandbox may be removed after."""
-    source = transcript.trace_path
-    if source is None or not source.exists():
-        return ""
-    dest.mkdir(parents=True, exist_ok=True)
-    target = dest / "trace.jsonl"
-    shutil.copyfile(source, target)
-    transcript.trace_path = target
-    return str(target)

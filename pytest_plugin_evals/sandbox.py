@@ -42,8 +42,9 @@ PASS_NAMES = frozenset(
     }
 )
 
-#: Variables passed through by prefix: locale, provider credentials and model settings.
-PASS_PREFIXES = ("LC_", "ANTHROPIC_", "CLAUDE_CODE_")
+#: Variables passed through by prefix: locale, provider credentials, model settings, and the
+#: operator's own ``EVAL_*`` variables (as the reference passes them).
+PASS_PREFIXES = ("LC_", "ANTHROPIC_", "CLAUDE_CODE_", "EVAL_")
 
 #: Cloud provider variables, passed only when the operator selected that provider.
 _PROVIDER_PREFIXES = {
@@ -123,6 +124,8 @@ class Sandbox:
                 "CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1",
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                 "DISABLE_AUTOUPDATER": "1",
+                "DISABLE_TELEMETRY": "1",
+                "DISABLE_ERROR_REPORTING": "1",
                 "GIT_CONFIG_NOSYSTEM": "1",
                 "GIT_CONFIG_GLOBAL": str(self.home / ".gitconfig"),
                 "GIT_TERMINAL_PROMPT": "0",

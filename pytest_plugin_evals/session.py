@@ -38,6 +38,7 @@ class EvalSession:
         self.paths: list[tuple[str, Path]] = []
         self.gate_message: str | None = None
         self.write_error: str | None = None
+        self.ceiling_hit = False
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -61,21 +62,33 @@ class EvalSession:
         if not self.records:
             return
         records = list(self.records.values())
+        self.ceiling_hit = any(
+            r.get("kind") == "run" and r["result"].get("skipped") == "cost_ceiling" for r in records
+        )
         concurrency = int(getattr(self.config.option, "numprocesses", 0) or 0) or 1
         doc = build_document(
             records,
             started_at=self.started_iso,
             duration_seconds=round(time.time() - self.started_at, 3),
             threshold=self.settings.threshold,
-            ablation=self.settings.ablation,
+            ablation=self._ablation(records),
+            root=str(self._suite_root()),
             concurrency=concurrency,
             agent=self.settings.agent,
             case_filter=self.settings.case_glob,
             tag_filters=list(self.settings.tags) or None,
+            partial_reason="cost_ceiling" if self.ceiling_hit else None,
         )
         self.document = doc
         self._write(doc)
         self._gate(session, doc)
+
+    def _ablation(self, records: list[dict[str, Any]]) -> str:
+        """The ablation the session ran: with-without when any case ran two arms."""
+        if self.settings.ablation != "auto":
+            return self.settings.ablation
+        runs = [r for r in records if r.get("kind") == "run"]
+        return "with-without" if any(r.get("twoArm") for r in runs) else "none"
 
     def _suite_root(self) -> Path:
         roots = sorted(
@@ -87,7 +100,11 @@ class EvalSession:
         )
         if len(roots) == 1:
             return Path(roots[0])
-        return Path(os.path.commonpath(roots)) if roots else Path(self.config.rootpath)
+        if not roots:
+            return Path(self.config.rootpath)
+        common = Path(os.path.commonpath(roots))
+        # A plugin's package.json suite sits beside its evals folder: results go in evals/.
+        return common / "evals" if str(common / "evals") in roots else common
 
     def _write(self, doc: dict[str, Any]) -> None:
         out = results_dir(self.settings, self._suite_root(), self.stamp)
@@ -110,6 +127,13 @@ class EvalSession:
             self.write_error = f"could not write the eval reports: {exc}"
 
     def _gate(self, session: pytest.Session, doc: dict[str, Any]) -> None:
+        if self.ceiling_hit:
+            session.exitstatus = 2
+            self.gate_message = (
+                f"cost ceiling ${self.settings.max_cost_usd:g} reached: the remaining runs were "
+                "not started; the result is partial (exit status 2)"
+            )
+            return
         result = gate(doc, self.settings.threshold)
         status = session.exitstatus
         if (

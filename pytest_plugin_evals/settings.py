@@ -25,6 +25,12 @@ class EvalSettings:
     eval_paths: tuple[Path, ...] = field(default_factory=tuple)
     keep_temp: bool = False
     env_pass: tuple[str, ...] = ()
+    max_cost_usd: float | None = None
+    claude_bin: str | None = None
+    model: str | None = None
+    allow_tools: tuple[str, ...] = ()
+    disallow_tools: tuple[str, ...] = ()
+    scaffold: bool = False
 
     def selects(self, case_name: str, tags: tuple[str, ...]) -> bool:
         """The reference's filters: ``--eval-case`` glob on the name AND any ``--eval-tag``."""

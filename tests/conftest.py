@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -41,3 +43,18 @@ def read_doc(pytester: pytest.Pytester) -> Callable[..., dict[str, Any]]:
         return doc
 
     return read
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> str:
+    """The real Claude Code binary: ``$EVAL_CLAUDE_BIN``, else ``claude`` on PATH.
+
+    Outside CI the tests that need it skip when it is absent; in CI (``$CI`` set) they fail.
+    """
+    found = os.environ.get("EVAL_CLAUDE_BIN") or shutil.which("claude")
+    if found:
+        return found
+    reason = "the claude binary was not found (set EVAL_CLAUDE_BIN or put claude on PATH)"
+    if os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)

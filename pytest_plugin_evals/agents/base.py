@@ -48,10 +48,16 @@ class Agent(Protocol):
     def run(self, request: RunRequest) -> Transcript: ...
 
 
-AGENT_FORMS = '"claude", "cmd:<command line>", "py:<module>:<function>"'
+AGENT_FORMS = '"claude", "cmd:<command line>", "py:<module>:<function>", "replay:<results folder>"'
 
 
-def make_agent(spec: str) -> Agent:
+def make_agent(
+    spec: str,
+    *,
+    claude_bin: str | None = None,
+    grants: tuple[str, ...] = (),
+    disallow: tuple[str, ...] = (),
+) -> Agent:
     """Build the adapter named by ``--eval-agent``."""
     spec = spec.strip()
     if spec.startswith("cmd:"):
@@ -62,9 +68,12 @@ def make_agent(spec: str) -> Agent:
         from .python import PythonAgent
 
         return PythonAgent.parse(spec[3:])
-    if spec == "claude" or spec.startswith("replay:"):
-        raise AgentError(
-            f"--eval-agent {spec.split(':')[0]}: this agent is not available yet in this "
-            f"version; use one of {AGENT_FORMS[12:]}"
-        )
+    if spec.startswith("replay:"):
+        from .replay import ReplayAgent
+
+        return ReplayAgent.parse(spec[7:])
+    if spec == "claude":
+        from .claude import ClaudeAgent, find_binary
+
+        return ClaudeAgent(find_binary(claude_bin), grants=grants, disallow=disallow)
     raise AgentError(f"--eval-agent must be one of {AGENT_FORMS} (got {spec!r})")

@@ -26,9 +26,7 @@ class PythonAgent:
 
     @classmethod
     def parse(cls, target: str) -> PythonAgent:
-        module_name, sep, func_name = target.rpartition(":")
-        if not sep or not module_name or not func_name:
-            raise AgentError(f'--eval-agent py: needs "py:<module>:<function>" (got "py:{target}")')
+        module_name, func_name = cls.split(target)
         try:
             module = importlib.import_module(module_name)
         except Exception as exc:
@@ -37,6 +35,14 @@ class PythonAgent:
         if not callable(func):
             raise AgentError(f"--eval-agent py: {module_name}.{func_name} is not a callable")
         return cls(target, func)
+
+    @staticmethod
+    def split(target: str) -> tuple[str, str]:
+        """``module:function`` -> its two parts (no import); AgentError when malformed."""
+        module_name, sep, func_name = target.rpartition(":")
+        if not sep or not module_name or not func_name:
+            raise AgentError(f'--eval-agent py: needs "py:<module>:<function>" (got "py:{target}")')
+        return module_name, func_name
 
     def run(self, request: RunRequest) -> Transcript:
         box = request.sandbox

@@ -4,7 +4,7 @@ Usage: ``cmd:python scripted_agent.py RULES.json``. The first rule whose ``match
 substring of the prompt (and whose ``arm``, if given, equals ``EVAL_ARM``) decides the run:
 ``reply`` (stdout), ``tool_calls`` (trace lines), ``files`` (written in the cwd), ``usage``,
 ``exit``, ``stderr``, ``sleep`` (seconds, before answering), ``env`` (names of variables whose
-values are echoed into the reply, ``NAME=value``).
+values are echoed into the reply, ``NAME=value``), ``events`` (more trace lines, written as given).
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ def main() -> int:
             fh.write(json.dumps({"type": "tool_call", **call}) + "\n")
         if "usage" in rule:
             fh.write(json.dumps({"type": "usage", **rule["usage"]}) + "\n")
+        for event in rule.get("events", []):
+            fh.write(json.dumps(event) + "\n")
     for rel, content in rule.get("files", {}).items():
         target = Path.cwd() / rel
         target.parent.mkdir(parents=True, exist_ok=True)

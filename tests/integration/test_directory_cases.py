@@ -131,7 +131,9 @@ def test_single_arm_without_a_plugin(
         "evals", *plugin_args, "--eval-agent", agent, "-v", "--eval-json", "out.json"
     )
     result.assert_outcomes(passed=1)
-    result.stdout.re_match_lines([r".*(PASSED evals/alpha::alpha\[1\]|evals/alpha::alpha\[1\] PASSED)"])
+    result.stdout.re_match_lines(
+        [r".*(PASSED evals/alpha::alpha\[1\]|evals/alpha::alpha\[1\] PASSED)"]
+    )
     result.stdout.re_match_lines([r"CASE\s+SCORE\s+PASS%\s+RUNS\s+COST\s+NOTES"])
     doc = read_doc()
     assert doc["suite"]["ablation"] in ("none", "auto")

@@ -8,29 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text, tool_use
 
-pytest_plugins = ["pytest_plugin_evals.testing.fixtures"]
-
 TIMEOUT = 30
-
-
-@pytest.fixture(scope="module")
-def claude_bin() -> str:
-    found = os.environ.get("EVAL_CLAUDE_BIN") or shutil.which("claude")
-    if found:
-        return found
-    reason = "the claude binary was not found (set EVAL_CLAUDE_BIN or put claude on PATH)"
-    if os.environ.get("CI"):
-        pytest.fail(reason)
-    pytest.skip(reason)
 
 
 def run_claude(

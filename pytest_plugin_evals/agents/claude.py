@@ -1,0 +1,232 @@
+"""``--eval-agent claude`` (the default): the real ``claude -p`` binary, one isolated run each.
+
+The child gets ``-p --output-format stream-json --verbose --max-turns N --permission-mode
+dontAsk --setting-sources user``, ``--plugin-dir`` in the with arm only, the tools the case may
+use (see :mod:`pytest_plugin_evals.permissions`) and the prompt on stdin. Its stream is the
+run's trace. Checks no other tool makes: the plugin (and its skills and commands) must be
+loaded in the with arm and absent in the without arm, and a run in which the model never
+answered is an error, not a score.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..model import InfraKind, Transcript
+from ..permissions import plan_tools
+from ..stream_json import StreamSummary, parse_file, run_error
+from .base import AgentError, RunRequest
+from .process import format_timeout, run_process
+from .workspace import copy_add_dirs
+
+
+def find_binary(configured: str | None) -> str:
+    """``--eval-claude-bin``, else ``claude`` on PATH — or one clear line."""
+    if configured:
+        path = Path(configured).expanduser()
+        if not path.exists():
+            raise AgentError(f"--eval-claude-bin {configured}: no such file")
+        return str(path.resolve())
+    found = shutil.which("claude")
+    if found is None:
+        raise AgentError(
+            "the claude binary was not found on PATH: install Claude Code "
+            "(npm install @anthropic-ai/claude-code) or pass --eval-claude-bin PATH"
+        )
+    return found
+
+
+def _skill_name(skill_md: Path) -> str:
+    """A skill's name: its frontmatter ``name:``, else its folder's name."""
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        text = skill_md.read_text(encoding="utf-8")
+        if text.startswith("---"):
+            for line in text.splitlines()[1:]:
+                if line.strip() == "---":
+                    break
+                key, _, value = line.partition(":")
+                if key.strip() == "name" and value.strip():
+                    return value.strip().strip("'\"")
+    return skill_md.parent.name
+
+
+def plugin_contents(plugin_dir: Path) -> tuple[str, list[str], list[str]]:
+    """The plugin's name, its skill names and its command names, as Claude Code lists them."""
+    name = plugin_dir.name
+    manifest = plugin_dir / ".claude-plugin" / "plugin.json"
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        name = str(json.loads(manifest.read_text(encoding="utf-8")).get("name") or name)
+    skills = sorted(_skill_name(p) for p in plugin_dir.glob("skills/*/SKILL.md"))
+    commands = sorted(p.stem for p in plugin_dir.glob("commands/*.md"))
+    return name, skills, commands
+
+
+def infra_kind(status: int | None) -> InfraKind:
+    if status == 429:
+        return "rate_limit"
+    if status in (529, 503):
+        return "overloaded"
+    if status in (401, 403):
+        return "auth"
+    return "api"
+
+
+@dataclass(frozen=True)
+class ClaudeAgent:
+    binary: str
+    grants: tuple[str, ...] = ()
+    disallow: tuple[str, ...] = ()
+    model: str | None = None
+    name: str = "claude"
+
+    def argv(
+        self,
+        request: RunRequest,
+        allowed: tuple[str, ...],
+        disallowed: tuple[str, ...],
+        system_note: str | None,
+        history: Path | None,
+    ) -> list[str]:
+        argv = [
+            self.binary,
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--max-turns",
+            str(request.max_turns),
+            "--permission-mode",
+            "dontAsk",
+            "--setting-sources",
+            "user",
+        ]
+        if request.plugin_dir is not None:
+            argv += ["--plugin-dir", str(request.plugin_dir.resolve())]
+        model = self.model or request.model
+        if model:
+            argv.append(f"--model={model}")
+        argv.append("--allowed-tools=" + ",".join(allowed))
+        if disallowed:
+            argv.append("--disallowed-tools=" + ",".join(disallowed))
+        appended = "\n\n".join(p for p in (request.case.append_system_prompt, system_note) if p)
+        if appended:
+            argv.append(f"--append-system-prompt={appended}")
+        if history is not None:
+            argv += ["--resume", str(history)]
+        return argv
+
+    def run(self, request: RunRequest) -> Transcript:
+        box, case = request.sandbox, request.case
+        env = dict(request.env)
+        context = copy_add_dirs(request)
+        read_roots = [box.home, box.tmp, *context]
+        if request.plugin_dir is not None:
+            read_roots.append(request.plugin_dir.resolve() / "skills")
+        plan = plan_tools(
+            case_tools=request.allowed_tools,
+            case_disallowed=case.disallowed_tools,
+            grants=self.grants,
+            operator_disallowed=self.disallow,
+            read_roots=read_roots,
+            deny_read=[case.suite_root.resolve(), box.config, box.out],
+            deny_edit=[p for p in (request.plugin_dir, case.dir.resolve()) if p is not None],
+            readonly_roots=context,
+        )
+        settings = {"permissions": {"deny": list(plan.deny)}}
+        (box.config / "settings.json").write_text(json.dumps(settings, indent=2), "utf-8")
+        history = None
+        if case.history_file:
+            history = box.config / "history.jsonl"
+            shutil.copyfile(case.dir / case.history_file, history)
+        note = None
+        if context:
+            listed = ", ".join(str(p) for p in context)
+            note = f"Reference folders you may read (read-only): {listed}"
+        box.snapshot()
+        argv = self.argv(request, plan.allowed, plan.disallowed, note, history)
+        result = run_process(
+            argv,
+            stdin_text=request.prompt,
+            cwd=box.cwd,
+            env=env,
+            timeout=request.timeout_seconds,
+            out_dir=box.out,
+        )
+        if result.start_error is not None:
+            return Transcript(
+                error=result.start_error,
+                infra_error="agent_start",
+                cwd=box.cwd,
+                duration_seconds=result.duration_seconds,
+            )
+        trace = box.trace_file
+        result.stdout_path.replace(trace)
+        transcript, summary = parse_file(trace)
+        transcript.cwd = box.cwd
+        transcript.duration_seconds = result.duration_seconds
+        transcript.files_created = box.created_files()
+        transcript.stderr_tail = result.stderr_tail()
+        transcript.notes.extend(
+            f"not granted (add --eval-allow-tools): {t}" for t in plan.not_granted
+        )
+        self._classify(request, transcript, summary, result.returncode, result.timed_out)
+        return transcript
+
+    def _classify(
+        self,
+        request: RunRequest,
+        transcript: Transcript,
+        summary: StreamSummary,
+        returncode: int | None,
+        timed_out: bool,
+    ) -> None:
+        if timed_out:
+            transcript.error = format_timeout(request.timeout_seconds)
+            return
+        if summary.api_error_status is not None or (
+            summary.result is not None and summary.result.get("terminal_reason") == "api_error"
+        ):
+            transcript.infra_error = infra_kind(summary.api_error_status)
+            transcript.error = f"exit {returncode}: {summary.api_error_text or 'API error'}"
+            return
+        if summary.init is None or summary.result is None:
+            tail = transcript.stderr_tail.splitlines()[-3:]
+            transcript.infra_error = "agent_start"
+            transcript.error = f"claude exited {returncode} without finishing the run" + (
+                ": " + " ".join(tail) if tail else ""
+            )
+            return
+        trust = self._trust_problem(request, summary)
+        if trust is not None:
+            transcript.infra_error = "plugin_load"
+            transcript.error = trust
+            return
+        problem = run_error(summary)
+        if problem is not None:
+            transcript.error = f"exit {returncode}: {problem}"
+        if not transcript.final_message and not transcript.tool_calls and not problem:
+            transcript.infra_error = "no_answer"
+            transcript.error = "the model never answered"
+
+    def _trust_problem(self, request: RunRequest, summary: StreamSummary) -> str | None:
+        """The with arm must load the plugin (skills and commands too); the without arm must not."""
+        plugin_dir = request.plugin_dir or (request.case.suite_root.parent)
+        name, skills, commands = plugin_contents(plugin_dir)
+        loaded = [p for p in summary.plugins if p.get("name") == name]
+        if request.plugin_dir is None:
+            if request.arm == "without" and loaded:
+                return f"plugin {name} was loaded in the without arm"
+            return None
+        if not loaded:
+            return f"plugin {name} was not loaded"
+        missing = [f"skill {name}:{s}" for s in skills if f"{name}:{s}" not in summary.skills]
+        missing += [
+            f"command {name}:{c}" for c in commands if f"{name}:{c}" not in summary.slash_commands
+        ]
+        if missing:
+            return f"plugin {name} was loaded without its " + ", ".join(missing)
+        return None

@@ -1,0 +1,163 @@
+"""Which tools a Claude Code run may use, and where: pure rules, no process.
+
+* Read access (Read, Glob, Grep) is always granted, scoped to the run's own home and temp
+  folders, the plugin's ``skills/`` and the case's ``add_dirs`` copies.
+* Other read-only tools the case lists (Skill, ToolSearch, Agent …) are granted as listed.
+* A tool that is not read-only runs only when the case lists it **and** the operator grants it
+  (``--eval-allow-tools``). A grant never gives a tool to a case that does not list it.
+* Built-in tools that are not granted are removed (``--disallowed-tools``), so the model is not
+  offered them; ``--eval-disallow-tools`` and the case's ``disallowed_tools`` remove more.
+* Deny rules: reading the evals folder, the run's config and output folders; editing the plugin
+  and the case folder.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Tools that only read: granted when the case lists them, no operator grant needed.
+READ_ONLY = frozenset(
+    {
+        "Read",
+        "Glob",
+        "Grep",
+        "LS",
+        "Skill",
+        "ToolSearch",
+        "Agent",
+        "Task",
+        "TodoWrite",
+        "NotebookRead",
+    }
+)
+
+#: File-reading tools: scoped to the run's folders, whatever the case lists.
+FILE_READERS = frozenset({"Read", "Glob", "Grep", "LS"})
+
+#: Built-in tools removed unless granted (the model is not even offered them).
+BUILTIN_WRITERS = (
+    "Bash",
+    "BashOutput",
+    "KillShell",
+    "Edit",
+    "MultiEdit",
+    "Write",
+    "NotebookEdit",
+    "WebFetch",
+    "WebSearch",
+    "CronCreate",
+    "CronDelete",
+    "CronList",
+    "EnterWorktree",
+    "ExitWorktree",
+    "ListAgents",
+    "Monitor",
+    "ReportFindings",
+    "ScheduleWakeup",
+    "SendMessage",
+    "TaskStop",
+    "Workflow",
+    "PowerShell",
+)
+
+_ENTRY = re.compile(r"^(?P<tool>[A-Za-z0-9_.*-]+)(?:\((?P<spec>.*)\))?$")
+
+
+def base_tool(entry: str) -> str:
+    """``Bash(npm test *)`` → ``Bash``."""
+    match = _ENTRY.match(entry.strip())
+    return match.group("tool") if match else entry.strip()
+
+
+def _spec(entry: str) -> str | None:
+    match = _ENTRY.match(entry.strip())
+    return match.group("spec") if match else None
+
+
+def path_rule(tool: str, folder: Path) -> str:
+    """A Claude Code permission rule for everything under an absolute folder."""
+    return f"{tool}(/{folder.as_posix().rstrip('/')}/**)"
+
+
+@dataclass(frozen=True)
+class ToolPlan:
+    allowed: tuple[str, ...]
+    disallowed: tuple[str, ...]
+    deny: tuple[str, ...]
+    #: Case entries dropped for want of a grant (or malformed), for the run's notes.
+    not_granted: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def grant_for(entry: str, grants: Iterable[str]) -> str | None:
+    """The form in which a case entry is granted, or None.
+
+    A bare grant (``Write``) covers the entry as the case wrote it; a narrower grant
+    (``Bash(npm test *)``) narrows a bare case entry (``Bash``); two patterns must be equal.
+    """
+    tool, spec = base_tool(entry), _spec(entry)
+    for grant in grants:
+        g_tool, g_spec = base_tool(grant), _spec(grant)
+        if g_tool.endswith("*") and tool.startswith(g_tool[:-1]):
+            return entry
+        if g_tool != tool:
+            continue
+        if g_spec is None:
+            return entry
+        if spec is None or spec == g_spec:
+            return grant
+    return None
+
+
+def plan_tools(
+    *,
+    case_tools: Iterable[str],
+    case_disallowed: Iterable[str],
+    grants: Iterable[str],
+    operator_disallowed: Iterable[str],
+    read_roots: Iterable[Path],
+    deny_read: Iterable[Path],
+    deny_edit: Iterable[Path],
+    readonly_roots: Iterable[Path] = (),
+) -> ToolPlan:
+    grants = [g.strip() for g in grants if g.strip()]
+    allowed: list[str] = []
+    not_granted: list[str] = []
+    for root in read_roots:
+        allowed.append(path_rule("Read", root))
+    for entry in case_tools:
+        entry = entry.strip()
+        if not entry:
+            continue
+        tool = base_tool(entry)
+        if not _ENTRY.match(entry):
+            not_granted.append(entry)
+        elif tool in FILE_READERS:
+            continue  # scoped above
+        elif tool in READ_ONLY:
+            allowed.append(entry)
+        else:
+            granted = grant_for(entry, grants)
+            if granted is None:
+                not_granted.append(entry)
+            else:
+                allowed.append(granted)
+    allowed_tools = {base_tool(a) for a in allowed}
+    disallowed = [t for t in BUILTIN_WRITERS if t not in allowed_tools]
+    for entry in [*case_disallowed, *operator_disallowed]:
+        tool = base_tool(entry)
+        if tool not in disallowed:
+            disallowed.append(tool)
+        allowed = [a for a in allowed if base_tool(a) != tool]
+    deny = [path_rule("Read", p) for p in deny_read]
+    for folder in [*deny_edit, *readonly_roots]:
+        deny.extend((path_rule("Edit", folder), path_rule("Write", folder)))
+    return ToolPlan(
+        allowed=tuple(dict.fromkeys(allowed)),
+        disallowed=tuple(disallowed),
+        deny=tuple(dict.fromkeys(deny)),
+        not_granted=tuple(not_granted),
+    )
