@@ -130,9 +130,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Any:
     """Soft checks (the ``eval_checks`` fixture) fail the test once, at its end."""
+    __tracebackhide__ = True  # the failure is the list of checks, not this hook
     from .fixtures import soft_checks_key
 
-    result = yield
+    try:
+        result = yield
+    except BaseException as exc:
+        # The test failed on its own: the soft checks that failed before are said too.
+        checks = item.stash.get(soft_checks_key, None)
+        if checks is not None and checks.failures and hasattr(exc, "add_note"):
+            listed = "\n".join(f"{v.name}: {v.explanation}" for v in checks.failures)
+            exc.add_note(f"and {len(checks.failures)} soft check(s) failed:\n{listed}")
+        raise
     checks = item.stash.get(soft_checks_key, None)
     if checks is not None and checks.failures:
         checks.assert_all()
