@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from .agents.base import Agent, AgentError, make_agent
+from .agents.replay import ReplayAgent
 from .graders.assertions import SoftChecks
 from .items import EvalItem, settings_key
 from .ledger import SpendLedger
@@ -108,7 +109,7 @@ def eval_run(
         model_override=settings.model,
         scaffold=settings.scaffold,
     )
-    if ledger is not None:
+    if ledger is not None and not isinstance(eval_agent, ReplayAgent):  # a replay costs nothing
         ledger.add(outcome.result.cost_usd)
     item.record(outcome.result.to_dict())
     item.stash[outcome_key] = outcome

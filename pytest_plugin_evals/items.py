@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,7 @@ from .model import Arm, Case, LoadError
 from .settings import EvalSettings
 from .suites import load_suite_file
 from .suites.directory import load_case
-from .suites.discover import Source, walk
+from .suites.discover import SKIP_DIRS, Source, walk
 from .suites.manifest import PluginInfo, case_plugins
 from .suites.package_json import load as load_package_json
 
@@ -32,7 +34,13 @@ def _settings(node: pytest.Item | pytest.Collector) -> EvalSettings:
 
 
 class EvalsDir(pytest.Directory):
-    """An evals folder, or a plain group folder inside one."""
+    """An evals folder, or a plain group folder inside one.
+
+    Its case folders and suite files become eval collectors; everything else in it (a
+    ``test_*.py``, a helper package) is collected as pytest would collect it anyway, so a
+    project whose tests live in a folder named ``evals`` loses none of them. ``results/``,
+    ``mocks/`` and dot-folders are never collected.
+    """
 
     suite_root: Path | None = None
     sources: list[Source] | None = None
@@ -40,25 +48,49 @@ class EvalsDir(pytest.Directory):
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         root = self.suite_root or self.path
         sources = self.sources if self.sources is not None else walk(self.path)
+        direct: dict[str, Source] = {}
         groups: dict[str, list[Source]] = {}
         for source in sources:
             rel = source.path.relative_to(self.path)
             if len(rel.parts) == 1:
-                if source.kind == "case_dir":
-                    node: pytest.Collector = CaseDir.from_parent(self, path=source.path)
-                    node.suite_root = root  # type: ignore[attr-defined]
-                    yield node
-                else:
-                    suite = SuiteFile.from_parent(self, path=source.path)
-                    suite.suite_root = root
-                    yield suite
+                direct[rel.parts[0]] = source
             else:
                 groups.setdefault(rel.parts[0], []).append(source)
-        for name in sorted(groups):
-            group = EvalsDir.from_parent(self, path=self.path / name)
-            group.suite_root = root
-            group.sources = groups[name]
-            yield group
+        try:
+            with os.scandir(self.path) as scan:
+                entries = sorted(scan, key=lambda entry: entry.name)
+        except OSError:
+            entries = []
+        for entry in entries:
+            name, path = entry.name, Path(entry.path)
+            source = direct.get(name)
+            if source is not None:
+                kind = CaseDir if source.kind == "case_dir" else SuiteFile
+                node = kind.from_parent(self, path=source.path)
+                node.suite_root = root
+                yield node
+            elif name in groups:
+                group = EvalsDir.from_parent(self, path=path)
+                group.suite_root = root
+                group.sources = groups[name]
+                yield group
+            elif not name.startswith(".") and name not in SKIP_DIRS:
+                yield from self._ordinary(entry, path)
+
+    def _ordinary(self, entry: os.DirEntry[str], path: Path) -> Iterable[pytest.Collector]:
+        """What pytest's own ``Dir`` would collect from an entry that holds no eval case."""
+        ihook, config = self.ihook, self.config
+        is_dir = entry.is_dir()
+        if not self.session.isinitpath(path, with_parents=is_dir) and ihook.pytest_ignore_collect(
+            collection_path=path, config=config
+        ):
+            return
+        if is_dir:
+            col = ihook.pytest_collect_directory(path=path, parent=self)
+            if col is not None:
+                yield col
+        elif entry.is_file():
+            yield from ihook.pytest_collect_file(file_path=path, parent=self)
 
 
 class CaseDir(pytest.Directory):
@@ -164,9 +196,14 @@ RESERVED_MARKERS = frozenset(
 )
 
 
+#: A tag that ``-m`` can name and ``markers`` can register (``smoke``, ``needs-net``, ``v1.2``).
+MARKER_NAME = re.compile(r"[^\W_][\w.+/-]*")
+
+
 def marker_tags(tags: Iterable[str]) -> list[str]:
-    """The case tags that become markers (``-m smoke``): not reserved, not ``_private``."""
-    return [t for t in tags if t and not t.startswith("_") and t not in RESERVED_MARKERS]
+    """The case tags that become markers (``-m smoke``); any other tag (reserved, ``_private``,
+    ``two words``, ``a(b)``) is still a tag for ``--eval-tag``."""
+    return [t for t in tags if MARKER_NAME.fullmatch(t) and t not in RESERVED_MARKERS]
 
 
 def _run_eval(eval_run: Any) -> None:

@@ -1,12 +1,33 @@
 """What the session has spent, shared by every process of the session (xdist workers too).
 
-One line per finished run is appended to a file under an exclusive lock; the total is the sum.
+One line per finished run is appended to a file under an exclusive lock; the total is their
+exact sum (``math.fsum``: the same whatever order the workers wrote in).
 """
 
 from __future__ import annotations
 
-import fcntl
+import contextlib
+import math
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, Any
+
+try:
+    import fcntl
+except ImportError:  # Windows: appends of one short line need no lock there
+    fcntl = None  # type: ignore[assignment]
+
+
+@contextlib.contextmanager
+def _locked(fh: IO[Any], exclusive: bool) -> Iterator[None]:
+    if fcntl is None:
+        yield
+        return
+    fcntl.flock(fh, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+    try:
+        yield
+    finally:
+        fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 class SpendLedger:
@@ -14,20 +35,26 @@ class SpendLedger:
         self.path = Path(path)
 
     def add(self, usd: float) -> None:
-        with self.path.open("a", encoding="utf-8") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                fh.write(f"{usd!r}\n")
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+        usd = float(usd)
+        if not math.isfinite(usd) or usd == 0:
+            return
+        with self.path.open("a", encoding="utf-8") as fh, _locked(fh, exclusive=True):
+            fh.write(f"{usd!r}\n")
+            fh.flush()
 
     def spent(self) -> float:
         try:
-            with self.path.open(encoding="utf-8") as fh:
-                fcntl.flock(fh, fcntl.LOCK_SH)
-                try:
-                    return sum(float(line) for line in fh if line.strip())
-                finally:
-                    fcntl.flock(fh, fcntl.LOCK_UN)
+            with self.path.open(encoding="utf-8") as fh, _locked(fh, exclusive=False):
+                lines = fh.read().splitlines()
         except FileNotFoundError:
             return 0.0
+        return math.fsum(_amount(line) for line in lines)
+
+
+def _amount(line: str) -> float:
+    """One line's amount; a line that is not a number (a torn write) counts as nothing."""
+    try:
+        value = float(line)
+    except ValueError:
+        return 0.0
+    return value if math.isfinite(value) else 0.0

@@ -256,7 +256,7 @@ class Verdict:
             "weight": self.weight,
             "explanation": self.explanation,
             "withOnly": self.with_only,
-            "scored": self.scored,
+            "scored": self.scored and self.passed is not None,
         }
         if self.skipped is not None:
             doc["skipped"] = self.skipped

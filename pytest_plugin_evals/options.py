@@ -212,6 +212,7 @@ def _agent(config: pytest.Config) -> str:
     from .agents.base import AGENT_FORMS, AgentError
     from .agents.command import CommandAgent
     from .agents.python import PythonAgent
+    from .agents.replay import ReplayAgent
 
     raw, _ = _value(config, "--eval-agent")
     spec = str(raw or "claude").strip()
@@ -220,7 +221,9 @@ def _agent(config: pytest.Config) -> str:
             CommandAgent.parse(spec[4:])
         elif spec.startswith("py:"):
             PythonAgent.split(spec[3:])
-        elif spec != "claude" and not spec.startswith("replay:"):
+        elif spec.startswith("replay:"):
+            ReplayAgent.parse(spec[7:])  # the folder must hold recorded runs
+        elif spec != "claude":
             raise AgentError(f"--eval-agent must be one of {AGENT_FORMS} (got {spec!r})")
     except AgentError as exc:
         raise pytest.UsageError(str(exc)) from None

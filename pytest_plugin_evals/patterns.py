@@ -163,6 +163,8 @@ def compile_js(source: str, flags: str = "") -> JSPattern:
         raise RegexSyntaxError(
             "the v flag (unicode sets) is not supported by this version's regex engine; use u"
         )
+    # ``d`` (match indices) never changes what matches, and the engine does not know it.
+    flags = flags.replace("d", "")
     try:
         _engine().compile(source, flags)
     except Exception as exc:

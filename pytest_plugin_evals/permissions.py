@@ -92,24 +92,32 @@ class ToolPlan:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-def grant_for(entry: str, grants: Iterable[str]) -> str | None:
-    """The form in which a case entry is granted, or None.
+def grants_for(entry: str, grants: Iterable[str]) -> tuple[str, ...]:
+    """The forms in which a case entry is granted; empty when it is not.
 
-    A bare grant (``Write``) covers the entry as the case wrote it; a narrower grant
-    (``Bash(npm test *)``) narrows a bare case entry (``Bash``); two patterns must be equal.
+    A bare grant (``Write``) or a wildcard (``mcp__*``) covers the entry as the case wrote it;
+    narrower grants (``Bash(npm test *)``, ``Bash(npm run lint)``) narrow a bare case entry
+    (``Bash``) to every one of them; two patterns must be equal.
     """
     tool, spec = base_tool(entry), _spec(entry)
+    narrowed: list[str] = []
     for grant in grants:
         g_tool, g_spec = base_tool(grant), _spec(grant)
-        if g_tool.endswith("*") and tool.startswith(g_tool[:-1]):
-            return entry
+        if g_tool.endswith("*") and g_spec is None and tool.startswith(g_tool[:-1]):
+            return (entry,)
         if g_tool != tool:
             continue
-        if g_spec is None:
-            return entry
-        if spec is None or spec == g_spec:
-            return grant
-    return None
+        if g_spec is None or spec == g_spec:
+            return (entry,)
+        if spec is None:
+            narrowed.append(grant)
+    return tuple(dict.fromkeys(narrowed))
+
+
+def grant_for(entry: str, grants: Iterable[str]) -> str | None:
+    """The first form in which a case entry is granted, or None (see :func:`grants_for`)."""
+    forms = grants_for(entry, grants)
+    return forms[0] if forms else None
 
 
 def plan_tools(
@@ -140,11 +148,11 @@ def plan_tools(
         elif tool in READ_ONLY:
             allowed.append(entry)
         else:
-            granted = grant_for(entry, grants)
-            if granted is None:
-                not_granted.append(entry)
+            granted = grants_for(entry, grants)
+            if granted:
+                allowed.extend(granted)
             else:
-                allowed.append(granted)
+                not_granted.append(entry)
     allowed_tools = {base_tool(a) for a in allowed}
     disallowed = [t for t in BUILTIN_WRITERS if t not in allowed_tools]
     for entry in [*case_disallowed, *operator_disallowed]:

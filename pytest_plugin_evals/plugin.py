@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from .items import EvalItem, EvalsDir, PackageJsonFile, settings_key
+from .items import CaseDir, EvalItem, EvalsDir, PackageJsonFile, settings_key
 from .ledger import SpendLedger
 from .options import add_options, read_settings
-from .suites.discover import is_evals_dir
+from .suites.discover import SKIP_DIRS, is_evals_dir, walk
 from .suites.package_json import has_evals
 
 pytest_plugins = ["pytest_plugin_evals.fixtures", "pytest_plugin_evals.testing.fixtures"]
@@ -96,13 +96,40 @@ def _configured(path: Path, config: pytest.Config) -> bool:
     return path.resolve() in config.stash[settings_key].eval_paths
 
 
+def _enclosing_evals(path: Path) -> Path | None:
+    """The evals folder that holds ``path`` (not through ``results/`` or ``mocks/``), if any."""
+    if path.name in SKIP_DIRS:
+        return None
+    for folder in path.parents:
+        if is_evals_dir(folder):
+            return folder
+        if folder.name in SKIP_DIRS:
+            return None
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if isinstance(parent, EvalsDir):
-        return None  # our own collectors walk inside evals folders
-    if is_evals_dir(path) or _configured(path, parent.config):
-        return EvalsDir.from_parent(parent, path=path)
-    return None
+        return None  # a folder without eval cases inside an evals folder: pytest's own
+    root: Path | None = path
+    if not (is_evals_dir(path) or _configured(path, parent.config)):
+        # The top of the collection tree may be inside an evals folder (no ini file, and
+        # ``pytest evals/group`` or ``cd evals/case && pytest``): its cases still belong to it.
+        root = _enclosing_evals(path) if isinstance(parent, pytest.Session) else None
+        if root is None:
+            return None
+    sources = walk(path)
+    if not sources:
+        return None  # a folder named evals that holds no eval case (a test package, say)
+    if root != path and [s.path for s in sources] == [path]:
+        case = CaseDir.from_parent(parent, path=path)
+        case.suite_root = root
+        return case
+    node = EvalsDir.from_parent(parent, path=path)
+    node.suite_root = root
+    node.sources = sources
+    return node
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -6,6 +6,7 @@ The replay agent reads the same layout back.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -24,6 +25,15 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "case"
 
 
+def unique_slug(text: str) -> str:
+    """``slug(text)``, with a short hash of ``text`` when the slug lost characters, so two
+    names that differ only in punctuation (``what's next?``, ``what's next!``) stay apart."""
+    made = slug(text)
+    if made == text:
+        return made
+    return f"{made}-{hashlib.sha1(text.encode('utf-8')).hexdigest()[:8]}"
+
+
 def case_key(case: Case) -> str:
     """A folder name unique to the case within its suite."""
     own_folder = case.source in ("prose", "case_yaml", "mixed")
@@ -32,7 +42,7 @@ def case_key(case: Case) -> str:
         rel = where.relative_to(case.suite_root).as_posix()
     except ValueError:
         rel = where.name
-    return slug(rel) if own_folder else f"{slug(rel)}--{slug(case.name)}"
+    return slug(rel) if own_folder else f"{slug(rel)}--{unique_slug(case.name)}"
 
 
 def run_folder(runs_dir: Path, case: Case, arm: str, run: int) -> Path:
@@ -55,12 +65,28 @@ def transcript_meta(transcript: Transcript, agent: str) -> dict[str, Any]:
         "delivered": transcript.delivered,
         "latencyMs": transcript.latency_ms,
         "notes": transcript.notes,
-    }
+        "skipGrading": transcript.skip_grading,
+        "mockCalls": None if transcript.mock_calls is None else [
+            {"server": c.server, "tool": c.tool, "input": c.input, "output": c.output,
+             "isError": c.is_error}
+            for c in transcript.mock_calls
+        ],
+    }  # fmt: skip
 
 
 def record_run(dest: Path, transcript: Transcript, agent: str) -> str:
-    """Keep the run under ``dest``; returns the kept trace's path ("" when there is none)."""
+    """Keep the run under ``dest``; returns the kept trace's path ("" when there is none).
+
+    Whatever an earlier session kept there (the same ``--eval-output-dir``) is replaced.
+    """
     dest.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(dest / "files", ignore_errors=True)
+    target_trace = dest / "trace.jsonl"
+    source_trace = transcript.trace_path
+    if target_trace.exists() and (
+        source_trace is None or source_trace.resolve() != target_trace.resolve()
+    ):
+        target_trace.unlink()
     (dest / META).write_text(
         json.dumps(transcript_meta(transcript, agent), indent=1, ensure_ascii=False),
         encoding="utf-8",
@@ -76,10 +102,8 @@ def record_run(dest: Path, transcript: Transcript, agent: str) -> str:
                 target = dest / "files" / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(source, target)
-    source_trace = transcript.trace_path
     if source_trace is None or not source_trace.exists():
         return ""
-    target_trace = dest / "trace.jsonl"
     if source_trace.resolve() != target_trace.resolve():
         shutil.copyfile(source_trace, target_trace)
     return str(target_trace)

@@ -28,7 +28,10 @@ class EvalSession:
         self.settings = settings
         self.stamp = stamp
         self.started_at = time.time()
-        self.started_iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(self.started_at))
+        millis = int((self.started_at % 1) * 1000)
+        self.started_iso = (
+            time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(self.started_at)) + f".{millis:03d}Z"
+        )
         self.records: dict[str, dict[str, Any]] = {}
         #: nodeids whose failure is a graded run below the bar (forgivable by the threshold).
         self.graded_failures: set[str] = set()

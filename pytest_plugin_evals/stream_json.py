@@ -56,7 +56,14 @@ class _Builder:
         self.by_id: dict[str, int] = {}
         self.last_text_id: str | None = None
         self.last_text: list[str] = []
-        self.turn_ids: list[str] = []
+        #: Top-level messages seen: the blocks of one message arrive as consecutive events with
+        #: the same id, so counting id changes needs no memory of every id.
+        self.turns = 0
+        self.last_turn_id: str | None = None
+        #: Tokens the assistant events report, once per message (subagents too): the run's
+        #: tokens when no result event came (a killed run).
+        self.seen_tokens = [0, 0]
+        self.last_usage_id: str | None = None
         self.summary = StreamSummary()
 
     def feed(self, event: dict[str, Any]) -> None:
@@ -80,8 +87,15 @@ class _Builder:
             return
         msg_id = str(message.get("id") or "")
         top_level = event.get("parent_tool_use_id") is None
-        if top_level and msg_id and msg_id not in self.turn_ids:
-            self.turn_ids.append(msg_id)
+        if top_level and msg_id and msg_id != self.last_turn_id:
+            self.turns += 1
+            self.last_turn_id = msg_id
+        usage = message.get("usage")
+        if msg_id and msg_id != self.last_usage_id and isinstance(usage, dict):
+            self.last_usage_id = msg_id
+            for index, key in enumerate(("input_tokens", "output_tokens")):
+                if isinstance(usage.get(key), int):
+                    self.seen_tokens[index] += usage[key]
         for block in message.get("content") or []:
             if not isinstance(block, dict):
                 continue
@@ -141,12 +155,15 @@ def parse_events(lines: Iterable[str]) -> tuple[Transcript, StreamSummary]:
     else:
         transcript.final_message = "\n".join(builder.last_text)
     turns = result.get("num_turns")
-    transcript.turns = int(turns) if isinstance(turns, int) else len(builder.turn_ids)
-    usage = result.get("usage") or {}
-    if isinstance(usage.get("input_tokens"), int):
-        transcript.input_tokens = usage["input_tokens"]
-    if isinstance(usage.get("output_tokens"), int):
-        transcript.output_tokens = usage["output_tokens"]
+    transcript.turns = int(turns) if isinstance(turns, int) else builder.turns
+    usage = result.get("usage")
+    if isinstance(usage, dict):
+        if isinstance(usage.get("input_tokens"), int):
+            transcript.input_tokens = usage["input_tokens"]
+        if isinstance(usage.get("output_tokens"), int):
+            transcript.output_tokens = usage["output_tokens"]
+    elif summary.result is None and builder.last_usage_id is not None:
+        transcript.input_tokens, transcript.output_tokens = builder.seen_tokens
     cost = result.get("total_cost_usd")
     if isinstance(cost, (int, float)):
         transcript.cost_usd = float(cost)

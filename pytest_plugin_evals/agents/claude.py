@@ -122,10 +122,30 @@ class ClaudeAgent:
     def run(self, request: RunRequest) -> Transcript:
         box, case = request.sandbox, request.case
         env = dict(request.env)
+        history = None
+        if case.history_file:
+            source = case.dir / case.history_file
+            if not source.is_file():
+                return Transcript(
+                    error=f"history_file {case.history_file} is not a file in {case.dir}",
+                    infra_error="harness",
+                    cwd=box.cwd,
+                )
+            history = box.config / "history.jsonl"
+            shutil.copyfile(source, history)
         context = copy_add_dirs(request)
         read_roots = [box.home, box.tmp, *context]
         if request.plugin_dir is not None:
             read_roots.append(request.plugin_dir.resolve() / "skills")
+        protected = [case.suite_root.resolve(), case.dir.resolve()]
+        # The plugin's tree is protected in both arms: the without arm does not load it, but a
+        # granted Write could still reach it.
+        plugin_tree = request.plugin_dir or case.suite_root.parent
+        if request.plugin_dir or (plugin_tree / ".claude-plugin" / "plugin.json").is_file():
+            protected.insert(0, plugin_tree.resolve())
+        # A folder holding the run's own root would deny every edit of the run: left out.
+        root = box.root.resolve()
+        protected = [p for p in protected if not root.is_relative_to(p)]
         plan = plan_tools(
             case_tools=request.allowed_tools,
             case_disallowed=case.disallowed_tools,
@@ -133,15 +153,11 @@ class ClaudeAgent:
             operator_disallowed=self.disallow,
             read_roots=read_roots,
             deny_read=[case.suite_root.resolve(), box.config, box.out],
-            deny_edit=[p for p in (request.plugin_dir, case.dir.resolve()) if p is not None],
+            deny_edit=protected,
             readonly_roots=context,
         )
         settings = {"permissions": {"deny": list(plan.deny)}}
         (box.config / "settings.json").write_text(json.dumps(settings, indent=2), "utf-8")
-        history = None
-        if case.history_file:
-            history = box.config / "history.jsonl"
-            shutil.copyfile(case.dir / case.history_file, history)
         note = None
         if context:
             listed = ", ".join(str(p) for p in context)
@@ -172,6 +188,11 @@ class ClaudeAgent:
         transcript.stderr_tail = result.stderr_tail()
         transcript.notes.extend(
             f"not granted (add --eval-allow-tools): {t}" for t in plan.not_granted
+        )
+        transcript.notes.extend(
+            f"add_dirs: {rel} is not a folder in the case directory (not given to the agent)"
+            for rel in case.add_dirs
+            if not (case.dir / rel).is_dir()
         )
         self._classify(request, transcript, summary, result.returncode, result.timed_out)
         return transcript

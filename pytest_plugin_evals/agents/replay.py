@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..model import ToolCall, Transcript
+from ..model import MockCall, ToolCall, Transcript
 from ..recording import META, run_folder
 from .base import AgentError, RunRequest
 
@@ -41,7 +41,16 @@ class ReplayAgent:
                 f"in {self.folder}",
                 infra_error="harness",
             )
-        meta: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8"))
+        try:
+            meta: Any = json.loads(meta_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            meta = f"{type(exc).__name__}: {exc}"
+        if not isinstance(meta, dict):
+            return Transcript(
+                error=f"the recorded run {meta_path} cannot be read: "
+                + (meta if isinstance(meta, str) else "not a JSON object"),
+                infra_error="harness",
+            )
         box = request.sandbox
         files = source / "files"
         if files.is_dir():
@@ -52,27 +61,41 @@ class ReplayAgent:
         return transcript_from_meta(meta, box.cwd, box.trace_file if trace.exists() else None)
 
 
+def _number(value: Any, default: float = 0.0) -> float:
+    return float(value) if isinstance(value, (int, float)) else default
+
+
 def transcript_from_meta(meta: dict[str, Any], cwd: Path, trace: Path | None) -> Transcript:
+    """The transcript a recorded ``meta.json`` describes."""
     calls = [
         ToolCall(
             c["name"], c.get("input") or {}, c.get("output"), bool(c.get("isError")), c.get("id")
         )
-        for c in meta.get("toolCalls", [])
+        for c in meta.get("toolCalls") or []
     ]
+    mocks = meta.get("mockCalls")
     return Transcript(
-        final_message=meta.get("finalMessage", ""),
+        final_message=meta.get("finalMessage") or "",
         tool_calls=calls,
-        turns=int(meta.get("turns", 0)),
+        turns=int(_number(meta.get("turns"))),
         input_tokens=meta.get("inputTokens"),
         output_tokens=meta.get("outputTokens"),
-        cost_usd=float(meta.get("costUsd", 0.0)),
-        duration_seconds=float(meta.get("durationSeconds", 0.0)),
+        cost_usd=_number(meta.get("costUsd")),
+        duration_seconds=_number(meta.get("durationSeconds")),
         error=meta.get("error"),
         infra_error=meta.get("infraError"),
         trace_path=trace,
-        files_created=list(meta.get("filesCreated", [])),
+        files_created=list(meta.get("filesCreated") or []),
         cwd=cwd,
+        mock_calls=None
+        if mocks is None
+        else [
+            MockCall(m["server"], m["tool"], m.get("input") or {}, m.get("output") or "",
+                     bool(m.get("isError")))
+            for m in mocks
+        ],
         delivered=meta.get("delivered"),
         latency_ms=meta.get("latencyMs"),
-        notes=list(meta.get("notes", [])),
-    )
+        skip_grading=bool(meta.get("skipGrading")),
+        notes=list(meta.get("notes") or []),
+    )  # fmt: skip

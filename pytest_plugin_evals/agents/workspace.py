@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from ..sandbox import Sandbox
@@ -40,7 +41,12 @@ def git_init(box: Sandbox, env: dict[str, str]) -> None:
 
 
 def copy_add_dirs(request: RunRequest) -> list[Path]:
-    """Copy the case's ``add_dirs`` into the sandbox: readable by the agent, never its originals."""
+    """Copy the case's ``add_dirs`` into the sandbox: readable by the agent, never its originals.
+
+    Each folder keeps its name (``fixtures`` → ``<run>/context/fixtures``; a second folder of
+    the same name becomes ``fixtures-2``). A symbolic link inside it is copied as what it points
+    to only when that stays inside the folder: a link to a grader or to ``~/.ssh`` is left out.
+    """
     copies: list[Path] = []
     context = request.sandbox.root / "context"
     for rel in request.case.add_dirs:
@@ -48,9 +54,35 @@ def copy_add_dirs(request: RunRequest) -> list[Path]:
         if not source.is_dir():
             continue
         target = context / source.name
-        shutil.copytree(source, target, symlinks=False, dirs_exist_ok=True)
+        number = 1
+        while target.exists() or target in copies:
+            number += 1
+            target = context / f"{source.name}-{number}"
+        shutil.copytree(source, target, symlinks=False, ignore=_links_leaving(source))
         copies.append(target)
     return copies
+
+
+def _links_leaving(root: Path) -> Callable[[str, list[str]], set[str]]:
+    """A ``copytree`` filter dropping symbolic links that resolve outside ``root`` (or to a
+    folder holding the link itself, which would copy forever)."""
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        dropped = set()
+        here = Path(folder).resolve()
+        for name in names:
+            path = Path(folder, name)
+            if path.is_symlink():
+                target = path.resolve()
+                if (
+                    not target.exists()
+                    or not target.is_relative_to(root)
+                    or here.is_relative_to(target)
+                ):
+                    dropped.add(name)
+        return dropped
+
+    return ignore
 
 
 def run_scaffold(request: RunRequest, env: dict[str, str]) -> str | None:

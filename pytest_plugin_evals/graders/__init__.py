@@ -27,13 +27,15 @@ from pytest_plugin_evals.graders.assertions import (
 )
 from pytest_plugin_evals.graders.base import GradeContext
 from pytest_plugin_evals.graders.dispatch import GRADER_TYPES, grade, grade_all
-from pytest_plugin_evals.graders.judge import Judge
+from pytest_plugin_evals.graders.judge import PAID_GRADER_TYPES, Judge, JudgeFailure, judge_cost
 
 __all__ = [
     "GRADER_TYPES",
+    "PAID_GRADER_TYPES",
     "GradeContext",
     "GradeFailure",
     "Judge",
+    "JudgeFailure",
     "SoftChecks",
     "calls_tool",
     "contains",
@@ -42,6 +44,7 @@ __all__ = [
     "grade",
     "grade_all",
     "includes",
+    "judge_cost",
     "matches",
     "max_latency_ms",
     "max_tokens",

@@ -1,4 +1,9 @@
-"""``grade()``: one grader spec, one transcript, one verdict — and never an exception."""
+"""``grade()``: one grader spec, one transcript, one verdict.
+
+A grader that fails to run gives a failing verdict (``grader threw: …``), never an exception —
+except a judge that could not reach a verdict: :class:`JudgeFailure` goes through, so the run
+becomes an infrastructure error instead of a score.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from pytest_plugin_evals.graders import budgets, files, judge, text, tools
 from pytest_plugin_evals.graders.base import GradeContext, GraderFn, Outcome, TargetUnavailable
+from pytest_plugin_evals.graders.judge import JudgeFailure, judge_cost
 from pytest_plugin_evals.model import Case, GraderSpec, Transcript, Verdict
 
 if TYPE_CHECKING:
@@ -54,6 +60,8 @@ def _outcome(spec: GraderSpec, ctx: GradeContext) -> Outcome:
         return fn(spec, ctx)
     except TargetUnavailable as exc:
         return Outcome(False, str(exc))
+    except JudgeFailure:
+        raise
     except Exception as exc:
         message = str(exc).strip() or type(exc).__name__
         return Outcome(False, f"grader threw: {message}")
@@ -85,8 +93,9 @@ def grade(
 ) -> Verdict:
     """Grade one run with one grader.
 
-    Never raises: a grader that fails to run gives ``passed=False`` and the explanation
-    ``grader threw: <message>``. Judge graders without a ``judge`` are skipped (``passed`` None).
+    A grader that fails to run gives ``passed=False`` and the explanation
+    ``grader threw: <message>``. Judge graders without a ``judge`` are skipped (``passed`` None);
+    a judge that cannot reach a verdict raises :class:`JudgeFailure`.
     Patterns use ``case.regex_dialect`` (JavaScript without a case).
     """
     return grade_in(spec, GradeContext(transcript, case, judge))
@@ -99,6 +108,17 @@ def grade_all(
     case: Case | None = None,
     judge: Judge | None = None,
 ) -> list[Verdict]:
-    """Grade one run with several graders, reading the trace and tool inputs once for all."""
+    """Grade one run with several graders, reading the trace and tool inputs once for all.
+
+    A :class:`JudgeFailure` stops grading; its ``cost_usd`` then counts every judge call the
+    run made, those of the graders graded before it included.
+    """
     ctx = GradeContext(transcript, case, judge)
-    return [grade_in(spec, ctx) for spec in specs]
+    verdicts: list[Verdict] = []
+    for spec in specs:
+        try:
+            verdicts.append(grade_in(spec, ctx))
+        except JudgeFailure as exc:
+            exc.cost_usd = round(exc.cost_usd + judge_cost(verdicts), 10)
+            raise
+    return verdicts

@@ -1,18 +1,27 @@
 """Judge graders: ``llm``, ``baseline`` (directory format) and ``meetsCriteria`` (package.json).
 
-A judge backend is anything with ``vote(prompt) -> str`` (:class:`Judge`). Without one these
-graders are skipped (``passed`` None, ``skipped`` "no judge configured"): never passed, never
-scored. With one, each grader asks it three times, one after the other, and passes when more
-than half of the replies vote PASS (a reply votes PASS when it holds the word PASS and not the
-word FAIL, in any case). The prompts are laid out as the reference lays them out.
+A judge is any backend with ``call(prompt, images) -> JudgeReply`` (see
+:mod:`pytest_plugin_evals.judges`; an object with only ``vote(prompt) -> str`` still works).
+Without one these graders are skipped (``passed`` None, ``skipped`` "no judge configured"):
+never passed, never scored. With one, each grader asks it three times, one after the other (no
+early stop), and passes when at least two replies vote PASS. A reply votes PASS when it holds
+the word PASS and not the word FAIL, in any case; FAIL when it holds the word FAIL; a reply with
+neither word cannot be read.
+
+A judge call that fails, or a reply that cannot be read, is no verdict: the grader raises
+:class:`JudgeFailure`, which ``grade()`` and ``grade_all()`` let through so the run becomes an
+infrastructure error. Each verdict keeps the votes with their reasons (``judgeVotes``), what the
+judge was shown (``evidence``) and the exact cost of its three calls (``judgeCostUsd``).
+The prompts are laid out as the reference lays them out.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from pytest_plugin_evals.graders.base import (
     GradeContext,
@@ -22,10 +31,21 @@ from pytest_plugin_evals.graders.base import (
     skip,
 )
 from pytest_plugin_evals.graders.targets import read_focus_bytes, target_label, target_text
-from pytest_plugin_evals.model import GraderSpec
+from pytest_plugin_evals.judges.base import (
+    Judge,
+    JudgeError,
+    JudgeImage,
+    JudgeReply,
+    image_media_type,
+    round_cost,
+)
+from pytest_plugin_evals.model import GraderSpec, Verdict
 
 NO_JUDGE = "no judge configured"
 VOTES = 3
+
+#: Grader types that call the judge (and cost money): skipped under a spent cost ceiling.
+PAID_GRADER_TYPES = frozenset({"llm", "baseline", "meetsCriteria"})
 
 #: Text longer than this is shown as its head and tail.
 TEXT_LIMIT = 100_000
@@ -33,6 +53,10 @@ TEXT_HEAD = 80_000
 TEXT_TAIL = 20_000
 #: A trace with more events than this is shown as its first and last events.
 TRACE_EVENTS = 24
+#: A vote's reason (the judge's reply) is kept up to this many characters.
+REASON_LIMIT = 2000
+#: A focus file with a NUL byte in its first bytes is binary (git's test).
+BINARY_SNIFF = 8000
 
 _PASS = re.compile(r"\bPASS\b", re.IGNORECASE | re.ASCII)
 _FAIL = re.compile(r"\bFAIL\b", re.IGNORECASE | re.ASCII)
@@ -53,16 +77,67 @@ BASELINE_PROMPT = (
 )
 
 
-@runtime_checkable
-class Judge(Protocol):
-    """A judge backend: one model call per vote, the reply's text returned."""
+class JudgeFailure(JudgeError):
+    """A judge grader could not reach a verdict: a call failed or a reply could not be read.
 
-    def vote(self, prompt: str) -> str: ...
+    ``str(exc)`` is the message (``judge call failed: …``, ``judge call timed out after …``,
+    ``judge reply is neither PASS nor FAIL: …``); ``grader`` names the grader; ``cost_usd`` is
+    what the judge calls made before the failure cost (in ``grade_all``: every grader's).
+    """
+
+    def __init__(self, message: str, *, grader: str | None = None, cost_usd: float = 0.0):
+        super().__init__(message)
+        self.message = message
+        self.grader = grader
+        self.cost_usd = cost_usd
+
+
+class _VoteJudge:
+    """An object with only ``vote(prompt) -> str``, seen as a judge whose calls cost nothing."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def call(self, prompt: str, images: Sequence[JudgeImage] = ()) -> JudgeReply:
+        if images:
+            raise JudgeError("this judge takes text only and cannot be shown an image")
+        return JudgeReply(str(self.inner.vote(prompt)))
+
+
+def as_judge(judge: Any) -> Judge:
+    """``judge`` itself when it has ``call``; an adapter when it only has ``vote``."""
+    if callable(getattr(judge, "call", None)):
+        return judge  # type: ignore[no-any-return]
+    if callable(getattr(judge, "vote", None)):
+        return _VoteJudge(judge)
+    raise TypeError(f"a judge needs a call(prompt, images) method, got {judge!r}")
+
+
+def parse_verdict(reply: str) -> str | None:
+    """``PASS``, ``FAIL``, or None when the reply holds neither word.
+
+    PASS needs the word PASS and not the word FAIL (``PASS or FAIL`` is a FAIL, as the
+    reference reads it); ``PASSED`` holds neither word.
+    """
+    has_pass, has_fail = bool(_PASS.search(reply)), bool(_FAIL.search(reply))
+    if has_pass and not has_fail:
+        return "PASS"
+    return "FAIL" if has_fail else None
 
 
 def parse_vote(reply: str) -> bool:
-    """PASS when the reply holds the word PASS and not the word FAIL (``PASSED`` is no PASS)."""
-    return bool(_PASS.search(reply)) and not _FAIL.search(reply)
+    """Whether the reply votes PASS (the reference's reading)."""
+    return parse_verdict(reply) == "PASS"
+
+
+def judge_cost(verdicts: Iterable[Verdict]) -> float:
+    """The judge cost of a run: the sum of its verdicts' ``judgeCostUsd``."""
+    total = 0.0
+    for verdict in verdicts:
+        cost = verdict.details.get("judgeCostUsd")
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+            total += cost
+    return round_cost(total)
 
 
 def elide_text(text: str) -> str:
@@ -92,43 +167,85 @@ def _trace_shown(ctx: GradeContext) -> str:
     return elide_events(text.split("\n") if text else [])
 
 
-def focus_evidence(focus: Any, ctx: GradeContext) -> str:
-    """What the judge is shown for a focus (``last_message``, ``trace``, a file ...)."""
-    if focus == "trace":
-        return _trace_shown(ctx)
-    if isinstance(focus, dict) and isinstance(focus.get("path"), str):
-        data = read_focus_bytes(focus["path"], ctx)
-        from pytest_plugin_evals.graders.targets import is_image
+class BinaryFocus(Exception):
+    """A focus file that is neither text nor an image the judge can see."""
 
-        if is_image(data):
-            raise GraderConfigError(
-                f'focus file "{focus["path"]}" is an image; this judge backend takes text only'
+
+def focus_evidence(focus: Any, ctx: GradeContext) -> tuple[str, list[JudgeImage]]:
+    """What the judge is shown for a focus (``last_message``, ``trace``, a file ...).
+
+    An image file (PNG, JPEG, GIF, WebP) is shown as an image, named in the text; any other
+    binary file raises :class:`BinaryFocus`.
+    """
+    if focus == "trace":
+        return _trace_shown(ctx), []
+    if isinstance(focus, dict) and isinstance(focus.get("path"), str):
+        rel = focus["path"]
+        data = read_focus_bytes(rel, ctx)
+        media_type = image_media_type(data)
+        if media_type is not None:
+            note = f"[image {rel} ({media_type}, {len(data)} bytes) attached]"
+            return note, [JudgeImage(data, media_type, rel)]
+        if b"\x00" in data[:BINARY_SNIFF]:
+            raise BinaryFocus(
+                f'focus file "{rel}" is a binary file, not text or a PNG, JPEG, GIF or WebP '
+                "image: the judge cannot be shown it"
             )
-        return elide_text(data.decode("utf-8", errors="replace"))
+        return elide_text(data.decode("utf-8", errors="replace")), []
     text = target_text(focus, ctx)
     if focus == "files" and not text:
-        return "(no file changes)"
+        return "(no file changes)", []
     if focus == "mock_calls" and not text:
-        return "(no mocked tool calls)"
-    return elide_text(text)
+        return "(no mocked tool calls)", []
+    return elide_text(text), []
 
 
-def _ask(judge: Judge, prompt: str, evidence: str) -> Outcome:
-    votes: list[str] = []
+def _failure_message(exc: BaseException) -> str:
+    message = str(exc).strip() or type(exc).__name__
+    if isinstance(exc, JudgeError) and message.lower().startswith("judge "):
+        return message
+    return f"judge call failed: {message}"
+
+
+def _shown_reply(text: str, limit: int = 200) -> str:
+    text = text.strip()
+    return json.dumps(text if len(text) <= limit else text[: limit - 1] + "…", ensure_ascii=False)
+
+
+def _ask(
+    spec: GraderSpec,
+    ctx: GradeContext,
+    prompt: str,
+    evidence: str,
+    images: Sequence[JudgeImage] = (),
+) -> Outcome:
+    judge = as_judge(ctx.judge)
+    votes: list[dict[str, str]] = []
+    cost = 0.0
     for _ in range(VOTES):
         try:
-            reply = judge.vote(prompt)
+            reply = judge.call(prompt, images)
         except Exception as exc:
-            message = str(exc).strip() or type(exc).__name__
-            if not message.startswith("judge call failed"):
-                message = f"judge call failed: {message}"
-            raise RuntimeError(message) from exc
-        votes.append("PASS" if parse_vote(str(reply)) else "FAIL")
-    passed = votes.count("PASS") * 2 > len(votes)
+            raise JudgeFailure(
+                _failure_message(exc), grader=spec.name, cost_usd=round_cost(cost)
+            ) from exc
+        cost += reply.cost_usd
+        verdict = parse_verdict(reply.text)
+        if verdict is None:
+            raise JudgeFailure(
+                f"judge reply is neither PASS nor FAIL: {_shown_reply(reply.text)}",
+                grader=spec.name,
+                cost_usd=round_cost(cost),
+            )
+        reason = reply.text.strip()
+        if len(reason) > REASON_LIMIT:
+            reason = reason[: REASON_LIMIT - 1] + "…"
+        votes.append({"vote": verdict, "reason": reason})
+    names = [v["vote"] for v in votes]
     return Outcome(
-        passed,
-        "judge votes: " + " ".join(votes),
-        details={"judgeVotes": votes, "evidence": evidence},
+        names.count("PASS") * 2 > len(names),
+        "judge votes: " + " ".join(names),
+        details={"judgeVotes": votes, "evidence": evidence, "judgeCostUsd": round_cost(cost)},
     )
 
 
@@ -137,10 +254,13 @@ def grade_llm(spec: GraderSpec, ctx: GradeContext) -> Outcome:
         return skip(NO_JUDGE)
     criteria = _criteria(spec, "criteria")
     focus = spec.config.get("focus", spec.config.get("target")) or "last_message"
-    evidence = focus_evidence(focus, ctx)
+    try:
+        evidence, images = focus_evidence(focus, ctx)
+    except BinaryFocus as exc:
+        return Outcome(False, str(exc))
     label = target_label(focus)
     prompt = LLM_PROMPT.format(criteria=criteria, focus=label, text=evidence)
-    return _ask(ctx.judge, prompt, evidence)
+    return _ask(spec, ctx, prompt, evidence, images)
 
 
 def grade_meets_criteria(spec: GraderSpec, ctx: GradeContext) -> Outcome:
@@ -148,9 +268,9 @@ def grade_meets_criteria(spec: GraderSpec, ctx: GradeContext) -> Outcome:
     if ctx.judge is None:
         return skip(NO_JUDGE)
     criteria = _criteria(spec, "value", "criteria")
-    evidence = focus_evidence("last_message", ctx)
+    evidence, _ = focus_evidence("last_message", ctx)
     prompt = LLM_PROMPT.format(criteria=criteria, focus="last_message", text=evidence)
-    return _ask(ctx.judge, prompt, evidence)
+    return _ask(spec, ctx, prompt, evidence)
 
 
 def grade_baseline(spec: GraderSpec, ctx: GradeContext) -> Outcome:
@@ -162,7 +282,7 @@ def grade_baseline(spec: GraderSpec, ctx: GradeContext) -> Outcome:
         return baseline
     trace = _trace_shown(ctx)
     prompt = BASELINE_PROMPT.format(criteria=criteria, baseline=baseline, trace=trace)
-    return _ask(ctx.judge, prompt, trace)
+    return _ask(spec, ctx, prompt, trace)
 
 
 def _read_baseline(spec: GraderSpec, ctx: GradeContext) -> str | Outcome:

@@ -31,7 +31,7 @@ MAX_FILE_BYTES = 10 * 1024 * 1024
 TARGET_NAMES = ("last_message", "trace", "files", "mock_calls")
 
 NO_MOCKS = (
-    "no mock stand-ins were active in this run (--mocks off, or no mocks/ directory applies "
+    "no mock stand-ins were active in this run (--eval-mocks off, or no mocks/ directory applies "
     "to this case) — a mock_calls grader has nothing to check"
 )
 

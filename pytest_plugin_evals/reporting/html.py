@@ -241,7 +241,7 @@ def _run(run: Mapping[str, Any]) -> str:
     else:
         head.append("not graded")
     head += [
-        f"{_e(run.get('turns'))} turns",
+        f"{_e(run.get('turns'))} turn{'' if run.get('turns') == 1 else 's'}",
         _money(run.get("costUsd")),
         _secs(run.get("durationSeconds")),
     ]

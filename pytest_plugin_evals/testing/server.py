@@ -1,4 +1,4 @@
-"""A scripted model: an Anthropic Messages API server on 127.0.0.1 that answers by rules.
+"""A scripted model: a Messages API (and chat completions) server on 127.0.0.1 answering by rules.
 
 Point an agent at it (``ScriptedModel.env()``) to run it offline and deterministically::
 
@@ -8,7 +8,9 @@ Point an agent at it (``ScriptedModel.env()``) to run it offline and determinist
 
 It serves ``POST /v1/messages`` (streaming server-sent events when the body asks for
 ``stream: true``, one JSON message otherwise), ``POST /v1/messages/count_tokens`` and
-``GET /v1/models``; anything else is a 404 in the API's error shape. Every response carries
+``GET /v1/models``; anything else is a 404 in the API's error shape. It also speaks the OpenAI
+chat completions API (``POST /v1/chat/completions``, JSON or ``stream: true`` server-sent
+events) with the same rules, delays and errors; see :mod:`.openai_chat`. Every response carries
 usage (``usage=(input_tokens, output_tokens)``) so an agent prices its calls above zero.
 Standard library only: a ``ThreadingHTTPServer`` in a background thread.
 """
@@ -16,23 +18,19 @@ Standard library only: a ``ThreadingHTTPServer`` in a background thread.
 from __future__ import annotations
 
 import json
-import re
 import threading
-import time
 from collections.abc import Iterable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlsplit
 
-from .rules import ApiError, Reply, Request, Rule, TextBlock, ToolUseBlock, text
+from .handler import DELTA_SIZE, Handler, count_tokens
+from .openai_chat import CHAT_PATHS
+from .rules import Reply, Request, Rule, TextBlock, ToolUseBlock, text
 
-#: Text and tool input are streamed in deltas of at most this many characters.
-DELTA_SIZE = 16
+__all__ = ["DELTA_SIZE", "TEST_API_KEY", "ScriptedModel", "count_tokens"]
 
 #: The API key ``env()`` hands the agent; the server accepts any key.
 TEST_API_KEY = "sk-test"
-
-_SECRET_HEADERS = frozenset({"x-api-key", "authorization"})
 
 
 class ScriptedModel:
@@ -40,7 +38,8 @@ class ScriptedModel:
 
     ``rules`` are tried in order, the first match answers (see :class:`Rule`); when none matches,
     the answer is ``default_text``. ``usage`` is the ``(input_tokens, output_tokens)`` reported
-    for every answer. ``requests`` is the log of what the agent sent.
+    for every answer. ``openai_cost``, when set, is reported as ``usage.cost`` in chat
+    completions (as some gateways report prices). ``requests`` is the log of what was sent.
     """
 
     def __init__(
@@ -49,11 +48,13 @@ class ScriptedModel:
         *,
         default_text: str = "OK",
         usage: tuple[int, int] = (1200, 40),
+        openai_cost: float | None = None,
     ) -> None:
         self._rules: list[Rule] = []
         self._uses: list[int] = []
         self.default_text = default_text
         self.usage = usage
+        self.openai_cost = openai_cost
         self._log: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -69,7 +70,7 @@ class ScriptedModel:
         if self._server is not None:
             return self
         self._stopping.clear()
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
         server.model = self  # type: ignore[attr-defined]
         self._server = server
@@ -108,6 +109,11 @@ class ScriptedModel:
     def base_url(self) -> str:
         """``http://127.0.0.1:<port>``: the value for ``ANTHROPIC_BASE_URL``."""
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """``http://127.0.0.1:<port>/v1``: the value for ``OPENAI_BASE_URL``."""
+        return f"{self.base_url}/v1"
 
     def env(self) -> dict[str, str]:
         """Environment variables that point an agent (Claude Code) at this server, offline."""
@@ -152,6 +158,11 @@ class ScriptedModel:
     def message_requests(self) -> list[dict[str, Any]]:
         """The logged ``POST /v1/messages`` requests only (model calls)."""
         return [r for r in self.requests if r["path"] == "/v1/messages"]
+
+    @property
+    def chat_requests(self) -> list[dict[str, Any]]:
+        """The logged chat completions requests only (OpenAI-compatible model calls)."""
+        return [r for r in self.requests if r["path"] in CHAT_PATHS]
 
     def choose(self, request: Request) -> tuple[int | None, Reply]:
         """The first live rule matching ``request`` (counted as used), else the default text."""
@@ -261,140 +272,3 @@ class ScriptedModel:
 
 def _chunks(value: str) -> list[str]:
     return [value[i : i + DELTA_SIZE] for i in range(0, len(value), DELTA_SIZE)] or [""]
-
-
-def count_tokens(body: dict[str, Any]) -> int:
-    """A deterministic estimate for ``count_tokens``: about four characters per token."""
-    parts = [body.get(key) for key in ("system", "messages", "tools")]
-    size = len(json.dumps(parts, ensure_ascii=False, default=str))
-    return max(1, size // 4)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "scripted-model/1"
-    entry: dict[str, Any]
-    request_id: str
-
-    @property
-    def model(self) -> ScriptedModel:
-        return self.server.model  # type: ignore[attr-defined,no-any-return]
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silence the default per-request stderr line."""
-
-    def do_GET(self) -> None:
-        self._handle()
-
-    def do_POST(self) -> None:
-        self._handle()
-
-    def do_HEAD(self) -> None:
-        self._handle()
-
-    def _handle(self) -> None:
-        url = urlsplit(self.path)
-        path = re.sub(r"/{2,}", "/", url.path).rstrip("/") or "/"
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        body: Any = None
-        if raw:
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                body = None
-        summary = Request.from_body(body if isinstance(body, dict) else {})
-        self.entry = {
-            "method": self.command,
-            "path": path,
-            "query": url.query,
-            "headers": {
-                k.lower(): ("<redacted>" if k.lower() in _SECRET_HEADERS else v)
-                for k, v in self.headers.items()
-            },
-            "body": body,
-            "model": summary.model,
-            "stream": bool(isinstance(body, dict) and body.get("stream")),
-            "prompt": summary.prompt,
-            "tools": list(summary.tools),
-            "tool_result": summary.tool_result,
-            "system": summary.system,
-            "rule": None,
-            "status": None,
-            "time": time.time(),
-        }
-        self.model._record(self.entry)
-        self.request_id = self.model._next_id("req")
-        try:
-            self._dispatch(path, body, summary)
-        except (BrokenPipeError, ConnectionResetError):
-            self.entry["disconnected"] = True
-
-    def _dispatch(self, path: str, body: Any, summary: Request) -> None:
-        model, method = self.model, self.command
-        if method == "POST" and path == "/v1/messages":
-            if not isinstance(body, dict):
-                return self._error(ApiError(400, "invalid_request_error", "body is not JSON"))
-            self.entry["rule"], chosen = model.choose(summary)
-            model._wait(chosen.delay)
-            if chosen.error is not None:
-                return self._error(chosen.error)
-            if self.entry["stream"]:
-                return self._stream(model.events(chosen, summary.model))
-            return self._json(200, model.message(chosen, summary.model))
-        if method == "POST" and path == "/v1/messages/count_tokens":
-            return self._json(
-                200, {"input_tokens": count_tokens(body if isinstance(body, dict) else {})}
-            )
-        if method in ("GET", "HEAD") and path == "/v1/models":
-            return self._json(200, _models())
-        if method == "HEAD" and path == "/":
-            return self._json(200, {})
-        return self._error(ApiError(404, "not_found_error", f"{method} {path} is not served here"))
-
-    def _error(self, err: ApiError) -> None:
-        extra = {} if err.retry_after is None else {"retry-after": f"{err.retry_after:g}"}
-        doc = {"type": "error", "error": {"type": err.type, "message": err.message}}
-        self._json(err.status, doc, extra)
-
-    def _start(self, status: int, headers: dict[str, str]) -> None:
-        self.entry["status"] = status
-        self.send_response(status)
-        for key, value in headers.items():
-            self.send_header(key, value)
-        self.send_header("request-id", self.request_id)
-        self.end_headers()
-
-    def _json(self, status: int, doc: dict[str, Any], extra: dict[str, str] | None = None) -> None:
-        if doc.get("type") == "error":
-            doc["request_id"] = self.request_id
-        payload = json.dumps(doc, ensure_ascii=False).encode("utf-8")
-        headers = {"Content-Type": "application/json", "Content-Length": str(len(payload))}
-        self._start(status, {**headers, **(extra or {})})
-        if self.command != "HEAD":
-            self.wfile.write(payload)
-        self.wfile.flush()
-
-    def _stream(self, events: Iterable[tuple[str, dict[str, Any]]]) -> None:
-        headers = {
-            "Content-Type": "text/event-stream; charset=utf-8",
-            "Cache-Control": "no-cache",
-            "Transfer-Encoding": "chunked",
-        }
-        self._start(200, headers)
-        for name, data in events:
-            chunk = f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
-            payload = chunk.encode("utf-8")
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(payload), payload))
-            self.wfile.flush()
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
-
-
-def _models() -> dict[str, Any]:
-    ids = ["claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"]
-    data = [
-        {"type": "model", "id": i, "display_name": i, "created_at": "2026-01-01T00:00:00Z"}
-        for i in ids
-    ]
-    return {"data": data, "has_more": False, "first_id": ids[0], "last_id": ids[-1]}

@@ -199,14 +199,13 @@ def test_timeout_kills_the_process_group(
         answer="---\ntype: regex\npattern: 1\\.4\\.1\n---\n",
     )
     agent = python_agent(pytester, "slow_agent.py", SLOW_AGENT)
-    start = time.monotonic()
     result = pytester.runpytest(
         "evals", *plugin_args, "--eval-agent", agent, "--eval-json", "o.json"
     )
-    assert time.monotonic() - start < 4.5
     result.assert_outcomes(passed=1)
     run = only_run(read_doc("o.json"))
     assert run["error"] == "timed out after 1s"
+    assert run["durationSeconds"] < 3  # not the 5 s the agent asked for
     assert run["graders"][0]["passed"] is True  # graded on the partial stdout
     assert "finished" not in run["answer"]
     child = int(run["answer"].rsplit("child=", 1)[1].split()[0])

@@ -8,6 +8,7 @@ pytest-xdist.
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import re
 from pathlib import Path
@@ -135,6 +136,7 @@ PACKAGE_JSON = {
                                 "label": {"or": [{"eq": "later"}, {"matches": "^urg"}]},
                                 "by": {"not": {"eq": "bot"}},
                                 "meta": {"source": {"matches": "^ui$"}},
+                                "priority": {"and": [{"matches": "^h"}, {"not": "hopeless"}]},
                             },
                         }
                     },
@@ -200,6 +202,7 @@ WITH_RULES: list[dict[str, Any]] = [
                     "label": "urgent",
                     "by": "user",
                     "meta": {"source": "ui"},
+                    "priority": "high",
                 },
                 "output": "ok",
             },
@@ -323,14 +326,14 @@ VERDICTS: dict[str, dict[str, dict[str, bool | None]]] = {
     PACKAGE_CASE: {
         "with": {
             "calls tool get-todos": True,
-            "calls tool toggle-todo (id, note, label, by, meta)": True,
+            "calls tool toggle-todo (id, note, label, by, meta, priority)": True,
             'includes "COMPLETED"': True,
             "matches /\\bdone\\b/": True,
             'meets criteria "Tells that the item was marked as done"': None,
         },
         "without": {
             "calls tool get-todos": True,
-            "calls tool toggle-todo (id, note, label, by, meta)": False,
+            "calls tool toggle-todo (id, note, label, by, meta, priority)": False,
             'includes "COMPLETED"': False,
             "matches /\\bdone\\b/": False,
             'meets criteria "Tells that the item was marked as done"': None,
@@ -507,7 +510,7 @@ def table_rows(lines: list[str]) -> dict[str, list[str]]:
             break
         name = line[: columns[0]].strip()
         bounds = [*columns, len(line) + 1]
-        rows[name] = [line[a:b].strip() for a, b in zip(bounds, bounds[1:], strict=False)]
+        rows[name] = [line[a:b].strip() for a, b in itertools.pairwise(bounds)]
     return rows
 
 

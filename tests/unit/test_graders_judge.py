@@ -1,29 +1,65 @@
-"""Judge graders: skipped without a judge; votes, prompts and evidence with one."""
+"""Judge graders: skipped without a judge; votes, reasons, prompts, evidence and cost with one."""
 
 from __future__ import annotations
 
+import struct
+import zlib
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from pytest_plugin_evals.graders import Judge, grade
-from pytest_plugin_evals.graders.judge import elide_events, elide_text, parse_vote
+from pytest_plugin_evals.graders import Judge, JudgeFailure, grade, grade_all, judge_cost
+from pytest_plugin_evals.graders.judge import (
+    elide_events,
+    elide_text,
+    parse_verdict,
+    parse_vote,
+)
+from pytest_plugin_evals.judges import JudgeError, JudgeImage, JudgeReply
 from pytest_plugin_evals.model import Case, GraderSpec, Transcript
 
 
 class ScriptedJudge:
+    """Answers with the given replies in turn; each call costs ``cost``."""
+
+    def __init__(self, *replies: str, cost: float = 0.0) -> None:
+        self.replies = list(replies)
+        self.cost = cost
+        self.prompts: list[str] = []
+        self.images: list[list[JudgeImage]] = []
+
+    def call(self, prompt: str, images: Sequence[JudgeImage] = ()) -> JudgeReply:
+        self.prompts.append(prompt)
+        self.images.append(list(images))
+        return JudgeReply(self.replies.pop(0), self.cost, 10, 1)
+
+
+class VoteOnlyJudge:
+    """The older judge shape: ``vote(prompt) -> str``."""
+
     def __init__(self, *replies: str) -> None:
         self.replies = list(replies)
-        self.prompts: list[str] = []
 
     def vote(self, prompt: str) -> str:
-        self.prompts.append(prompt)
         return self.replies.pop(0)
 
 
 class BrokenJudge:
-    def vote(self, prompt: str) -> str:
-        raise ConnectionError("API Error: 500 fake 500 api_error")
+    def call(self, prompt: str, images: Sequence[JudgeImage] = ()) -> JudgeReply:
+        raise JudgeError("API Error: 500 fake 500 api_error")
+
+
+def tiny_png() -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    pixels = zlib.compress(b"\x00\xff\x00\x00")
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    )
 
 
 def _case(tmp_path: Path) -> Case:
@@ -71,13 +107,38 @@ def test_vote_parsing(reply: str, vote: bool) -> None:
     assert parse_vote(reply) is vote
 
 
+@pytest.mark.parametrize(
+    ("reply", "verdict"),
+    [
+        ("PASS", "PASS"),
+        ("Pass: the answer names Paris.", "PASS"),
+        ("PASS or FAIL", "FAIL"),
+        ("fail", "FAIL"),
+        ("PASSED", None),
+        ("nope", None),
+        ("", None),
+    ],
+)
+def test_verdict_parsing(reply: str, verdict: str | None) -> None:
+    assert parse_verdict(reply) == verdict
+
+
 def test_llm_votes_and_prompt_layout() -> None:
-    judge = ScriptedJudge("PASS", "FAIL", "pass")
+    judge = ScriptedJudge("PASS", "FAIL: it never says hi", "pass", cost=0.1)
     assert isinstance(judge, Judge)
     spec = GraderSpec("criteria", "llm", {"focus": "last_message"}, criteria="Says hi")
     v = grade(spec, Transcript(final_message="hello"), judge=judge)
     assert (v.passed, v.explanation) == (True, "judge votes: PASS FAIL PASS")
-    assert v.details == {"judgeVotes": ["PASS", "FAIL", "PASS"], "evidence": "hello"}
+    assert v.details == {
+        "judgeVotes": [
+            {"vote": "PASS", "reason": "PASS"},
+            {"vote": "FAIL", "reason": "FAIL: it never says hi"},
+            {"vote": "PASS", "reason": "pass"},
+        ],
+        "evidence": "hello",
+        "judgeCostUsd": 0.3,  # 0.1 + 0.1 + 0.1 is 0.30000000000000004 unrounded
+    }
+    assert v.to_dict()["judgeVotes"][1]["vote"] == "FAIL"
     assert judge.prompts[0] == (
         "You are grading the output of a coding agent against a criterion.\n\n"
         "Criterion:\nSays hi\n\n\nAgent output (last_message):\nhello\n\n\n"
@@ -88,24 +149,104 @@ def test_llm_votes_and_prompt_layout() -> None:
 
 def test_llm_majority_fail() -> None:
     spec = GraderSpec("c", "llm", {}, criteria="x")
-    v = grade(spec, Transcript(), judge=ScriptedJudge("FAIL", "PASS", "nope"))
+    v = grade(spec, Transcript(), judge=ScriptedJudge("FAIL", "PASS", "FAIL"))
     assert (v.passed, v.explanation) == (False, "judge votes: FAIL PASS FAIL")
 
 
-def test_llm_focus_files_and_file(tmp_path: Path) -> None:
-    judge = ScriptedJudge(*["PASS"] * 6)
-    grade(GraderSpec("c", "llm", {"focus": "files"}, criteria="x"), Transcript(), judge=judge)
-    assert "Agent output (files):\n(no file changes)\n" in judge.prompts[0]
-    (tmp_path / "notes.md").write_text("my notes", encoding="utf-8")
-    spec = GraderSpec("c", "llm", {"focus": {"source": "file", "path": "notes.md"}}, criteria="x")
-    grade(spec, Transcript(cwd=tmp_path), judge=judge)
-    assert "Agent output (file notes.md):\nmy notes\n" in judge.prompts[3]
+def test_always_three_votes_even_when_two_agree() -> None:
+    judge = ScriptedJudge("PASS", "PASS", "FAIL")
+    v = grade(GraderSpec("c", "llm", {}, criteria="x"), Transcript(), judge=judge)
+    assert (v.passed, len(judge.prompts), judge.replies) == (True, 3, [])
 
 
-def test_judge_failure_is_grader_threw() -> None:
-    v = grade(GraderSpec("c", "llm", {}, criteria="x"), Transcript(), judge=BrokenJudge())
+def test_a_vote_only_judge_still_works() -> None:
+    judge = VoteOnlyJudge("PASS", "FAIL", "pass")
+    v = grade(GraderSpec("c", "llm", {}, criteria="x"), Transcript(), judge=judge)
+    assert (v.passed, v.explanation) == (True, "judge votes: PASS FAIL PASS")
+    assert v.details["judgeCostUsd"] == 0.0
+
+
+def test_a_failed_judge_call_is_a_judge_failure_not_a_verdict() -> None:
+    with pytest.raises(JudgeFailure) as info:
+        grade(GraderSpec("c", "llm", {}, criteria="x"), Transcript(), judge=BrokenJudge())
+    assert str(info.value) == "judge call failed: API Error: 500 fake 500 api_error"
+    assert (info.value.grader, info.value.cost_usd) == ("c", 0.0)
+    assert isinstance(info.value, JudgeError)
+
+
+def test_any_exception_from_the_judge_is_a_judge_failure() -> None:
+    class Crashing:
+        def call(self, prompt: str, images: Sequence[JudgeImage] = ()) -> JudgeReply:
+            raise ConnectionError("reset by peer")
+
+    with pytest.raises(JudgeFailure, match=r"^judge call failed: reset by peer$"):
+        grade(GraderSpec("c", "llm", {}, criteria="x"), Transcript(), judge=Crashing())
+
+
+def test_an_unparseable_reply_is_a_judge_failure_carrying_the_cost_so_far() -> None:
+    judge = ScriptedJudge("PASS", "I cannot tell.", "PASS", cost=0.25)
+    with pytest.raises(JudgeFailure) as info:
+        grade(GraderSpec("c", "llm", {}, criteria="x"), Transcript(), judge=judge)
+    assert str(info.value) == 'judge reply is neither PASS nor FAIL: "I cannot tell."'
+    assert info.value.cost_usd == 0.5
+
+
+def test_grade_all_lets_a_judge_failure_through_with_the_whole_run_cost() -> None:
+    judge = ScriptedJudge("PASS", "PASS", "PASS", "PASS", "???", cost=0.1)
+    specs = [
+        GraderSpec("first", "llm", {}, criteria="x"),
+        GraderSpec("re", "regex", {"pattern": "x"}),
+        GraderSpec("second", "meetsCriteria", {"value": "y"}),
+    ]
+    with pytest.raises(JudgeFailure) as info:
+        grade_all(specs, Transcript(final_message="x"), judge=judge)
+    assert (info.value.grader, info.value.cost_usd) == ("second", 0.5)
+
+
+def test_judge_cost_sums_the_verdicts() -> None:
+    judge = ScriptedJudge(*["PASS"] * 6, cost=0.1)
+    specs = [
+        GraderSpec("a", "llm", {}, criteria="x"),
+        GraderSpec("re", "regex", {"pattern": "x"}),
+        GraderSpec("b", "llm", {}, criteria="y"),
+    ]
+    verdicts = grade_all(specs, Transcript(final_message="x"), judge=judge)
+    assert [v.details.get("judgeCostUsd") for v in verdicts] == [0.3, None, 0.3]
+    assert judge_cost(verdicts) == 0.6
+    assert judge_cost([]) == 0.0
+
+
+def test_an_image_focus_goes_to_the_judge_as_an_image(tmp_path: Path) -> None:
+    (tmp_path / "shot.png").write_bytes(tiny_png())
+    judge = ScriptedJudge("PASS", "PASS", "PASS")
+    spec = GraderSpec("c", "llm", {"focus": {"source": "file", "path": "shot.png"}}, criteria="x")
+    v = grade(spec, Transcript(cwd=tmp_path), judge=judge)
+    assert v.passed is True
+    note = f"[image shot.png (image/png, {len(tiny_png())} bytes) attached]"
+    assert v.details["evidence"] == note
+    assert f"Agent output (file shot.png):\n{note}\n" in judge.prompts[0]
+    assert judge.images[0] == [JudgeImage(tiny_png(), "image/png", "shot.png")]
+    assert len(judge.images) == 3
+
+
+def test_a_text_only_judge_cannot_be_shown_an_image(tmp_path: Path) -> None:
+    (tmp_path / "shot.png").write_bytes(tiny_png())
+    spec = GraderSpec("c", "llm", {"focus": {"source": "file", "path": "shot.png"}}, criteria="x")
+    with pytest.raises(JudgeFailure, match="takes text only"):
+        grade(spec, Transcript(cwd=tmp_path), judge=VoteOnlyJudge("PASS"))
+
+
+def test_another_binary_focus_file_is_refused_with_a_verdict(tmp_path: Path) -> None:
+    (tmp_path / "blob.bin").write_bytes(b"\x00\x01\x02binary")
+    judge = ScriptedJudge()
+    spec = GraderSpec("c", "llm", {"focus": {"source": "file", "path": "blob.bin"}}, criteria="x")
+    v = grade(spec, Transcript(cwd=tmp_path), judge=judge)
     assert v.passed is False
-    assert v.explanation == "grader threw: judge call failed: API Error: 500 fake 500 api_error"
+    assert v.explanation == (
+        'focus file "blob.bin" is a binary file, not text or a PNG, JPEG, GIF or WebP image: '
+        "the judge cannot be shown it"
+    )
+    assert judge.prompts == []
 
 
 def test_baseline_missing_file(tmp_path: Path) -> None:

@@ -176,7 +176,7 @@ def test_mock_calls_without_mocks_fails_with_the_reason() -> None:
     v = _regex(Transcript(mock_calls=None), "x", target="mock_calls", match="not_contains")
     assert v.passed is False
     assert v.explanation == (
-        "no mock stand-ins were active in this run (--mocks off, or no mocks/ directory "
+        "no mock stand-ins were active in this run (--eval-mocks off, or no mocks/ directory "
         "applies to this case) — a mock_calls grader has nothing to check"
     )
 

@@ -1,0 +1,87 @@
+"""Judge backends: the model that reads a run and answers PASS or FAIL.
+
+``make_judge(kind, model)`` builds one:
+
+- ``claude`` (the default): the ``claude`` CLI in its own temporary home, no tools, one turn;
+  model default ``haiku``;
+- ``anthropic``: the official ``anthropic`` SDK (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``);
+  model default ``claude-haiku-4-5``;
+- ``openai``: the official ``openai`` SDK against any OpenAI-compatible endpoint
+  (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``); the model is required.
+
+The SDKs are optional (``pip install "pytest-plugin-evals[judges]"``) and imported only when
+their judge is chosen. Every backend answers ``call(prompt, images) -> JudgeReply`` and raises
+:class:`JudgeError` when a call fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .base import (
+    DEFAULT_TIMEOUT,
+    SYSTEM_PROMPT,
+    Judge,
+    JudgeError,
+    JudgeImage,
+    JudgeProblem,
+    JudgeReply,
+    JudgeSetupError,
+    image_media_type,
+)
+
+#: The judge kinds ``--eval-judge`` accepts, the default first.
+JUDGE_KINDS = ("claude", "anthropic", "openai")
+DEFAULT_JUDGE = "claude"
+
+
+def make_judge(
+    kind: str,
+    model: str | None = None,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    environ: Mapping[str, str] | None = None,
+    claude_bin: str | None = None,
+    max_retries: int = 2,
+) -> Judge:
+    """Build the judge ``kind`` names; :class:`JudgeSetupError` (one sentence) when it cannot.
+
+    ``environ`` (default ``os.environ``) is where credentials and endpoints are read;
+    ``claude_bin`` is the ``claude`` binary (default: on PATH); ``max_retries`` applies to the
+    SDK judges (the ``claude`` judge follows ``CLAUDE_CODE_MAX_RETRIES``); ``timeout`` is the
+    limit for one call, in seconds.
+    """
+    name = (kind or "").strip().lower()
+    if name == "claude":
+        from .claude_cli import ClaudeJudge
+
+        return ClaudeJudge.from_settings(model, binary=claude_bin, timeout=timeout, environ=environ)
+    if name == "anthropic":
+        from .anthropic_api import AnthropicJudge
+
+        return AnthropicJudge.from_settings(
+            model, timeout=timeout, max_retries=max_retries, environ=environ
+        )
+    if name == "openai":
+        from .openai_api import OpenAIJudge
+
+        return OpenAIJudge.from_settings(
+            model, timeout=timeout, max_retries=max_retries, environ=environ
+        )
+    raise JudgeSetupError(f'unknown judge "{kind}": choose one of {", ".join(JUDGE_KINDS)}')
+
+
+__all__ = [
+    "DEFAULT_JUDGE",
+    "DEFAULT_TIMEOUT",
+    "JUDGE_KINDS",
+    "SYSTEM_PROMPT",
+    "Judge",
+    "JudgeError",
+    "JudgeImage",
+    "JudgeProblem",
+    "JudgeReply",
+    "JudgeSetupError",
+    "image_media_type",
+    "make_judge",
+]

@@ -1,0 +1,119 @@
+"""What every judge backend shares: the reply, the images it may see, its errors.
+
+A judge backend has one method, ``call(prompt, images) -> JudgeReply``: one model call, one
+user message (the prompt text, then the images), no tools, one turn. A call that fails raises
+:class:`JudgeError`; it never answers in place of the model.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Protocol, runtime_checkable
+
+#: Seconds one judge call may take before it counts as failed.
+DEFAULT_TIMEOUT = 120.0
+
+#: The judge's system prompt, as the reference sends it.
+SYSTEM_PROMPT = "You are a strict, terse evaluation judge for coding-agent traces."
+
+#: The extra that installs every judge SDK.
+EXTRA_HINT = 'pip install "pytest-plugin-evals[judges]"'
+
+
+class JudgeProblem(Exception):
+    """Anything wrong with a judge: it cannot be built, or one of its calls failed."""
+
+
+class JudgeSetupError(JudgeProblem):
+    """The judge cannot be built (unknown kind, missing SDK, missing model): one sentence."""
+
+
+class JudgeError(JudgeProblem):
+    """One judge call failed (API error, timeout, no usable reply): an infrastructure error."""
+
+
+@dataclass(frozen=True)
+class JudgeReply:
+    """The model's reply to one judge call, and what the call cost."""
+
+    text: str
+    cost_usd: float = 0.0
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class JudgeImage:
+    """An image shown to the judge beside the prompt (PNG, JPEG, GIF or WebP)."""
+
+    data: bytes
+    media_type: str
+    name: str = ""
+
+    def base64(self) -> str:
+        return base64.b64encode(self.data).decode("ascii")
+
+    def data_url(self) -> str:
+        return f"data:{self.media_type};base64,{self.base64()}"
+
+    def anthropic_block(self) -> dict[str, Any]:
+        """The Messages API image content block."""
+        source = {"type": "base64", "media_type": self.media_type, "data": self.base64()}
+        return {"type": "image", "source": source}
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """A judge backend: one model call per vote."""
+
+    def call(self, prompt: str, images: Sequence[JudgeImage] = ()) -> JudgeReply: ...
+
+
+def image_media_type(data: bytes) -> str | None:
+    """``image/png``, ``image/jpeg``, ``image/gif`` or ``image/webp`` by magic bytes, else None."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def import_sdk(kind: str, module: str) -> ModuleType:
+    """Import a judge SDK only when that judge is chosen, or say in one line how to get it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise JudgeSetupError(
+            f"--eval-judge {kind} needs the {module} package: {EXTRA_HINT}"
+        ) from None
+
+
+def timeout_message(seconds: float) -> str:
+    shown = int(seconds) if float(seconds).is_integer() else seconds
+    return f"judge call timed out after {shown}s"
+
+
+def api_error_message(status: int | None, body: Any, fallback: str) -> str:
+    """``API Error: 500 <message>`` from an error body in the Anthropic or OpenAI shape."""
+    message = ""
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict):
+            message = str(err.get("message") or "")
+        elif isinstance(err, str):
+            message = err
+    message = message or fallback
+    return f"API Error: {status} {message}" if status is not None else f"API Error: {message}"
+
+
+def round_cost(value: float) -> float:
+    """Costs are kept to 10 decimal places: sums of prices carry no float noise."""
+    return round(value, 10)

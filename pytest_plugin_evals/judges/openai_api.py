@@ -1,0 +1,113 @@
+"""``--eval-judge openai``: any OpenAI-compatible chat completions endpoint (the ``openai`` SDK).
+
+Endpoint and key come from ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` — a local vLLM or
+llama.cpp server works. Without ``OPENAI_API_KEY`` a placeholder key is sent (local servers
+ignore it). The model has no default: ``--eval-judge-model`` names it.
+
+Such servers rarely report prices, so a call costs 0 unless the server reports its cost in the
+usage (``usage.cost``, as some gateways do).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .base import (
+    DEFAULT_TIMEOUT,
+    SYSTEM_PROMPT,
+    JudgeError,
+    JudgeImage,
+    JudgeReply,
+    JudgeSetupError,
+    api_error_message,
+    import_sdk,
+    round_cost,
+    timeout_message,
+)
+
+#: Sent when OPENAI_API_KEY is unset: the SDK insists on a key, local servers ignore it.
+PLACEHOLDER_KEY = "sk-no-key"
+
+
+def reported_cost(usage: Any) -> float:
+    """``usage.cost`` when the server reports one, else 0."""
+    extra = getattr(usage, "model_extra", None) or {}
+    cost = extra.get("cost", getattr(usage, "cost", None))
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
+        return round_cost(float(cost))
+    return 0.0
+
+
+class OpenAIJudge:
+    """A judge that calls ``POST /chat/completions`` with the ``openai`` SDK."""
+
+    kind = "openai"
+
+    def __init__(self, client: Any, sdk: Any, model: str, *, timeout: float) -> None:
+        self.client = client
+        self.model = model
+        self.timeout = timeout
+        self._sdk = sdk
+
+    @classmethod
+    def from_settings(
+        cls,
+        model: str | None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = 2,
+        environ: Mapping[str, str] | None = None,
+    ) -> OpenAIJudge:
+        if not model or not model.strip():
+            raise JudgeSetupError(
+                "--eval-judge openai needs a model: pass --eval-judge-model NAME "
+                "(the model name your OpenAI-compatible server serves)"
+            )
+        sdk = import_sdk("openai", "openai")
+        env = os.environ if environ is None else environ
+        options: dict[str, Any] = {
+            "api_key": env.get("OPENAI_API_KEY") or PLACEHOLDER_KEY,
+            "timeout": timeout,
+            "max_retries": max_retries,
+        }
+        if env.get("OPENAI_BASE_URL"):
+            options["base_url"] = env["OPENAI_BASE_URL"]
+        try:
+            client = sdk.OpenAI(**options)
+        except sdk.OpenAIError as exc:
+            raise JudgeSetupError(f"--eval-judge openai: {exc}") from None
+        return cls(client, sdk, model.strip(), timeout=timeout)
+
+    def call(self, prompt: str, images: Sequence[JudgeImage] = ()) -> JudgeReply:
+        sdk = self._sdk
+        content: str | list[dict[str, Any]] = prompt
+        if images:
+            content = [{"type": "text", "text": prompt}]
+            content += [{"type": "image_url", "image_url": {"url": i.data_url()}} for i in images]
+        messages = [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": content},
+        ]
+        try:
+            completion = self.client.chat.completions.create(model=self.model, messages=messages)
+        except sdk.APITimeoutError:
+            raise JudgeError(timeout_message(self.timeout)) from None
+        except sdk.APIStatusError as exc:
+            raise JudgeError(api_error_message(exc.status_code, exc.body, str(exc))) from None
+        except sdk.APIConnectionError as exc:
+            raise JudgeError(f"API Error: connection failed ({exc})") from None
+        except sdk.OpenAIError as exc:
+            raise JudgeError(f"API Error: {exc}") from None
+        choices = getattr(completion, "choices", None) or []
+        if not choices:
+            raise JudgeError("the judge's reply holds no choice")
+        text = getattr(choices[0].message, "content", None) or ""
+        usage = getattr(completion, "usage", None)
+        return JudgeReply(
+            text=str(text),
+            cost_usd=reported_cost(usage),
+            input_tokens=getattr(usage, "prompt_tokens", None),
+            output_tokens=getattr(usage, "completion_tokens", None),
+        )

@@ -1,0 +1,109 @@
+"""Reading back what the stand-ins answered: the calls, the abort, the per-run totals."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import MockCall, ToolCall, Transcript
+from .config import MockSetup
+
+
+@dataclass(frozen=True)
+class MockOutcome:
+    """One run's mock calls.
+
+    ``calls`` is None when no stand-in was active (a ``mock_calls`` grader then has nothing to
+    check). ``aborted`` is ``{"server", "tool", "reason"}`` when an ``expect:`` guard stopped the
+    run. ``records`` are the raw lines (with ``time``), for reports.
+    """
+
+    calls: list[MockCall] | None = None
+    aborted: dict[str, str] | None = None
+    records: list[dict[str, Any]] = field(default_factory=list)
+    totals: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self, setup: MockSetup) -> dict[str, Any]:
+        """The run's ``mocks`` document: servers, warnings and calls totals."""
+        return {**setup.summary(), "calls": dict(self.totals)}
+
+
+def collect_calls(setup: MockSetup, tool_calls: Iterable[ToolCall] = ()) -> MockOutcome:
+    """The calls the run's stand-ins recorded, in order; ``tool_calls`` (the transcript's) give
+    the count of calls to tools that were not mocked (withheld servers, tools without a file)."""
+    if not setup.active or setup.calls_file is None:
+        return MockOutcome(totals=_totals([], setup, tool_calls))
+    records: list[dict[str, Any]] = []
+    aborted: dict[str, str] | None = None
+    try:
+        text = setup.calls_file.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut short by the kill
+        if not isinstance(record, dict):
+            continue
+        if isinstance(record.get("abort"), dict):
+            if aborted is None:
+                found = record["abort"]
+                aborted = {k: str(found.get(k, "")) for k in ("server", "tool", "reason")}
+            continue
+        records.append(record)
+    calls = [
+        MockCall(
+            server=str(r.get("server", "")),
+            tool=str(r.get("name") or r.get("tool", "")),
+            input=r.get("input") if isinstance(r.get("input"), dict) else {},
+            output=str(r.get("output", "")),
+            is_error=bool(r.get("isError")),
+        )
+        for r in records
+    ]
+    return MockOutcome(calls, aborted, records, _totals(calls, setup, tool_calls))
+
+
+def _totals(
+    calls: list[MockCall], setup: MockSetup, tool_calls: Iterable[ToolCall]
+) -> dict[str, Any]:
+    served = set(setup.allowed_tools)
+    unmocked = Counter(
+        c.name
+        for c in tool_calls
+        if c.name not in served and any(c.name.startswith(p) for p in setup.prefixes)
+    )
+    return {
+        "total": len(calls),
+        "errors": sum(1 for c in calls if c.is_error),
+        "unmocked": [{"tool": name, "count": n} for name, n in sorted(unmocked.items())],
+        "costUsd": 0.0,
+        "replay": {"hits": 0, "misses": 0},
+    }
+
+
+def abort_message(aborted: dict[str, str]) -> str:
+    """How the terminal reports an aborted run: ``aborted by mock tracker/create_issue: …``."""
+    return f"aborted by mock {aborted['server']}/{aborted['tool']}: {aborted['reason']}"
+
+
+def attach(setup: MockSetup, transcript: Transcript) -> MockOutcome:
+    """Fill ``transcript`` from the run's stand-ins and return the outcome.
+
+    Sets ``mock_calls`` (None when no stand-in was active) and the mock warnings as notes. An
+    aborted run is not graded and scores 0 with no error, as the reference does: the process
+    was killed on purpose, so the error the adapter derived from that is cleared.
+    """
+    outcome = collect_calls(setup, transcript.tool_calls)
+    transcript.mock_calls = outcome.calls
+    transcript.notes.extend(setup.warnings)
+    if outcome.aborted is not None:
+        transcript.skip_grading = True
+        transcript.error = None
+        transcript.infra_error = None
+        transcript.notes.append(abort_message(outcome.aborted))
+    return outcome

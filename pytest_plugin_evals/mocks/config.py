@@ -1,0 +1,189 @@
+"""Setting up one run's stand-ins: spec files, the MCP configuration, the agent's flags.
+
+:func:`prepare_mocks` writes, under the run's folder, one ``<server>.spec.json`` per active
+stand-in and an ``mcp.json``::
+
+    {"mcpServers": {"plugin:<plugin>:<server>": {"type": "stdio", "command": "<python>",
+                    "args": ["-m", "pytest_plugin_evals.mocks.server", "<spec.json>"]}}}
+
+Claude Code gets it as ``--strict-mcp-config --mcp-config=<mcp.json>``: ``--strict-mcp-config``
+drops every other MCP server, the plugin's own included, so a declared server without mocks
+is withheld; a stand-in registered as ``plugin:<plugin>:<server>`` gets exactly the tool names
+the plugin's server would (``mcp__plugin_<plugin>_<server>__<tool>``). With real servers allowed
+the flag is left out: the stand-ins still replace their namesakes, the other plugin servers start.
+Any other agent that speaks MCP can read the same ``mcp.json`` (``MockSetup.mcp_config``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..model import Case
+from .discover import MockPlan, MockServer, discover_mocks, normalize
+from .host import ensure_host
+
+SERVER_MODULE = "pytest_plugin_evals.mocks.server"
+STUB = Path(__file__).with_name("stub.py")
+
+Mode = Literal["on", "off"]
+
+
+@dataclass(frozen=True)
+class MockSetup:
+    """What one run's agent needs for its stand-ins, and where their calls will be."""
+
+    #: The generated MCP configuration (None: the agent's MCP setup is left as it is).
+    mcp_config: Path | None = None
+    #: Drop every MCP server not in ``mcp_config`` (the plugin's own included).
+    strict: bool = False
+    #: The active stand-ins of this run.
+    servers: tuple[MockServer, ...] = ()
+    #: Declared servers not started in this run.
+    withheld: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    #: Where the stand-ins append their calls (one JSON line each).
+    calls_file: Path | None = None
+    #: Every mock of the case shadows a plugin server (``scoring``'s ``shadow_mocks_only``).
+    shadow_only: bool = False
+    #: Prefixes of tool names served (or withheld) here, for counting unmocked calls.
+    prefixes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def active(self) -> bool:
+        """Whether any stand-in serves this run (its transcript then has ``mock_calls``)."""
+        return bool(self.servers)
+
+    @property
+    def allowed_tools(self) -> tuple[str, ...]:
+        """The mocked tools' names as the agent sees them: grant these (they are harmless)."""
+        return tuple(s.qualified(t.name) for s in self.servers for t in s.tools)
+
+    def claude_args(self) -> list[str]:
+        """Flags for ``claude -p`` (add ``allowed_tools`` to its ``--allowed-tools`` as well)."""
+        if self.mcp_config is None:
+            return []
+        strict = ["--strict-mcp-config"] if self.strict else []
+        return [*strict, f"--mcp-config={self.mcp_config}"]
+
+    def summary(self) -> dict[str, Any]:
+        """The run's ``mocks`` document without ``calls`` (see ``calls.MockOutcome.summary``)."""
+        servers: list[dict[str, Any]] = [
+            {
+                "server": s.name,
+                "kind": s.kind,
+                "tools": [{"tool": t.name, "responder": t.spec.type} for t in s.tools],
+            }
+            for s in self.servers
+        ]
+        servers += [
+            {"server": w, "kind": "shadow", "withheld": True, "tools": []} for w in self.withheld
+        ]
+        return {"servers": servers, "warnings": list(self.warnings)}
+
+
+def load_plan(case: Case, plugin_dir: Path | None) -> MockPlan:
+    """The case's mock plan (call at collection to report bad mocks as load errors)."""
+    return discover_mocks(case.dir, case.suite_root, plugin_dir)
+
+
+def prepare_mocks(
+    case: Case,
+    plugin_dir: Path | None,
+    loads_plugin: bool,
+    run_dir: Path,
+    *,
+    mode: Mode = "on",
+    allow_real_servers: bool = False,
+    kill_agent: bool = True,
+    shared_host: bool = True,
+    plan: MockPlan | None = None,
+) -> MockSetup:
+    """Write one run's stand-in files under ``run_dir`` and say how to start the agent.
+
+    ``plugin_dir`` is the plugin under test (whatever the arm: its declared servers decide which
+    mock folders shadow and which stand alone); ``loads_plugin`` says whether this run loads it
+    (the with arm). ``mode="off"`` ignores mocks: nothing is written and the plugin's own servers
+    start. ``kill_agent`` lets a stand-in kill the agent's process group when ``expect:`` is
+    violated (the agent must run in its own process group, as ``run_process`` starts it).
+    ``shared_host`` serves the stand-ins from this process's mock host (see :mod:`.host`) so they
+    start in milliseconds. Raises ``LoadError`` for a bad mock file.
+    """
+    if mode == "off":
+        return MockSetup()
+    plan = plan if plan is not None else load_plan(case, plugin_dir)
+    if not plan.servers and not plan.declared:
+        return MockSetup()
+    servers = plan.active(loads_plugin)
+    withheld = plan.withheld if loads_plugin and not allow_real_servers else ()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    calls_file = run_dir / "mock-calls.jsonl"
+    calls_file.write_bytes(b"")
+    entries: dict[str, Any] = {}
+    host = ensure_host() if shared_host and servers else None
+    for server in servers:
+        spec_path = run_dir / f"{_file_name(server.name)}.spec.json"
+        spec = stand_in_spec(server, calls_file, kill_agent=kill_agent)
+        spec_path.write_text(json.dumps(spec, indent=1, ensure_ascii=False), encoding="utf-8")
+        entries[server.registered] = server_command(spec_path, host)
+    config = run_dir / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": entries}, indent=2), encoding="utf-8")
+    prefixes = [s.tool_prefix for s in servers]
+    if plugin_name := plan.plugin:
+        prefixes += [f"mcp__{normalize(f'plugin:{plugin_name}:{w}')}__" for w in withheld]
+    return MockSetup(
+        mcp_config=config,
+        strict=not allow_real_servers,
+        servers=servers,
+        withheld=withheld,
+        warnings=tuple(w for s in servers for w in s.warnings),
+        calls_file=calls_file,
+        shadow_only=plan.shadow_only,
+        prefixes=tuple(prefixes),
+    )
+
+
+def _file_name(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name) or "server"
+
+
+def server_command(spec_path: Path, host: Path | None = None) -> dict[str, Any]:
+    """The MCP configuration entry that starts a stand-in for ``spec_path``.
+
+    With a mock host: the stub (``python -I -S stub.py <socket> <spec>``), which hands its stdio
+    to the host; without: the stand-in module itself.
+    """
+    if host is not None:
+        args = ["-I", "-S", str(STUB), str(host), str(spec_path)]
+    else:
+        args = ["-m", SERVER_MODULE, str(spec_path)]
+    return {"type": "stdio", "command": sys.executable, "args": args}
+
+
+def stand_in_spec(server: MockServer, calls_file: Path, *, kill_agent: bool) -> dict[str, Any]:
+    """The JSON a stand-in process reads: its tools, answers, guards and calls file."""
+    return {
+        "server": server.name,
+        "registered": server.registered,
+        "calls": str(calls_file),
+        "onAbort": "kill-agent" if kill_agent else "record",
+        "harnessPgid": os.getpgrp() if hasattr(os, "getpgrp") else None,
+        "tools": [
+            {
+                "name": t.name,
+                "qualified": server.qualified(t.name),
+                "description": t.description,
+                "inputSchema": t.schema,
+                "body": t.spec.body,
+                "error": t.spec.error,
+                "guards": [g.to_dict() for g in t.spec.guards],
+                "root": str(t.root.resolve()),
+                "path": str(t.spec.path),
+            }
+            for t in server.tools
+        ],
+    }

@@ -1,0 +1,210 @@
+"""The MCP stand-in: a stdio server on the official ``mcp`` SDK that answers from mock files.
+
+Started by the agent through the generated MCP configuration::
+
+    python -m pytest_plugin_evals.mocks.server <spec.json>
+
+``spec.json`` (written by :mod:`.config`) names the server, the tools it offers (name,
+description, input schema, body template, ``error``, compiled ``expect`` guards, mock folder) and
+the calls file. Each call appends one JSON line to the calls file::
+
+    {"server": "tracker", "tool": "create_issue", "name": "mcp__plugin_kit_tracker__create_issue",
+     "input": {...}, "output": "...", "isError": false, "time": "2026-11-30T08:56:22.301Z"}
+
+A call that violates ``expect:`` appends ``{"abort": {"server", "tool", "reason"}, ...}`` instead
+and, with ``"onAbort": "kill-agent"``, ends the run: the agent's process group is killed (only
+its parent process when that group is the harness's own), so the run stops at once.
+
+The same stand-in also runs forked from the mock host (:mod:`.host`), which has the SDK loaded
+already; the agent then starts :mod:`.stub`, which hands its stdio over.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .guards import VIOLATION_PREFIX, Guard, check
+from .template import TemplateError, render
+
+
+@dataclass(frozen=True)
+class ToolEntry:
+    name: str
+    qualified: str
+    body: str
+    root: Path
+    input_schema: dict[str, Any]
+    description: str | None = None
+    error: bool = False
+    guards: tuple[Guard, ...] = ()
+
+
+@dataclass
+class StandIn:
+    """What one stand-in serves, and where it writes what happened."""
+
+    server: str
+    calls_file: Path
+    tools: dict[str, ToolEntry] = field(default_factory=dict)
+    on_abort: str = "record"
+    harness_pgid: int | None = None
+    #: The agent's process group and pid, when not this process's own (a forked stand-in).
+    agent_pgid: int | None = None
+    agent_pid: int | None = None
+
+    @classmethod
+    def from_spec(cls, doc: Mapping[str, Any]) -> StandIn:
+        tools = {}
+        for raw in doc.get("tools", []):
+            entry = ToolEntry(
+                name=raw["name"],
+                qualified=raw.get("qualified", raw["name"]),
+                body=raw.get("body", ""),
+                root=Path(raw["root"]),
+                input_schema=raw["inputSchema"],
+                description=raw.get("description"),
+                error=bool(raw.get("error")),
+                guards=tuple(Guard.from_dict(g) for g in raw.get("guards", [])),
+            )
+            tools[entry.name] = entry
+        return cls(
+            server=doc["server"],
+            calls_file=Path(doc["calls"]),
+            tools=tools,
+            on_abort=doc.get("onAbort", "record"),
+            harness_pgid=doc.get("harnessPgid"),
+        )
+
+    @classmethod
+    def load(cls, path: Path) -> StandIn:
+        return cls.from_spec(json.loads(path.read_text(encoding="utf-8")))
+
+    # -- answering -----------------------------------------------------------------------
+
+    def answer(self, tool: str, arguments: Mapping[str, Any] | None) -> tuple[str, bool]:
+        """The result text and error flag for one call; records it (or the abort)."""
+        args = dict(arguments or {})
+        entry = self.tools.get(tool)
+        if entry is None:
+            text = f"unknown tool {tool!r}: this stand-in serves {', '.join(sorted(self.tools))}"
+            self._append({**self._call(tool, tool, args), "output": text, "isError": True})
+            return text, True
+        reason = check(entry.guards, args)
+        if reason is not None:
+            full = VIOLATION_PREFIX + reason
+            self._append(
+                {
+                    "abort": {"server": self.server, "tool": tool, "reason": full},
+                    "name": entry.qualified,
+                    "input": args,
+                    "time": _now(),
+                }
+            )
+            if self.on_abort == "kill-agent":
+                self._stop_agent()
+                os._exit(0)  # the run is over; the agent got no answer
+            return f"run aborted by the mock: {full}", True
+        try:
+            text, is_error = render(entry.body, args, entry.root), entry.error
+        except TemplateError as exc:
+            text, is_error = f"mock {self.server}/{tool} could not answer: {exc}", True
+        self._append(
+            {**self._call(tool, entry.qualified, args), "output": text, "isError": is_error}
+        )
+        return text, is_error
+
+    def _call(self, tool: str, qualified: str, args: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "server": self.server,
+            "tool": tool,
+            "name": qualified,
+            "input": args,
+            "time": _now(),
+        }
+
+    def _append(self, record: dict[str, Any]) -> None:
+        line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        fd = os.open(self.calls_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)  # one write per line: lines of parallel stand-ins never mix
+        finally:
+            os.close(fd)
+
+    def _stop_agent(self) -> None:
+        parent = self.agent_pid or os.getppid()
+        group = self.agent_pgid or (os.getpgrp() if hasattr(os, "getpgrp") else None)
+        try:
+            if group is not None and group != self.harness_pgid and group > 1:
+                os.killpg(group, signal.SIGKILL)  # the agent's own group: we go with it
+            elif parent > 1:
+                os.kill(parent, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _now() -> str:
+    moment = datetime.now(timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def build_server(stand_in: StandIn) -> Any:
+    """The SDK server object serving ``stand_in`` (a ``mcp.server.lowlevel.Server``)."""
+    import mcp.types as types
+    from mcp.server.lowlevel import Server
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(name=t.name, description=t.description, input_schema=t.input_schema)
+                for t in stand_in.tools.values()
+            ]
+        )
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        text, is_error = stand_in.answer(params.name, params.arguments)
+        return types.CallToolResult(content=[types.TextContent(text=text)], is_error=is_error)
+
+    return Server(
+        stand_in.server,
+        version="1.0.0",
+        instructions=None,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def serve(stand_in: StandIn) -> None:
+    """Serve over this process's stdin and stdout until the agent closes them."""
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(stand_in)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m pytest_plugin_evals.mocks.server <spec.json>", file=sys.stderr)
+        return 2
+    try:
+        stand_in = StandIn.load(Path(args[0]))
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"mock stand-in: cannot read {args[0]}: {exc}", file=sys.stderr)
+        return 2
+    import anyio
+
+    anyio.run(serve, stand_in)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,260 @@
+"""Regrading recorded runs (``--eval-agent replay:<results folder>``) and scaffold scripts."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PLUGIN_JSON = '{"name": "release-helper", "version": "1.2.0"}'
+
+PROMPT = "---\nruns: 1\n---\nWe fixed two bugs since v1.4.0. What is the next version?\n"
+
+ANSWER = "---\ntype: regex\npattern: '1\\.4\\.1'\n---\n"
+MAJOR = "---\ntype: regex\npattern: '2\\.0\\.0'\n---\n"
+NOTES = "---\ntype: file_exists\npath: 'notes/*.md'\n---\n"
+NOTES_TEXT = (
+    "---\ntype: regex\npattern: patch release\n"
+    "target: {source: file, path: notes/RELEASE.md}\n---\n"
+)
+SKILL = "---\ntype: tool_used\ntool: Skill\n---\n"
+
+RULES: list[dict[str, Any]] = [
+    {
+        "match": "next version",
+        "arm": "with",
+        "reply": "Ship 1.4.1 next.",
+        "tool_calls": [{"name": "Skill", "input": {"skill": "release-helper:next-version"}}],
+        "files": {"notes/RELEASE.md": "# 1.4.1\n\nA patch release.\n"},
+        "usage": {"input_tokens": 1200, "output_tokens": 40, "cost_usd": 0.0056},
+    },
+    {"match": "next version", "arm": "without", "reply": "Ship 2.0.0 next."},
+]
+
+
+def make_plugin(pytester: pytest.Pytester, **graders: str) -> None:
+    pytester.makefile(".json", **{".claude-plugin/plugin": PLUGIN_JSON})
+    pytester.makefile(".md", **{"evals/next/prompt": PROMPT})
+    for name, body in graders.items():
+        pytester.makefile(".md", **{f"evals/next/graders/{name}": body})
+
+
+def runs_by_arm(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    (case,) = doc["cases"]
+    return {arm: runs[0] for arm, runs in case["arms"].items() if runs}
+
+
+def verdicts(run: dict[str, Any]) -> dict[str, bool]:
+    return {g["name"]: g["passed"] for g in run["graders"]}
+
+
+@pytest.fixture
+def recorded(
+    pytester: pytest.Pytester,
+    plugin_args: list[str],
+    scripted_agent: Callable[[list[dict[str, Any]]], str],
+    read_doc: Callable[..., dict[str, Any]],
+) -> dict[str, Any]:
+    """A session recorded into ``rec/`` with the scripted agent; its JSON document."""
+    make_plugin(pytester, answer=ANSWER)
+    agent = scripted_agent(RULES)
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent,
+        "--eval-output-dir", "rec", "--eval-json", "first.json",
+    )  # fmt: skip
+    result.assert_outcomes(passed=2)
+    return read_doc("first.json")
+
+
+def test_replay_regrades_the_recorded_runs_with_the_current_graders(
+    pytester: pytest.Pytester,
+    plugin_args: list[str],
+    read_doc: Callable[..., dict[str, Any]],
+    recorded: dict[str, Any],
+) -> None:
+    first = runs_by_arm(recorded)
+    assert verdicts(first["with"]) == {"answer": True}
+    assert verdicts(first["without"]) == {"answer": False}
+    # Every run is kept: trace, created files, metadata.
+    runs = pytester.path / "rec" / "runs" / "next"
+    assert sorted(p.name for p in runs.iterdir()) == ["with-1", "without-1"]
+    kept = runs / "with-1"
+    meta = json.loads((kept / "meta.json").read_text(encoding="utf-8"))
+    assert (meta["agent"], meta["finalMessage"]) == ("cmd", "Ship 1.4.1 next.")
+    assert (kept / "files" / "notes" / "RELEASE.md").read_text(encoding="utf-8").startswith("# 1")
+    trace = (kept / "trace.jsonl").read_text(encoding="utf-8").splitlines()
+    assert json.loads(trace[0])["name"] == "Skill"
+    assert Path(first["with"]["tracePath"]) == kept / "trace.jsonl"
+    # Change the graders; remove the agent's rules: an agent started now could not answer.
+    graders = pytester.path / "evals" / "next" / "graders"
+    (graders / "answer.md").write_text(MAJOR, encoding="utf-8")
+    for name, body in (("notes", NOTES), ("notes-text", NOTES_TEXT), ("skill", SKILL)):
+        (graders / f"{name}.md").write_text(body, encoding="utf-8")
+    (pytester.path / "agent-rules.json").unlink()
+    # A replay spends nothing: a cost ceiling below the recorded cost stops no run.
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", "replay:rec", "--eval-json", "second.json",
+        "--eval-max-cost-usd", "0.001",
+    )  # fmt: skip
+    # The with arm no longer passes: its recorded answer says 1.4.1, not 2.0.0.
+    result.assert_outcomes(failed=1, passed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    second = runs_by_arm(read_doc("second.json"))
+    assert verdicts(second["with"]) == {
+        "answer": False,
+        "notes": True,
+        "notes-text": True,
+        "skill": True,
+    }
+    # (tool_used on Skill is a with-arm indicator: the without arm has no such verdict.)
+    assert verdicts(second["without"]) == {"answer": True, "notes": False, "notes-text": False}
+    for arm in ("with", "without"):
+        for key in ("answer", "costUsd", "turns", "inputTokens", "outputTokens", "filesCreated"):
+            assert second[arm][key] == first[arm][key], (arm, key)
+        assert second[arm]["error"] is None
+    assert second["with"]["filesCreated"] == ["notes/RELEASE.md"]
+    assert second["with"]["costUsd"] == pytest.approx(0.0056)
+
+
+def test_a_run_that_was_not_recorded_is_an_error(
+    pytester: pytest.Pytester,
+    plugin_args: list[str],
+    read_doc: Callable[..., dict[str, Any]],
+    recorded: dict[str, Any],
+) -> None:
+    rec = (pytester.path / "rec").resolve()
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", f"replay:{rec}", "--eval-runs", "2",
+        "--eval-json", "second.json",
+    )  # fmt: skip
+    result.assert_outcomes(passed=2, errors=2)
+    for arm in ("with", "without"):
+        line = f"harness: no recorded run for next [{arm}-2] in {rec}"
+        assert line in result.stdout.lines
+    doc = read_doc("second.json")
+    assert doc["partial"] is True
+    assert doc["errors"] == {"harness": 2}
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_replay_of_a_folder_without_recordings_is_one_line(
+    pytester: pytest.Pytester, plugin_args: list[str]
+) -> None:
+    make_plugin(pytester, answer=ANSWER)
+    (pytester.path / "empty").mkdir()
+    for folder in ("/nonexistent", "empty"):
+        result = pytester.runpytest("evals", *plugin_args, "--eval-agent", f"replay:{folder}")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        assert [line for line in result.stderr.lines if line] == [
+            f"ERROR: --eval-agent replay:{folder}: no recorded runs there "
+            "(expected a results folder holding runs/)"
+        ]
+        assert "Traceback" not in result.stdout.str()
+
+
+# -- scaffold ---------------------------------------------------------------------------------
+
+CASE_YAML = """schema_version: "1.1"
+name: edit-seed
+runs: 2
+context:
+  scaffold_script: setup.sh
+execution:
+  prompt: Bump the version in the seeded project.
+graders:
+  - name: seed-not-created
+    type: file_exists
+    path: seed.txt
+  - name: made
+    type: file_exists
+    path: made.txt
+  - name: saw-seed
+    type: regex
+    pattern: "seed says: v1\\\\.4\\\\.0"
+"""
+
+SETUP = 'echo "v1.4.0" > seed.txt\nmkdir -p src\necho "print(1)" > src/app.py\n'
+
+#: Reads the seeded file, writes its own, lists the cwd.
+SEED_AGENT = """\
+import os, pathlib
+seed = pathlib.Path("seed.txt")
+text = seed.read_text().strip() if seed.exists() else "<missing>"
+pathlib.Path("made.txt").write_text("made")
+print(f"seed says: {text}; files: {sorted(os.listdir('.'))}")
+"""
+
+
+def make_scaffold_case(pytester: pytest.Pytester, setup: str = SETUP) -> str:
+    pytester.makefile(".yaml", **{"evals/edit-seed/case": CASE_YAML})
+    (pytester.path / "evals" / "edit-seed" / "setup.sh").write_text(setup, encoding="utf-8")
+    agent = pytester.path / "seed_agent.py"
+    agent.write_text(SEED_AGENT, encoding="utf-8")
+    return "cmd:" + shlex.join([sys.executable, str(agent)])
+
+
+def test_scaffold_is_skipped_without_the_flag(
+    pytester: pytest.Pytester, plugin_args: list[str]
+) -> None:
+    agent = make_scaffold_case(pytester)
+    result = pytester.runpytest("evals", *plugin_args, "-rs", "--eval-agent", agent)
+    result.assert_outcomes(skipped=2)
+    result.stdout.fnmatch_lines(
+        ["SKIPPED * its scaffold_script is not run without --eval-scaffold (it runs as you*"]
+    )
+    assert not (pytester.path / "seed.txt").exists()
+
+
+def test_scaffold_runs_in_the_cwd_before_the_agent(
+    pytester: pytest.Pytester, plugin_args: list[str], read_doc: Callable[..., dict[str, Any]]
+) -> None:
+    agent = make_scaffold_case(pytester)
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent, "--eval-scaffold", "--eval-json", "o.json"
+    )
+    # seed-not-created fails: the scaffold's files are not created during the run.
+    result.assert_outcomes(failed=2)
+    (case,) = read_doc("o.json")["cases"]
+    for run in case["arms"]["with"]:
+        assert run["error"] is None
+        assert "seed says: v1.4.0" in run["answer"]  # the agent saw the scaffold's files
+        assert "'src'" in run["answer"]
+        assert run["filesCreated"] == ["made.txt"]
+        assert verdicts(run) == {"seed-not-created": False, "made": True, "saw-seed": True}
+    assert not (pytester.path / "seed.txt").exists()  # it ran in the run's own cwd
+
+
+def test_a_failing_scaffold_is_a_run_error_with_no_grades(
+    pytester: pytest.Pytester, plugin_args: list[str], read_doc: Callable[..., dict[str, Any]]
+) -> None:
+    agent = make_scaffold_case(pytester, setup="echo starting\necho boom >&2\nexit 3\n")
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent, "--eval-scaffold",
+        "--eval-json", "o.json", "--eval-output-dir", "rec",
+    )  # fmt: skip
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*run error: scaffold failed (exit 3): boom*"])
+    (case,) = read_doc("o.json")["cases"]
+    for run in case["arms"]["with"]:
+        assert run["error"] == "scaffold failed (exit 3): boom"
+        assert run["graders"] == []
+        assert run["score"] == 0.0 and run["passed"] is False
+        assert run["infraError"] is None
+        assert "seed says" not in run["answer"]  # the agent never ran
+    assert case["aggregates"]["score"] == 0.0
+    # Replayed, the run stays what it was: a scaffold failure, not graded.
+    (pytester.path / "evals" / "edit-seed" / "setup.sh").write_text("exit 0\n", encoding="utf-8")
+    again = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", f"replay:{pytester.path / 'rec'}",
+        "--eval-scaffold", "--eval-json", "again.json",
+    )  # fmt: skip
+    again.assert_outcomes(failed=2)
+    (case,) = read_doc("again.json")["cases"]
+    for run in case["arms"]["with"]:
+        assert run["error"] == "scaffold failed (exit 3): boom"
+        assert run["graders"] == []

@@ -1,0 +1,240 @@
+"""Which tools a Claude Code run may use, and where: :func:`plan_tools` and its helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+from pytest_plugin_evals.options import _split_tools
+from pytest_plugin_evals.permissions import (
+    BUILTIN_WRITERS,
+    ToolPlan,
+    base_tool,
+    grant_for,
+    grants_for,
+    path_rule,
+    plan_tools,
+)
+
+HOME = Path("/runs/r1/home")
+TMP = Path("/runs/r1/tmp")
+SKILLS = Path("/plugins/rel/skills")
+EVALS = Path("/plugins/rel/evals")
+CONFIG = Path("/runs/r1/config")
+OUT = Path("/runs/r1/out")
+PLUGIN = Path("/plugins/rel")
+CASE_DIR = Path("/plugins/rel/evals/next")
+CONTEXT = Path("/runs/r1/context/fixtures")
+
+
+def plan(
+    case_tools: Iterable[str] = (),
+    grants: Iterable[str] = (),
+    *,
+    case_disallowed: Iterable[str] = (),
+    operator_disallowed: Iterable[str] = (),
+    readonly_roots: Iterable[Path] = (),
+) -> ToolPlan:
+    return plan_tools(
+        case_tools=case_tools,
+        case_disallowed=case_disallowed,
+        grants=grants,
+        operator_disallowed=operator_disallowed,
+        read_roots=[HOME, TMP, SKILLS, *readonly_roots],
+        deny_read=[EVALS, CONFIG, OUT],
+        deny_edit=[PLUGIN, CASE_DIR],
+        readonly_roots=readonly_roots,
+    )
+
+
+READ_RULES = ["Read(//runs/r1/home/**)", "Read(//runs/r1/tmp/**)", "Read(//plugins/rel/skills/**)"]
+
+
+def test_path_rule_is_an_absolute_claude_code_path() -> None:
+    assert path_rule("Read", Path("/a/b")) == "Read(//a/b/**)"
+    assert path_rule("Edit", Path("/a/b/")) == "Edit(//a/b/**)"
+
+
+def test_base_tool() -> None:
+    assert base_tool("Bash(npm test *)") == "Bash"
+    assert base_tool(" Write ") == "Write"
+    assert base_tool("mcp__srv__tool") == "mcp__srv__tool"
+
+
+def test_reading_is_always_granted_and_scoped_to_the_roots() -> None:
+    result = plan([])
+    assert list(result.allowed) == READ_RULES
+    assert result.not_granted == ()
+
+
+@pytest.mark.parametrize("listed", ["Read", "Glob", "Grep", "LS", "Read(/etc/**)"])
+def test_a_listed_file_reader_stays_scoped(listed: str) -> None:
+    # A bare Read would grant every path on the machine; the case's entry is not passed on.
+    result = plan([listed, "Skill"])
+    assert list(result.allowed) == [*READ_RULES, "Skill"]
+    assert not any(a in ("Read", "Glob", "Grep", "LS") for a in result.allowed)
+    assert result.not_granted == ()
+
+
+def test_glob_and_grep_are_not_removed() -> None:
+    result = plan(["Glob", "Grep"])
+    assert "Glob" not in result.disallowed and "Grep" not in result.disallowed
+
+
+@pytest.mark.parametrize("tool", ["Skill", "ToolSearch", "Agent", "TodoWrite"])
+def test_a_read_only_case_tool_is_granted_as_listed(tool: str) -> None:
+    result = plan([tool])
+    assert result.allowed[-1] == tool
+    assert result.not_granted == ()
+
+
+@pytest.mark.parametrize("tool", ["Write", "Bash", "Edit", "WebFetch", "mcp__srv__deploy"])
+def test_a_tool_that_is_not_read_only_needs_a_grant(tool: str) -> None:
+    without = plan(["Skill", tool])
+    assert without.not_granted == (tool,)
+    assert tool not in without.allowed
+    if tool in BUILTIN_WRITERS:
+        assert tool in without.disallowed
+    granted = plan(["Skill", tool], grants=[tool])
+    assert granted.not_granted == ()
+    assert tool in granted.allowed
+    assert tool not in granted.disallowed
+
+
+def test_a_grant_never_gives_a_tool_to_a_case_that_does_not_list_it() -> None:
+    result = plan(["Skill"], grants=["Write", "Edit", "Bash(npm test *)", "mcp__*"])
+    assert list(result.allowed) == [*READ_RULES, "Skill"]
+    assert {"Write", "Edit", "Bash"} <= set(result.disallowed)
+    assert result.not_granted == ()
+
+
+def test_a_narrower_grant_narrows_a_bare_case_entry() -> None:
+    result = plan(["Bash"], grants=["Bash(npm test *)"])
+    assert result.allowed[-1] == "Bash(npm test *)"
+    assert "Bash" not in result.allowed
+    assert "Bash" not in result.disallowed  # offered, narrowed by the rule
+    assert result.not_granted == ()
+
+
+def test_every_narrower_grant_for_the_same_tool_is_kept() -> None:
+    result = plan(["Bash"], grants=["Bash(npm test *)", "Bash(npm run lint)"])
+    assert list(result.allowed[len(READ_RULES) :]) == ["Bash(npm test *)", "Bash(npm run lint)"]
+
+
+def test_a_bare_grant_covers_a_case_pattern_as_written() -> None:
+    result = plan(["Bash(npm test *)"], grants=["Bash"])
+    assert result.allowed[-1] == "Bash(npm test *)"
+    assert "Bash" not in result.allowed
+
+
+def test_equal_patterns_are_granted() -> None:
+    result = plan(["Bash(npm test *)"], grants=["Bash(npm test *)"])
+    assert result.allowed[-1] == "Bash(npm test *)"
+
+
+def test_mismatching_patterns_are_not_granted() -> None:
+    result = plan(["Bash(git push *)"], grants=["Bash(npm test *)"])
+    assert result.not_granted == ("Bash(git push *)",)
+    assert not any(base_tool(a) == "Bash" for a in result.allowed)
+    assert "Bash" in result.disallowed
+
+
+def test_a_grant_for_another_tool_does_not_grant() -> None:
+    result = plan(["Write"], grants=["Edit", "Writer"])
+    assert result.not_granted == ("Write",)
+
+
+def test_mcp_wildcard_grant() -> None:
+    result = plan(["mcp__release__tag", "mcp__notes__publish", "Write"], grants=["mcp__*"])
+    assert result.allowed[-2:] == ("mcp__release__tag", "mcp__notes__publish")
+    assert result.not_granted == ("Write",)
+    scoped = plan(["mcp__release__tag", "mcp__notes__publish"], grants=["mcp__release__*"])
+    assert scoped.allowed[-1] == "mcp__release__tag"
+    assert scoped.not_granted == ("mcp__notes__publish",)
+
+
+def test_grant_for() -> None:
+    assert grant_for("Write", ["Write"]) == "Write"
+    assert grant_for("Write", []) is None
+    assert grant_for("Bash", ["Bash(ls)"]) == "Bash(ls)"
+    assert grant_for("Bash(ls)", ["Bash(pwd)"]) is None
+    assert grants_for("Bash", ["Bash(ls)", "Write", "Bash(pwd)", "Bash(ls)"]) == (
+        "Bash(ls)",
+        "Bash(pwd)",
+    )
+    assert grants_for("Bash", ["Bash(ls)", "Bash"]) == ("Bash",)
+    assert grants_for("Bash(ls)", ["Bash(pwd)", "Bash(ls)"]) == ("Bash(ls)",)
+
+
+def test_malformed_entries_are_not_granted() -> None:
+    result = plan(["Bash(npm test", "Write"], grants=["Bash", "Write"])
+    assert result.not_granted == ("Bash(npm test",)
+    assert result.allowed[-1] == "Write"
+
+
+def test_blank_entries_are_ignored() -> None:
+    result = plan(["", "  ", "Skill"], grants=[" ", ""])
+    assert list(result.allowed) == [*READ_RULES, "Skill"]
+    assert result.not_granted == ()
+
+
+def test_every_built_in_writer_that_is_not_granted_is_removed() -> None:
+    result = plan(["Skill"])
+    assert list(result.disallowed) == list(BUILTIN_WRITERS)
+    granted = plan(["Write", "Edit"], grants=["Write", "Edit"])
+    assert [t for t in BUILTIN_WRITERS if t not in granted.disallowed] == ["Edit", "Write"]
+
+
+@pytest.mark.parametrize("side", ["case", "operator"])
+def test_disallowed_removes_a_tool_even_when_granted(side: str) -> None:
+    removed = ["Write", "Skill", "Bash(rm *)"]
+    kwargs = {"case_disallowed": removed} if side == "case" else {"operator_disallowed": removed}
+    result = plan(["Write", "Skill", "Bash", "Edit"], grants=["Write", "Bash", "Edit"], **kwargs)
+    assert list(result.allowed) == [*READ_RULES, "Edit"]
+    for tool in ("Write", "Skill", "Bash"):
+        assert result.disallowed.count(tool) == 1
+    assert "Edit" not in result.disallowed
+
+
+def test_disallowing_a_reader_removes_its_own_tool() -> None:
+    result = plan(["Skill"], operator_disallowed=["Grep"])
+    assert "Grep" in result.disallowed
+    assert list(result.allowed) == [*READ_RULES, "Skill"]
+
+
+def test_deny_rules_for_read_and_edit() -> None:
+    result = plan(["Skill"], readonly_roots=[CONTEXT])
+    assert list(result.deny) == [
+        "Read(//plugins/rel/evals/**)",
+        "Read(//runs/r1/config/**)",
+        "Read(//runs/r1/out/**)",
+        "Edit(//plugins/rel/**)",
+        "Write(//plugins/rel/**)",
+        "Edit(//plugins/rel/evals/next/**)",
+        "Write(//plugins/rel/evals/next/**)",
+        "Edit(//runs/r1/context/fixtures/**)",
+        "Write(//runs/r1/context/fixtures/**)",
+    ]
+    # The add_dirs copy is readable.
+    assert "Read(//runs/r1/context/fixtures/**)" in result.allowed
+
+
+def test_duplicates_are_dropped() -> None:
+    result = plan(["Skill", "Skill", "Write", "Write"], grants=["Write"])
+    assert list(result.allowed) == [*READ_RULES, "Skill", "Write"]
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        (["Bash(a, b),Write"], ["Bash(a, b)", "Write"]),
+        (["Write", " Edit , Bash(npm test *) "], ["Write", "Edit", "Bash(npm test *)"]),
+        (["Bash(x(y), z),,mcp__*"], ["Bash(x(y), z)", "mcp__*"]),
+        ([], []),
+        (None, []),
+    ],
+)
+def test_split_tools(values: list[str] | None, expected: list[str]) -> None:
+    assert _split_tools(values) == expected

@@ -1,0 +1,268 @@
+"""Record a run, replay it: the same transcript comes back. And the spend ledger's sum."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import multiprocessing
+from pathlib import Path
+
+import pytest
+
+from pytest_plugin_evals import recording
+from pytest_plugin_evals.agents.base import AgentError, RunRequest
+from pytest_plugin_evals.agents.replay import ReplayAgent
+from pytest_plugin_evals.ledger import SpendLedger
+from pytest_plugin_evals.model import Arm, Case, MockCall, SourceKind, ToolCall, Transcript
+from pytest_plugin_evals.recording import case_key, record_run, run_folder
+from pytest_plugin_evals.sandbox import Sandbox
+
+
+def make_case(
+    tmp_path: Path, name: str = "next", source: SourceKind = "prose", rel: str = "next"
+) -> Case:
+    suite = tmp_path / "plugin" / "evals"
+    where = suite / rel
+    if source in ("prose", "case_yaml", "mixed"):
+        return Case(name, "What next?", source, where / "prompt.md", where, suite)
+    return Case(name, "What next?", source, where, where.parent, suite)
+
+
+def request_for(case: Case, box: Sandbox, arm: Arm = "with", run: int = 1) -> RunRequest:
+    return RunRequest(
+        case=case,
+        arm=arm,
+        run=run,
+        prompt=case.prompt,
+        sandbox=box,
+        plugin_dir=None,
+        model=None,
+        max_turns=10,
+        timeout_seconds=60,
+        allowed_tools=(),
+    )
+
+
+def made_run(tmp_path: Path) -> tuple[Transcript, Sandbox]:
+    """A finished run in its sandbox: a trace, files created, every transcript field set."""
+    box = Sandbox.create(tmp_path / "run")
+    box.snapshot()
+    (box.cwd / "notes").mkdir()
+    (box.cwd / "notes" / "RELEASE.md").write_text("# 1.4.1\n", encoding="utf-8")
+    (box.cwd / "big.bin").write_bytes(b"x" * 2048)
+    (box.cwd / "café.txt").write_text("é", encoding="utf-8")
+    box.trace_file.write_text('{"type":"system","subtype":"init"}\n{"type":"result"}\n', "utf-8")
+    transcript = Transcript(
+        final_message="Release 1.4.1 — notes written.",
+        tool_calls=[
+            ToolCall("Skill", {"skill": "rel:next-version"}, "Launching skill", False, "toolu_1"),
+            ToolCall("Write", {"file_path": "notes/RELEASE.md"}, "denied", True, "toolu_2"),
+            ToolCall("Read", {"file_path": "x"}, None, False, None),
+        ],
+        turns=3,
+        input_tokens=3600,
+        output_tokens=120,
+        cost_usd=0.0168,
+        duration_seconds=1.25,
+        error="exit 1: Reached maximum number of turns (2)",
+        trace_path=box.trace_file,
+        files_created=box.created_files(),
+        cwd=box.cwd,
+        mock_calls=[MockCall("release", "tag", {"v": "1.4.1"}, "tagged", False)],
+        delivered=True,
+        latency_ms=980.0,
+        notes=["not granted (add --eval-allow-tools): Bash"],
+    )
+    return transcript, box
+
+
+def test_record_then_replay_gives_back_the_same_transcript(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recording, "MAX_KEPT_FILE", 1024)
+    case = make_case(tmp_path)
+    transcript, _ = made_run(tmp_path)
+    results = tmp_path / "results"
+    dest = run_folder(results / "runs", case, "with", 2)
+    kept = record_run(dest, transcript, "claude")
+    assert kept == str(dest / "trace.jsonl")
+    meta = json.loads((dest / "meta.json").read_text(encoding="utf-8"))
+    assert meta["agent"] == "claude"
+
+    replay_box = Sandbox.create(tmp_path / "replay")
+    agent = ReplayAgent.parse(str(results))
+    again = agent.run(request_for(case, replay_box, "with", 2))
+
+    ignore = {"trace_path", "cwd", "stderr_tail"}
+    for field in dataclasses.fields(Transcript):
+        if field.name not in ignore:
+            assert getattr(again, field.name) == getattr(transcript, field.name), field.name
+    assert again.cwd == replay_box.cwd
+    assert again.trace_path == replay_box.trace_file
+    assert again.trace_lines() == transcript.trace_lines()
+    # Created files are back in the replay's cwd, byte for byte.
+    assert (replay_box.cwd / "notes" / "RELEASE.md").read_text(encoding="utf-8") == "# 1.4.1\n"
+    assert (replay_box.cwd / "café.txt").read_text(encoding="utf-8") == "é"
+
+
+def test_files_over_the_size_cap_are_listed_but_not_copied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recording, "MAX_KEPT_FILE", 1024)
+    transcript, _ = made_run(tmp_path)
+    dest = tmp_path / "kept"
+    record_run(dest, transcript, "claude")
+    assert "big.bin" in json.loads((dest / "meta.json").read_text("utf-8"))["filesCreated"]
+    assert not (dest / "files" / "big.bin").exists()
+    assert (dest / "files" / "notes" / "RELEASE.md").exists()
+    # At the cap exactly, the file is kept.
+    monkeypatch.setattr(recording, "MAX_KEPT_FILE", 2048)
+    record_run(dest, transcript, "claude")
+    assert (dest / "files" / "big.bin").stat().st_size == 2048
+
+
+def test_recording_again_replaces_what_was_kept(tmp_path: Path) -> None:
+    transcript, box = made_run(tmp_path)
+    dest = tmp_path / "kept"
+    record_run(dest, transcript, "claude")
+    assert (dest / "trace.jsonl").exists()
+    # A second session writes into the same folder: a run with no trace and other files.
+    (box.cwd / "other.txt").write_text("o", encoding="utf-8")
+    second = Transcript(final_message="second", files_created=["other.txt"], cwd=box.cwd)
+    assert record_run(dest, second, "cmd") == ""
+    assert not (dest / "trace.jsonl").exists()
+    assert sorted(p.name for p in (dest / "files").iterdir()) == ["other.txt"]
+    assert json.loads((dest / "meta.json").read_text("utf-8"))["finalMessage"] == "second"
+
+
+def test_a_run_without_trace_or_cwd_is_recorded(tmp_path: Path) -> None:
+    dest = tmp_path / "kept"
+    failed = Transcript(error="could not start 'x'", infra_error="agent_start")
+    assert record_run(dest, failed, "cmd") == ""
+    assert not (dest / "files").exists()
+    meta = json.loads((dest / "meta.json").read_text("utf-8"))
+    assert meta["infraError"] == "agent_start" and meta["toolCalls"] == []
+
+
+def test_a_failed_scaffold_stays_ungraded_on_replay(tmp_path: Path) -> None:
+    case = make_case(tmp_path)
+    results = tmp_path / "results"
+    failed = Transcript(error="scaffold failed (exit 3): boom", skip_grading=True)
+    record_run(run_folder(results / "runs", case, "single", 1), failed, "claude")
+    box = Sandbox.create(tmp_path / "replay")
+    again = ReplayAgent.parse(str(results)).run(request_for(case, box, "single", 1))
+    assert again.skip_grading is True
+    assert again.error == "scaffold failed (exit 3): boom"
+
+
+def test_replay_of_a_missing_run_is_a_harness_error(tmp_path: Path) -> None:
+    case = make_case(tmp_path)
+    results = tmp_path / "results"
+    (results / "runs").mkdir(parents=True)
+    box = Sandbox.create(tmp_path / "replay")
+    again = ReplayAgent.parse(str(results)).run(request_for(case, box, "without", 3))
+    assert again.infra_error == "harness"
+    assert again.error == f"no recorded run for next [without-3] in {results.resolve()}"
+
+
+def test_replay_of_an_unreadable_meta_is_a_harness_error(tmp_path: Path) -> None:
+    case = make_case(tmp_path)
+    results = tmp_path / "results"
+    dest = run_folder(results / "runs", case, "with", 1)
+    dest.mkdir(parents=True)
+    (dest / "meta.json").write_text("{not json", encoding="utf-8")
+    box = Sandbox.create(tmp_path / "replay")
+    again = ReplayAgent.parse(str(results)).run(request_for(case, box))
+    assert again.infra_error == "harness"
+    assert again.error is not None
+    assert again.error.startswith(f"the recorded run {dest / 'meta.json'} cannot be read: ")
+
+
+def test_replay_needs_a_results_folder(tmp_path: Path) -> None:
+    with pytest.raises(AgentError) as info:
+        ReplayAgent.parse(str(tmp_path / "nope"))
+    assert str(info.value) == (
+        f"--eval-agent replay:{tmp_path / 'nope'}: no recorded runs there "
+        "(expected a results folder holding runs/)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "rel", "name", "key"),
+    [
+        ("prose", "next", "next", "next"),
+        ("case_yaml", "group/release notes", "named-in-yaml", "group-release-notes"),
+        ("mixed", "next", "other-name", "next"),
+        ("evals_json", "evals.json", "answers-something", "evals.json--answers-something"),
+        ("sy", "suites/smoke.yaml", "greets", "suites-smoke.yaml--greets"),
+        ("package_json", "package.json", "ok", "package.json--ok"),
+    ],
+)
+def test_case_key(tmp_path: Path, source: SourceKind, rel: str, name: str, key: str) -> None:
+    case = make_case(tmp_path, name=name, source=source, rel=rel)
+    assert case_key(case) == key
+
+
+def test_case_keys_of_suite_file_cases_stay_apart(tmp_path: Path) -> None:
+    names = ["what's next?", "what's next!", "what-s-next", "a/b", "a b"]
+    keys = [case_key(make_case(tmp_path, n, "evals_json", "evals.json")) for n in names]
+    assert len(set(keys)) == len(keys)
+    assert keys[2] == "evals.json--what-s-next"  # a name that is already a slug is kept as is
+    assert all(k.startswith("evals.json--") and "/" not in k for k in keys)
+    # Stable from one session to the next (a replay finds the recording).
+    assert keys == [case_key(make_case(tmp_path, n, "evals_json", "evals.json")) for n in names]
+
+
+def test_case_key_outside_the_suite_root(tmp_path: Path) -> None:
+    case = Case("x", "p", "evals_json", tmp_path / "elsewhere.json", tmp_path, tmp_path / "evals")
+    assert case_key(case) == "elsewhere.json--x"
+
+
+def test_run_folder_layout(tmp_path: Path) -> None:
+    case = make_case(tmp_path)
+    runs = tmp_path / "results" / "runs"
+    assert run_folder(runs, case, "with", 1) == runs / "next" / "with-1"
+    assert run_folder(runs, case, "without", 3) == runs / "next" / "without-3"
+    assert run_folder(runs, case, "single", 2) == runs / "next" / "single-2"
+
+
+# -- the spend ledger -------------------------------------------------------------------------
+
+
+def _spend(path: str, amounts: list[float]) -> None:
+    ledger = SpendLedger(Path(path))
+    for usd in amounts:
+        ledger.add(usd)
+
+
+def test_ledger_sum_across_processes(tmp_path: Path) -> None:
+    path = tmp_path / "ledger"
+    ledger = SpendLedger(path)
+    assert ledger.spent() == 0.0
+    first = [0.1 * (i % 7) + 0.0056 for i in range(400)]
+    second = [0.0028 * (i + 1) for i in range(400)]
+    context = multiprocessing.get_context("spawn")
+    workers = [
+        context.Process(target=_spend, args=(str(path), amounts)) for amounts in (first, second)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 800
+    assert ledger.spent() == math.fsum(first + second)
+
+
+def test_ledger_ignores_what_is_not_an_amount(tmp_path: Path) -> None:
+    path = tmp_path / "ledger"
+    ledger = SpendLedger(path)
+    ledger.add(0.25)
+    ledger.add(0)
+    ledger.add(float("nan"))
+    assert path.read_text(encoding="utf-8") == "0.25\n"
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write("garbage\n\n")
+    ledger.add(0.5)
+    assert ledger.spent() == 0.75
