@@ -16,8 +16,10 @@ from .agents.base import Agent, AgentError, make_agent
 from .agents.replay import ReplayAgent
 from .graders.assertions import SoftChecks
 from .items import EvalItem, settings_key
+from .judges import Judge, JudgeSetupError, make_judge
 from .ledger import SpendLedger
-from .runner import RunOutcome, execute_run
+from .model import Case
+from .runner import RunOptions, RunOutcome, execute_run
 from .sandbox import Sandbox
 from .settings import EvalSettings, results_dir
 
@@ -65,6 +67,37 @@ def eval_checks(request: pytest.FixtureRequest) -> SoftChecks:
     return checks
 
 
+@pytest.fixture(scope="session")
+def eval_judge(eval_settings: EvalSettings) -> Iterator[Judge | None]:
+    """The judge of llm, baseline and meetsCriteria graders (``--eval-judge``), or None under
+    ``--eval-no-judge``. Built the first time a case with such a grader runs."""
+    if eval_settings.no_judge:
+        yield None
+        return
+    try:
+        judge = make_judge(
+            eval_settings.judge, eval_settings.judge_model, claude_bin=eval_settings.claude_bin
+        )
+    except JudgeSetupError as exc:
+        if eval_settings.judge_given:
+            pytest.fail(str(exc), pytrace=False)
+        # The default judge is not available here: paid graders say "no judge configured".
+        yield None
+        return
+    yield judge
+    close = getattr(judge, "close", None)
+    if callable(close):
+        close()
+
+
+def _judge_for(request: pytest.FixtureRequest, case: Case) -> Judge | None:
+    """The session's judge, asked for only by cases that have a paid grader."""
+    if not any(spec.paid for spec in case.graders):
+        return None
+    judge: Judge | None = request.getfixturevalue("eval_judge")
+    return judge
+
+
 @pytest.fixture
 def eval_run(
     request: pytest.FixtureRequest, eval_agent: Agent, tmp_path_factory: pytest.TempPathFactory
@@ -77,6 +110,7 @@ def eval_run(
     case = item.case
     missing = [name for name in case.requires_secret if not os.environ.get(name)]
     if missing:
+        item.record_skip("missing_secret")
         pytest.skip(f"missing required secret(s): {', '.join(missing)}")
     settings: EvalSettings = item.config.stash[settings_key]
     if case.scaffold_script and not settings.scaffold:
@@ -85,8 +119,10 @@ def eval_run(
             "the sandbox)"
         )
     ledger = item.config.stash.get(ledger_key, None)
+    paid_budget = None
     if settings.max_cost_usd is not None and ledger is not None:
         spent = ledger.spent()
+        paid_budget = settings.max_cost_usd - spent
         if spent >= settings.max_cost_usd:
             item.record_skip("cost_ceiling")
             pytest.skip(
@@ -103,14 +139,21 @@ def eval_run(
         run_root=run_root,
         plugin_dir=item.plugin.path if item.plugin else None,
         two_arm=item.two_arm,
-        runs_dir=results_dir(settings, case.suite_root, stamp) / "runs",
-        env_pass=settings.env_pass,
-        keep_temp=settings.keep_temp,
-        model_override=settings.model,
-        scaffold=settings.scaffold,
+        options=RunOptions(
+            runs_dir=results_dir(settings, case.suite_root, stamp) / "runs",
+            env_pass=settings.env_pass,
+            keep_temp=settings.keep_temp,
+            model_override=settings.model,
+            scaffold=settings.scaffold,
+            judge=_judge_for(request, case),
+            no_judge_reason="--eval-no-judge" if settings.no_judge else None,
+        ),
+        paid_budget=paid_budget,
     )
-    if ledger is not None and not isinstance(eval_agent, ReplayAgent):  # a replay costs nothing
-        ledger.add(outcome.result.cost_usd)
+    if ledger is not None:
+        replayed = isinstance(eval_agent, ReplayAgent)  # a replay's agent cost nothing now
+        result = outcome.result
+        ledger.add(result.judge_cost_usd if replayed else result.cost_usd)
     item.record(outcome.result.to_dict())
     item.stash[outcome_key] = outcome
     if outcome.result.infra_error:

@@ -52,9 +52,16 @@ def extras_for(record: dict[str, Any]) -> list[dict[str, Any]]:
     for verdict in result.get("graders", []):
         mark = "✓" if verdict["passed"] else ("–" if verdict.get("skipped") else "✗")
         note = "" if verdict.get("scored", True) else " <em>(indicator, not scored)</em>"
+        votes = "".join(
+            f"<li>{html.escape(str(v.get('vote')))}: {html.escape(str(v.get('reason', '')))}</li>"
+            for v in verdict.get("judgeVotes") or []
+            if isinstance(v, dict)
+        )
         rows.append(
             f"<li>{mark} <b>{html.escape(verdict['name'])}</b>{note}: "
-            f"{html.escape(str(verdict['explanation']))}</li>"
+            f"{html.escape(str(verdict['explanation']))}"
+            + (f"<ol>{votes}</ol>" if votes else "")
+            + "</li>"
         )
     error = result.get("error")
     head = f"<p><b>score {result['score']:.2f}</b> · {record['arm']} arm · run {record['run']}"

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from .judges import JUDGE_KINDS
 from .settings import ABLATIONS, EvalSettings
 
 
@@ -24,8 +25,8 @@ class Option:
 OPTIONS: tuple[Option, ...] = (
     Option(
         "--eval-agent",
-        'the agent under test: "claude" (default), "cmd:<command line>" or '
-        '"py:<module>:<function>"',
+        'the agent under test: "claude" (default), "cmd:<command line>", '
+        '"py:<module>:<function>" or "replay:<results folder>"',
         metavar="AGENT",
     ),
     Option("--eval-runs", "runs per case and arm, overriding each case's own (1-50)", metavar="N"),
@@ -73,6 +74,22 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "--eval-scaffold", "run each case's scaffold_script (as you, before the agent)", kind="bool"
+    ),
+    Option(
+        "--eval-judge",
+        "the judge of llm, baseline and meetsCriteria graders: claude (default), anthropic "
+        "or openai",
+        metavar="claude|anthropic|openai",
+    ),
+    Option(
+        "--eval-judge-model",
+        "the judge's model (default: haiku for claude and anthropic; required for openai)",
+        metavar="MODEL",
+    ),
+    Option(
+        "--eval-no-judge",
+        "skip paid graders (llm, baseline, meetsCriteria) on purpose",
+        kind="bool",
     ),
     Option(
         "--eval-max-cost-usd",
@@ -183,6 +200,17 @@ def read_settings(config: pytest.Config) -> EvalSettings:
     grants, _ = _value(config, "--eval-allow-tools")
     disallow, _ = _value(config, "--eval-disallow-tools")
     scaffold, _ = _value(config, "--eval-scaffold")
+    judge, where = _value(config, "--eval-judge")
+    judge_given = bool(judge)
+    judge = str(judge or "claude").strip().lower()
+    if judge not in JUDGE_KINDS:
+        raise pytest.UsageError(f"{where} must be one of {', '.join(JUDGE_KINDS)} (got {judge!r})")
+    judge_model, _ = _value(config, "--eval-judge-model")
+    if judge == "openai" and not judge_model:
+        raise pytest.UsageError(
+            "--eval-judge openai needs --eval-judge-model (the endpoint's model)"
+        )
+    no_judge, _ = _value(config, "--eval-no-judge")
     return EvalSettings(
         runs=int(runs) if runs is not None else None,
         ablation=ablation,
@@ -203,6 +231,10 @@ def read_settings(config: pytest.Config) -> EvalSettings:
         allow_tools=tuple(_split_tools(grants)),
         disallow_tools=tuple(_split(disallow)),
         scaffold=bool(scaffold),
+        judge=judge,
+        judge_given=judge_given,
+        judge_model=str(judge_model) if judge_model else None,
+        no_judge=bool(no_judge),
     )
 
 

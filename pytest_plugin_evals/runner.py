@@ -16,11 +16,27 @@ from pathlib import Path
 
 from .agents.base import Agent, RunRequest
 from .agents.workspace import git_init, run_scaffold
-from .graders import grade_all
+from .graders import JudgeFailure, grade_all, judge_cost
+from .judges import Judge
 from .model import Arm, Case, RunResult, Transcript
 from .recording import record_run, run_folder
 from .sandbox import Sandbox, allowed_environment
 from .scoring import plan_graders, run_score
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Session-wide settings of every run."""
+
+    runs_dir: Path | None = None
+    env_pass: tuple[str, ...] = ()
+    keep_temp: bool = False
+    model_override: str | None = None
+    scaffold: bool = False
+    #: The judge of llm / baseline / meetsCriteria graders (None: they are skipped).
+    judge: Judge | None = None
+    #: Why paid graders are skipped on purpose (``--eval-no-judge``), if they are.
+    no_judge_reason: str | None = None
 
 
 @dataclass
@@ -42,16 +58,17 @@ def execute_run(
     run_root: Path,
     plugin_dir: Path | None,
     two_arm: bool,
-    runs_dir: Path | None = None,
+    options: RunOptions = RunOptions(),
     environ: Mapping[str, str] | None = None,
-    env_pass: tuple[str, ...] = (),
-    keep_temp: bool = False,
-    model_override: str | None = None,
-    scaffold: bool = False,
+    paid_budget: float | None = None,
 ) -> RunOutcome:
-    """Make one run of ``case`` in ``arm`` and grade it."""
+    """Make one run of ``case`` in ``arm`` and grade it.
+
+    ``paid_budget`` is what the cost ceiling leaves for this run: when the agent alone spends
+    it, paid graders are skipped (``skippedPaidGraders``) while free graders still score.
+    """
     box = Sandbox.create(run_root)
-    base = allowed_environment(os.environ if environ is None else environ, env_pass)
+    base = allowed_environment(os.environ if environ is None else environ, options.env_pass)
     env = box.environment(base)
     env.update(case.env)
     request = RunRequest(
@@ -61,7 +78,7 @@ def execute_run(
         prompt=case.prompt,
         sandbox=box,
         plugin_dir=plugin_dir if arm != "without" else None,
-        model=model_override or case.model,
+        model=options.model_override or case.model,
         max_turns=case.max_turns,
         timeout_seconds=case.timeout_seconds,
         allowed_tools=case.allowed_tools,
@@ -70,7 +87,7 @@ def execute_run(
     started_at = utc_now()
     start = time.monotonic()
     git_init(box, env)
-    scaffold_error = run_scaffold(request, env) if scaffold else None
+    scaffold_error = run_scaffold(request, env) if options.scaffold else None
     if scaffold_error is not None:
         transcript = Transcript(error=scaffold_error, skip_grading=True, cwd=box.cwd)
     else:
@@ -98,18 +115,48 @@ def execute_run(
         files_created=list(transcript.files_created),
     )
     if transcript.infra_error is None and not transcript.skip_grading:
-        plan = plan_graders(case.graders, arm, two_arm)
-        graded = grade_all([spec for spec, _, _ in plan], transcript, case=case)
-        verdicts = [
-            dataclasses.replace(verdict, scored=scored, with_only=with_only)
-            for verdict, (_, scored, with_only) in zip(graded, plan, strict=True)
-        ]
-        result.verdicts = verdicts
-        result.score, result.passed = run_score(verdicts, run_ok=transcript.error is None)
+        _grade(case, arm, two_arm, transcript, result, options, paid_budget)
     result.notes = list(transcript.notes)
-    if runs_dir is not None:
-        dest = run_folder(runs_dir, case, arm, run)
+    if options.runs_dir is not None:
+        dest = run_folder(options.runs_dir, case, arm, run)
         result.trace_path = record_run(dest, transcript, getattr(agent, "name", "agent"))
-    if not keep_temp:
+    if not options.keep_temp:
         box.remove()
     return RunOutcome(result, transcript)
+
+
+def _grade(
+    case: Case,
+    arm: Arm,
+    two_arm: bool,
+    transcript: Transcript,
+    result: RunResult,
+    options: RunOptions,
+    paid_budget: float | None,
+) -> None:
+    """Grade the run into ``result``; a judge that fails makes the run an infrastructure error."""
+    plan = plan_graders(case.graders, arm, two_arm)
+    skip_paid = options.no_judge_reason
+    if skip_paid is None and paid_budget is not None and transcript.cost_usd >= paid_budget:
+        skip_paid = "cost ceiling"
+    judge = None if skip_paid else options.judge
+    try:
+        graded = grade_all([spec for spec, _, _ in plan], transcript, case=case, judge=judge)
+    except JudgeFailure as exc:
+        result.infra_error = "judge"
+        result.error = f"{exc.grader}: {exc.message}" if exc.grader else exc.message
+        result.judge_cost_usd = round(exc.cost_usd, 10)
+        result.cost_usd = round(result.cost_usd + exc.cost_usd, 10)
+        return
+    verdicts = []
+    for verdict, (spec, scored, with_only) in zip(graded, plan, strict=True):
+        if skip_paid and spec.paid:
+            verdict = dataclasses.replace(
+                verdict, passed=None, skipped=skip_paid, explanation=f"skipped: {skip_paid}"
+            )
+            result.skipped_paid_graders = True
+        verdicts.append(dataclasses.replace(verdict, scored=scored, with_only=with_only))
+    result.verdicts = verdicts
+    result.judge_cost_usd = judge_cost(verdicts)
+    result.cost_usd = round(result.cost_usd + result.judge_cost_usd, 10)
+    result.score, result.passed = run_score(verdicts, run_ok=transcript.error is None)

@@ -31,6 +31,11 @@ class EvalSettings:
     allow_tools: tuple[str, ...] = ()
     disallow_tools: tuple[str, ...] = ()
     scaffold: bool = False
+    judge: str = "claude"
+    #: Whether the judge was chosen (a default judge that cannot be built is no judge at all).
+    judge_given: bool = False
+    judge_model: str | None = None
+    no_judge: bool = False
 
     def selects(self, case_name: str, tags: tuple[str, ...]) -> bool:
         """The reference's filters: ``--eval-case`` glob on the name AND any ``--eval-tag``."""

@@ -127,6 +127,10 @@ class AnthropicJudge:
             raise JudgeSetupError(f"--eval-judge anthropic: {exc}") from None
         return cls(client, sdk, resolve_model(model), timeout=timeout)
 
+    def close(self) -> None:
+        """Close the SDK client's connections."""
+        self.client.close()
+
     def call(self, prompt: str, images: Sequence[JudgeImage] = ()) -> JudgeReply:
         sdk = self._sdk
         content: list[dict[str, Any]] = [{"type": "text", "text": prompt}]

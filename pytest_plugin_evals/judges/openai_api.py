@@ -80,6 +80,10 @@ class OpenAIJudge:
             raise JudgeSetupError(f"--eval-judge openai: {exc}") from None
         return cls(client, sdk, model.strip(), timeout=timeout)
 
+    def close(self) -> None:
+        """Close the SDK client's connections."""
+        self.client.close()
+
     def call(self, prompt: str, images: Sequence[JudgeImage] = ()) -> JudgeReply:
         sdk = self._sdk
         content: str | list[dict[str, Any]] = prompt

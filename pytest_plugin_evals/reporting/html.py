@@ -208,17 +208,31 @@ def _verdict(v: Mapping[str, Any]) -> str:
         badges.append('<span class="badge">plugin-fired indicator · not scored</span>')
     elif not v.get("scored", True):
         badges.append('<span class="badge">not scored</span>')
-    votes = v.get("judgeVotes")
+    votes = v.get("judgeVotes") or []
     if votes:
-        badges.append(f'<span class="badge">votes {_e(" ".join(map(str, votes)))}</span>')
+        marks = " ".join("✓" if _vote(x) == "PASS" else "✗" for x in votes)
+        badges.append(f'<span class="badge">judge votes {_e(marks)}</span>')
     evidence = ""
+    if votes:
+        reasons = "".join(
+            f"<li>{_e(_vote(x))}: {_e(x.get('reason', '') if isinstance(x, Mapping) else '')}</li>"
+            for x in votes
+        )
+        evidence += f"<details><summary>Judge votes</summary><ol>{reasons}</ol></details>"
     if v.get("evidence"):
-        evidence = f"<details><summary>Evidence</summary><pre>{_e(v['evidence'])}</pre></details>"
+        evidence += (
+            "<details><summary>Evidence (what the judge was shown)</summary>"
+            f"<pre>{_e(v['evidence'])}</pre></details>"
+        )
     return (
         f'<li><span class="mark {cls}">{mark}</span><b>{_e(v.get("name"))}</b> '
         + "".join(f"{b} " for b in badges)
         + f'<span class="muted">{_e(v.get("explanation"))}</span>{evidence}</li>'
     )
+
+
+def _vote(vote: Any) -> str:
+    return str(vote.get("vote", "")) if isinstance(vote, Mapping) else str(vote)
 
 
 def _answer(run: Mapping[str, Any]) -> str:

@@ -77,7 +77,9 @@ def judge_env(model: ScriptedModel) -> dict[str, str]:
 
 
 @pytest.fixture
-def make(request: pytest.FixtureRequest, model: ScriptedModel) -> MakeJudge:
+def make(request: pytest.FixtureRequest, model: ScriptedModel) -> Iterator[MakeJudge]:
+    built: list[Judge] = []
+
     def build(kind: str, name: str | None = None, *, timeout: float = 60.0) -> Judge:
         binary = None
         if kind == "claude":
@@ -86,11 +88,17 @@ def make(request: pytest.FixtureRequest, model: ScriptedModel) -> MakeJudge:
             require_sdk(kind)
         if kind == "openai" and name is None:
             name = "judge-model"
-        return make_judge(
+        judge = make_judge(
             kind, name, timeout=timeout, environ=judge_env(model), claude_bin=binary, max_retries=0
         )
+        built.append(judge)
+        return judge
 
-    return build
+    yield build
+    for judge in built:  # close the SDK clients' connections: no socket is left to the GC
+        close = getattr(judge, "close", None)
+        if callable(close):
+            close()
 
 
 def calls(model: ScriptedModel) -> list[dict]:
