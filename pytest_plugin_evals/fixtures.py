@@ -147,7 +147,10 @@ def eval_run(
             scaffold=settings.scaffold,
             judge=_judge_for(request, case),
             no_judge_reason="--eval-no-judge" if settings.no_judge else None,
+            mocks=settings.mocks,
+            allow_real_servers=settings.allow_real_servers,
         ),
+        mock_plan=item.mock_plan,
         paid_budget=paid_budget,
     )
     if ledger is not None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from .mocks import MockPlan, load_plan
 from .model import Arm, Case, LoadError
 from .settings import EvalSettings
 from .suites import load_suite_file
@@ -180,13 +181,26 @@ def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
             parent, name=case.name, error=error, suite_root=case.suite_root
         )
         return
+    mock_plan = None
+    if settings.mocks != "off":
+        try:
+            mock_plan = load_plan(case, plugin.path if plugin else None)
+        except LoadError as error:
+            yield LoadErrorItem.from_parent(
+                parent, name=case.name, error=error, suite_root=case.suite_root
+            )
+            return
+        yield from _mock_errors(parent, mock_plan, case.suite_root)
     runs = settings.runs or case.runs
     arms: tuple[Arm, ...] = ("with", "without") if two_arm else ("single",)
     for tag in marker_tags(case.tags):
         parent.config.addinivalue_line("markers", f"{tag}: eval case tag")
     for arm in arms:
         for run in range(1, runs + 1):
-            yield EvalItem.create(parent, case, arm, run, plugin, two_arm)
+            item = EvalItem.create(parent, case, arm, run, plugin, two_arm)
+            item.mock_plan = mock_plan
+            item.runs_per_case = runs
+            yield item
 
 
 #: Marker names with a meaning of their own: a case tag by one of these names (``skip`` ...)
@@ -206,6 +220,26 @@ def marker_tags(tags: Iterable[str]) -> list[str]:
     return [t for t in tags if MARKER_NAME.fullmatch(t) and t not in RESERVED_MARKERS]
 
 
+reported_key = pytest.StashKey[set[str]]()
+
+
+def _mock_errors(
+    parent: pytest.Collector, plan: MockPlan, suite_root: Path
+) -> Iterator[pytest.Item]:
+    """A broken mock file is one error, reported once in the session; the cases still run."""
+    reported = parent.config.stash.setdefault(reported_key, set())
+    for error in plan.errors:
+        key = str(error.path.resolve())
+        if key in reported:
+            continue
+        reported.add(key)
+        try:
+            name = error.path.relative_to(suite_root).as_posix()
+        except ValueError:
+            name = error.path.name
+        yield LoadErrorItem.from_parent(parent, name=name, error=error, suite_root=suite_root)
+
+
 def _run_eval(eval_run: Any) -> None:
     """The test function of every eval item: the run was made in setup (``eval_run``)."""
     __tracebackhide__ = True
@@ -222,6 +256,9 @@ def failure_message(result: Any) -> str:
     lines = [f"score {result.score:.2f} (run {result.run}, {result.arm} arm)"]
     if result.error:
         lines.append(f"run error: {result.error}")
+    if result.aborted:
+        aborted = result.aborted
+        lines.append(f"aborted by mock {aborted['server']}/{aborted['tool']}: {aborted['reason']}")
     for verdict in result.verdicts:
         if verdict.passed is False:
             note = "" if verdict.scored else " [with-only, not scored]"
@@ -240,6 +277,8 @@ class EvalItem(pytest.Function):
     run: int
     plugin: PluginInfo | None
     two_arm: bool
+    mock_plan: MockPlan | None = None
+    runs_per_case: int | None = None
 
     @classmethod
     def create(
@@ -287,7 +326,7 @@ class EvalItem(pytest.Function):
         doc = {
             "kind": "run",
             "nodeid": self.nodeid,
-            "case": self.case.to_dict(),
+            "case": {**self.case.to_dict(), "runsPerCase": self.runs_per_case or self.case.runs},
             "arm": self.arm,
             "run": self.run,
             "twoArm": self.two_arm,

@@ -174,7 +174,17 @@ class MockCall:
 
 
 #: Kinds of infrastructure failure: the run could not be made, so it is an error, not a score.
-InfraKind = Literal["agent_start", "rate_limit", "overloaded", "auth", "judge", "api", "harness"]
+InfraKind = Literal[
+    "agent_start",
+    "rate_limit",
+    "overloaded",
+    "auth",
+    "judge",
+    "api",
+    "harness",
+    "plugin_load",
+    "no_answer",
+]
 
 
 @dataclass
@@ -208,6 +218,8 @@ class Transcript:
     skip_grading: bool = False
     #: Notes about how the run was set up (tools not granted, mocks served …).
     notes: list[str] = field(default_factory=list)
+    #: Set when a mock's ``expect:`` stopped the run: ``{server, tool, reason}``.
+    aborted: dict[str, str] | None = None
 
     @property
     def total_tokens(self) -> int | None:
@@ -295,6 +307,10 @@ class RunResult:
     #: Set when the run was not made (cost ceiling, missing secret): the reason.
     skipped: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: A mock's ``expect:`` stopped the run: ``{server, tool, reason}`` (score 0, not graded).
+    aborted: dict[str, str] | None = None
+    #: The run's mock stand-ins, their warnings and the calls they answered.
+    mocks: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -323,4 +339,8 @@ class RunResult:
             doc["skipped"] = self.skipped
         if self.notes:
             doc["notes"] = self.notes
+        if self.aborted is not None:
+            doc["aborted"] = self.aborted
+        if self.mocks is not None:
+            doc["mocks"] = self.mocks
         return doc

@@ -92,6 +92,17 @@ OPTIONS: tuple[Option, ...] = (
         kind="bool",
     ),
     Option(
+        "--eval-mocks",
+        "on (default): MCP servers are answered by the mocks folders' stand-ins; off: mocks "
+        "are ignored and the plugin's real servers start",
+        metavar="on|off",
+    ),
+    Option(
+        "--eval-allow-real-servers",
+        "start the plugin's declared MCP servers that have no mocks (withheld otherwise)",
+        kind="bool",
+    ),
+    Option(
         "--eval-max-cost-usd",
         "stop starting runs once this much was spent (exit status 2)",
         metavar="USD",
@@ -211,6 +222,11 @@ def read_settings(config: pytest.Config) -> EvalSettings:
             "--eval-judge openai needs --eval-judge-model (the endpoint's model)"
         )
     no_judge, _ = _value(config, "--eval-no-judge")
+    mocks, where = _value(config, "--eval-mocks")
+    mocks = str(mocks or "on").strip().lower()
+    if mocks not in ("on", "off"):
+        raise pytest.UsageError(f"{where} must be on or off (got {mocks!r})")
+    real_servers, _ = _value(config, "--eval-allow-real-servers")
     return EvalSettings(
         runs=int(runs) if runs is not None else None,
         ablation=ablation,
@@ -235,6 +251,8 @@ def read_settings(config: pytest.Config) -> EvalSettings:
         judge_given=judge_given,
         judge_model=str(judge_model) if judge_model else None,
         no_judge=bool(no_judge),
+        mocks=mocks,
+        allow_real_servers=bool(real_servers),
     )
 
 

@@ -18,6 +18,7 @@ from .agents.base import Agent, RunRequest
 from .agents.workspace import git_init, run_scaffold
 from .graders import JudgeFailure, grade_all, judge_cost
 from .judges import Judge
+from .mocks import MockPlan, attach, prepare_mocks
 from .model import Arm, Case, RunResult, Transcript
 from .recording import record_run, run_folder
 from .sandbox import Sandbox, allowed_environment
@@ -37,6 +38,9 @@ class RunOptions:
     judge: Judge | None = None
     #: Why paid graders are skipped on purpose (``--eval-no-judge``), if they are.
     no_judge_reason: str | None = None
+    #: ``on``: MCP stand-ins from the mocks folders; ``off``: the plugin's real servers.
+    mocks: str = "on"
+    allow_real_servers: bool = False
 
 
 @dataclass
@@ -61,6 +65,7 @@ def execute_run(
     options: RunOptions = RunOptions(),
     environ: Mapping[str, str] | None = None,
     paid_budget: float | None = None,
+    mock_plan: MockPlan | None = None,
 ) -> RunOutcome:
     """Make one run of ``case`` in ``arm`` and grade it.
 
@@ -87,6 +92,18 @@ def execute_run(
     started_at = utc_now()
     start = time.monotonic()
     git_init(box, env)
+    mocks = None
+    if getattr(agent, "name", "") != "replay":  # a replay brings its recorded mock calls
+        mocks = prepare_mocks(
+            case,
+            plugin_dir,
+            arm != "without",
+            box.out / "mocks",
+            mode="off" if options.mocks == "off" else "on",
+            allow_real_servers=options.allow_real_servers,
+            plan=mock_plan,
+        )
+        request = dataclasses.replace(request, mocks=mocks)
     scaffold_error = run_scaffold(request, env) if options.scaffold else None
     if scaffold_error is not None:
         transcript = Transcript(error=scaffold_error, skip_grading=True, cwd=box.cwd)
@@ -97,6 +114,9 @@ def execute_run(
             transcript = Transcript(
                 error=f"agent adapter failed: {type(exc).__name__}: {exc}", infra_error="harness"
             )
+    mock_outcome = attach(mocks, transcript) if mocks is not None else None
+    if mock_outcome is not None and mock_outcome.aborted is not None:
+        transcript.aborted = mock_outcome.aborted
     duration = transcript.duration_seconds or (time.monotonic() - start)
     result = RunResult(
         case=case.name,
@@ -114,8 +134,12 @@ def execute_run(
         tool_calls=len(transcript.tool_calls),
         files_created=list(transcript.files_created),
     )
+    result.aborted = transcript.aborted
+    if mocks is not None and mock_outcome is not None and (mocks.active or mocks.withheld):
+        result.mocks = mock_outcome.summary(mocks)
     if transcript.infra_error is None and not transcript.skip_grading:
-        _grade(case, arm, two_arm, transcript, result, options, paid_budget)
+        shadow_only = mock_plan.shadow_only if mock_plan is not None else False
+        _grade(case, arm, two_arm, transcript, result, options, paid_budget, shadow_only)
     result.notes = list(transcript.notes)
     if options.runs_dir is not None:
         dest = run_folder(options.runs_dir, case, arm, run)
@@ -133,9 +157,10 @@ def _grade(
     result: RunResult,
     options: RunOptions,
     paid_budget: float | None,
+    shadow_only: bool = False,
 ) -> None:
     """Grade the run into ``result``; a judge that fails makes the run an infrastructure error."""
-    plan = plan_graders(case.graders, arm, two_arm)
+    plan = plan_graders(case.graders, arm, two_arm, shadow_mocks_only=shadow_only)
     skip_paid = options.no_judge_reason
     if skip_paid is None and paid_budget is not None and transcript.cost_usd >= paid_budget:
         skip_paid = "cost ceiling"

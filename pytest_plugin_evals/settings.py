@@ -36,6 +36,8 @@ class EvalSettings:
     judge_given: bool = False
     judge_model: str | None = None
     no_judge: bool = False
+    mocks: str = "on"
+    allow_real_servers: bool = False
 
     def selects(self, case_name: str, tags: tuple[str, ...]) -> bool:
         """The reference's filters: ``--eval-case`` glob on the name AND any ``--eval-tag``."""

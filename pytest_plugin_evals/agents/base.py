@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..model import Arm, Case, Transcript
 from ..sandbox import Sandbox
+
+if TYPE_CHECKING:
+    from ..mocks import MockSetup
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,8 @@ class RunRequest:
     #: The environment the agent gets: the allowlisted operator variables, the sandbox's
     #: folders and the case's ``EVAL_*`` variables.
     env: dict[str, str] = field(default_factory=dict)
+    #: The run's MCP stand-ins (see :mod:`pytest_plugin_evals.mocks`), if any apply.
+    mocks: MockSetup | None = None
 
     @property
     def loads_plugin(self) -> bool:

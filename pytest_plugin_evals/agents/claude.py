@@ -163,7 +163,12 @@ class ClaudeAgent:
             listed = ", ".join(str(p) for p in context)
             note = f"Reference folders you may read (read-only): {listed}"
         box.snapshot()
-        argv = self.argv(request, plan.allowed, plan.disallowed, note, history)
+        allowed = plan.allowed
+        if request.mocks is not None:
+            allowed = (*allowed, *request.mocks.allowed_tools)
+        argv = self.argv(request, allowed, plan.disallowed, note, history)
+        if request.mocks is not None:
+            argv += request.mocks.claude_args()
         result = run_process(
             argv,
             stdin_text=request.prompt,

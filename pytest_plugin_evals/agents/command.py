@@ -85,6 +85,7 @@ class CommandAgent:
 
 def protocol_env(request: RunRequest) -> dict[str, str]:
     """The ``EVAL_*`` variables of the command protocol."""
+    mocks = request.mocks
     return {
         "EVAL_CASE": request.case.name,
         "EVAL_ARM": request.arm,
@@ -94,6 +95,7 @@ def protocol_env(request: RunRequest) -> dict[str, str]:
         "EVAL_ALLOWED_TOOLS": ",".join(request.allowed_tools),
         "EVAL_MODEL": request.model or "",
         "EVAL_TRACE_FILE": str(request.sandbox.trace_file),
+        "EVAL_MCP_CONFIG": str(mocks.mcp_config) if mocks and mocks.active else "",
     }
 
 

@@ -16,16 +16,18 @@ Any other agent that speaks MCP can read the same ``mcp.json`` (``MockSetup.mcp_
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from ..model import Case
-from .discover import MockPlan, MockServer, discover_mocks, normalize
+from .discover import MockPlan, MockServer, MockTool, discover_mocks, normalize
 from .host import ensure_host
+from .spec import MockSpec
 
 SERVER_MODULE = "pytest_plugin_evals.mocks.server"
 STUB = Path(__file__).with_name("stub.py")
@@ -88,7 +90,30 @@ class MockSetup:
 
 def load_plan(case: Case, plugin_dir: Path | None) -> MockPlan:
     """The case's mock plan (call at collection to report bad mocks as load errors)."""
-    return discover_mocks(case.dir, case.suite_root, plugin_dir)
+    plan = discover_mocks(case.dir, case.suite_root, plugin_dir)
+    if case.mocks:
+        plan = replace(plan, servers=(*plan.servers, package_server(case)))
+    return plan
+
+
+def package_server(case: Case) -> MockServer:
+    """A package.json eval's ``mocks`` (tool name → result) as a standalone stand-in, named
+    after the package: its tools reach the agent as ``mcp__<package>__<tool>``."""
+    name = case.path.parent.name
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        name = str(json.loads(case.path.read_text(encoding="utf-8")).get("name") or name)
+    tools = tuple(
+        MockTool(
+            name=tool,
+            spec=MockSpec(
+                path=case.path,
+                body=result if isinstance(result, str) else json.dumps(result, ensure_ascii=False),
+            ),
+            root=case.dir,
+        )
+        for tool, result in sorted(case.mocks.items())
+    )
+    return MockServer(name=name, kind="standalone", registered=normalize(name), tools=tools)
 
 
 def prepare_mocks(

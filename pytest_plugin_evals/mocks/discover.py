@@ -94,6 +94,8 @@ class MockPlan:
     servers: tuple[MockServer, ...] = ()
     #: Declared servers without mocks: not started unless real servers are allowed.
     withheld: tuple[str, ...] = ()
+    #: Mock files that could not be read (their tools are not offered).
+    errors: tuple[LoadError, ...] = ()
 
     def active(self, loads_plugin: bool) -> tuple[MockServer, ...]:
         """The stand-ins of an arm: shadows only when the plugin is loaded."""
@@ -220,8 +222,13 @@ def _check_agent(path: Path) -> None:
         raise LoadError(path, f"{SERVER_FILE} describes a type: agent server (set type: agent)", 1)
 
 
-def _build_server(name: str, kind: Kind, registered: str, dirs: list[Path]) -> MockServer | None:
-    """The server from its folders, suite first then case (a case's tool file wins)."""
+def _build_server(
+    name: str, kind: Kind, registered: str, dirs: list[Path], errors: list[LoadError]
+) -> MockServer | None:
+    """The server from its folders, suite first then case (a case's tool file wins).
+
+    A mock file that cannot be read is left out (its tool is not offered) and its error is
+    appended to ``errors``: it is reported once, and the cases still run."""
     files: dict[str, Path] = {}
     entries: dict[str, dict[str, Any]] = {}
     for folder in dirs:
@@ -229,15 +236,23 @@ def _build_server(name: str, kind: Kind, registered: str, dirs: list[Path]) -> M
         if (folder / TOOLS_FILE).is_file():
             entries.update(load_tools_json(folder / TOOLS_FILE))
         if (folder / SERVER_FILE).is_file():
-            _check_agent(folder / SERVER_FILE)
+            try:
+                _check_agent(folder / SERVER_FILE)
+            except LoadError as error:
+                errors.append(error)
+                return None
     if not files:
         return None
     tools: list[MockTool] = []
     missing: list[str] = []
     for tool, path in sorted(files.items()):
-        spec = parse_mock(path, root=path.parent)
-        if spec.type == "agent":
-            raise LoadError(path, AGENT_UNSUPPORTED, spec.type_line)
+        try:
+            spec = parse_mock(path, root=path.parent)
+            if spec.type == "agent":
+                raise LoadError(path, AGENT_UNSUPPORTED, spec.type_line)
+        except LoadError as error:
+            errors.append(error)
+            continue
         entry = entries.get(tool)
         if entry is None:
             missing.append(tool)
@@ -279,13 +294,14 @@ def discover_mocks(case_dir: Path, suite_root: Path, plugin_dir: Path | None) ->
             folders.setdefault(name, []).append((depth, folder))
     servers: list[MockServer] = []
     withheld: list[str] = []
+    errors: list[LoadError] = []
     claimed: set[str] = set()
     for key in declared:
         registered = f"plugin:{plugin}:{key}"
         names = [n for n in (key, normalize(key), normalize(registered)) if n in folders]
         dirs = [d for _, d in sorted(f for n in dict.fromkeys(names) for f in folders[n])]
         claimed.update(names)
-        server = _build_server(key, "shadow", registered, dirs) if dirs else None
+        server = _build_server(key, "shadow", registered, dirs, errors) if dirs else None
         if server is None:
             withheld.append(key)
         else:
@@ -293,7 +309,7 @@ def discover_mocks(case_dir: Path, suite_root: Path, plugin_dir: Path | None) ->
     for name, dirs in folders.items():
         if name in claimed:
             continue
-        server = _build_server(name, "standalone", name, [d for _, d in sorted(dirs)])
+        server = _build_server(name, "standalone", name, [d for _, d in sorted(dirs)], errors)
         if server is not None:
             servers.append(server)
-    return MockPlan(plugin, declared, tuple(servers), tuple(withheld))
+    return MockPlan(plugin, declared, tuple(servers), tuple(withheld), tuple(errors))

@@ -64,7 +64,11 @@ def suite(pytester: pytest.Pytester) -> pytest.Pytester:
     write(
         pytester.path, {"evals/results/x/evals.json": '{"cases": [{"name": "r", "prompt": "p"}]}'}
     )
-    write(pytester.path, case_files("evals/mocks/server"))
+    # Case-shaped files under mocks/ are mock answers (a tool named "prompt"), never cases.
+    write(
+        pytester.path,
+        {"evals/mocks/server/prompt.md": "Say hi\n", "evals/mocks/server/graders/hi.md": GRADER},
+    )
     write(pytester.path, {"evals/mocks/tracker/create_issue.md": "Created #1\n"})
     write(pytester.path, case_files("evals/group/mocks/srv"))
     return pytester
@@ -113,6 +117,20 @@ def test_results_and_mocks_are_never_collected(suite: pytest.Pytester) -> None:
     text = result.stdout.str()
     assert "results" not in text and "mocks" not in text and "old" not in text
     assert collected(result) == ALL
+
+
+def test_a_broken_mock_file_is_one_error_and_the_cases_still_run(
+    pytester: pytest.Pytester, scripted_agent: Any
+) -> None:
+    write(pytester.path, case_files("evals/first"))
+    write(pytester.path, case_files("evals/second"))
+    # A case's prompt.md dropped under mocks/ is a mock file with keys mocks do not have.
+    write(pytester.path, case_files("evals/mocks/server"))
+    agent = scripted_agent([{"match": "Say hi", "reply": "hi"}])
+    result = pytester.runpytest("evals", "-p", "no:cacheprovider", "--eval-agent", agent)
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(['*evals/mocks/server/prompt.md:2: unknown key "runs"*'])
+    assert "Traceback" not in result.stdout.str()
 
 
 def test_tags_that_pytest_reserves_stay_tags(

@@ -98,7 +98,9 @@ def test_soft_checks_fail_once_in_the_call_phase(
         consecutive=False,
     )
     result.stdout.fnmatch_lines(["*the test went on to its end*"])
-    assert result.stdout.str().count("GradeFailure:") == 1  # one failure report
+    # One failure report (the short summary, untruncated under CI, may repeat the message).
+    report = result.stdout.str().split("short test summary info")[0]
+    assert report.count("GradeFailure:") == 1
     assert "ERROR at" not in result.stdout.str()
     assert "def pytest_runtest_call" not in result.stdout.str()  # not the plugin's code
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -207,13 +208,16 @@ def test_agent_mocks_are_a_clear_load_error(plugin: Path) -> None:
         plugin,
         {"evals/mocks/kb/_server.md": "---\ntype: agent\ntools: [search]\n---\nYou are a KB."},
     )
-    with pytest.raises(LoadError) as info:
-        discover_mocks(plugin / "evals/case-b", plugin / "evals", plugin)
-    assert info.value.message == "type: agent mocks are not supported yet"
-    assert (info.value.path.name, info.value.line) == ("_server.md", 2)
+    plan = discover_mocks(plugin / "evals/case-b", plugin / "evals", plugin)
+    (error,) = plan.errors
+    assert error.message == "type: agent mocks are not supported yet"
+    assert (error.path.name, error.line) == ("_server.md", 2)
+    assert "kb" not in {s.name for s in plan.servers}
 
 
 def test_a_bad_mock_file_is_a_load_error(plugin: Path) -> None:
     write(plugin, {"evals/case-b/mocks/kb/search.md": "---\nexpected: {}\n---\nx"})
-    with pytest.raises(LoadError, match=r'search\.md:2: unknown key "expected"'):
-        discover_mocks(plugin / "evals/case-b", plugin / "evals", plugin)
+    plan = discover_mocks(plugin / "evals/case-b", plugin / "evals", plugin)
+    (error,) = plan.errors  # reported once by the collector; the tool is not offered
+    assert re.search(r'search\.md:2: unknown key "expected"', str(error))
+    assert all(t.name != "search" for s in plan.servers for t in s.tools)

@@ -1,0 +1,150 @@
+"""MCP mocks through ``pytest evals``: a tracker plugin with a ``.mcp.json`` server and an
+inline one, the real ``claude`` binary, the scripted model, stand-ins on the ``mcp`` SDK."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
+
+CREATE = "mcp__plugin_tracker-kit_tracker__create_issue"
+LOOKUP = "mcp__plugin_tracker-kit_people__lookup"
+
+CREATE_MD = """---
+expect:
+  title: string
+  priority: [low, medium, high]
+---
+
+Created issue #4821: {{input.title}}
+"""
+
+
+def make_tracker(pytester: pytest.Pytester, marker: str) -> None:
+    real = {"command": "sh", "args": ["-c", f"touch {marker}; exit 1"]}
+    pytester.makefile(
+        ".json",
+        **{
+            ".claude-plugin/plugin": json.dumps(
+                {"name": "tracker-kit", "version": "0.3.0", "mcpServers": {"people": real}}
+            )
+        },
+    )
+    pytester.makefile(".json", **{".mcp": json.dumps({"mcpServers": {"tracker": real}})})
+    pytester.makefile(
+        ".md",
+        **{
+            "evals/mocks/tracker/create_issue": CREATE_MD,
+            "evals/mocks/people/lookup": "alice is on call",
+            "evals/files-bug/prompt": "---\nruns: 1\n---\nFile a bug: the app crashes on start.\n",
+            "evals/files-bug/graders/created": (
+                "---\ntype: regex\npattern: 'create_issue.*Crash on start'\n"
+                "target: mock_calls\n---\n"
+            ),
+            "evals/files-bug/graders/answer": "---\ntype: regex\npattern: '#4821'\n---\n",
+        },
+    )
+
+
+def script(model: ScriptedModel, priority: str) -> None:
+    model.add(
+        Rule(when_tool_result="Created issue", reply=text("Filed as #4821.")),
+        Rule(
+            when_tool_offered=CREATE,
+            reply=tool_use(CREATE, {"title": "Crash on start", "priority": priority}),
+        ),
+        Rule(
+            when_prompt="File a bug",
+            reply=tool_use("ToolSearch", {"query": f"select:{CREATE}", "max_results": 1}),
+        ),
+    )
+
+
+@pytest.fixture
+def run_evals(
+    pytester: pytest.Pytester,
+    claude_bin: str,
+    scripted_model: ScriptedModel,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Any:
+    for key, value in scripted_model.env().items():
+        monkeypatch.setenv(key, value)
+
+    def run(*args: str) -> tuple[Any, dict[str, Any]]:
+        result = pytester.runpytest(
+            "evals",
+            "-p",
+            "no:cacheprovider",
+            "--eval-agent",
+            "claude",
+            "--eval-claude-bin",
+            claude_bin,
+            "--eval-json",
+            "out.json",
+            *args,
+        )
+        path = pytester.path / "out.json"
+        return result, json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+    return run
+
+
+def test_mocked_tool_answers_and_its_call_is_graded(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any
+) -> None:
+    marker = pytester.path / "real-server-started"
+    make_tracker(pytester, str(marker))
+    script(scripted_model, "high")
+    result, doc = run_evals()
+    (case,) = doc["cases"]
+    with_run = case["arms"]["with"][0]
+    verdicts = {g["name"]: g for g in with_run["graders"]}
+    assert verdicts["answer"]["passed"] is True
+    # Every mock shadows a plugin server: the mock_calls grader is a with-only indicator.
+    assert verdicts["created"]["passed"] is True and verdicts["created"]["withOnly"] is True
+    mocks = with_run["mocks"]
+    assert {s["server"]: s["kind"] for s in mocks["servers"]} == {
+        "tracker": "shadow",
+        "people": "shadow",
+    }
+    assert mocks["calls"]["total"] == 1 and mocks["calls"]["errors"] == 0
+    # The without arm has no stand-ins: the tool is not there, and nothing real started.
+    without = case["arms"]["without"][0]
+    assert "created" not in {g["name"] for g in without["graders"]}
+    assert not marker.exists()
+    result.assert_outcomes(passed=2)
+
+
+def test_an_expect_violation_aborts_the_run(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any
+) -> None:
+    make_tracker(pytester, str(pytester.path / "real-server-started"))
+    script(scripted_model, "urgent")
+    result, doc = run_evals("--eval-ablation", "none")
+    (run,) = doc["cases"][0]["arms"]["with"]
+    assert run["aborted"] == {
+        "server": "tracker",
+        "tool": "create_issue",
+        "reason": 'the model\'s call violates expect: priority = "urgent" is not one of '
+        "[low, medium, high]",
+    }
+    assert run["score"] == 0 and run["graders"] == [] and run["error"] is None
+    result.stdout.fnmatch_lines(["*aborted by mock tracker/create_issue*"])
+    result.assert_outcomes(failed=1)
+
+
+def test_mocks_off_starts_the_real_servers(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any
+) -> None:
+    marker = pytester.path / "real-server-started"
+    make_tracker(pytester, str(marker))
+    scripted_model.add(Rule(reply=text("nothing to do")))
+    _, doc = run_evals("--eval-ablation", "none", "--eval-mocks", "off")
+    (run,) = doc["cases"][0]["arms"]["with"]
+    created = {g["name"]: g for g in run["graders"]}["created"]
+    assert created["passed"] is False
+    assert created["explanation"].startswith("no mock stand-ins were active")
+    assert marker.exists()
