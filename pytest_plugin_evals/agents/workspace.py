@@ -3,8 +3,11 @@ its scaffold script."""
 
 from __future__ import annotations
 
+import atexit
 import shutil
 import subprocess
+import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,29 +18,53 @@ from .process import run_process
 SCAFFOLD_TIMEOUT = 120
 
 
+#: The hardened settings of every run's repository.
+_GIT_CONFIG = """\
+[user]
+\tname = Plugin Eval
+\temail = plugin-eval@localhost
+[core]
+\thooksPath = /dev/null
+[credential]
+\thelper =
+[commit]
+\tgpgsign = false
+"""
+
+_template: dict[str, Path] = {}
+_template_lock = threading.Lock()
+
+
+def _git_template(git: str, env: dict[str, str]) -> Path | None:
+    """A fresh, hardened ``.git`` made once per process; each run gets a copy of it."""
+    with _template_lock:
+        if git not in _template:
+            root = Path(tempfile.mkdtemp(prefix="plugin-evals-git-"))
+            done = subprocess.run(
+                [git, "init", "-q", str(root)],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                check=False,
+            )
+            if done.returncode != 0:
+                return None
+            with (root / ".git" / "config").open("a", encoding="utf-8") as fh:
+                fh.write(_GIT_CONFIG)
+            _template[git] = root / ".git"
+            atexit.register(shutil.rmtree, root, True)
+        return _template[git]
+
+
 def git_init(box: Sandbox, env: dict[str, str]) -> None:
     """Make the cwd a fresh git repository, hardened: no hooks, no credential helper."""
     git = shutil.which("git", path=env.get("PATH"))
     if git is None:
         return
-    commands = [
-        [git, "init", "-q"],
-        [git, "config", "user.name", "Plugin Eval"],
-        [git, "config", "user.email", "plugin-eval@localhost"],
-        [git, "config", "core.hooksPath", "/dev/null"],
-        [git, "config", "credential.helper", ""],
-        [git, "config", "commit.gpgsign", "false"],
-    ]
-    for argv in commands:
-        subprocess.run(
-            argv,
-            cwd=box.cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            check=False,
-        )
+    template = _git_template(git, env)
+    if template is not None:
+        shutil.copytree(template, box.cwd / ".git")
 
 
 def copy_add_dirs(request: RunRequest) -> list[Path]:

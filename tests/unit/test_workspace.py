@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -111,7 +112,27 @@ def test_git_init_makes_a_hardened_repository(tmp_path: Path) -> None:
     box = request.sandbox
     env = box.environment({"PATH": os.environ["PATH"]})
     git_init(box, env)
-    config = (box.cwd / ".git" / "config").read_text(encoding="utf-8")
-    assert "hooksPath = /dev/null" in config
-    assert "helper = " in config
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["git", *args], cwd=box.cwd, env=env, capture_output=True, text=True, check=False
+        )
+
+    assert git("config", "--get", "core.hooksPath").stdout.strip() == "/dev/null"
+    helper = git("config", "--get", "credential.helper")
+    assert helper.returncode == 0 and helper.stdout.strip() == ""
+    assert git("config", "--get", "user.name").stdout.strip() == "Plugin Eval"
+    assert git("rev-parse", "--show-toplevel").stdout.strip() == str(box.cwd.resolve())
     assert box.list_files() == []  # .git is not a file of the run
+    # Each run gets its own repository: a commit in one is not in the next.
+    (box.cwd / "a.txt").write_text("a", encoding="utf-8")
+    git("add", "a.txt")
+    assert git("commit", "-qm", "a").returncode == 0
+    other = request_for(tmp_path / "second").sandbox
+    git_init(other, env)
+    assert (
+        subprocess.run(
+            ["git", "log"], cwd=other.cwd, env=env, capture_output=True, check=False
+        ).returncode
+        != 0
+    )  # no commits there
