@@ -67,6 +67,15 @@ def extras_for(record: dict[str, Any]) -> list[dict[str, Any]]:
     head = f"<p><b>score {result['score']:.2f}</b> · {record['arm']} arm · run {record['run']}"
     if error:
         head += f" · run error: {html.escape(str(error))}"
+    aborted = result.get("aborted")
+    if aborted:
+        head += (
+            f" · aborted by mock {html.escape(str(aborted.get('server')))}/"
+            f"{html.escape(str(aborted.get('tool')))}: {html.escape(str(aborted.get('reason')))}"
+        )
+    calls = (result.get("mocks") or {}).get("calls")
+    if calls:
+        head += f" · mocked calls {calls.get('total', 0)} ({calls.get('errors', 0)} errors)"
     body = head + "</p><ul>" + "".join(rows) + "</ul>"
     answer = result.get("answer") or ""
     if result.get("answerTruncated"):

@@ -112,7 +112,13 @@ def arm_stats(runs: Sequence[Mapping[str, Any]]) -> ArmStats:
         score=mean([float(r.get("score") or 0.0) for r in graded]),
         pass_rate=mean([1.0 if r.get("passed") else 0.0 for r in graded]),
         graded=len(graded),
-        skipped_paid_graders=any(r.get("skippedPaidGraders") for r in graded),
+        # Only the cost ceiling grades the two arms under different rules; --eval-no-judge
+        # skips the same graders everywhere, so Δ stays comparable.
+        skipped_paid_graders=any(
+            r.get("skippedPaidGraders")
+            and any(v.get("skipped") == "cost ceiling" for v in r.get("graders") or [])
+            for r in graded
+        ),
     )
 
 

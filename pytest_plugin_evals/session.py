@@ -157,6 +157,32 @@ class EvalSession:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
             self.gate_message = result.message
 
+    def _skipped_judge_lines(self) -> list[str]:
+        """Say when judge verdicts were skipped: on purpose, or for want of a judge."""
+        reasons: dict[str, int] = {}
+        for record in self.records.values():
+            if record.get("kind") != "run":
+                continue
+            for verdict in record["result"].get("graders") or []:
+                reason = verdict.get("skipped")
+                if reason in ("--eval-no-judge", "no judge configured", "cost ceiling"):
+                    reasons[reason] = reasons.get(reason, 0) + 1
+        lines = []
+        if reasons.get("--eval-no-judge"):
+            lines.append(
+                f"paid graders skipped on purpose (--eval-no-judge): "
+                f"{reasons['--eval-no-judge']} verdict(s) not judged"
+            )
+        if reasons.get("no judge configured"):
+            lines.append(
+                f"{reasons['no judge configured']} judge verdict(s) skipped: no judge "
+                "configured (the default judge, the claude binary, was not found) — pass "
+                "--eval-judge anthropic|openai or --eval-claude-bin PATH"
+            )
+        if reasons.get("cost ceiling"):
+            lines.append(f"{reasons['cost ceiling']} judge verdict(s) skipped: cost ceiling")
+        return lines
+
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.document is None:
@@ -166,6 +192,8 @@ class EvalSession:
         shown = [str(p) for _, p in self.paths]
         for line in summary_lines(self.document, report_paths=shown):
             tr.write_line(line)
+        for line in self._skipped_judge_lines():
+            tr.write_line(line, yellow=True)
         if self.gate_message:
             tr.write_line(self.gate_message)
         if self.write_error:

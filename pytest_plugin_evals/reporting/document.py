@@ -62,6 +62,11 @@ def case_notes(with_runs: list[Mapping[str, Any]]) -> str | None:
             return f"error: {run['infraError']}" + (f": {message}" if message else "")
         if run.get("error"):
             return str(run["error"])
+        if run.get("aborted"):
+            aborted = run["aborted"]
+            return f"aborted by mock {aborted.get('server')}/{aborted.get('tool')}: " + str(
+                aborted.get("reason", "")
+            )
     worst: Mapping[str, Any] | None = None
     for run in with_runs:
         if not is_graded(run):

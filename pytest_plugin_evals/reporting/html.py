@@ -267,8 +267,27 @@ def _run(run: Mapping[str, Any]) -> str:
         )
     elif run.get("error"):
         body.append(f'<div class="bad">✗ run error: {_e(run["error"])}</div>')
+    if run.get("aborted"):
+        aborted = run["aborted"]
+        body.append(
+            f'<div class="bad">✗ aborted by mock {_e(aborted.get("server"))}/'
+            f"{_e(aborted.get('tool'))}: {_e(aborted.get('reason'))}</div>"
+        )
     if run.get("skippedPaidGraders"):
-        body.append('<div class="skip">paid graders were skipped (cost ceiling)</div>')
+        reasons = sorted(
+            {str(v.get("skipped")) for v in run.get("graders") or [] if v.get("skipped")}
+        )
+        body.append(f'<div class="skip">paid graders were skipped ({_e(", ".join(reasons))})</div>')
+    mocks = run.get("mocks") or {}
+    if mocks:
+        calls = mocks.get("calls") or {}
+        served = ", ".join(str(s.get("server")) for s in mocks.get("servers") or [])
+        body.append(
+            f'<div class="muted">Mocked: {_e(served)} · {_e(calls.get("total", 0))} call(s), '
+            f"{_e(calls.get('errors', 0))} error(s)</div>"
+        )
+    for note in run.get("notes") or []:
+        body.append(f'<div class="muted">note: {_e(note)}</div>')
     verdicts = run.get("graders") or []
     if verdicts:
         body.append(f'<ul class="verdicts">{"".join(_verdict(v) for v in verdicts)}</ul>')

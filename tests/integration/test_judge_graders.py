@@ -160,6 +160,7 @@ def test_no_judge_skips_paid_graders_and_keeps_free_ones(
     run_ = doc["cases"][0]["arms"]["with"][0]
     assert run_["skippedPaidGraders"] is True and run_["score"] == 1.0
     assert judge_env.message_requests == [] and judge_env.chat_requests == []
+    result.stdout.fnmatch_lines(["*paid graders skipped on purpose (--eval-no-judge)*"])
     result.assert_outcomes(passed=2)
 
 

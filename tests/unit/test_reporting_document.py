@@ -60,7 +60,21 @@ def record(
         run=n,
         score=computed,
         passed=passed,
-        verdicts=list(verdicts),
+        verdicts=list(verdicts)
+        + (
+            [
+                Verdict(
+                    "rubric",
+                    None,
+                    "skipped: cost ceiling",
+                    type="llm",
+                    scored=False,
+                    skipped="cost ceiling",
+                )
+            ]
+            if skipped_paid
+            else []
+        ),
         turns=2,
         cost_usd=cost,
         duration_seconds=1.0,

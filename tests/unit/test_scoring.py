@@ -172,6 +172,18 @@ def run(arm, n, score, *, error=None, infra=None, skipped_paid=False):
         error=error,
         infra_error=infra,
         skipped_paid_graders=skipped_paid,
+        verdicts=[
+            Verdict(
+                "rubric",
+                None,
+                "skipped: cost ceiling",
+                type="llm",
+                scored=False,
+                skipped="cost ceiling",
+            )
+        ]
+        if skipped_paid
+        else [],
     ).to_dict()
 
 
@@ -260,3 +272,30 @@ def test_gate_on_an_empty_document():
     result = gate({"cases": []}, 1.0)
     assert result.met is True
     assert result.message == "no eval case ran"
+
+
+def test_delta_stays_when_paid_graders_were_skipped_on_purpose_in_both_arms():
+    on_purpose = [
+        Verdict(
+            "rubric",
+            None,
+            "skipped: --eval-no-judge",
+            type="llm",
+            scored=False,
+            skipped="--eval-no-judge",
+        )
+    ]
+    with_run = RunResult(
+        case="c",
+        arm="with",
+        run=1,
+        score=1.0,
+        passed=True,
+        skipped_paid_graders=True,
+        verdicts=on_purpose,
+    ).to_dict()
+    without_run = RunResult(
+        case="c", arm="without", run=1, score=0.0, skipped_paid_graders=True, verdicts=on_purpose
+    ).to_dict()
+    agg = case_aggregates([with_run], [without_run], threshold=1.0)
+    assert agg["delta"] == 1.0 and "deltaNote" not in agg
