@@ -41,9 +41,23 @@ def time_pytest(root: Path, workers: str) -> tuple[float, dict[str, object]]:
     out = root / f"doc{workers}.json"
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "pytest", "evals", "-q", "-p", "no:cacheprovider", workers,
-         "--eval-agent", "cmd:/bin/cat", "--eval-json", str(out)],
-        cwd=root, capture_output=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "evals",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            workers,
+            "--eval-agent",
+            "cmd:/bin/cat",
+            "--eval-json",
+            str(out),
+        ],
+        cwd=root,
+        capture_output=True,
+        check=False,
     )
     elapsed = time.perf_counter() - start
     return elapsed, json.loads(out.read_text())
@@ -51,8 +65,9 @@ def time_pytest(root: Path, workers: str) -> tuple[float, dict[str, object]]:
 
 def time_startup(root: Path) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "pytest", "--version"], cwd=root, capture_output=True,
-                   check=False)
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "--version"], cwd=root, capture_output=True, check=False
+    )
     return time.perf_counter() - start
 
 

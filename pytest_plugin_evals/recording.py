@@ -65,6 +65,7 @@ def transcript_meta(transcript: Transcript, agent: str) -> dict[str, Any]:
         "delivered": transcript.delivered,
         "latencyMs": transcript.latency_ms,
         "notes": transcript.notes,
+        "aborted": transcript.aborted,
         "skipGrading": transcript.skip_grading,
         "mockCalls": None if transcript.mock_calls is None else [
             {"server": c.server, "tool": c.tool, "input": c.input, "output": c.output,

@@ -41,6 +41,11 @@ class RunOptions:
     #: ``on``: MCP stand-ins from the mocks folders; ``off``: the plugin's real servers.
     mocks: str = "on"
     allow_real_servers: bool = False
+    #: The claude binary a claude judge uses (agent mocks play their server with it).
+    judge_claude_bin: str | None = None
+    #: The judge backend and model that play ``type: agent`` mock servers (None: no judge).
+    judge_kind: str | None = None
+    judge_model: str | None = None
 
 
 @dataclass
@@ -102,6 +107,16 @@ def execute_run(
             mode="off" if options.mocks == "off" else "on",
             allow_real_servers=options.allow_real_servers,
             plan=mock_plan,
+            judge_kind=options.judge_kind,
+            judge_model=options.judge_model,
+            judge_env=environ,
+            recordings_dir=(
+                options.runs_dir.parent / "mock-recordings" if options.runs_dir else None
+            ),
+            judge_claude_bin=options.judge_claude_bin,
+            # A stand-in stops a violating run by killing the agent's process group: only
+            # agents that are processes of their own (an in-process py: agent is pytest).
+            kill_agent=getattr(agent, "name", "") in ("claude", "cmd"),
         )
         request = dataclasses.replace(request, mocks=mocks)
     scaffold_error = run_scaffold(request, env) if options.scaffold else None
@@ -139,7 +154,8 @@ def execute_run(
         result.mocks = mock_outcome.summary(mocks)
     if transcript.infra_error is None and not transcript.skip_grading:
         shadow_only = mock_plan.shadow_only if mock_plan is not None else False
-        _grade(case, arm, two_arm, transcript, result, options, paid_budget, shadow_only)
+        replayed = getattr(agent, "name", "") == "replay"
+        _grade(case, arm, two_arm, transcript, result, options, paid_budget, shadow_only, replayed)
     result.notes = list(transcript.notes)
     if options.runs_dir is not None:
         dest = run_folder(options.runs_dir, case, arm, run)
@@ -158,11 +174,13 @@ def _grade(
     options: RunOptions,
     paid_budget: float | None,
     shadow_only: bool = False,
+    replayed: bool = False,
 ) -> None:
     """Grade the run into ``result``; a judge that fails makes the run an infrastructure error."""
     plan = plan_graders(case.graders, arm, two_arm, shadow_mocks_only=shadow_only)
     skip_paid = options.no_judge_reason
-    if skip_paid is None and paid_budget is not None and transcript.cost_usd >= paid_budget:
+    spent_now = 0.0 if replayed else transcript.cost_usd  # a replay's agent cost is history
+    if skip_paid is None and paid_budget is not None and spent_now >= paid_budget:
         skip_paid = "cost ceiling"
     judge = None if skip_paid else options.judge
     try:

@@ -42,6 +42,7 @@ class EvalSession:
         self.gate_message: str | None = None
         self.write_error: str | None = None
         self.ceiling_hit = False
+        self.results_dir: Path | None = None
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -111,6 +112,7 @@ class EvalSession:
 
     def _write(self, doc: dict[str, Any]) -> None:
         out = results_dir(self.settings, self._suite_root(), self.stamp)
+        self.results_dir = out
         try:
             out.mkdir(parents=True, exist_ok=True)
             text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
@@ -194,6 +196,12 @@ class EvalSession:
             tr.write_line(line)
         for line in self._skipped_judge_lines():
             tr.write_line(line, yellow=True)
+        if self.results_dir is not None:
+            from .mocks.agent import recordings_notice
+
+            notice = recordings_notice(self.results_dir / "mock-recordings")
+            if notice:
+                tr.write_line(notice)
         if self.gate_message:
             tr.write_line(self.gate_message)
         if self.write_error:

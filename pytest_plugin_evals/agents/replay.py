@@ -98,4 +98,5 @@ def transcript_from_meta(meta: dict[str, Any], cwd: Path, trace: Path | None) ->
         latency_ms=meta.get("latencyMs"),
         skip_grading=bool(meta.get("skipGrading")),
         notes=list(meta.get("notes") or []),
+        aborted=meta.get("aborted") if isinstance(meta.get("aborted"), dict) else None,
     )  # fmt: skip

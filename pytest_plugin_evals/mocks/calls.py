@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,8 +17,10 @@ class MockOutcome:
     """One run's mock calls.
 
     ``calls`` is None when no stand-in was active (a ``mock_calls`` grader then has nothing to
-    check). ``aborted`` is ``{"server", "tool", "reason"}`` when an ``expect:`` guard stopped the
-    run. ``records`` are the raw lines (with ``time``), for reports.
+    check). ``aborted`` is ``{"server", "tool", "reason"}`` when an ``expect:`` guard (or the
+    model playing a ``type: agent`` server) stopped the run. ``records`` are the raw lines (with
+    ``time``), for reports. ``totals`` holds ``costUsd`` (what the models playing servers cost)
+    and ``replay`` (``{"hits", "misses"}`` of agent tools).
     """
 
     calls: list[MockCall] | None = None
@@ -37,6 +39,7 @@ def collect_calls(setup: MockSetup, tool_calls: Iterable[ToolCall] = ()) -> Mock
     if not setup.active or setup.calls_file is None:
         return MockOutcome(totals=_totals([], setup, tool_calls))
     records: list[dict[str, Any]] = []
+    agent_lines: list[dict[str, Any]] = []
     aborted: dict[str, str] | None = None
     try:
         text = setup.calls_file.read_text(encoding="utf-8", errors="replace")
@@ -49,6 +52,8 @@ def collect_calls(setup: MockSetup, tool_calls: Iterable[ToolCall] = ()) -> Mock
             continue  # a line cut short by the kill
         if not isinstance(record, dict):
             continue
+        if record.get("responder") == "agent":
+            agent_lines.append(record)
         if isinstance(record.get("abort"), dict):
             if aborted is None:
                 found = record["abort"]
@@ -65,11 +70,17 @@ def collect_calls(setup: MockSetup, tool_calls: Iterable[ToolCall] = ()) -> Mock
         )
         for r in records
     ]
-    return MockOutcome(calls, aborted, records, _totals(calls, setup, tool_calls))
+    totals = _totals(calls, setup, tool_calls, agent_lines)
+    if aborted is not None:
+        totals["total"] += 1  # the violating call was made, as the reference counts it
+    return MockOutcome(calls, aborted, records, totals)
 
 
 def _totals(
-    calls: list[MockCall], setup: MockSetup, tool_calls: Iterable[ToolCall]
+    calls: list[MockCall],
+    setup: MockSetup,
+    tool_calls: Iterable[ToolCall],
+    agent_lines: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     served = set(setup.allowed_tools)
     unmocked = Counter(
@@ -81,9 +92,16 @@ def _totals(
         "total": len(calls),
         "errors": sum(1 for c in calls if c.is_error),
         "unmocked": [{"tool": name, "count": n} for name, n in sorted(unmocked.items())],
-        "costUsd": 0.0,
-        "replay": {"hits": 0, "misses": 0},
+        "costUsd": round(sum(_cost(r.get("costUsd")) for r in agent_lines), 10),
+        "replay": {
+            "hits": sum(1 for r in agent_lines if r.get("replay") == "hit"),
+            "misses": sum(1 for r in agent_lines if r.get("replay") == "miss"),
+        },
     }
+
+
+def _cost(value: Any) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
 def abort_message(aborted: dict[str, str]) -> str:
@@ -94,13 +112,16 @@ def abort_message(aborted: dict[str, str]) -> str:
 def attach(setup: MockSetup, transcript: Transcript) -> MockOutcome:
     """Fill ``transcript`` from the run's stand-ins and return the outcome.
 
-    Sets ``mock_calls`` (None when no stand-in was active) and the mock warnings as notes. An
-    aborted run is not graded and scores 0 with no error, as the reference does: the process
-    was killed on purpose, so the error the adapter derived from that is cleared.
+    Sets ``mock_calls`` (None when no stand-in was active) and the mock warnings as notes, and
+    adds what the models playing ``type: agent`` servers cost to the run's cost. An aborted
+    run is not graded and scores 0 with no error, as the reference does: the process was
+    killed on purpose, so the error the adapter derived from that is cleared.
     """
     outcome = collect_calls(setup, transcript.tool_calls)
     transcript.mock_calls = outcome.calls
     transcript.notes.extend(setup.warnings)
+    if outcome.totals.get("costUsd"):
+        transcript.cost_usd = round(transcript.cost_usd + outcome.totals["costUsd"], 10)
     if outcome.aborted is not None:
         transcript.skip_grading = True
         transcript.error = None

@@ -12,6 +12,11 @@ is withheld; a stand-in registered as ``plugin:<plugin>:<server>`` gets exactly 
 the plugin's server would (``mcp__plugin_<plugin>_<server>__<tool>``). With real servers allowed
 the flag is left out: the stand-ins still replace their namesakes, the other plugin servers start.
 Any other agent that speaks MCP can read the same ``mcp.json`` (``MockSetup.mcp_config``).
+
+A stand-in with ``type: agent`` tools also finds in its spec file the judge that plays the server
+(kind, model and the environment variables that backend reads: the stand-in may run with less
+of the harness's environment), its replay folders and where to record new answers
+(``<recordings_dir>/<server>/``). Such a spec file is readable by its owner only.
 """
 
 from __future__ import annotations
@@ -20,12 +25,14 @@ import contextlib
 import json
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from ..model import Case
-from .discover import MockPlan, MockServer, MockTool, discover_mocks, normalize
+from ..sandbox import allowed_environment
+from .discover import SERVER_FILE, MockPlan, MockServer, MockTool, discover_mocks, normalize
 from .host import ensure_host
 from .spec import MockSpec
 
@@ -127,6 +134,11 @@ def prepare_mocks(
     kill_agent: bool = True,
     shared_host: bool = True,
     plan: MockPlan | None = None,
+    judge_kind: str | None = None,
+    judge_model: str | None = None,
+    judge_env: Mapping[str, str] | None = None,
+    judge_claude_bin: str | None = None,
+    recordings_dir: Path | None = None,
 ) -> MockSetup:
     """Write one run's stand-in files under ``run_dir`` and say how to start the agent.
 
@@ -137,6 +149,12 @@ def prepare_mocks(
     violated (the agent must run in its own process group, as ``run_process`` starts it).
     ``shared_host`` serves the stand-ins from this process's mock host (see :mod:`.host`) so they
     start in milliseconds. Raises ``LoadError`` for a bad mock file.
+
+    ``type: agent`` tools are played by the judge ``judge_kind`` / ``judge_model`` names (None:
+    no judge, a call without an adopted answer is a tool error), its credentials and endpoint
+    taken from ``judge_env`` (default: this process's environment), the ``claude`` judge's
+    binary from ``judge_claude_bin`` (default: on PATH); the model's answers are saved under
+    ``recordings_dir/<server>/`` (None: not saved).
     """
     if mode == "off":
         return MockSetup()
@@ -150,10 +168,13 @@ def prepare_mocks(
     calls_file.write_bytes(b"")
     entries: dict[str, Any] = {}
     host = ensure_host() if shared_host and servers else None
+    judge = judge_settings(judge_kind, judge_model, judge_env, claude_bin=judge_claude_bin)
     for server in servers:
         spec_path = run_dir / f"{_file_name(server.name)}.spec.json"
         spec = stand_in_spec(server, calls_file, kill_agent=kill_agent)
-        spec_path.write_text(json.dumps(spec, indent=1, ensure_ascii=False), encoding="utf-8")
+        if server.agent_tools:
+            spec["agent"] = agent_block(server, judge, recordings_dir)
+        _write_private(spec_path, json.dumps(spec, indent=1, ensure_ascii=False))
         entries[server.registered] = server_command(spec_path, host)
     config = run_dir / "mcp.json"
     config.write_text(json.dumps({"mcpServers": entries}, indent=2), encoding="utf-8")
@@ -170,6 +191,69 @@ def prepare_mocks(
         shadow_only=plan.shadow_only,
         prefixes=tuple(prefixes),
     )
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write a spec file only its owner can read (it may carry the judge's credentials)."""
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+#: The variables each judge backend reads (the ``claude`` CLI gets the runs' allowlist).
+JUDGE_ENV_PREFIXES = {"anthropic": ("ANTHROPIC_",), "openai": ("OPENAI_",)}
+
+
+def judge_settings(
+    kind: str | None,
+    model: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    claude_bin: str | None = None,
+) -> dict[str, Any] | None:
+    """What a stand-in needs to build the judge that plays its server; None without a judge.
+
+    ``environ`` (default ``os.environ``) gives the variables the backend reads: ``ANTHROPIC_*``
+    for ``anthropic``, ``OPENAI_*`` for ``openai``, the runs' allowlisted environment for
+    ``claude`` (as the judge itself runs it)."""
+    name = (kind or "").strip().lower()
+    if not name:
+        return None
+    env = os.environ if environ is None else environ
+    prefixes = JUDGE_ENV_PREFIXES.get(name)
+    picked = (
+        {k: v for k, v in env.items() if k.startswith(prefixes)}
+        if prefixes
+        else allowed_environment(env)
+    )
+    settings: dict[str, Any] = {"kind": name, "model": model, "env": picked}
+    if claude_bin:
+        settings["claudeBin"] = claude_bin
+    return settings
+
+
+def agent_block(
+    server: MockServer, judge: dict[str, Any] | None, recordings_dir: Path | None
+) -> dict[str, Any]:
+    """The spec's ``agent`` block: what the model is told, its replays, judge and recordings."""
+    adopt_to = server.replay_dirs[-1] if server.replay_dirs else None
+    folder = adopt_to.name if adopt_to is not None else _file_name(server.name)
+    return {
+        "instructions": server.instructions,
+        "replay": [str(d) for d in server.replay_dirs],
+        "adoptTo": str(adopt_to) if adopt_to is not None else None,
+        "recordings": str(recordings_dir / folder) if recordings_dir is not None else None,
+        "judge": judge,
+    }
+
+
+def _agent_tool(server: MockServer, tool: MockTool) -> dict[str, Any]:
+    own = tool.spec.path.name != SERVER_FILE  # a <tool>.md of its own: its body adds notes
+    return {
+        "notes": tool.spec.body if own else "",
+        "abortWhen": tool.spec.abort_when or server.abort_when,
+    }
 
 
 def _file_name(name: str) -> str:
@@ -208,6 +292,8 @@ def stand_in_spec(server: MockServer, calls_file: Path, *, kill_agent: bool) -> 
                 "guards": [g.to_dict() for g in t.spec.guards],
                 "root": str(t.root.resolve()),
                 "path": str(t.spec.path),
+                "responder": t.spec.type,
+                **(_agent_tool(server, t) if t.spec.type == "agent" else {}),
             }
             for t in server.tools
         ],

@@ -13,6 +13,11 @@
   server with no mocks is *withheld* (not started) unless real servers are allowed.
 * ``_tools.json`` (a saved ``tools/list`` response) gives tools their descriptions and schemas;
   a tool without an entry gets a permissive schema and a warning.
+* ``_server.md`` with ``type: agent`` makes a model play the server (see :mod:`.agent`): its body
+  describes the server, ``tools:`` lists what it offers, ``abort_when:`` (optional) says when the
+  model may stop the run. A ``<tool>.md`` with ``type: agent`` has its tool played the same way
+  (its body adds notes for that tool); a fixed ``<tool>.md`` still answers its own tool. Answers
+  saved under ``mocks/.replay/<server>/`` are replayed without a model call.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..model import LoadError
-from .spec import AGENT_UNSUPPORTED, MockSpec, parse_mock
+from .spec import MockSpec, parse_mock
 
 Kind = Literal["shadow", "standalone"]
 
@@ -34,6 +39,8 @@ PERMISSIVE_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": T
 
 TOOLS_FILE = "_tools.json"
 SERVER_FILE = "_server.md"
+#: The folder, beside the server folders, of adopted ``type: agent`` answers.
+REPLAY_DIR = ".replay"
 
 
 def normalize(name: str) -> str:
@@ -74,6 +81,17 @@ class MockServer:
     registered: str
     tools: tuple[MockTool, ...]
     warnings: tuple[str, ...] = ()
+    #: ``type: agent`` servers: the ``_server.md`` body (what the model is told the server is).
+    instructions: str = ""
+    #: ``type: agent`` servers: when the model may abort the run (``abort_when:``), if ever.
+    abort_when: str | None = None
+    #: Folders of adopted agent answers, the case's first (``<mocks>/.replay/<folder>``).
+    replay_dirs: tuple[Path, ...] = ()
+
+    @property
+    def agent_tools(self) -> tuple[MockTool, ...]:
+        """The tools a model answers (``type: agent``)."""
+        return tuple(t for t in self.tools if t.spec.type == "agent")
 
     @property
     def tool_prefix(self) -> str:
@@ -214,12 +232,18 @@ def _tool_files(server_dir: Path) -> dict[str, Path]:
     }
 
 
-def _check_agent(path: Path) -> None:
+def _server_spec(path: Path) -> MockSpec:
+    """A ``_server.md``: it must be ``type: agent`` and list its tools."""
     spec = parse_mock(path)
-    if spec.type == "agent":
-        raise LoadError(path, AGENT_UNSUPPORTED, spec.type_line)
-    if path.name == SERVER_FILE:
+    if spec.type != "agent":
         raise LoadError(path, f"{SERVER_FILE} describes a type: agent server (set type: agent)", 1)
+    if not spec.tools:
+        raise LoadError(
+            path,
+            f"{SERVER_FILE} must list the tools the model answers (tools: [name, ...])",
+            spec.type_line,
+        )
+    return spec
 
 
 def _build_server(
@@ -228,30 +252,36 @@ def _build_server(
     """The server from its folders, suite first then case (a case's tool file wins).
 
     A mock file that cannot be read is left out (its tool is not offered) and its error is
-    appended to ``errors``: it is reported once, and the cases still run."""
+    appended to ``errors``: it is reported once, and the cases still run. A ``_server.md`` that
+    cannot be read leaves the whole server out."""
     files: dict[str, Path] = {}
     entries: dict[str, dict[str, Any]] = {}
+    server: MockSpec | None = None
     for folder in dirs:
         files.update(_tool_files(folder))
         if (folder / TOOLS_FILE).is_file():
             entries.update(load_tools_json(folder / TOOLS_FILE))
         if (folder / SERVER_FILE).is_file():
             try:
-                _check_agent(folder / SERVER_FILE)
+                server = _server_spec(folder / SERVER_FILE)
             except LoadError as error:
                 errors.append(error)
                 return None
-    if not files:
+    names = sorted({*files, *(server.tools if server else ())})
+    if not names:
         return None
     tools: list[MockTool] = []
     missing: list[str] = []
-    for tool, path in sorted(files.items()):
-        try:
-            spec = parse_mock(path, root=path.parent)
-            if spec.type == "agent":
-                raise LoadError(path, AGENT_UNSUPPORTED, spec.type_line)
-        except LoadError as error:
-            errors.append(error)
+    for tool in names:
+        path = files.get(tool)
+        spec = server  # a tool without a file of its own is played by _server.md's model
+        if path is not None:
+            try:
+                spec = parse_mock(path, root=path.parent)
+            except LoadError as error:
+                errors.append(error)
+                continue
+        if spec is None:
             continue
         entry = entries.get(tool)
         if entry is None:
@@ -260,7 +290,7 @@ def _build_server(
             MockTool(
                 name=tool,
                 spec=spec,
-                root=path.parent,
+                root=spec.path.parent,
                 description=entry["description"] if entry else None,
                 input_schema=entry["inputSchema"] if entry else None,
             )
@@ -272,7 +302,16 @@ def _build_server(
             f"schema and no description; save the server's tools/list response as "
             f"mocks/{name}/{TOOLS_FILE} so the model sees the real tool"
         )
-    return MockServer(name, kind, registered, tuple(tools), tuple(warnings))
+    return MockServer(
+        name,
+        kind,
+        registered,
+        tuple(tools),
+        tuple(warnings),
+        instructions=server.body if server else "",
+        abort_when=server.abort_when if server else None,
+        replay_dirs=tuple(d.parent / REPLAY_DIR / d.name for d in reversed(dirs)),
+    )
 
 
 def _unique(paths: Iterable[Path]) -> list[Path]:
@@ -312,4 +351,5 @@ def discover_mocks(case_dir: Path, suite_root: Path, plugin_dir: Path | None) ->
         server = _build_server(name, "standalone", name, [d for _, d in sorted(dirs)], errors)
         if server is not None:
             servers.append(server)
+    servers.sort(key=lambda s: s.name)  # listed by name, as the reference lists them
     return MockPlan(plugin, declared, tuple(servers), tuple(withheld), tuple(errors))

@@ -15,6 +15,10 @@ A call that violates ``expect:`` appends ``{"abort": {"server", "tool", "reason"
 and, with ``"onAbort": "kill-agent"``, ends the run: the agent's process group is killed (only
 its parent process when that group is the harness's own), so the run stops at once.
 
+Tools with ``"responder": "agent"`` are answered by :mod:`.agent` (a replayed answer, else a
+model's); their lines also carry ``"responder": "agent"``, ``"replay": "hit" | "miss"`` and
+``"costUsd"`` (what the model call cost), and a model's ``ABORT:`` ends the run as above.
+
 The same stand-in also runs forked from the mock host (:mod:`.host`), which has the SDK loaded
 already; the agent then starts :mod:`.stub`, which hands its stdio over.
 """
@@ -31,6 +35,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from .agent import AgentServer
 from .guards import VIOLATION_PREFIX, Guard, check
 from .template import TemplateError, render
 
@@ -45,6 +50,7 @@ class ToolEntry:
     description: str | None = None
     error: bool = False
     guards: tuple[Guard, ...] = ()
+    responder: str = "fixed"
 
 
 @dataclass
@@ -59,6 +65,8 @@ class StandIn:
     #: The agent's process group and pid, when not this process's own (a forked stand-in).
     agent_pgid: int | None = None
     agent_pid: int | None = None
+    #: The ``type: agent`` tools' model, replays and recordings (None: no such tool).
+    agent: AgentServer | None = None
 
     @classmethod
     def from_spec(cls, doc: Mapping[str, Any]) -> StandIn:
@@ -73,19 +81,27 @@ class StandIn:
                 description=raw.get("description"),
                 error=bool(raw.get("error")),
                 guards=tuple(Guard.from_dict(g) for g in raw.get("guards", [])),
+                responder=raw.get("responder", "fixed"),
             )
             tools[entry.name] = entry
+        agents = any(t.responder == "agent" for t in tools.values())
         return cls(
             server=doc["server"],
             calls_file=Path(doc["calls"]),
             tools=tools,
             on_abort=doc.get("onAbort", "record"),
             harness_pgid=doc.get("harnessPgid"),
+            agent=AgentServer.from_spec(doc["server"], doc) if agents else None,
         )
 
     @classmethod
     def load(cls, path: Path) -> StandIn:
         return cls.from_spec(json.loads(path.read_text(encoding="utf-8")))
+
+    def close(self) -> None:
+        """Release what answering opened (the connections of a model playing the server)."""
+        if self.agent is not None:
+            self.agent.close()
 
     # -- answering -----------------------------------------------------------------------
 
@@ -99,27 +115,50 @@ class StandIn:
             return text, True
         reason = check(entry.guards, args)
         if reason is not None:
-            full = VIOLATION_PREFIX + reason
-            self._append(
-                {
-                    "abort": {"server": self.server, "tool": tool, "reason": full},
-                    "name": entry.qualified,
-                    "input": args,
-                    "time": _now(),
-                }
-            )
-            if self.on_abort == "kill-agent":
-                self._stop_agent()
-                os._exit(0)  # the run is over; the agent got no answer
-            return f"run aborted by the mock: {full}", True
-        try:
-            text, is_error = render(entry.body, args, entry.root), entry.error
-        except TemplateError as exc:
-            text, is_error = f"mock {self.server}/{tool} could not answer: {exc}", True
+            return self._abort(entry, args, VIOLATION_PREFIX + reason)
+        extra: dict[str, Any] = {}
+        if entry.responder == "agent" and self.agent is not None:
+            answer = self.agent.answer(tool, args)
+            extra = {"responder": "agent", "replay": answer.replay, "costUsd": answer.cost_usd}
+            if answer.abort is not None:
+                return self._abort(entry, args, answer.abort, extra)
+            text, is_error = answer.text, answer.is_error
+        else:
+            try:
+                text, is_error = render(entry.body, args, entry.root), entry.error
+            except TemplateError as exc:
+                text, is_error = f"mock {self.server}/{tool} could not answer: {exc}", True
         self._append(
-            {**self._call(tool, entry.qualified, args), "output": text, "isError": is_error}
+            {
+                **self._call(tool, entry.qualified, args),
+                "output": text,
+                "isError": is_error,
+                **extra,
+            }
         )
         return text, is_error
+
+    def _abort(
+        self,
+        entry: ToolEntry,
+        args: dict[str, Any],
+        reason: str,
+        extra: Mapping[str, Any] | None = None,
+    ) -> tuple[str, bool]:
+        """Record the abort and, with ``kill-agent``, end the run now."""
+        self._append(
+            {
+                "abort": {"server": self.server, "tool": entry.name, "reason": reason},
+                "name": entry.qualified,
+                "input": args,
+                "time": _now(),
+                **(extra or {}),
+            }
+        )
+        if self.on_abort == "kill-agent":
+            self._stop_agent()
+            os._exit(0)  # the run is over; the agent got no answer
+        return f"run aborted by the mock: {reason}", True
 
     def _call(self, tool: str, qualified: str, args: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -157,6 +196,7 @@ def _now() -> str:
 
 def build_server(stand_in: StandIn) -> Any:
     """The SDK server object serving ``stand_in`` (a ``mcp.server.lowlevel.Server``)."""
+    import anyio.to_thread
     import mcp.types as types
     from mcp.server.lowlevel import Server
 
@@ -169,7 +209,10 @@ def build_server(stand_in: StandIn) -> Any:
         )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        text, is_error = stand_in.answer(params.name, params.arguments)
+        # In a worker thread: an agent tool waits for a model, the server must stay responsive.
+        text, is_error = await anyio.to_thread.run_sync(
+            stand_in.answer, params.name, params.arguments
+        )
         return types.CallToolResult(content=[types.TextContent(text=text)], is_error=is_error)
 
     return Server(
@@ -186,8 +229,11 @@ async def serve(stand_in: StandIn) -> None:
     from mcp.server.stdio import stdio_server
 
     server = build_server(stand_in)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    try:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    finally:
+        stand_in.close()
 
 
 def main(argv: list[str] | None = None) -> int:

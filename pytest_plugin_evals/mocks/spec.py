@@ -6,9 +6,11 @@ Frontmatter keys (strict: anything else is a load error naming the file and line
 * ``expect``: input guards (see :mod:`.guards`); a violating call aborts the run;
 * ``error``: ``true`` returns the body as a tool error (the run goes on);
 * ``tools``: the tools an agent server offers (``_server.md`` only);
-* ``abort_when``: when an agent server may abort the run (``_server.md`` only).
+* ``abort_when``: when the model playing an agent server (or tool) may abort the run.
 
-The body, with leading newlines and trailing whitespace trimmed, is the tool result template.
+The body, with leading newlines and trailing whitespace trimmed, is the tool result template;
+for ``type: agent`` it tells the model what the server is (``_server.md``) or adds notes on
+its tool (``<tool>.md``).
 """
 
 from __future__ import annotations
@@ -24,8 +26,6 @@ from .template import check_static
 
 KEYS = ("type", "expect", "error", "tools", "abort_when")
 TYPES = ("fixed", "agent")
-
-AGENT_UNSUPPORTED = "type: agent mocks are not supported yet"
 
 
 @dataclass(frozen=True)

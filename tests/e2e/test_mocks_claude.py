@@ -225,12 +225,12 @@ def test_shadow_answers_are_templated_recorded_and_described(
     assert outcome.totals["total"] == 2 and outcome.totals["errors"] == 1
     summary = outcome.summary(run.setup)
     assert {"server": "wiki", "kind": "shadow", "withheld": True, "tools": []} in summary["servers"]
-    assert summary["warnings"] == [
-        "tracker: no _tools.json entry for fail_op — served with a permissive schema and no "
-        "description; save the server's tools/list response as mocks/tracker/_tools.json so the "
-        "model sees the real tool",
+    assert summary["warnings"] == [  # servers are listed by name, as the reference lists them
         "kb: no _tools.json entry for search — served with a permissive schema and no "
         "description; save the server's tools/list response as mocks/kb/_tools.json so the "
+        "model sees the real tool",
+        "tracker: no _tools.json entry for fail_op — served with a permissive schema and no "
+        "description; save the server's tools/list response as mocks/tracker/_tools.json so the "
         "model sees the real tool",
     ]
 

@@ -112,7 +112,8 @@ def test_shadow_standalone_and_withheld(plugin: Path) -> None:
     # github has no folder, wiki's folder holds no mock: both withheld.
     assert plan.withheld == ("github", "wiki")
     assert [s.name for s in plan.active(loads_plugin=False)] == ["kb"]
-    assert [s.name for s in plan.active(loads_plugin=True)] == ["tracker", "kb"]
+    # Listed by name, as the reference lists them.
+    assert [s.name for s in plan.active(loads_plugin=True)] == ["kb", "tracker"]
     assert plan.shadow_only is False
 
 
@@ -141,7 +142,7 @@ def test_tools_json_gives_description_and_schema(plugin: Path) -> None:
         "description; save the server's tools/list response as mocks/tracker/_tools.json so the "
         "model sees the real tool",
     )
-    assert "kb: no _tools.json entry for search" in plan.warnings[1]
+    assert "kb: no _tools.json entry for search" in plan.warnings[0]
 
 
 def test_tools_json_forms(tmp_path: Path) -> None:
@@ -203,15 +204,53 @@ def test_no_plugin_means_every_folder_stands_alone(plugin: Path) -> None:
     ]
 
 
-def test_agent_mocks_are_a_clear_load_error(plugin: Path) -> None:
+def test_agent_servers_are_played_by_a_model(plugin: Path) -> None:
     write(
         plugin,
-        {"evals/mocks/kb/_server.md": "---\ntype: agent\ntools: [search]\n---\nYou are a KB."},
+        {
+            "evals/mocks/docs/_server.md": (
+                "---\ntype: agent\ntools: [search, fetch]\nabort_when: asked to delete\n---\n"
+                "\nA knowledge base of release notes.\n"
+            ),
+            "evals/mocks/docs/summarize.md": "---\ntype: agent\n---\nSummaries are one line.",
+            "evals/case-b/mocks/docs/fetch.md": "Fixed page {{input.id}}",
+        },
     )
     plan = discover_mocks(plugin / "evals/case-b", plugin / "evals", plugin)
+    assert plan.errors == ()
+    docs = next(s for s in plan.servers if s.name == "docs")
+    assert docs.instructions == "A knowledge base of release notes."
+    assert docs.abort_when == "asked to delete"
+    responders = {t.name: (t.spec.type, t.spec.path.name) for t in docs.tools}
+    assert responders == {
+        "fetch": ("fixed", "fetch.md"),  # a fixed file answers its own tool
+        "search": ("agent", "_server.md"),
+        "summarize": ("agent", "summarize.md"),
+    }
+    assert [t.name for t in docs.agent_tools] == ["search", "summarize"]
+    assert docs.replay_dirs == (
+        plugin / "evals/case-b/mocks/.replay/docs",
+        plugin / "evals/mocks/.replay/docs",
+    )
+    assert docs.kind == "standalone"
+    assert ".replay" not in {s.name for s in plan.servers}  # not a server folder
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "line"),
+    [
+        ("---\ntools: [search]\n---\nA KB", "_server.md describes a type: agent server", 1),
+        ("---\n\ntype: agent\n---\nA KB", "_server.md must list the tools the model", 3),
+    ],
+)
+def test_a_bad_server_file_leaves_the_server_out(
+    plugin: Path, text: str, message: str, line: int
+) -> None:
+    write(plugin, {"evals/mocks/kb/_server.md": text})
+    plan = discover_mocks(plugin / "evals/case-b", plugin / "evals", plugin)
     (error,) = plan.errors
-    assert error.message == "type: agent mocks are not supported yet"
-    assert (error.path.name, error.line) == ("_server.md", 2)
+    assert error.message.startswith(message)
+    assert (error.path.name, error.line) == ("_server.md", line)
     assert "kb" not in {s.name for s in plan.servers}
 
 

@@ -91,7 +91,8 @@ def test_with_arm_config(plugin: Path, tmp_path: Path) -> None:
         "mcp__kb__search",
     }
     summary = setup.summary()
-    assert summary["servers"][0] == {
+    by_name = {s["server"]: s for s in summary["servers"] if not s.get("withheld")}
+    assert by_name["tracker"] == {
         "server": "tracker",
         "kind": "shadow",
         "tools": [
@@ -106,8 +107,9 @@ def test_with_arm_config(plugin: Path, tmp_path: Path) -> None:
         "withheld": True,
         "tools": [],
     }
-    assert summary["warnings"][0].startswith(
-        "tracker: no _tools.json entry for by_name, fail_op — "
+    assert any(
+        w.startswith("tracker: no _tools.json entry for by_name, fail_op — ")
+        for w in summary["warnings"]
     )
 
 
