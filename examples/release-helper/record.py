@@ -15,11 +15,13 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
 
 HERE = Path(__file__).resolve().parent
+SANDBOXES = Path(tempfile.gettempdir()) / "release-helper-runs"
 SKILL = "release-helper:next-version"
 LAUNCHED = f"Launching skill: {SKILL}"
 UNKNOWN = f"Unknown skill: {SKILL}"
@@ -108,11 +110,13 @@ def main() -> int:
 
 
 def scrub(folder: Path) -> None:
-    """Recorded files name no machine's folders: the example's path becomes ``<example>``."""
+    """Recorded files name no machine's folders: the example's path becomes ``<example>``, the
+    runs' sandboxes ``<sandbox>``."""
     for path in folder.rglob("*"):
         if path.is_file() and path.suffix in (".json", ".jsonl", ".html"):
             data = path.read_text(encoding="utf-8")
-            path.write_text(data.replace(str(HERE), "<example>"), encoding="utf-8")
+            data = data.replace(str(HERE), "<example>").replace(str(SANDBOXES), "<sandbox>")
+            path.write_text(data, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,6 @@ Each test builds a small plugin with pytester, points the binary at a scripted m
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,37 +69,6 @@ def skill_rules() -> list[Rule]:
         Rule(when_tool_result="Unknown skill", reply=text("Let us say 2.0.0.")),
         Rule(when_prompt="release next", reply=tool_use("Skill", {"skill": SKILL})),
     ]
-
-
-@pytest.fixture
-def run_evals(
-    pytester: pytest.Pytester,
-    claude_bin: str,
-    scripted_model: ScriptedModel,
-    monkeypatch: pytest.MonkeyPatch,
-) -> Callable[..., tuple[Any, dict[str, Any]]]:
-    """Run ``pytest evals`` with the real binary; returns the result and the JSON document."""
-    for key, value in scripted_model.env().items():
-        monkeypatch.setenv(key, value)
-
-    def run(*args: str) -> tuple[Any, dict[str, Any]]:
-        result = pytester.runpytest(
-            "evals",
-            "-p",
-            "no:cacheprovider",
-            "--eval-agent",
-            "claude",
-            "--eval-claude-bin",
-            claude_bin,
-            "--eval-json",
-            "out.json",
-            *args,
-        )
-        path = pytester.path / "out.json"
-        doc = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-        return result, doc
-
-    return run
 
 
 @pytest.mark.parametrize("workers", ["-n0", "-n2"])

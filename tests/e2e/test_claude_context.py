@@ -48,30 +48,6 @@ def case_yaml(pytester: pytest.Pytester, name: str, body: str, **files: str) -> 
     return folder
 
 
-@pytest.fixture
-def run_evals(
-    pytester: pytest.Pytester,
-    claude_bin: str,
-    scripted_model: ScriptedModel,
-    monkeypatch: pytest.MonkeyPatch,
-) -> Run:
-    """Run ``pytest evals`` with the real binary; returns the result and the JSON document."""
-    for key, value in scripted_model.env().items():
-        monkeypatch.setenv(key, value)
-
-    def run(*args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
-        out = pytester.path / "out.json"
-        out.unlink(missing_ok=True)
-        result = pytester.runpytest(
-            "evals", "-p", "no:cacheprovider", "--eval-agent", "claude",
-            "--eval-claude-bin", claude_bin, "--eval-json", "out.json", *args,
-        )  # fmt: skip
-        doc = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
-        return result, doc
-
-    return run
-
-
 def only_run(doc: dict[str, Any]) -> dict[str, Any]:
     (case,) = doc["cases"]
     (run,) = case["arms"]["with"]

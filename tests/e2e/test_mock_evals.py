@@ -63,35 +63,6 @@ def script(model: ScriptedModel, priority: str) -> None:
     )
 
 
-@pytest.fixture
-def run_evals(
-    pytester: pytest.Pytester,
-    claude_bin: str,
-    scripted_model: ScriptedModel,
-    monkeypatch: pytest.MonkeyPatch,
-) -> Any:
-    for key, value in scripted_model.env().items():
-        monkeypatch.setenv(key, value)
-
-    def run(*args: str) -> tuple[Any, dict[str, Any]]:
-        result = pytester.runpytest(
-            "evals",
-            "-p",
-            "no:cacheprovider",
-            "--eval-agent",
-            "claude",
-            "--eval-claude-bin",
-            claude_bin,
-            "--eval-json",
-            "out.json",
-            *args,
-        )
-        path = pytester.path / "out.json"
-        return result, json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-
-    return run
-
-
 def test_mocked_tool_answers_and_its_call_is_graded(
     pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any
 ) -> None:
