@@ -45,7 +45,15 @@ class CommandAgent:
             first = str(Path(first).resolve())
         else:
             first = shutil.which(first) or first
-        return [first, *self.argv[1:]]
+        # The agent runs in the sandbox: an argument naming a file that exists relative to
+        # where pytest started (``cmd:python3 agent.py rules.json``) is made absolute.
+        rest = [
+            str(Path(arg).resolve())
+            if not arg.startswith("-") and not os.path.isabs(arg) and os.path.exists(arg)
+            else arg
+            for arg in self.argv[1:]
+        ]
+        return [first, *rest]
 
     def run(self, request: RunRequest) -> Transcript:
         box = request.sandbox

@@ -320,3 +320,24 @@ def test_agent_module_that_cannot_be_imported(
     assert result.stdout.lines.count(line) == 2  # once per item, as a plain line
     output = result.stdout.str()
     assert "Traceback" not in output and "During handling" not in output
+
+
+def test_relative_file_arguments_resolve_from_where_pytest_started(
+    pytester: pytest.Pytester, plugin_args: list[str], read_doc: Any
+) -> None:
+    """``cmd:python3 agent.py`` works although the agent runs in its own sandbox cwd."""
+    pytester.makefile(".md", **{"evals/rel/prompt": "---\nruns: 1\n---\nHello\n"})
+    pytester.makefile(
+        ".md", **{"evals/rel/graders/hi": "---\ntype: regex\npattern: hi there\n---\n"}
+    )
+    pytester.makepyfile(my_agent="import sys\nsys.stdin.read()\nprint('hi there')\n")
+    result = pytester.runpytest(
+        "evals",
+        *plugin_args,
+        "--eval-agent",
+        f"cmd:{sys.executable} my_agent.py",
+        "--eval-json",
+        "o.json",
+    )
+    result.assert_outcomes(passed=1)
+    assert read_doc("o.json")["cases"][0]["arms"]["with"][0]["answer"] == "hi there"
