@@ -25,6 +25,7 @@ from .base import (
     JudgeSetupError,
     api_error_message,
     import_sdk,
+    is_timeout,
     round_cost,
     timeout_message,
 )
@@ -148,11 +149,17 @@ class AnthropicJudge:
             message_text = api_error_message(exc.status_code, exc.body, str(exc))
             raise JudgeError(message_text) from None
         except sdk.APIConnectionError as exc:
+            if is_timeout(exc):
+                raise JudgeError(timeout_message(self.timeout)) from None
             raise JudgeError(f"API Error: connection failed ({exc})") from None
         except sdk.AnthropicError as exc:
             raise JudgeError(f"API Error: {exc}") from None
         except TypeError as exc:  # the SDK's "Could not resolve authentication method"
             raise JudgeError(f"API Error: {exc}") from None
+        except Exception as exc:  # a timeout the SDK did not wrap
+            if is_timeout(exc):
+                raise JudgeError(timeout_message(self.timeout)) from None
+            raise
         text = "\n".join(
             str(getattr(block, "text", ""))
             for block in message.content or []

@@ -96,6 +96,19 @@ def import_sdk(kind: str, module: str) -> ModuleType:
         ) from None
 
 
+def is_timeout(exc: BaseException) -> bool:
+    """Whether ``exc`` or anything in its cause chain is a timeout (an SDK may surface a slow
+    reply as a connection error, or as the socket's own ``TimeoutError``, by when it came)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, TimeoutError) or "Timeout" in type(current).__name__:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def timeout_message(seconds: float) -> str:
     shown = int(seconds) if float(seconds).is_integer() else seconds
     return f"judge call timed out after {shown}s"

@@ -23,6 +23,7 @@ from .base import (
     JudgeSetupError,
     api_error_message,
     import_sdk,
+    is_timeout,
     round_cost,
     timeout_message,
 )
@@ -101,9 +102,15 @@ class OpenAIJudge:
         except sdk.APIStatusError as exc:
             raise JudgeError(api_error_message(exc.status_code, exc.body, str(exc))) from None
         except sdk.APIConnectionError as exc:
+            if is_timeout(exc):
+                raise JudgeError(timeout_message(self.timeout)) from None
             raise JudgeError(f"API Error: connection failed ({exc})") from None
         except sdk.OpenAIError as exc:
             raise JudgeError(f"API Error: {exc}") from None
+        except Exception as exc:  # a timeout the SDK did not wrap
+            if is_timeout(exc):
+                raise JudgeError(timeout_message(self.timeout)) from None
+            raise
         choices = getattr(completion, "choices", None) or []
         if not choices:
             raise JudgeError("the judge's reply holds no choice")

@@ -403,3 +403,20 @@ def test_the_sdks_are_imported_only_when_chosen(monkeypatch: pytest.MonkeyPatch)
         fresh.make_judge("openai", None)
     assert "pytest_plugin_evals.judges.base" in sys.modules
     assert not {"anthropic", "openai"} & set(imported)
+
+
+def test_a_timeout_is_recognised_through_its_cause_chain() -> None:
+    from pytest_plugin_evals.judges.base import is_timeout
+
+    class ReadTimeout(Exception):
+        pass
+
+    try:
+        try:
+            raise ReadTimeout("read")
+        except ReadTimeout as inner:
+            raise ConnectionError("Connection error.") from inner
+    except ConnectionError as outer:
+        assert is_timeout(outer)
+    assert is_timeout(TimeoutError("timed out"))
+    assert not is_timeout(ConnectionError("refused"))
