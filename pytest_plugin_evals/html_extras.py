@@ -76,6 +76,12 @@ def extras_for(record: dict[str, Any]) -> list[dict[str, Any]]:
     calls = (result.get("mocks") or {}).get("calls")
     if calls:
         head += f" · mocked calls {calls.get('total', 0)} ({calls.get('errors', 0)} errors)"
+    for call in result.get("mockCalls") or []:
+        rows.append(
+            f"<li>{'✗ ' if call.get('isError') else '→ '}<code>{html.escape(str(call['tool']))}"
+            f"</code> {html.escape(json.dumps(call.get('input'), ensure_ascii=False))}: "
+            f"{html.escape(str(call.get('output', '')))}</li>"
+        )
     body = head + "</p><ul>" + "".join(rows) + "</ul>"
     answer = result.get("answer") or ""
     if result.get("answerTruncated"):

@@ -163,6 +163,15 @@ class MockCall:
     output: str = ""
     is_error: bool = False
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "server": self.server,
+            "tool": self.tool,
+            "input": self.input,
+            "output": self.output,
+            "isError": self.is_error,
+        }
+
     def to_json_line(self) -> str:
         import json
 
@@ -311,6 +320,8 @@ class RunResult:
     aborted: dict[str, str] | None = None
     #: The run's mock stand-ins, their warnings and the calls they answered.
     mocks: dict[str, Any] | None = None
+    #: Every call a stand-in answered, in order (None when no stand-in was active).
+    mock_calls: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -343,4 +354,6 @@ class RunResult:
             doc["aborted"] = self.aborted
         if self.mocks is not None:
             doc["mocks"] = self.mocks
+        if self.mock_calls is not None:
+            doc["mockCalls"] = self.mock_calls
         return doc

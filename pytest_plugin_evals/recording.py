@@ -68,9 +68,7 @@ def transcript_meta(transcript: Transcript, agent: str) -> dict[str, Any]:
         "aborted": transcript.aborted,
         "skipGrading": transcript.skip_grading,
         "mockCalls": None if transcript.mock_calls is None else [
-            {"server": c.server, "tool": c.tool, "input": c.input, "output": c.output,
-             "isError": c.is_error}
-            for c in transcript.mock_calls
+            c.to_dict() for c in transcript.mock_calls
         ],
     }  # fmt: skip
 

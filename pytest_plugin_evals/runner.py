@@ -150,6 +150,8 @@ def execute_run(
         files_created=list(transcript.files_created),
     )
     result.aborted = transcript.aborted
+    if transcript.mock_calls is not None:
+        result.mock_calls = [call.to_dict() for call in transcript.mock_calls]
     if mocks is not None and mock_outcome is not None and (mocks.active or mocks.withheld):
         result.mocks = mock_outcome.summary(mocks)
     if transcript.infra_error is None and not transcript.skip_grading:

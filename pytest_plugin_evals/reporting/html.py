@@ -286,6 +286,17 @@ def _run(run: Mapping[str, Any]) -> str:
             f'<div class="muted">Mocked: {_e(served)} · {_e(calls.get("total", 0))} call(s), '
             f"{_e(calls.get('errors', 0))} error(s)</div>"
         )
+    mock_calls = run.get("mockCalls") or []
+    if mock_calls:
+        items = "".join(
+            f"<li>{'✗ ' if c.get('isError') else ''}<code>{_e(c.get('tool'))}</code> "
+            f"{_e(json.dumps(c.get('input'), ensure_ascii=False))} → {_e(c.get('output'))}</li>"
+            for c in mock_calls
+        )
+        body.append(
+            f"<details><summary>Mocked calls ({len(mock_calls)})</summary>"
+            f"<ol>{items}</ol></details>"
+        )
     for note in run.get("notes") or []:
         body.append(f'<div class="muted">note: {_e(note)}</div>')
     verdicts = run.get("graders") or []

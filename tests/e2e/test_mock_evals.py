@@ -119,3 +119,40 @@ def test_mocks_off_starts_the_real_servers(
     assert created["passed"] is False
     assert created["explanation"].startswith("no mock stand-ins were active")
     assert marker.exists()
+
+
+TODOS = "mcp__todo-list__get-todos"
+
+
+def test_package_json_mocks_are_served_and_calls_tool_reads_them(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any
+) -> None:
+    evals = [
+        {
+            "input": "@todo-list What are my todos?",
+            "mocks": {"get-todos": {"todos": [{"id": "t1", "text": "Post the announcement"}]}},
+            "expected": [{"callsTool": "get-todos"}, {"includes": "announcement"}],
+        }
+    ]
+    pytester.makefile(
+        ".json", **{"evals/package": json.dumps({"name": "todo-list", "ai": {"evals": evals}})}
+    )
+    scripted_model.add(
+        Rule(
+            when_tool_result="Post the announcement",
+            reply=text("You have one todo: Post the announcement."),
+        ),
+        Rule(when_tool_offered=TODOS, reply=tool_use(TODOS, {})),
+        Rule(
+            when_prompt="todos",
+            reply=tool_use("ToolSearch", {"query": f"select:{TODOS}", "max_results": 1}),
+        ),
+    )
+    result, doc = run_evals()
+    (run,) = doc["cases"][0]["arms"]["with"]
+    verdicts = {g["type"]: g for g in run["graders"]}
+    assert verdicts["callsTool"]["passed"] is True, verdicts
+    assert verdicts["includes"]["passed"] is True
+    assert [c["tool"] for c in run["mockCalls"]] == [TODOS]
+    assert "Post the announcement" in run["mockCalls"][0]["output"]
+    result.assert_outcomes(passed=1)

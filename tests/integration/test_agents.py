@@ -341,3 +341,32 @@ def test_relative_file_arguments_resolve_from_where_pytest_started(
     )
     result.assert_outcomes(passed=1)
     assert read_doc("o.json")["cases"][0]["arms"]["with"][0]["answer"] == "hi there"
+
+
+def test_cmd_agents_get_the_mock_stand_ins_config(
+    pytester: pytest.Pytester, plugin_args: list[str], read_doc: Any
+) -> None:
+    """``EVAL_MCP_CONFIG`` names the generated MCP config, so any MCP-speaking agent can be
+    evaluated with mocks; it is empty when no stand-in applies."""
+    pytester.makefile(".md", **{"evals/mcp/prompt": "---\nruns: 1\n---\nSearch\n"})
+    pytester.makefile(".md", **{"evals/mcp/graders/kb": "---\ntype: regex\npattern: kb\n---\n"})
+    pytester.makefile(".md", **{"evals/mocks/kb/search": "release notes"})
+    pytester.makepyfile(
+        mcp_agent=(
+            "import json, os, sys\nsys.stdin.read()\n"
+            "config = json.load(open(os.environ['EVAL_MCP_CONFIG']))\n"
+            "print(' '.join(sorted(config['mcpServers'])))\n"
+        )
+    )
+    result = pytester.runpytest(
+        "evals",
+        *plugin_args,
+        "--eval-agent",
+        f"cmd:{sys.executable} mcp_agent.py",
+        "--eval-json",
+        "o.json",
+    )
+    result.assert_outcomes(passed=1)
+    run = read_doc("o.json")["cases"][0]["arms"]["with"][0]
+    assert run["answer"] == "kb"
+    assert run["mocks"]["servers"][0]["kind"] == "standalone"
