@@ -19,15 +19,12 @@ from typing import Any
 from .base import (
     DEFAULT_TIMEOUT,
     SYSTEM_PROMPT,
-    JudgeError,
     JudgeImage,
     JudgeReply,
     JudgeSetupError,
-    api_error_message,
+    SdkJudge,
     import_sdk,
-    is_timeout,
     round_cost,
-    timeout_message,
 )
 
 DEFAULT_MODEL = "claude-haiku-4-5"
@@ -93,16 +90,10 @@ def estimate_cost(model: str, usage: Any) -> float:
     return round_cost((input_units * per_input + tokens("output_tokens") * per_output) / 1e6)
 
 
-class AnthropicJudge:
+class AnthropicJudge(SdkJudge):
     """A judge that calls the Messages API with the ``anthropic`` SDK."""
 
     kind = "anthropic"
-
-    def __init__(self, client: Any, sdk: Any, model: str, *, timeout: float) -> None:
-        self.client = client
-        self.model = model
-        self.timeout = timeout
-        self._sdk = sdk
 
     @classmethod
     def from_settings(
@@ -128,38 +119,18 @@ class AnthropicJudge:
             raise JudgeSetupError(f"--eval-judge anthropic: {exc}") from None
         return cls(client, sdk, resolve_model(model), timeout=timeout)
 
-    def close(self) -> None:
-        """Close the SDK client's connections."""
-        self.client.close()
-
     def call(self, prompt: str, images: Sequence[JudgeImage] = ()) -> JudgeReply:
-        sdk = self._sdk
         content: list[dict[str, Any]] = [{"type": "text", "text": prompt}]
         content += [image.anthropic_block() for image in images]
-        try:
-            message = self.client.messages.create(
+        message = self._request(
+            lambda: self.client.messages.create(
                 model=self.model,
                 max_tokens=MAX_TOKENS,
                 system=SYSTEM_PROMPT,
                 messages=[{"role": "user", "content": content}],
-            )
-        except sdk.APITimeoutError:
-            raise JudgeError(timeout_message(self.timeout)) from None
-        except sdk.APIStatusError as exc:
-            message_text = api_error_message(exc.status_code, exc.body, str(exc))
-            raise JudgeError(message_text) from None
-        except sdk.APIConnectionError as exc:
-            if is_timeout(exc):
-                raise JudgeError(timeout_message(self.timeout)) from None
-            raise JudgeError(f"API Error: connection failed ({exc})") from None
-        except sdk.AnthropicError as exc:
-            raise JudgeError(f"API Error: {exc}") from None
-        except TypeError as exc:  # the SDK's "Could not resolve authentication method"
-            raise JudgeError(f"API Error: {exc}") from None
-        except Exception as exc:  # a timeout the SDK did not wrap
-            if is_timeout(exc):
-                raise JudgeError(timeout_message(self.timeout)) from None
-            raise
+            ),
+            self._sdk.AnthropicError,
+        )
         text = "\n".join(
             str(getattr(block, "text", ""))
             for block in message.content or []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
@@ -130,3 +130,41 @@ def api_error_message(status: int | None, body: Any, fallback: str) -> str:
 def round_cost(value: float) -> float:
     """Costs are kept to 10 decimal places: sums of prices carry no float noise."""
     return round(value, 10)
+
+
+class SdkJudge:
+    """What the SDK-backed judges share: the client, its closing, and reading its errors."""
+
+    kind = "sdk"
+
+    def __init__(self, client: Any, sdk: Any, model: str, *, timeout: float) -> None:
+        self.client = client
+        self.model = model
+        self.timeout = timeout
+        self._sdk = sdk
+
+    def close(self) -> None:
+        """Close the SDK client's connections."""
+        self.client.close()
+
+    def _request(self, send: Callable[[], Any], base_error: type[BaseException]) -> Any:
+        """``send()``, with the SDK's failures turned into :class:`JudgeError` lines."""
+        sdk = self._sdk
+        try:
+            return send()
+        except sdk.APITimeoutError:
+            raise JudgeError(timeout_message(self.timeout)) from None
+        except sdk.APIStatusError as exc:
+            raise JudgeError(api_error_message(exc.status_code, exc.body, str(exc))) from None
+        except sdk.APIConnectionError as exc:
+            if is_timeout(exc):
+                raise JudgeError(timeout_message(self.timeout)) from None
+            raise JudgeError(f"API Error: connection failed ({exc})") from None
+        except base_error as exc:
+            raise JudgeError(f"API Error: {exc}") from None
+        except TypeError as exc:  # e.g. the SDK's "Could not resolve authentication method"
+            raise JudgeError(f"API Error: {exc}") from None
+        except Exception as exc:  # a timeout the SDK did not wrap
+            if is_timeout(exc):
+                raise JudgeError(timeout_message(self.timeout)) from None
+            raise

@@ -21,11 +21,9 @@ from .base import (
     JudgeImage,
     JudgeReply,
     JudgeSetupError,
-    api_error_message,
+    SdkJudge,
     import_sdk,
-    is_timeout,
     round_cost,
-    timeout_message,
 )
 
 #: Sent when OPENAI_API_KEY is unset: the SDK insists on a key, local servers ignore it.
@@ -41,16 +39,10 @@ def reported_cost(usage: Any) -> float:
     return 0.0
 
 
-class OpenAIJudge:
+class OpenAIJudge(SdkJudge):
     """A judge that calls ``POST /chat/completions`` with the ``openai`` SDK."""
 
     kind = "openai"
-
-    def __init__(self, client: Any, sdk: Any, model: str, *, timeout: float) -> None:
-        self.client = client
-        self.model = model
-        self.timeout = timeout
-        self._sdk = sdk
 
     @classmethod
     def from_settings(
@@ -81,12 +73,7 @@ class OpenAIJudge:
             raise JudgeSetupError(f"--eval-judge openai: {exc}") from None
         return cls(client, sdk, model.strip(), timeout=timeout)
 
-    def close(self) -> None:
-        """Close the SDK client's connections."""
-        self.client.close()
-
     def call(self, prompt: str, images: Sequence[JudgeImage] = ()) -> JudgeReply:
-        sdk = self._sdk
         content: str | list[dict[str, Any]] = prompt
         if images:
             content = [{"type": "text", "text": prompt}]
@@ -95,22 +82,10 @@ class OpenAIJudge:
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": content},
         ]
-        try:
-            completion = self.client.chat.completions.create(model=self.model, messages=messages)
-        except sdk.APITimeoutError:
-            raise JudgeError(timeout_message(self.timeout)) from None
-        except sdk.APIStatusError as exc:
-            raise JudgeError(api_error_message(exc.status_code, exc.body, str(exc))) from None
-        except sdk.APIConnectionError as exc:
-            if is_timeout(exc):
-                raise JudgeError(timeout_message(self.timeout)) from None
-            raise JudgeError(f"API Error: connection failed ({exc})") from None
-        except sdk.OpenAIError as exc:
-            raise JudgeError(f"API Error: {exc}") from None
-        except Exception as exc:  # a timeout the SDK did not wrap
-            if is_timeout(exc):
-                raise JudgeError(timeout_message(self.timeout)) from None
-            raise
+        completion = self._request(
+            lambda: self.client.chat.completions.create(model=self.model, messages=messages),
+            self._sdk.OpenAIError,
+        )
         choices = getattr(completion, "choices", None) or []
         if not choices:
             raise JudgeError("the judge's reply holds no choice")
