@@ -5,9 +5,6 @@ summaries must agree."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -71,61 +68,16 @@ def runs_of(doc: dict[str, Any]) -> dict[tuple[str, str, int], Any]:
 
 
 def test_mock_verdicts_aborts_and_summaries_match_claude_plugin_eval(
-    tmp_path: Path, claude_bin: str
+    tmp_path: Path, claude_bin: str, run_both: Any
 ) -> None:
     plugin = tmp_path / "tracker-kit"
     for name, content in FILES.items():
         path = plugin / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content, encoding="utf-8")
-    home = tmp_path / "home"
-    home.mkdir()
     with ScriptedModel(RULES) as model:
-        env = {"PATH": os.environ["PATH"], "HOME": str(home), **model.env()}
-        subprocess.run(
-            [
-                claude_bin,
-                "plugin",
-                "eval",
-                str(plugin),
-                "--trust-plugin",
-                "--no-publish",
-                "--json",
-                str(tmp_path / "reference.json"),
-            ],
-            env=env,
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        ours = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                str(plugin / "evals"),
-                "-p",
-                "no:cacheprovider",
-                "--eval-agent",
-                "claude",
-                "--eval-claude-bin",
-                claude_bin,
-                "--eval-json",
-                str(tmp_path / "ours.json"),
-                "--rootdir",
-                str(plugin),
-            ],
-            env=env,
-            cwd=plugin,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-    assert (tmp_path / "ours.json").exists(), ours.stdout[-3000:]
-    reference = runs_of(json.loads((tmp_path / "reference.json").read_text(encoding="utf-8")))
-    mine = runs_of(json.loads((tmp_path / "ours.json").read_text(encoding="utf-8")))
+        reference_doc, ours_doc = run_both(plugin, model, claude_bin, tmp_path)
+    reference = runs_of(reference_doc)
+    mine = runs_of(ours_doc)
     assert mine == reference
     assert mine[("urgent-bug", "with", 1)]["aborted"]["tool"] == "create_issue"

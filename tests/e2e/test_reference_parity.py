@@ -6,11 +6,7 @@ so every per-grader verdict, every case score and every Δ must agree.
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -86,63 +82,11 @@ def plugin(tmp_path: Path) -> Path:
 
 
 def test_same_verdicts_scores_and_delta_as_claude_plugin_eval(
-    plugin: Path, tmp_path: Path, claude_bin: str
+    plugin: Path, tmp_path: Path, claude_bin: str, run_both: Any
 ) -> None:
-    home = tmp_path / "operator-home"
-    home.mkdir()
     with ScriptedModel(RULES) as model:
-        env = {"PATH": os.environ["PATH"], "HOME": str(home), **model.env()}
-        reference_json = tmp_path / "reference.json"
-        done = subprocess.run(
-            [
-                claude_bin,
-                "plugin",
-                "eval",
-                str(plugin),
-                "--trust-plugin",
-                "--no-publish",
-                "--allow-tools",
-                "Write",
-                "--json",
-                str(reference_json),
-            ],
-            env=env,
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert reference_json.exists(), done.stderr[-2000:]
-        ours_json = tmp_path / "ours.json"
-        ours = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                str(plugin / "evals"),
-                "-p",
-                "no:cacheprovider",
-                "--eval-agent",
-                "claude",
-                "--eval-claude-bin",
-                claude_bin,
-                "--eval-allow-tools",
-                "Write",
-                "--eval-json",
-                str(ours_json),
-                "--rootdir",
-                str(plugin),
-            ],
-            env={**env, "PATH": os.environ["PATH"]},
-            cwd=plugin,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert ours_json.exists(), ours.stdout[-3000:]
-    reference = verdicts(json.loads(reference_json.read_text(encoding="utf-8")))
-    mine = verdicts(json.loads(ours_json.read_text(encoding="utf-8")))
+        reference_doc, ours_doc = run_both(plugin, model, claude_bin, tmp_path, grants=("Write",))
+    reference = verdicts(reference_doc)
+    mine = verdicts(ours_doc)
     assert mine == reference
     assert mine["suggests-next-version"]["delta"] == 1
