@@ -64,10 +64,10 @@ class EvalsDir(pytest.Directory):
             entries = []
         for entry in entries:
             name, path = entry.name, Path(entry.path)
-            source = direct.get(name)
-            if source is not None:
-                kind = CaseDir if source.kind == "case_dir" else SuiteFile
-                node = kind.from_parent(self, path=source.path)
+            found = direct.get(name)
+            if found is not None:
+                kind = CaseDir if found.kind == "case_dir" else SuiteFile
+                node = kind.from_parent(self, path=found.path)
                 node.suite_root = root
                 yield node
             elif name in groups:
@@ -170,7 +170,7 @@ def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
         settings.ablation == "auto" and plugin is not None and not case.history_file
     )
     if two_arm and plugin is None:
-        error = LoadError(
+        problem = LoadError(
             case.path,
             "--eval-ablation with-without needs a plugin, but no "
             ".claude-plugin/plugin.json was found at or above the evals folder "
@@ -178,7 +178,7 @@ def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
             case.line,
         )
         yield LoadErrorItem.from_parent(
-            parent, name=case.name, error=error, suite_root=case.suite_root
+            parent, name=case.name, error=problem, suite_root=case.suite_root
         )
         return
     mock_plan = None
@@ -302,10 +302,10 @@ class EvalItem(pytest.Function):
         line = (self.case.line - 1) if self.case.line else 0
         return self.case.path, line, f"eval {self.case.name} [{self.arm}] run {self.run}"
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, EvalFailure):
             return str(excinfo.value)
-        return super().repr_failure(excinfo, style=style)
+        return super().repr_failure(excinfo)
 
     def record_skip(self, reason: str) -> None:
         """Report a run that was never started (it is counted, not listed)."""

@@ -122,6 +122,7 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
     sources = walk(path)
     if not sources:
         return None  # a folder named evals that holds no eval case (a test package, say)
+    assert root is not None
     if root != path and [s.path for s in sources] == [path]:
         case = CaseDir.from_parent(parent, path=path)
         case.suite_root = root
@@ -191,5 +192,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             if name == PROPERTY:
                 import json
 
-                report.extras = [*getattr(report, "extras", []), *extras_for(json.loads(value))]
+                record = json.loads(str(value))
+                report.extras = [*getattr(report, "extras", []), *extras_for(record)]
     return report

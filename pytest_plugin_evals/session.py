@@ -49,7 +49,7 @@ class EvalSession:
         record = None
         for name, value in report.user_properties:
             if name == PROPERTY:
-                record = json.loads(value)
+                record = json.loads(str(value))
         if record is not None:
             self.records[report.nodeid] = record
         if report.failed:

@@ -48,7 +48,8 @@ class Agent(Protocol):
     """Runs one request and reports what happened. Never raises for a failed run: a run that
     could not be made comes back with ``Transcript.infra_error`` set."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def run(self, request: RunRequest) -> Transcript: ...
 

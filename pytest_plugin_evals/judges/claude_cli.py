@@ -168,7 +168,8 @@ class ClaudeJudge:
             errors = event.get("errors")
             message = event.get("result") or (errors[0] if isinstance(errors, list) else None)
             raise JudgeError(str(message or f"claude exited {returncode} with an error"))
-        usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+        found = event.get("usage")
+        usage: dict[str, Any] = found if isinstance(found, dict) else {}
         cost = event.get("total_cost_usd")
         return JudgeReply(
             text=str(event.get("result") or ""),

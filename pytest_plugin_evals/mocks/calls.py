@@ -64,7 +64,7 @@ def collect_calls(setup: MockSetup, tool_calls: Iterable[ToolCall] = ()) -> Mock
         MockCall(
             server=str(r.get("server", "")),
             tool=str(r.get("name") or r.get("tool", "")),
-            input=r.get("input") if isinstance(r.get("input"), dict) else {},
+            input=_mapping(r.get("input")),
             output=str(r.get("output", "")),
             is_error=bool(r.get("isError")),
         )
@@ -74,6 +74,10 @@ def collect_calls(setup: MockSetup, tool_calls: Iterable[ToolCall] = ()) -> Mock
     if aborted is not None:
         totals["total"] += 1  # the violating call was made, as the reference counts it
     return MockOutcome(calls, aborted, records, totals)
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _totals(

@@ -345,10 +345,10 @@ def discover_mocks(case_dir: Path, suite_root: Path, plugin_dir: Path | None) ->
             withheld.append(key)
         else:
             servers.append(server)
-    for name, dirs in folders.items():
+    for name, layered in folders.items():
         if name in claimed:
             continue
-        server = _build_server(name, "standalone", name, [d for _, d in sorted(dirs)], errors)
+        server = _build_server(name, "standalone", name, [d for _, d in sorted(layered)], errors)
         if server is not None:
             servers.append(server)
     servers.sort(key=lambda s: s.name)  # listed by name, as the reference lists them

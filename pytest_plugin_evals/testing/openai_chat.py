@@ -91,7 +91,7 @@ class ChatAnswer:
         self.next_id = next_id
         self.id = next_id("chatcmpl")
         self.created = int(time.time())
-        self.calls = [
+        self.calls: list[dict[str, Any]] = [
             {
                 "id": b.id or next_id("call"),
                 "type": "function",
