@@ -112,17 +112,17 @@ def _enclosing_evals(path: Path) -> Path | None:
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if isinstance(parent, EvalsDir):
         return None  # a folder without eval cases inside an evals folder: pytest's own
-    root: Path | None = path
+    root = path
     if not (is_evals_dir(path) or _configured(path, parent.config)):
         # The top of the collection tree may be inside an evals folder (no ini file, and
         # ``pytest evals/group`` or ``cd evals/case && pytest``): its cases still belong to it.
-        root = _enclosing_evals(path) if isinstance(parent, pytest.Session) else None
-        if root is None:
+        enclosing = _enclosing_evals(path) if isinstance(parent, pytest.Session) else None
+        if enclosing is None:
             return None
+        root = enclosing
     sources = walk(path)
     if not sources:
         return None  # a folder named evals that holds no eval case (a test package, say)
-    assert root is not None
     if root != path and [s.path for s in sources] == [path]:
         case = CaseDir.from_parent(parent, path=path)
         case.suite_root = root

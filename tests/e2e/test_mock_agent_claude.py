@@ -19,6 +19,7 @@ import pytest
 from pytest_plugin_evals.mocks import MockSetup, collect_calls, prepare_mocks
 from pytest_plugin_evals.model import Case
 from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
+from tests.helpers import claude_argv
 
 pytest.importorskip("anthropic")
 
@@ -75,21 +76,11 @@ def run_claude(
     )
     home = out / "home"
     (home / "cwd").mkdir(parents=True)
-    argv = [
+    argv = claude_argv(
         claude_bin,
-        "-p",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--max-turns",
-        "6",
-        "--permission-mode",
-        "dontAsk",
-        "--setting-sources",
-        "user",
         *setup.claude_args(),
         "--allowed-tools=" + ",".join(setup.allowed_tools),
-    ]
+    )
     done = subprocess.run(
         argv,
         input="Please find the release notes.",

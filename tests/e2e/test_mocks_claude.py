@@ -22,6 +22,7 @@ import pytest
 from pytest_plugin_evals.mocks import MockSetup, collect_calls, prepare_mocks
 from pytest_plugin_evals.model import Case
 from pytest_plugin_evals.testing import Rule, ScriptedModel, delay, text, tool_use
+from tests.helpers import claude_argv, write_tree
 
 PREFIX = "mcp__plugin_tracker-kit_tracker__"
 CREATE = PREFIX + "create_issue"
@@ -65,13 +66,6 @@ GOOD_INPUT = {
 }
 
 
-def write(root: Path, files: dict[str, str]) -> None:
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
-
-
 def real_server(marker: Path) -> dict[str, Any]:
     """A "real" server that leaves a marker when started (and then fails)."""
     return {"command": "sh", "args": ["-c", f"touch {shlex.quote(str(marker))}; exit 1"]}
@@ -87,7 +81,7 @@ def plugin(tmp_path: Path) -> Path:
         "version": "0.1.0",
         "mcpServers": {"wiki": real_server(markers / "wiki")},
     }
-    write(
+    write_tree(
         root,
         {
             ".claude-plugin/plugin.json": json.dumps(manifest),
@@ -146,22 +140,12 @@ def run_claude(
         mode=mode,  # type: ignore[arg-type]
         shared_host=shared_host,
     )
-    argv = [
+    argv = claude_argv(
         claude_bin,
-        "-p",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--max-turns",
-        "6",
-        "--permission-mode",
-        "dontAsk",
-        "--setting-sources",
-        "user",
         *(["--plugin-dir", str(plugin)] if loads_plugin else []),
         *setup.claude_args(),
         "--allowed-tools=" + ",".join(("Read", *setup.allowed_tools)),
-    ]
+    )
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), **model.env()}
     start = time.monotonic()
     done = subprocess.run(

@@ -6,42 +6,26 @@ so every per-grader verdict, every case score and every Δ must agree.
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
+from pytest_plugin_evals.testing import ScriptedModel
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "release-helper"
-SKILL = "release-helper:next-version"
 
-RULES = [
-    Rule(
-        when_prompt="release next",
-        when_tool_result=f"Launching skill: {SKILL}",
-        reply=text("1.4.1 — two bug fixes are a patch release."),
-    ),
-    Rule(
-        when_prompt="release next",
-        when_tool_result="Unknown skill",
-        reply=text("I would go to 2.0.0 to be safe."),
-    ),
-    Rule(when_prompt="release next", reply=tool_use("Skill", {"skill": SKILL})),
-    Rule(when_prompt="capital of France", reply=text("The capital of France is Paris.")),
-    Rule(
-        when_prompt="RELEASE_NOTES.md",
-        when_tool_result="File created",
-        reply=text("Wrote RELEASE_NOTES.md."),
-    ),
-    Rule(
-        when_prompt="RELEASE_NOTES.md",
-        reply=tool_use(
-            "Write", {"file_path": "RELEASE_NOTES.md", "content": "## 1.4.1\n\n- Fixes.\n"}
-        ),
-    ),
-]
+
+def example_rules() -> list[Any]:
+    """The scripted model the example's runs were recorded with (its ``record.py``)."""
+    spec = importlib.util.spec_from_file_location("release_helper_record", EXAMPLE / "record.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rules: list[Any] = module.RULES
+    return rules
 
 
 def verdicts(doc: dict[str, Any]) -> dict[str, Any]:
@@ -84,7 +68,7 @@ def plugin(tmp_path: Path) -> Path:
 def test_same_verdicts_scores_and_delta_as_claude_plugin_eval(
     plugin: Path, tmp_path: Path, claude_bin: str, run_both: Any
 ) -> None:
-    with ScriptedModel(RULES) as model:
+    with ScriptedModel(example_rules()) as model:
         reference_doc, ours_doc = run_both(plugin, model, claude_bin, tmp_path, grants=("Write",))
     reference = verdicts(reference_doc)
     mine = verdicts(ours_doc)

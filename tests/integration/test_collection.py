@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.helpers import write_tree
 
 GRADER = "---\ntype: regex\npattern: hi\n---\n"
 
 
 def prompt(runs: int = 1, tags: str = "[]") -> str:
     return f"---\nruns: {runs}\ntags: {tags}\n---\nSay hi\n"
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
 
 
 def case_files(where: str, runs: int = 1, tags: str = "[]") -> dict[str, str]:
@@ -32,11 +26,15 @@ def collected(result: pytest.RunResult) -> list[str]:
 
 def test_a_project_without_evals_collects_nothing_extra(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_x="def test_one():\n    pass\n\ndef test_two():\n    pass\n")
-    write(pytester.path, case_files("stray"))
-    write(pytester.path, case_files("notevals/case"))
-    write(pytester.path, {"package.json": json.dumps({"name": "x", "scripts": {"evals": "x"}})})
-    write(pytester.path, {"docs/evals.json": json.dumps({"cases": [{"name": "a", "prompt": "b"}]})})
-    write(pytester.path, {"suite.yaml": "cases:\n  - name: a\n    input: b\n"})
+    write_tree(pytester.path, case_files("stray"))
+    write_tree(pytester.path, case_files("notevals/case"))
+    write_tree(
+        pytester.path, {"package.json": json.dumps({"name": "x", "scripts": {"evals": "x"}})}
+    )
+    write_tree(
+        pytester.path, {"docs/evals.json": json.dumps({"cases": [{"name": "a", "prompt": "b"}]})}
+    )
+    write_tree(pytester.path, {"suite.yaml": "cases:\n  - name: a\n    input: b\n"})
     result = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider")
     assert collected(result) == ["test_x.py::test_one", "test_x.py::test_two"]
     ran = pytester.runpytest("-p", "no:cacheprovider")
@@ -46,8 +44,8 @@ def test_a_project_without_evals_collects_nothing_extra(pytester: pytest.Pyteste
 
 
 def test_eval_paths_makes_another_folder_an_evals_folder(pytester: pytest.Pytester) -> None:
-    write(pytester.path, case_files("suites/alpha"))
-    write(pytester.path, case_files("other/beta"))
+    write_tree(pytester.path, case_files("suites/alpha"))
+    write_tree(pytester.path, case_files("other/beta"))
     pytester.makeini("[pytest]\neval_paths = suites\n")
     result = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider")
     assert collected(result) == ["suites/alpha::alpha[1]"]
@@ -56,21 +54,21 @@ def test_eval_paths_makes_another_folder_an_evals_folder(pytester: pytest.Pytest
 @pytest.fixture
 def suite(pytester: pytest.Pytester) -> pytest.Pytester:
     """Four cases: two tagged, one nested in a group, plus results/ and mocks/ that are no cases."""
-    write(pytester.path, case_files("evals/suggests-version", tags="[smoke, a]"))
-    write(pytester.path, case_files("evals/summarise", tags="[b, needs-net]"))
-    write(pytester.path, case_files("evals/other", runs=2, tags="[_private, skip, c, 'a(b)']"))
-    write(pytester.path, case_files("evals/group/nested-case"))
-    write(pytester.path, case_files("evals/results/2026-01-01T00-00-00-000Z/old"))
-    write(
+    write_tree(pytester.path, case_files("evals/suggests-version", tags="[smoke, a]"))
+    write_tree(pytester.path, case_files("evals/summarise", tags="[b, needs-net]"))
+    write_tree(pytester.path, case_files("evals/other", runs=2, tags="[_private, skip, c, 'a(b)']"))
+    write_tree(pytester.path, case_files("evals/group/nested-case"))
+    write_tree(pytester.path, case_files("evals/results/2026-01-01T00-00-00-000Z/old"))
+    write_tree(
         pytester.path, {"evals/results/x/evals.json": '{"cases": [{"name": "r", "prompt": "p"}]}'}
     )
     # Case-shaped files under mocks/ are mock answers (a tool named "prompt"), never cases.
-    write(
+    write_tree(
         pytester.path,
         {"evals/mocks/server/prompt.md": "Say hi\n", "evals/mocks/server/graders/hi.md": GRADER},
     )
-    write(pytester.path, {"evals/mocks/tracker/create_issue.md": "Created #1\n"})
-    write(pytester.path, case_files("evals/group/mocks/srv"))
+    write_tree(pytester.path, {"evals/mocks/tracker/create_issue.md": "Created #1\n"})
+    write_tree(pytester.path, case_files("evals/group/mocks/srv"))
     return pytester
 
 
@@ -122,10 +120,10 @@ def test_results_and_mocks_are_never_collected(suite: pytest.Pytester) -> None:
 def test_a_broken_mock_file_is_one_error_and_the_cases_still_run(
     pytester: pytest.Pytester, scripted_agent: Any
 ) -> None:
-    write(pytester.path, case_files("evals/first"))
-    write(pytester.path, case_files("evals/second"))
+    write_tree(pytester.path, case_files("evals/first"))
+    write_tree(pytester.path, case_files("evals/second"))
     # A case's prompt.md dropped under mocks/ is a mock file with keys mocks do not have.
-    write(pytester.path, case_files("evals/mocks/server"))
+    write_tree(pytester.path, case_files("evals/mocks/server"))
     agent = scripted_agent([{"match": "Say hi", "reply": "hi"}])
     result = pytester.runpytest("evals", "-p", "no:cacheprovider", "--eval-agent", agent)
     result.assert_outcomes(passed=2, errors=1)
@@ -168,14 +166,14 @@ def test_python_tests_in_a_folder_named_evals_are_still_collected(
     pytester: pytest.Pytester,
 ) -> None:
     """Installing the plugin takes nothing away: test modules beside eval cases still run."""
-    write(pytester.path, {"tests/evals/__init__.py": "", "tests/evals/test_model.py": TEST_A})
-    write(pytester.path, {"evals/test_beside.py": TEST_A})
-    write(
+    write_tree(pytester.path, {"tests/evals/__init__.py": "", "tests/evals/test_model.py": TEST_A})
+    write_tree(pytester.path, {"evals/test_beside.py": TEST_A})
+    write_tree(
         pytester.path, {"evals/group/test_in_group.py": TEST_A, "evals/helpers/test_h.py": TEST_A}
     )
-    write(pytester.path, {"evals/results/test_old.py": TEST_A})
-    write(pytester.path, case_files("evals/alpha"))
-    write(pytester.path, case_files("evals/group/beta"))
+    write_tree(pytester.path, {"evals/results/test_old.py": TEST_A})
+    write_tree(pytester.path, case_files("evals/alpha"))
+    write_tree(pytester.path, case_files("evals/group/beta"))
     result = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider")
     assert collected(result) == [
         "evals/alpha::alpha[1]",

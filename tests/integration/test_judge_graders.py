@@ -186,7 +186,7 @@ def test_cost_ceiling_skips_paid_graders_while_free_ones_score(
         "-p",
         "no:cacheprovider",
         "--eval-agent",
-        scripted_agent_cmd(scripted_agent, agent),
+        scripted_agent(agent),
         "--eval-json",
         "out.json",
         "--eval-judge",
@@ -202,8 +202,3 @@ def test_cost_ceiling_skips_paid_graders_while_free_ones_score(
     assert run_["skippedPaidGraders"] is True
     assert judge_env.message_requests == []
     result.assert_outcomes(passed=1)
-
-
-def scripted_agent_cmd(scripted_agent: Any, rules: list[dict[str, Any]]) -> str:
-    value: str = scripted_agent(rules)
-    return value

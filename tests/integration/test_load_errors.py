@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import write_tree
+
 GRADER = "---\ntype: regex\npattern: hi\n---\n"
 PROMPT = "---\nruns: 1\n---\nSay hi\n"
 
@@ -79,17 +81,10 @@ EXPECTED: dict[str, str] = {
 }
 
 
-def write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-
-
 def test_every_bad_file_is_one_line_and_the_rest_runs(
     pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, read_doc: Any
 ) -> None:
-    write(pytester.path, {**BAD_FILES, **GOOD_FILES})
+    write_tree(pytester.path, {**BAD_FILES, **GOOD_FILES})
     agent = scripted_agent([{"match": "Say hi", "reply": "hi"}])
     result = pytester.runpytest(".", *plugin_args, "--eval-agent", agent, "--eval-json", "o.json")
     # The good case and the good case of the sy file run and pass, with no extra flag.
@@ -118,11 +113,11 @@ def test_every_bad_file_is_one_line_and_the_rest_runs(
 def test_case_filter_keeps_load_errors_visible(
     pytester: pytest.Pytester, scripted_agent: Any
 ) -> None:
-    write(
+    write_tree(
         pytester.path,
         {**GOOD_FILES, "evals/bad-env/prompt.md": BAD_FILES["evals/bad-env/prompt.md"]},
     )
-    write(pytester.path, {"evals/bad-env/graders/hi.md": GRADER})
+    write_tree(pytester.path, {"evals/bad-env/graders/hi.md": GRADER})
     agent = scripted_agent([{"match": "Say hi", "reply": "hi"}])
     result = pytester.runpytest(
         "evals", "-p", "no:cacheprovider", "--eval-agent", agent, "--eval-case", "good"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text, tool_use
+from tests.helpers import claude_argv
 
 TIMEOUT = 30
 
@@ -24,8 +25,7 @@ def run_claude(
     cwd.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_"))}
     env.update(model.env(), HOME=str(home))
-    cmd = [claude_bin, "-p", "--output-format", "stream-json", "--verbose", "--max-turns", "3"]
-    cmd += ["--permission-mode", "dontAsk", "--setting-sources", "user", *args]
+    cmd = claude_argv(claude_bin, *args, max_turns=3)
     done = subprocess.run(
         cmd,
         input=prompt,

@@ -23,6 +23,7 @@ from pytest_plugin_evals.mocks.player import with_system
 from pytest_plugin_evals.mocks.server import StandIn
 from pytest_plugin_evals.model import Case, Transcript
 from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text
+from tests.helpers import write_tree
 
 pytest.importorskip("anthropic")
 
@@ -41,17 +42,10 @@ DIGEST = hashlib.sha256(b'{"q":"release"}').hexdigest()
 COST = 0.0014
 
 
-def write(root: Path, files: dict[str, str]) -> None:
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
-
-
 @pytest.fixture
 def suite(tmp_path: Path) -> Path:
     root = tmp_path / "kit"
-    write(
+    write_tree(
         root,
         {
             "evals/mocks/kb/_server.md": SERVER_MD,
@@ -233,7 +227,7 @@ def test_abort_replies_stop_the_run_only_with_abort_when(
     assert outcome.calls == [] and outcome.totals["costUsd"] == COST
     assert outcome.totals["replay"]["misses"] == 1
     # Without abort_when the same reply is just the answer.
-    write(suite, {"evals/mocks/kb/_server.md": "---\ntype: agent\ntools: [drop]\n---\nA KB"})
+    write_tree(suite, {"evals/mocks/kb/_server.md": "---\ntype: agent\ntools: [drop]\n---\nA KB"})
     with ScriptedModel(rules) as model:
         calm = setup_for(suite, tmp_path / "calm", model)
         assert stand_in(calm).answer("drop", {}) == ("ABORT: the agent dropped a table", False)

@@ -11,21 +11,15 @@ import pytest
 from pytest_plugin_evals.mocks import declared_servers, discover_mocks
 from pytest_plugin_evals.mocks.discover import PERMISSIVE_SCHEMA, load_tools_json
 from pytest_plugin_evals.model import LoadError
+from tests.helpers import write_tree
 
 MOCK = "---\nexpect:\n  title: string\n---\nCreated {{input.title}}\n"
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
 
 
 @pytest.fixture
 def plugin(tmp_path: Path) -> Path:
     root = tmp_path / "tracker-kit"
-    write(
+    write_tree(
         root,
         {
             ".claude-plugin/plugin.json": json.dumps(
@@ -74,7 +68,7 @@ def test_declared_servers_from_mcp_json_and_plugin_json(plugin: Path) -> None:
 
 
 def test_plugin_json_may_point_at_other_files(tmp_path: Path) -> None:
-    write(
+    write_tree(
         tmp_path,
         {
             ".claude-plugin/plugin.json": json.dumps(
@@ -90,12 +84,12 @@ def test_plugin_json_may_point_at_other_files(tmp_path: Path) -> None:
 
 
 def test_bare_mcp_json_map(tmp_path: Path) -> None:
-    write(tmp_path, {".mcp.json": json.dumps({"db": {"command": "db"}})})
+    write_tree(tmp_path, {".mcp.json": json.dumps({"db": {"command": "db"}})})
     assert declared_servers(tmp_path) == {"db": {"command": "db"}}
 
 
 def test_bad_mcp_json_is_a_load_error(tmp_path: Path) -> None:
-    write(tmp_path, {".mcp.json": "{\n  nope"})
+    write_tree(tmp_path, {".mcp.json": "{\n  nope"})
     with pytest.raises(LoadError, match=r"\.mcp\.json:2: invalid JSON"):
         declared_servers(tmp_path)
 
@@ -178,7 +172,7 @@ def test_bad_tools_json(tmp_path: Path, doc: object, message: str) -> None:
 
 
 def test_folder_may_use_the_normalized_registered_name(tmp_path: Path) -> None:
-    write(
+    write_tree(
         tmp_path,
         {
             ".claude-plugin/plugin.json": json.dumps({"name": "kit"}),
@@ -205,7 +199,7 @@ def test_no_plugin_means_every_folder_stands_alone(plugin: Path) -> None:
 
 
 def test_agent_servers_are_played_by_a_model(plugin: Path) -> None:
-    write(
+    write_tree(
         plugin,
         {
             "evals/mocks/docs/_server.md": (
@@ -246,7 +240,7 @@ def test_agent_servers_are_played_by_a_model(plugin: Path) -> None:
 def test_a_bad_server_file_leaves_the_server_out(
     plugin: Path, text: str, message: str, line: int
 ) -> None:
-    write(plugin, {"evals/mocks/kb/_server.md": text})
+    write_tree(plugin, {"evals/mocks/kb/_server.md": text})
     plan = discover_mocks(plugin / "evals/case-b", plugin / "evals", plugin)
     (error,) = plan.errors
     assert error.message.startswith(message)
@@ -255,7 +249,7 @@ def test_a_bad_server_file_leaves_the_server_out(
 
 
 def test_a_bad_mock_file_is_a_load_error(plugin: Path) -> None:
-    write(plugin, {"evals/case-b/mocks/kb/search.md": "---\nexpected: {}\n---\nx"})
+    write_tree(plugin, {"evals/case-b/mocks/kb/search.md": "---\nexpected: {}\n---\nx"})
     plan = discover_mocks(plugin / "evals/case-b", plugin / "evals", plugin)
     (error,) = plan.errors  # reported once by the collector; the tool is not offered
     assert re.search(r'search\.md:2: unknown key "expected"', str(error))

@@ -13,6 +13,7 @@ import pytest
 from pytest_plugin_evals.mocks import attach, collect_calls, prepare_mocks
 from pytest_plugin_evals.mocks.server import StandIn, build_server
 from pytest_plugin_evals.model import Case, ToolCall, Transcript
+from tests.helpers import write_tree
 
 TOOLS_JSON = {
     "tools": [
@@ -25,17 +26,10 @@ TOOLS_JSON = {
 }
 
 
-def write(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-
-
 @pytest.fixture
 def plugin(tmp_path: Path) -> Path:
     root = tmp_path / "kit"
-    write(
+    write_tree(
         root,
         {
             ".claude-plugin/plugin.json": json.dumps({"name": "tracker-kit"}),
@@ -133,7 +127,7 @@ def test_mocks_off_and_nothing_to_mock(plugin: Path, tmp_path: Path) -> None:
     assert off.claude_args() == [] and not off.active and not (tmp_path / "off").exists()
     assert collect_calls(off).calls is None
     bare = tmp_path / "bare"
-    write(bare, {"evals/c/prompt.md": "x"})
+    write_tree(bare, {"evals/c/prompt.md": "x"})
     none = prepare_mocks(make_case(bare), bare, True, tmp_path / "none")
     assert none.claude_args() == [] and not none.active
 
@@ -141,7 +135,7 @@ def test_mocks_off_and_nothing_to_mock(plugin: Path, tmp_path: Path) -> None:
 def test_declared_servers_without_mocks_are_withheld_by_an_empty_strict_config(
     tmp_path: Path,
 ) -> None:
-    write(tmp_path / "p", {".mcp.json": json.dumps({"mcpServers": {"db": {"command": "db"}}})})
+    write_tree(tmp_path / "p", {".mcp.json": json.dumps({"mcpServers": {"db": {"command": "db"}}})})
     setup = prepare_mocks(make_case(tmp_path / "p"), tmp_path / "p", True, tmp_path / "run")
     assert json.loads(setup.mcp_config.read_text(encoding="utf-8")) == {"mcpServers": {}}
     assert setup.strict and setup.withheld == ("db",) and not setup.active

@@ -8,21 +8,14 @@ import pytest
 
 from pytest_plugin_evals.model import LoadError
 from pytest_plugin_evals.suites import directory
+from tests.helpers import write_tree
 
 GRADER = "---\ntype: regex\n---\nparis\n"
 
 
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        target = root / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    return root
-
-
 def case(tmp_path: Path, files: dict[str, str], name: str = "my-case") -> Path:
     folder = tmp_path / "evals" / name
-    write(folder, {"graders/answer.md": GRADER, **files})
+    write_tree(folder, {"graders/answer.md": GRADER, **files})
     return folder
 
 
@@ -171,7 +164,7 @@ def test_blank_init_template(tmp_path: Path) -> None:
 def test_blank_init_template_in_case_yaml(tmp_path: Path) -> None:
     folder = tmp_path / "evals" / "c"
     text = CASE_YAML.replace("    Fix the bug.", "    TODO: describe what the agent should do")
-    write(folder, {"case.yaml": text, "prompt.md": "---\nruns: 1\n---\n"})
+    write_tree(folder, {"case.yaml": text, "prompt.md": "---\nruns: 1\n---\n"})
     err = error(folder)
     assert err.message.startswith("the prompt is still the blank `init` template")
     assert err.path == folder / "case.yaml"
@@ -260,7 +253,7 @@ graders:
 
 def test_case_yaml_only(tmp_path: Path) -> None:
     folder = tmp_path / "evals" / "yaml-case"
-    write(folder, {"case.yaml": CASE_YAML})
+    write_tree(folder, {"case.yaml": CASE_YAML})
     loaded = load(folder)
     assert loaded.source == "case_yaml"
     assert loaded.path == folder / "case.yaml"
@@ -283,7 +276,7 @@ def test_case_yaml_only(tmp_path: Path) -> None:
 
 def test_merge_prompt_md_overrides_case_yaml(tmp_path: Path) -> None:
     folder = tmp_path / "evals" / "mixed-case"
-    write(
+    write_tree(
         folder,
         {
             "case.yaml": CASE_YAML,
@@ -305,7 +298,7 @@ def test_merge_prompt_md_overrides_case_yaml(tmp_path: Path) -> None:
 
 def test_merge_keeps_yaml_prompt_when_prompt_md_body_is_empty(tmp_path: Path) -> None:
     folder = tmp_path / "evals" / "c"
-    write(folder, {"case.yaml": CASE_YAML, "prompt.md": "---\nname: over\n---\n"})
+    write_tree(folder, {"case.yaml": CASE_YAML, "prompt.md": "---\nname: over\n---\n"})
     loaded = load(folder)
     assert loaded.prompt == "Fix the bug."
     assert loaded.name == "over"
@@ -313,9 +306,9 @@ def test_merge_keeps_yaml_prompt_when_prompt_md_body_is_empty(tmp_path: Path) ->
 
 def test_merge_error_points_at_the_file_that_set_the_value(tmp_path: Path) -> None:
     folder = tmp_path / "evals" / "c"
-    write(folder, {"case.yaml": CASE_YAML, "prompt.md": "---\nrequires: 1\n---\nHi\n"})
+    write_tree(folder, {"case.yaml": CASE_YAML, "prompt.md": "---\nrequires: 1\n---\nHi\n"})
     assert error(folder).path == folder / "prompt.md"
-    write(
+    write_tree(
         folder,
         {"prompt.md": "Hi\n", "case.yaml": CASE_YAML.replace("max_turns: 20", "max_turns: 0")},
     )
@@ -327,7 +320,7 @@ def test_merge_error_points_at_the_file_that_set_the_value(tmp_path: Path) -> No
 
 def _yaml_error(tmp_path: Path, text: str) -> LoadError:
     folder = tmp_path / "evals" / "y"
-    write(folder, {"case.yaml": text})
+    write_tree(folder, {"case.yaml": text})
     err = error(folder)
     assert err.path == folder / "case.yaml"
     return err
@@ -456,7 +449,9 @@ def test_case_yaml_graders_must_be_a_list(tmp_path: Path) -> None:
 
 def test_duplicate_grader_names_across_yaml_and_files(tmp_path: Path) -> None:
     folder = tmp_path / "evals" / "dup"
-    write(folder, {"case.yaml": CASE_YAML, "graders/judge.md": "---\ntype: llm\n---\nPASS if ok\n"})
+    write_tree(
+        folder, {"case.yaml": CASE_YAML, "graders/judge.md": "---\ntype: llm\n---\nPASS if ok\n"}
+    )
     err = error(folder)
     assert err.message == 'duplicate grader name "judge" (also defined in case.yaml)'
     assert err.path == folder / "graders" / "judge.md"
@@ -470,7 +465,7 @@ def test_duplicate_grader_names_in_case_yaml(tmp_path: Path) -> None:
 
 def test_case_without_graders(tmp_path: Path) -> None:
     folder = tmp_path / "evals" / "bare"
-    write(folder, {"prompt.md": "Hi\n"})
+    write_tree(folder, {"prompt.md": "Hi\n"})
     err = error(folder)
     assert err.message == (
         "the case has no graders (add graders/*.md files, or graders: in case.yaml)"

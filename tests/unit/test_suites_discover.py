@@ -9,16 +9,9 @@ import pytest
 from pytest_plugin_evals.model import LoadError
 from pytest_plugin_evals.suites import directory, discover, load_suite_file
 from pytest_plugin_evals.suites.discover import Source
+from tests.helpers import write_tree
 
 GRADER = "---\ntype: regex\n---\nx\n"
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        target = root / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    return root
 
 
 def rel(sources: list[Source], root: Path) -> list[tuple[str, str]]:
@@ -26,7 +19,7 @@ def rel(sources: list[Source], root: Path) -> list[tuple[str, str]]:
 
 
 def test_cases_groups_and_reserved_dirs(tmp_path: Path) -> None:
-    evals = write(
+    evals = write_tree(
         tmp_path / "evals",
         {
             "zeta/prompt.md": "z",
@@ -57,8 +50,8 @@ def test_cases_groups_and_reserved_dirs(tmp_path: Path) -> None:
 def test_order_is_by_path_not_by_name_or_creation(tmp_path: Path) -> None:
     evals = tmp_path / "evals"
     for name in ["m-case", "b", "a-b", "a"]:  # created out of order
-        write(evals, {f"{name}/prompt.md": "x"})
-    write(evals, {"naming/prompt.md": "---\nname: aaa-renamed\n---\nx\n"})
+        write_tree(evals, {f"{name}/prompt.md": "x"})
+    write_tree(evals, {"naming/prompt.md": "---\nname: aaa-renamed\n---\nx\n"})
     first = rel(discover.walk(evals), evals)
     assert first == [
         ("case_dir", "a"),
@@ -71,7 +64,7 @@ def test_order_is_by_path_not_by_name_or_creation(tmp_path: Path) -> None:
 
 
 def test_nested_case_name_is_its_dir_name(tmp_path: Path) -> None:
-    evals = write(
+    evals = write_tree(
         tmp_path / "evals",
         {"group/nested-case/prompt.md": "Hi", "group/nested-case/graders/g.md": GRADER},
     )
@@ -80,7 +73,7 @@ def test_nested_case_name_is_its_dir_name(tmp_path: Path) -> None:
 
 
 def test_suite_files_beside_cases(tmp_path: Path) -> None:
-    evals = write(
+    evals = write_tree(
         tmp_path / "evals",
         {
             "a/prompt.md": "x",
@@ -117,7 +110,7 @@ def test_suite_files_beside_cases(tmp_path: Path) -> None:
     ],
 )
 def test_broken_suite_is_found_and_fails_to_load(tmp_path: Path, name: str, text: str) -> None:
-    evals = write(tmp_path / "evals", {name: text})
+    evals = write_tree(tmp_path / "evals", {name: text})
     (source,) = discover.walk(evals)
     assert source == Source("suite_file", evals / name)
     with pytest.raises(LoadError) as info:
@@ -127,14 +120,14 @@ def test_broken_suite_is_found_and_fails_to_load(tmp_path: Path, name: str, text
 
 
 def test_evals_json_without_cases_is_reported(tmp_path: Path) -> None:
-    evals = write(tmp_path / "evals", {"evals.json": '{"tests": []}'})
+    evals = write_tree(tmp_path / "evals", {"evals.json": '{"tests": []}'})
     (source,) = discover.walk(evals)
     with pytest.raises(LoadError, match="a suite must have a cases: list"):
         load_suite_file(source.path, evals)
 
 
 def test_root_may_itself_be_a_case(tmp_path: Path) -> None:
-    folder = write(tmp_path / "one-case", {"prompt.md": "x", "sub/prompt.md": "y"})
+    folder = write_tree(tmp_path / "one-case", {"prompt.md": "x", "sub/prompt.md": "y"})
     assert discover.walk(folder) == [Source("case_dir", folder)]
 
 
@@ -153,6 +146,6 @@ def test_is_evals_dir(tmp_path: Path) -> None:
 
 
 def test_symlink_loop_does_not_hang(tmp_path: Path) -> None:
-    evals = write(tmp_path / "evals", {"group/a/prompt.md": "x"})
+    evals = write_tree(tmp_path / "evals", {"group/a/prompt.md": "x"})
     (evals / "group" / "loop").symlink_to(evals / "group")
     assert rel(discover.walk(evals), evals) == [("case_dir", "group/a")]
