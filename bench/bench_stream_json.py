@@ -20,7 +20,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from pytest_plugin_evals.stream_json import parse_file
+from pytest_plugin_evals.agents.claude.stream_json import parse_file
 
 INIT = {"type": "system", "subtype": "init", "cwd": "/w", "tools": ["Read"], "plugins": []}
 

@@ -1,7 +1,8 @@
 """Plain data shared by every room: cases, graders, transcripts, verdicts, run results.
 
-Nothing here imports pytest or starts a process. Everything that crosses a process boundary
-(xdist workers, the JSON document) goes through ``to_dict`` and holds builtins only.
+Nothing here imports pytest, starts a process or knows a file format: the wire format between
+xdist workers and the controller is :mod:`pytest_plugin_evals.records`, the result document is
+:mod:`pytest_plugin_evals.reporting.document`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,15 @@ SourceKind = Literal["prose", "case_yaml", "mixed", "evals_json", "sy", "package
 
 #: Which regular-expression dialect a case's patterns are written in.
 RegexDialect = Literal["js", "python"]
+
+#: Grader types that call the judge (and cost money): skipped under a spent cost ceiling.
+PAID_GRADER_TYPES = frozenset({"llm", "baseline", "meetsCriteria"})
+
+#: The operators of package.json ``callsTool`` argument matchers.
+MATCHER_OPERATORS = frozenset({"eq", "includes", "matches", "and", "or", "not"})
+
+#: The answer as records and reports keep it is cut at this many characters.
+ANSWER_LIMIT = 4000
 
 
 class LoadError(Exception):
@@ -64,9 +74,6 @@ class GraderSpec:
         return self.type in PAID_GRADER_TYPES
 
 
-PAID_GRADER_TYPES = frozenset({"llm", "baseline", "meetsCriteria"})
-
-
 @dataclass(frozen=True)
 class Case:
     """One eval case, whatever format it was written in."""
@@ -105,33 +112,14 @@ class Case:
     #: The ``expected_outcome`` / format-specific leftovers kept for reports.
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        """Builtins only: travels to the controller under xdist."""
-        return {
-            "name": self.name,
-            "source": self.source,
-            "path": str(self.path),
-            "dir": str(self.dir),
-            "suiteRoot": str(self.suite_root),
-            "promptMarkdown": self.prompt,
-            "description": self.description,
-            "tags": list(self.tags),
-            "runsPerCase": self.runs,
-            "model": self.model,
-            "maxTurns": self.max_turns,
-            "timeoutSeconds": self.timeout_seconds,
-            "graders": [
-                {
-                    "name": g.name,
-                    "type": g.type,
-                    "weight": g.weight,
-                    **({"arm": g.arm} if g.arm else {}),
-                    **({"graderMarkdown": g.criteria} if g.criteria is not None else {}),
-                    "config": g.config,
-                }
-                for g in self.graders
-            ],
-        }
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """A plugin under test: its name and version from the manifest, and its folder."""
+
+    name: str
+    version: str | None
+    path: Path
 
 
 @dataclass(frozen=True)
@@ -144,14 +132,6 @@ class ToolCall:
     is_error: bool = False
     id: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "input": self.input,
-            "output": self.output,
-            "isError": self.is_error,
-        }
-
 
 @dataclass(frozen=True)
 class MockCall:
@@ -163,23 +143,53 @@ class MockCall:
     output: str = ""
     is_error: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "server": self.server,
-            "tool": self.tool,
-            "input": self.input,
-            "output": self.output,
-            "isError": self.is_error,
-        }
 
-    def to_json_line(self) -> str:
-        import json
+@dataclass(frozen=True)
+class Abort:
+    """A mock's ``expect:`` (or the model playing a server) stopped the run."""
 
-        doc: dict[str, Any] = {"tool": self.tool, "input": self.input, "output": self.output}
-        if self.is_error:
-            doc["isError"] = True
-        doc["verdict"] = "ok"
-        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+    server: str
+    tool: str
+    reason: str
+
+    @property
+    def message(self) -> str:
+        """How reports say it: ``aborted by mock tracker/create_issue: …``."""
+        return f"aborted by mock {self.server}/{self.tool}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class MockServerInfo:
+    """One server of a run's mock setup, as the reference's ``mocks.servers`` lists it."""
+
+    server: str
+    kind: str
+    #: ``(tool, responder)`` pairs (``fixed`` or ``agent``).
+    tools: tuple[tuple[str, str], ...] = ()
+    withheld: bool = False
+
+
+@dataclass(frozen=True)
+class MockTotals:
+    """The run's mocked calls, counted (the reference's ``mocks.calls``)."""
+
+    total: int = 0
+    errors: int = 0
+    #: ``(tool, count)`` of calls to tools that no stand-in answered.
+    unmocked: tuple[tuple[str, int], ...] = ()
+    #: What the models playing ``type: agent`` servers cost.
+    cost_usd: float = 0.0
+    replay_hits: int = 0
+    replay_misses: int = 0
+
+
+@dataclass(frozen=True)
+class MockSummary:
+    """A run's stand-ins, their warnings and their calls (the reference's ``mocks``)."""
+
+    servers: tuple[MockServerInfo, ...] = ()
+    warnings: tuple[str, ...] = ()
+    calls: MockTotals = MockTotals()
 
 
 #: Kinds of infrastructure failure: the run could not be made, so it is an error, not a score.
@@ -227,8 +237,8 @@ class Transcript:
     skip_grading: bool = False
     #: Notes about how the run was set up (tools not granted, mocks served …).
     notes: list[str] = field(default_factory=list)
-    #: Set when a mock's ``expect:`` stopped the run: ``{server, tool, reason}``.
-    aborted: dict[str, str] | None = None
+    #: Set when a mock's ``expect:`` stopped the run.
+    aborted: Abort | None = None
 
     @property
     def total_tokens(self) -> int | None:
@@ -242,6 +252,23 @@ class Transcript:
             return []
         with self.trace_path.open(encoding="utf-8", errors="replace") as fh:
             return [line.rstrip("\n") for line in fh if line.strip()]
+
+
+@dataclass(frozen=True)
+class JudgeVote:
+    """One judge call's vote (``PASS`` or ``FAIL``) and its reply."""
+
+    vote: str
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What a judge grader asked and answered: the votes, what the judge was shown, the cost."""
+
+    votes: tuple[JudgeVote, ...] = ()
+    evidence: str | None = None
+    cost_usd: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -260,7 +287,12 @@ class Verdict:
     scored: bool = True
     with_only: bool = False
     skipped: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
+    judgement: Judgement | None = None
+
+    @property
+    def counts(self) -> bool:
+        """Whether the verdict counts in the run's score (scored and judged)."""
+        return self.scored and self.passed is not None
 
     def __bool__(self) -> bool:
         return bool(self.passed)
@@ -269,37 +301,18 @@ class Verdict:
         mark = "PASS" if self.passed else ("SKIP" if self.passed is None else "FAIL")
         return f"<Verdict {self.name} {mark}: {self.explanation}>"
 
-    def to_dict(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
-            "name": self.name,
-            "type": self.type,
-            "passed": bool(self.passed),
-            "weight": self.weight,
-            "explanation": self.explanation,
-            "withOnly": self.with_only,
-            "scored": self.scored and self.passed is not None,
-        }
-        if self.skipped is not None:
-            doc["skipped"] = self.skipped
-        doc.update(self.details)
-        return doc
 
-
-#: The answer as reports show it is cut at this many characters.
-ANSWER_LIMIT = 4000
-
-
-@dataclass
+@dataclass(frozen=True)
 class RunResult:
-    """One graded run: what the JSON document calls a run, plus where it belongs."""
+    """One run as it was made and graded: what the JSON document calls a run."""
 
-    case: str
     arm: Arm
     run: int
     score: float = 0.0
     passed: bool = False
-    verdicts: list[Verdict] = field(default_factory=list)
+    verdicts: tuple[Verdict, ...] = ()
     turns: int = 0
+    #: Everything the run cost: the agent, its mock players and its judge calls.
     cost_usd: float = 0.0
     judge_cost_usd: float = 0.0
     duration_seconds: float | None = None
@@ -308,52 +321,26 @@ class RunResult:
     infra_error: str | None = None
     trace_path: str = ""
     skipped_paid_graders: bool = False
-    final_message: str = ""
+    #: The final answer, cut at :data:`ANSWER_LIMIT` characters (``answer_truncated`` says so).
+    answer: str = ""
+    answer_truncated: bool = False
     input_tokens: int | None = None
     output_tokens: int | None = None
     tool_calls: int = 0
-    files_created: list[str] = field(default_factory=list)
-    #: Set when the run was not made (cost ceiling, missing secret): the reason.
-    skipped: str | None = None
-    notes: list[str] = field(default_factory=list)
-    #: A mock's ``expect:`` stopped the run: ``{server, tool, reason}`` (score 0, not graded).
-    aborted: dict[str, str] | None = None
-    #: The run's mock stand-ins, their warnings and the calls they answered.
-    mocks: dict[str, Any] | None = None
+    files_created: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    aborted: Abort | None = None
+    #: The run's mock stand-ins, their warnings and the calls they answered (None: none).
+    mocks: MockSummary | None = None
     #: Every call a stand-in answered, in order (None when no stand-in was active).
-    mock_calls: list[dict[str, Any]] | None = None
+    mock_calls: tuple[MockCall, ...] | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
-            "score": self.score,
-            "passed": self.passed,
-            "turns": self.turns,
-            "costUsd": self.cost_usd,
-            "judgeCostUsd": self.judge_cost_usd,
-            "durationSeconds": self.duration_seconds,
-            "startedAt": self.started_at,
-            "error": self.error,
-            "tracePath": self.trace_path,
-            "skippedPaidGraders": self.skipped_paid_graders,
-            "graders": [v.to_dict() for v in self.verdicts],
-            "arm": self.arm,
-            "run": self.run,
-            "infraError": self.infra_error,
-            "answer": self.final_message[:ANSWER_LIMIT],
-            "answerTruncated": len(self.final_message) > ANSWER_LIMIT,
-            "inputTokens": self.input_tokens,
-            "outputTokens": self.output_tokens,
-            "toolCalls": self.tool_calls,
-            "filesCreated": self.files_created,
-        }
-        if self.skipped is not None:
-            doc["skipped"] = self.skipped
-        if self.notes:
-            doc["notes"] = self.notes
-        if self.aborted is not None:
-            doc["aborted"] = self.aborted
-        if self.mocks is not None:
-            doc["mocks"] = self.mocks
-        if self.mock_calls is not None:
-            doc["mockCalls"] = self.mock_calls
-        return doc
+    @property
+    def graded(self) -> bool:
+        """Whether the run was made and graded (an infrastructure failure is not)."""
+        return self.infra_error is None
+
+
+def cut_answer(text: str) -> tuple[str, bool]:
+    """The answer as records keep it, and whether it was cut."""
+    return text[:ANSWER_LIMIT], len(text) > ANSWER_LIMIT

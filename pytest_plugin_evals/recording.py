@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .model import Case, Transcript
+from .model import Abort, Case, MockCall, ToolCall, Transcript
 
 META = "meta.json"
 
@@ -49,11 +49,33 @@ def run_folder(runs_dir: Path, case: Case, arm: str, run: int) -> Path:
     return runs_dir / case_key(case) / f"{arm}-{run}"
 
 
+def _call_json(call: ToolCall) -> dict[str, Any]:
+    return {
+        "name": call.name,
+        "input": call.input,
+        "output": call.output,
+        "isError": call.is_error,
+        "id": call.id,
+    }
+
+
+def _mock_json(call: MockCall) -> dict[str, Any]:
+    return {
+        "server": call.server,
+        "tool": call.tool,
+        "input": call.input,
+        "output": call.output,
+        "isError": call.is_error,
+    }
+
+
 def transcript_meta(transcript: Transcript, agent: str) -> dict[str, Any]:
+    """The ``meta.json`` of a kept run: everything the replay agent needs to rebuild it."""
+    aborted = transcript.aborted
     return {
         "agent": agent,
         "finalMessage": transcript.final_message,
-        "toolCalls": [{**call.to_dict(), "id": call.id} for call in transcript.tool_calls],
+        "toolCalls": [_call_json(call) for call in transcript.tool_calls],
         "turns": transcript.turns,
         "inputTokens": transcript.input_tokens,
         "outputTokens": transcript.output_tokens,
@@ -65,12 +87,57 @@ def transcript_meta(transcript: Transcript, agent: str) -> dict[str, Any]:
         "delivered": transcript.delivered,
         "latencyMs": transcript.latency_ms,
         "notes": transcript.notes,
-        "aborted": transcript.aborted,
+        "aborted": None if aborted is None else {
+            "server": aborted.server, "tool": aborted.tool, "reason": aborted.reason
+        },
         "skipGrading": transcript.skip_grading,
         "mockCalls": None if transcript.mock_calls is None else [
-            c.to_dict() for c in transcript.mock_calls
+            _mock_json(c) for c in transcript.mock_calls
         ],
     }  # fmt: skip
+
+
+def _number(value: Any, default: float = 0.0) -> float:
+    return float(value) if isinstance(value, (int, float)) else default
+
+
+def transcript_from_meta(meta: dict[str, Any], cwd: Path, trace: Path | None) -> Transcript:
+    """The transcript a kept run's ``meta.json`` describes (see :func:`transcript_meta`)."""
+    calls = [
+        ToolCall(
+            c["name"], c.get("input") or {}, c.get("output"), bool(c.get("isError")), c.get("id")
+        )
+        for c in meta.get("toolCalls") or []
+    ]
+    mocks = meta.get("mockCalls")
+    aborted = meta.get("aborted")
+    return Transcript(
+        final_message=meta.get("finalMessage") or "",
+        tool_calls=calls,
+        turns=int(_number(meta.get("turns"))),
+        input_tokens=meta.get("inputTokens"),
+        output_tokens=meta.get("outputTokens"),
+        cost_usd=_number(meta.get("costUsd")),
+        duration_seconds=_number(meta.get("durationSeconds")),
+        error=meta.get("error"),
+        infra_error=meta.get("infraError"),
+        trace_path=trace,
+        files_created=list(meta.get("filesCreated") or []),
+        cwd=cwd,
+        mock_calls=None
+        if mocks is None
+        else [
+            MockCall(m["server"], m["tool"], m.get("input") or {}, m.get("output") or "",
+                     bool(m.get("isError")))
+            for m in mocks
+        ],
+        delivered=meta.get("delivered"),
+        latency_ms=meta.get("latencyMs"),
+        skip_grading=bool(meta.get("skipGrading")),
+        notes=list(meta.get("notes") or []),
+        aborted=Abort(str(aborted.get("server")), str(aborted.get("tool")),
+                      str(aborted.get("reason"))) if isinstance(aborted, dict) else None,
+    )  # fmt: skip
 
 
 def record_run(dest: Path, transcript: Transcript, agent: str) -> str:

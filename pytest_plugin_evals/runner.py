@@ -1,7 +1,8 @@
 """One run from start to verdict: sandbox, agent, graders, score.
 
 No pytest here: the item calls :func:`execute_run` and turns the outcome into a pass, a
-failure or an error.
+failure or an error. What the runner does for an agent follows the agent's
+:class:`~pytest_plugin_evals.agents.base.Capabilities`, never its name.
 """
 
 from __future__ import annotations
@@ -11,18 +12,21 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
-from .agents.base import Agent, RunRequest
-from .agents.workspace import git_init, run_scaffold
-from .graders import JudgeFailure, grade_all, judge_cost
-from .judges import Judge
-from .mocks import MockPlan, attach, prepare_mocks
-from .model import Arm, Case, RunResult, Transcript
-from .recording import record_run, run_folder
-from .sandbox import Sandbox, allowed_environment
-from .scoring import plan_graders, run_score
+from pytest_plugin_evals.agents.base import Agent, RunRequest, capabilities_of
+from pytest_plugin_evals.agents.workspace import git_init, run_scaffold
+from pytest_plugin_evals.graders import JudgeFailure, grade_all, judge_cost
+from pytest_plugin_evals.judges import Judge
+from pytest_plugin_evals.mocks.calls import attach
+from pytest_plugin_evals.mocks.config import MockSetup, prepare_mocks
+from pytest_plugin_evals.mocks.discover import MockPlan
+from pytest_plugin_evals.model import Arm, Case, RunResult, Transcript, Verdict, cut_answer
+from pytest_plugin_evals.recording import record_run, run_folder
+from pytest_plugin_evals.sandbox import Sandbox
+from pytest_plugin_evals.scoring import plan_graders, run_score
+from pytest_plugin_evals.util.environment import allowed_environment
+from pytest_plugin_evals.util.timestamps import utc_iso
 
 
 @dataclass(frozen=True)
@@ -54,8 +58,15 @@ class RunOutcome:
     transcript: Transcript
 
 
-def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+@dataclass(frozen=True)
+class _Grades:
+    verdicts: tuple[Verdict, ...] = ()
+    score: float = 0.0
+    passed: bool = False
+    judge_cost_usd: float = 0.0
+    skipped_paid: bool = False
+    infra_error: str | None = None
+    error: str | None = None
 
 
 def execute_run(
@@ -77,6 +88,7 @@ def execute_run(
     ``paid_budget`` is what the cost ceiling leaves for this run: when the agent alone spends
     it, paid graders are skipped (``skippedPaidGraders``) while free graders still score.
     """
+    can = capabilities_of(agent)
     box = Sandbox.create(run_root)
     base = allowed_environment(os.environ if environ is None else environ, options.env_pass)
     env = box.environment(base)
@@ -94,11 +106,12 @@ def execute_run(
         allowed_tools=case.allowed_tools,
         env=env,
     )
-    started_at = utc_now()
+    started_at = utc_iso()
     start = time.monotonic()
-    git_init(box, env)
-    mocks = None
-    if getattr(agent, "name", "") != "replay":  # a replay brings its recorded mock calls
+    if can.git_workspace:
+        git_init(box, env)
+    mocks: MockSetup | None = None
+    if can.uses_mocks:
         mocks = prepare_mocks(
             case,
             plugin_dir,
@@ -115,8 +128,8 @@ def execute_run(
             ),
             judge_claude_bin=options.judge_claude_bin,
             # A stand-in stops a violating run by killing the agent's process group: only
-            # agents that are processes of their own (an in-process py: agent is pytest).
-            kill_agent=getattr(agent, "name", "") in ("claude", "cmd"),
+            # agents that are processes of their own (an in-process agent is pytest).
+            kill_agent=can.separate_process,
         )
         request = dataclasses.replace(request, mocks=mocks)
     scaffold_error = run_scaffold(request, env) if options.scaffold else None
@@ -133,35 +146,47 @@ def execute_run(
     if mock_outcome is not None and mock_outcome.aborted is not None:
         transcript.aborted = mock_outcome.aborted
     duration = transcript.duration_seconds or (time.monotonic() - start)
+    grades = _Grades(infra_error=transcript.infra_error, error=transcript.error)
+    if transcript.infra_error is None and not transcript.skip_grading:
+        shadow_only = mock_plan.shadow_only if mock_plan is not None else False
+        grades = _grade(
+            case, arm, two_arm, transcript, options, paid_budget, shadow_only, spends=can.spends
+        )
+    trace_path = ""
+    if options.runs_dir is not None:
+        dest = run_folder(options.runs_dir, case, arm, run)
+        trace_path = record_run(dest, transcript, getattr(agent, "name", "agent"))
+    answer, truncated = cut_answer(transcript.final_message)
     result = RunResult(
-        case=case.name,
         arm=arm,
         run=run,
+        score=grades.score,
+        passed=grades.passed,
+        verdicts=grades.verdicts,
         turns=transcript.turns,
-        cost_usd=transcript.cost_usd,
+        cost_usd=round(transcript.cost_usd + grades.judge_cost_usd, 10),
+        judge_cost_usd=grades.judge_cost_usd,
         duration_seconds=round(duration, 3),
         started_at=started_at,
-        error=transcript.error,
-        infra_error=transcript.infra_error,
-        final_message=transcript.final_message,
+        error=grades.error,
+        infra_error=grades.infra_error,
+        trace_path=trace_path,
+        skipped_paid_graders=grades.skipped_paid,
+        answer=answer,
+        answer_truncated=truncated,
         input_tokens=transcript.input_tokens,
         output_tokens=transcript.output_tokens,
         tool_calls=len(transcript.tool_calls),
-        files_created=list(transcript.files_created),
+        files_created=tuple(transcript.files_created),
+        notes=tuple(transcript.notes),
+        aborted=transcript.aborted,
+        mocks=(
+            mock_outcome.summary(mocks)
+            if mocks is not None and mock_outcome is not None and (mocks.active or mocks.withheld)
+            else None
+        ),
+        mock_calls=tuple(transcript.mock_calls) if transcript.mock_calls is not None else None,
     )
-    result.aborted = transcript.aborted
-    if transcript.mock_calls is not None:
-        result.mock_calls = [call.to_dict() for call in transcript.mock_calls]
-    if mocks is not None and mock_outcome is not None and (mocks.active or mocks.withheld):
-        result.mocks = mock_outcome.summary(mocks)
-    if transcript.infra_error is None and not transcript.skip_grading:
-        shadow_only = mock_plan.shadow_only if mock_plan is not None else False
-        replayed = getattr(agent, "name", "") == "replay"
-        _grade(case, arm, two_arm, transcript, result, options, paid_budget, shadow_only, replayed)
-    result.notes = list(transcript.notes)
-    if options.runs_dir is not None:
-        dest = run_folder(options.runs_dir, case, arm, run)
-        result.trace_path = record_run(dest, transcript, getattr(agent, "name", "agent"))
     if not options.keep_temp:
         box.remove()
     return RunOutcome(result, transcript)
@@ -172,36 +197,40 @@ def _grade(
     arm: Arm,
     two_arm: bool,
     transcript: Transcript,
-    result: RunResult,
     options: RunOptions,
     paid_budget: float | None,
     shadow_only: bool = False,
-    replayed: bool = False,
-) -> None:
-    """Grade the run into ``result``; a judge that fails makes the run an infrastructure error."""
+    *,
+    spends: bool = True,
+) -> _Grades:
+    """Grade the run; a judge that fails makes the run an infrastructure error."""
     plan = plan_graders(case.graders, arm, two_arm, shadow_mocks_only=shadow_only)
     skip_paid = options.no_judge_reason
-    spent_now = 0.0 if replayed else transcript.cost_usd  # a replay's agent cost is history
+    spent_now = transcript.cost_usd if spends else 0.0  # a replay's agent cost is history
     if skip_paid is None and paid_budget is not None and spent_now >= paid_budget:
         skip_paid = "cost ceiling"
     judge = None if skip_paid else options.judge
     try:
         graded = grade_all([spec for spec, _, _ in plan], transcript, case=case, judge=judge)
     except JudgeFailure as exc:
-        result.infra_error = "judge"
-        result.error = f"{exc.grader}: {exc.message}" if exc.grader else exc.message
-        result.judge_cost_usd = round(exc.cost_usd, 10)
-        result.cost_usd = round(result.cost_usd + exc.cost_usd, 10)
-        return
+        cost = round(exc.cost_usd, 10)
+        message = f"{exc.grader}: {exc.message}" if exc.grader else exc.message
+        return _Grades(judge_cost_usd=cost, infra_error="judge", error=message)
     verdicts = []
+    skipped_paid = False
     for verdict, (spec, scored, with_only) in zip(graded, plan, strict=True):
         if skip_paid and spec.paid:
             verdict = dataclasses.replace(
                 verdict, passed=None, skipped=skip_paid, explanation=f"skipped: {skip_paid}"
             )
-            result.skipped_paid_graders = True
+            skipped_paid = True
         verdicts.append(dataclasses.replace(verdict, scored=scored, with_only=with_only))
-    result.verdicts = verdicts
-    result.judge_cost_usd = judge_cost(verdicts)
-    result.cost_usd = round(result.cost_usd + result.judge_cost_usd, 10)
-    result.score, result.passed = run_score(verdicts, run_ok=transcript.error is None)
+    score, passed = run_score(verdicts, run_ok=transcript.error is None)
+    return _Grades(
+        verdicts=tuple(verdicts),
+        score=score,
+        passed=passed,
+        judge_cost_usd=judge_cost(verdicts),
+        skipped_paid=skipped_paid,
+        error=transcript.error,
+    )

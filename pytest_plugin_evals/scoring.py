@@ -1,7 +1,8 @@
 """Scoring: which graders count in which arm, run scores, case and suite aggregates, the gate.
 
-Everything here is pure. The aggregate functions work on run records (``RunResult.to_dict()``),
-because under pytest-xdist the controller only ever sees what the workers sent.
+Everything here is pure and typed: the aggregate functions work on the
+:class:`~pytest_plugin_evals.model.RunResult` of each run, as the controller decoded them from the
+workers' records.
 
 The rules (the reference's, see the scoring docs):
 
@@ -16,11 +17,10 @@ The rules (the reference's, see the scoring docs):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from .model import Arm, GraderSpec, Verdict
+from pytest_plugin_evals.model import Arm, GraderSpec, RunResult, Verdict
 
 #: Scores are compared with this tolerance (weights such as 0.1 + 0.2 do not add up exactly).
 EPSILON = 1e-9
@@ -68,7 +68,7 @@ def run_score(verdicts: Sequence[Verdict], *, run_ok: bool = True) -> tuple[floa
     With nothing to score the run scores 1.0 when it succeeded (a case without checks passes
     when its run did) and 0.0 when it did not.
     """
-    judged = [v for v in verdicts if v.scored and v.passed is not None]
+    judged = [v for v in verdicts if v.counts]
     total = sum(v.weight for v in judged)
     if total <= 0:
         score = 1.0 if run_ok else 0.0
@@ -79,7 +79,7 @@ def run_score(verdicts: Sequence[Verdict], *, run_ok: bool = True) -> tuple[floa
 
 
 # --------------------------------------------------------------------------------------------
-# Aggregates over run records (builtins)
+# Aggregates over run results
 
 
 def clean(x: float | None) -> float | None:
@@ -91,11 +91,6 @@ def mean(values: Sequence[float]) -> float | None:
     return clean(sum(values) / len(values)) if values else None
 
 
-def is_graded(run: Mapping[str, Any]) -> bool:
-    """A run that was made and graded (infrastructure failures and skipped runs are not)."""
-    return not run.get("infraError") and not run.get("skipped")
-
-
 @dataclass(frozen=True)
 class ArmStats:
     """Score and pass rate of one arm of one case, over its graded runs."""
@@ -103,20 +98,20 @@ class ArmStats:
     score: float | None
     pass_rate: float | None
     graded: int
-    skipped_paid_graders: bool = False
+    #: Paid graders were skipped by the cost ceiling: the arm was graded under other rules.
+    ceiling_skipped: bool = False
 
 
-def arm_stats(runs: Sequence[Mapping[str, Any]]) -> ArmStats:
-    graded = [r for r in runs if is_graded(r)]
+def arm_stats(runs: Sequence[RunResult]) -> ArmStats:
+    graded = [r for r in runs if r.graded]
     return ArmStats(
-        score=mean([float(r.get("score") or 0.0) for r in graded]),
-        pass_rate=mean([1.0 if r.get("passed") else 0.0 for r in graded]),
+        score=mean([r.score for r in graded]),
+        pass_rate=mean([1.0 if r.passed else 0.0 for r in graded]),
         graded=len(graded),
         # Only the cost ceiling grades the two arms under different rules; --eval-no-judge
         # skips the same graders everywhere, so Δ stays comparable.
-        skipped_paid_graders=any(
-            r.get("skippedPaidGraders")
-            and any(v.get("skipped") == "cost ceiling" for v in r.get("graders") or [])
+        ceiling_skipped=any(
+            r.skipped_paid_graders and any(v.skipped == "cost ceiling" for v in r.verdicts)
             for r in graded
         ),
     )
@@ -126,31 +121,54 @@ def arm_stats(runs: Sequence[Mapping[str, Any]]) -> ArmStats:
 DELTA_NOT_COMPARABLE = "cost ceiling: arms graded under different rules"
 
 
+@dataclass(frozen=True)
+class CaseAggregates:
+    """A case's numbers: the with (or single) arm's score and pass rate, the without arm's,
+    Δ when both exist and are comparable, whether it meets the threshold, and run counts."""
+
+    score: float | None
+    pass_rate: float | None
+    passed: bool
+    score_without: float | None = None
+    pass_rate_without: float | None = None
+    delta: float | None = None
+    #: Why there is no Δ although both arms scored.
+    delta_note: str | None = None
+    runs_graded: int = 0
+    runs_errored: int = 0
+    runs_not_made: int = 0
+
+
 def case_aggregates(
-    with_runs: Sequence[Mapping[str, Any]],
-    without_runs: Sequence[Mapping[str, Any]] | None,
+    with_runs: Sequence[RunResult],
+    without_runs: Sequence[RunResult] | None,
     threshold: float,
-) -> dict[str, Any]:
-    """A case's ``aggregates``: ``score``/``passRate`` of the with (or single) arm, the
-    without-arm's, ``delta`` when both exist and are comparable, and ``passed``."""
+) -> CaseAggregates:
     with_ = arm_stats(with_runs)
-    out: dict[str, Any] = {"score": with_.score, "passRate": with_.pass_rate}
+    score_without = pass_rate_without = delta = None
+    delta_note = None
     if without_runs is not None:
         without = arm_stats(without_runs)
         if without.score is not None:
-            out["scoreWithout"] = without.score
-            out["passRateWithout"] = without.pass_rate
+            score_without, pass_rate_without = without.score, without.pass_rate
             if with_.score is not None:
-                if with_.skipped_paid_graders or without.skipped_paid_graders:
-                    out["deltaNote"] = DELTA_NOT_COMPARABLE
+                if with_.ceiling_skipped or without.ceiling_skipped:
+                    delta_note = DELTA_NOT_COMPARABLE
                 else:
-                    out["delta"] = clean(with_.score - without.score)
-    out["passed"] = with_.score is not None and with_.score >= threshold - EPSILON
+                    delta = clean(with_.score - without.score)
     every = [*with_runs, *(without_runs or ())]
-    out["runsGraded"] = sum(1 for r in every if is_graded(r))
-    out["runsErrored"] = sum(1 for r in every if is_graded(r) and r.get("error"))
-    out["runsNotMade"] = sum(1 for r in every if r.get("infraError"))
-    return out
+    return CaseAggregates(
+        score=with_.score,
+        pass_rate=with_.pass_rate,
+        passed=with_.score is not None and with_.score >= threshold - EPSILON,
+        score_without=score_without,
+        pass_rate_without=pass_rate_without,
+        delta=delta,
+        delta_note=delta_note,
+        runs_graded=sum(1 for r in every if r.graded),
+        runs_errored=sum(1 for r in every if r.graded and r.error),
+        runs_not_made=sum(1 for r in every if not r.graded),
+    )
 
 
 @dataclass(frozen=True)
@@ -164,29 +182,28 @@ class Gate:
     ungraded: list[str] = field(default_factory=list)
 
 
-def gate(document: Mapping[str, Any], threshold: float) -> Gate:
-    """Apply ``threshold`` to the case scores of a result document (pure)."""
-    cases = document.get("cases") or []
+def gate(scores: Sequence[tuple[str, float | None]], threshold: float) -> Gate:
+    """Apply ``threshold`` to ``(case name, score)`` pairs (pure)."""
     below: list[str] = []
     shown: list[str] = []
     ungraded: list[str] = []
-    for case in cases:
-        score = (case.get("aggregates") or {}).get("score")
+    for name, score in scores:
         if score is None:
-            ungraded.append(case["name"])
+            ungraded.append(name)
         elif score < threshold - EPSILON:
-            below.append(case["name"])
-            shown.append(f"{case['name']} ({score:.2f})")
+            below.append(name)
+            shown.append(f"{name} ({score:.2f})")
     met = not below and not ungraded
-    if not cases:
+    total = len(scores)
+    if not scores:
         message = "no eval case ran"
     elif met:
-        message = f"all {len(cases)} case(s) scored at or above the threshold {threshold:.2f}"
+        message = f"all {total} case(s) scored at or above the threshold {threshold:.2f}"
     else:
         parts = []
         if below:
             parts.append(
-                f"{len(below)} of {len(cases)} case(s) below the threshold {threshold:.2f}: "
+                f"{len(below)} of {total} case(s) below the threshold {threshold:.2f}: "
                 + ", ".join(shown)
             )
         if ungraded:

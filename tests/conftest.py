@@ -12,8 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml  # noqa: F401
 
 AGENT = Path(__file__).parent / "agents" / "scripted_agent.py"
+
+# PyYAML is imported above, once for the whole test process: the plugin imports it only when it
+# finds a suite, so the first import would happen inside a pytester in-process run, which drops
+# the modules first imported in it afterwards — and PyYAML's C parser cannot be loaded twice.
 
 
 @pytest.fixture(params=["-n0", "-n2"], ids=["n0", "n2"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 
 def write_tree(root: Path, files: dict[str, str]) -> Path:
@@ -21,3 +22,104 @@ def claude_argv(claude_bin: str, *extra: str, max_turns: int = 6) -> list[str]:
         "--max-turns", str(max_turns), "--permission-mode", "dontAsk",
         "--setting-sources", "user", *extra,
     ]  # fmt: skip
+
+
+def judged(verdict: Any) -> dict[str, Any]:
+    """A judge verdict's votes, evidence and cost, as the result document writes them."""
+    from pytest_plugin_evals.records import verdict_to_json
+
+    doc = verdict_to_json(verdict)
+    return {k: doc[k] for k in ("judgeVotes", "evidence", "judgeCostUsd") if k in doc}
+
+
+def run_record(
+    case: Any,
+    arm: str,
+    n: int,
+    verdicts: Any = (),
+    *,
+    score: float | None = None,
+    two_arm: bool = True,
+    cost: float = 0.01,
+    error: str | None = None,
+    infra: str | None = None,
+    skipped_paid: bool = False,
+    nodeid: str | None = None,
+    plugin: Any = None,
+    answer: str = "Paris.",
+    turns: int = 2,
+    duration: float | None = 1.0,
+) -> Any:
+    """A typed run record as an eval item reports it (the score computed from ``verdicts``
+    unless given)."""
+    from pytest_plugin_evals.model import RunResult, Verdict, cut_answer
+    from pytest_plugin_evals.records import CaseInfo, RunRecord
+    from pytest_plugin_evals.scoring import run_score
+
+    verdicts = list(verdicts)
+    if skipped_paid:
+        verdicts.append(
+            Verdict("rubric", None, "skipped: cost ceiling", type="llm", scored=False,
+                    skipped="cost ceiling")
+        )  # fmt: skip
+    computed, passed = run_score(verdicts, run_ok=error is None and infra is None)
+    if score is not None:
+        computed, passed = score, score >= 1.0
+    shown, cut = cut_answer(answer)
+    result = RunResult(
+        arm=arm,  # type: ignore[arg-type]
+        run=n,
+        score=computed,
+        passed=passed,
+        verdicts=tuple(verdicts),
+        turns=turns,
+        cost_usd=cost,
+        duration_seconds=duration,
+        error=error,
+        infra_error=infra,
+        skipped_paid_graders=skipped_paid,
+        answer=shown,
+        answer_truncated=cut,
+    )
+    label = f"{arm}-{n}" if arm != "single" else str(n)
+    return RunRecord(
+        nodeid or f"evals/{case.dir.name}::{case.name}[{label}]",
+        CaseInfo.of(case),
+        plugin,
+        two_arm,
+        result,
+    )
+
+
+def skipped_record(case: Any, arm: str, n: int, reason: str, *, two_arm: bool = True) -> Any:
+    """A run that was never started, as an eval item reports it."""
+    from pytest_plugin_evals.records import CaseInfo, SkippedRun
+
+    label = f"{arm}-{n}" if arm != "single" else str(n)
+    nodeid = f"evals/{case.dir.name}::{case.name}[{label}]"
+    return SkippedRun(nodeid, CaseInfo.of(case), None, two_arm, arm, n, reason)  # type: ignore[arg-type]
+
+
+def summary(records: Any, **kw: Any) -> Any:
+    """The session result of ``records`` (``summarize`` with test defaults)."""
+    from pytest_plugin_evals.reporting.document import summarize
+
+    options: dict[str, Any] = dict(
+        started_at="2026-01-01T00:00:00Z",
+        duration_seconds=7.0,
+        threshold=0.8,
+        ablation="with-without",
+        concurrency=2,
+        agent="claude",
+    )
+    options.update(kw)
+    return summarize(records, **options)
+
+
+def mocks_doc(setup: Any) -> dict[str, Any]:
+    """A run's mock setup (servers and warnings) as the result document writes it."""
+    from pytest_plugin_evals.model import MockSummary
+    from pytest_plugin_evals.records import mocks_to_json
+
+    servers, warnings = setup.summary()
+    return mocks_to_json(MockSummary(servers, warnings))

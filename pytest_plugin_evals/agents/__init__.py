@@ -1,5 +1,93 @@
-"""Agent adapters: each turns a :class:`RunRequest` into a transcript."""
+"""Agent adapters: ``claude`` (the default), ``cmd:<command line>``, ``py:<module>:<function>``
+and ``replay:<results folder>``, each turning a :class:`RunRequest` into a ``Transcript``.
 
-from .base import Agent, AgentError, RunRequest, make_agent
+:func:`check_spec` validates an ``--eval-agent`` value (the form, and what can be checked
+without starting anything); :func:`make_agent` builds the adapter. Both read the value the same
+way, through :func:`split_spec`. An adapter's module is imported only when it is chosen.
+"""
 
-__all__ = ["Agent", "AgentError", "RunRequest", "make_agent"]
+from __future__ import annotations
+
+from pytest_plugin_evals.agents.base import (
+    DEFAULT_CAPABILITIES,
+    Agent,
+    AgentError,
+    Capabilities,
+    RunRequest,
+    capabilities_of,
+)
+
+AGENT_FORMS = '"claude", "cmd:<command line>", "py:<module>:<function>", "replay:<results folder>"'
+
+KINDS = ("claude", "cmd", "py", "replay")
+
+
+def split_spec(spec: str) -> tuple[str, str]:
+    """``(kind, argument)`` of an ``--eval-agent`` value; AgentError when it names no agent."""
+    spec = spec.strip()
+    if spec == "claude":
+        return "claude", ""
+    kind, sep, argument = spec.partition(":")
+    if sep and kind in KINDS and kind != "claude":
+        return kind, argument
+    raise AgentError(f"--eval-agent must be one of {AGENT_FORMS} (got {spec!r})")
+
+
+def check_spec(spec: str) -> str:
+    """Validate an ``--eval-agent`` value now (one line, nothing runs) and return it stripped:
+    the form of each kind, and a replay folder's recorded runs. The adapter itself (an import,
+    a binary) is made when the first eval item runs."""
+    kind, argument = split_spec(spec)
+    if kind == "cmd":
+        from pytest_plugin_evals.agents.command import CommandAgent
+
+        CommandAgent.parse(argument)
+    elif kind == "py":
+        from pytest_plugin_evals.agents.python import PythonAgent
+
+        PythonAgent.split(argument)
+    elif kind == "replay":
+        from pytest_plugin_evals.agents.replay import ReplayAgent
+
+        ReplayAgent.parse(argument)
+    return spec.strip()
+
+
+def make_agent(
+    spec: str,
+    *,
+    claude_bin: str | None = None,
+    grants: tuple[str, ...] = (),
+    disallow: tuple[str, ...] = (),
+) -> Agent:
+    """Build the adapter named by ``--eval-agent``."""
+    kind, argument = split_spec(spec)
+    if kind == "cmd":
+        from pytest_plugin_evals.agents.command import CommandAgent
+
+        return CommandAgent.parse(argument)
+    if kind == "py":
+        from pytest_plugin_evals.agents.python import PythonAgent
+
+        return PythonAgent.parse(argument)
+    if kind == "replay":
+        from pytest_plugin_evals.agents.replay import ReplayAgent
+
+        return ReplayAgent.parse(argument)
+    from pytest_plugin_evals.agents.claude import ClaudeAgent, find_binary
+
+    return ClaudeAgent(find_binary(claude_bin), grants=grants, disallow=disallow)
+
+
+__all__ = [
+    "AGENT_FORMS",
+    "DEFAULT_CAPABILITIES",
+    "Agent",
+    "AgentError",
+    "Capabilities",
+    "RunRequest",
+    "capabilities_of",
+    "check_spec",
+    "make_agent",
+    "split_spec",
+]

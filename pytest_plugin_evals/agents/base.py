@@ -1,4 +1,4 @@
-"""The agent adapter interface: a run request in, a transcript out."""
+"""The agent adapter interface: a run request in, a transcript out, and what the agent can do."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ..model import Arm, Case, Transcript
-from ..sandbox import Sandbox
+from pytest_plugin_evals.model import Arm, Case, Transcript
+from pytest_plugin_evals.sandbox import Sandbox
 
 if TYPE_CHECKING:
-    from ..mocks import MockSetup
+    from pytest_plugin_evals.mocks.config import MockSetup
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,25 @@ class AgentError(Exception):
     """An agent that cannot be set up (bad ``--eval-agent`` value, missing module)."""
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What an agent is and can do; the runner decides by these, never by the agent's name."""
+
+    #: It runs as a process of its own, in its own process group: a stand-in that stops a
+    #: violating run may kill that group (an in-process agent is pytest itself).
+    separate_process: bool = True
+    #: Its runs get MCP stand-ins prepared (a replay brings the mock calls it recorded).
+    uses_mocks: bool = True
+    #: What it reports it cost is spent now (a replay's cost is history).
+    spends: bool = True
+    #: Its working directory is made a fresh git repository before it starts.
+    git_workspace: bool = True
+
+
+#: What an agent that does not say is taken to be: a process that spends, like ``cmd:``.
+DEFAULT_CAPABILITIES = Capabilities()
+
+
 @runtime_checkable
 class Agent(Protocol):
     """Runs one request and reports what happened. Never raises for a failed run: a run that
@@ -54,32 +73,7 @@ class Agent(Protocol):
     def run(self, request: RunRequest) -> Transcript: ...
 
 
-AGENT_FORMS = '"claude", "cmd:<command line>", "py:<module>:<function>", "replay:<results folder>"'
-
-
-def make_agent(
-    spec: str,
-    *,
-    claude_bin: str | None = None,
-    grants: tuple[str, ...] = (),
-    disallow: tuple[str, ...] = (),
-) -> Agent:
-    """Build the adapter named by ``--eval-agent``."""
-    spec = spec.strip()
-    if spec.startswith("cmd:"):
-        from .command import CommandAgent
-
-        return CommandAgent.parse(spec[4:])
-    if spec.startswith("py:"):
-        from .python import PythonAgent
-
-        return PythonAgent.parse(spec[3:])
-    if spec.startswith("replay:"):
-        from .replay import ReplayAgent
-
-        return ReplayAgent.parse(spec[7:])
-    if spec == "claude":
-        from .claude import ClaudeAgent, find_binary
-
-        return ClaudeAgent(find_binary(claude_bin), grants=grants, disallow=disallow)
-    raise AgentError(f"--eval-agent must be one of {AGENT_FORMS} (got {spec!r})")
+def capabilities_of(agent: Agent) -> Capabilities:
+    """The agent's :class:`Capabilities` (an adapter of your own may leave them out)."""
+    found = getattr(agent, "capabilities", None)
+    return found if isinstance(found, Capabilities) else DEFAULT_CAPABILITIES

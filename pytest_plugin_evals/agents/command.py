@@ -17,17 +17,18 @@ import shlex
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..model import ToolCall, Transcript
-from .base import AgentError, RunRequest
-from .process import format_timeout, run_process
+from ..util.process import format_timeout, run_process
+from .base import AgentError, Capabilities, RunRequest
 
 
 @dataclass(frozen=True)
 class CommandAgent:
     argv: tuple[str, ...]
     name: str = "cmd"
+    capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True)
 
     @classmethod
     def parse(cls, command_line: str) -> CommandAgent:

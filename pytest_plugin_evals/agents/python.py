@@ -13,9 +13,10 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..model import Transcript
-from .base import AgentError, RunRequest
+from .base import AgentError, Capabilities, RunRequest
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class PythonAgent:
     target: str
     func: Callable[[RunRequest], Transcript | str]
     name: str = "py"
+    capabilities: ClassVar[Capabilities] = Capabilities(separate_process=False)
 
     @classmethod
     def parse(cls, target: str) -> PythonAgent:

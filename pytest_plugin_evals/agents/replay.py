@@ -10,17 +10,20 @@ import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from ..model import MockCall, ToolCall, Transcript
-from ..recording import META, run_folder
-from .base import AgentError, RunRequest
+from ..model import Transcript
+from ..recording import META, run_folder, transcript_from_meta
+from .base import AgentError, Capabilities, RunRequest
 
 
 @dataclass(frozen=True)
 class ReplayAgent:
     folder: Path
     name: str = "replay"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        separate_process=False, uses_mocks=False, spends=False, git_workspace=False
+    )
 
     @classmethod
     def parse(cls, value: str) -> ReplayAgent:
@@ -59,44 +62,3 @@ class ReplayAgent:
         if trace.exists():
             shutil.copyfile(trace, box.trace_file)
         return transcript_from_meta(meta, box.cwd, box.trace_file if trace.exists() else None)
-
-
-def _number(value: Any, default: float = 0.0) -> float:
-    return float(value) if isinstance(value, (int, float)) else default
-
-
-def transcript_from_meta(meta: dict[str, Any], cwd: Path, trace: Path | None) -> Transcript:
-    """The transcript a recorded ``meta.json`` describes."""
-    calls = [
-        ToolCall(
-            c["name"], c.get("input") or {}, c.get("output"), bool(c.get("isError")), c.get("id")
-        )
-        for c in meta.get("toolCalls") or []
-    ]
-    mocks = meta.get("mockCalls")
-    return Transcript(
-        final_message=meta.get("finalMessage") or "",
-        tool_calls=calls,
-        turns=int(_number(meta.get("turns"))),
-        input_tokens=meta.get("inputTokens"),
-        output_tokens=meta.get("outputTokens"),
-        cost_usd=_number(meta.get("costUsd")),
-        duration_seconds=_number(meta.get("durationSeconds")),
-        error=meta.get("error"),
-        infra_error=meta.get("infraError"),
-        trace_path=trace,
-        files_created=list(meta.get("filesCreated") or []),
-        cwd=cwd,
-        mock_calls=None
-        if mocks is None
-        else [
-            MockCall(m["server"], m["tool"], m.get("input") or {}, m.get("output") or "",
-                     bool(m.get("isError")))
-            for m in mocks
-        ],
-        delivered=meta.get("delivered"),
-        latency_ms=meta.get("latencyMs"),
-        skip_grading=bool(meta.get("skipGrading")),
-        notes=list(meta.get("notes") or []),
-        aborted=meta.get("aborted") if isinstance(meta.get("aborted"), dict) else None,
-    )  # fmt: skip

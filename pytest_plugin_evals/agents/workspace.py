@@ -3,68 +3,51 @@ its scaffold script."""
 
 from __future__ import annotations
 
-import atexit
+import os
 import shutil
-import subprocess
-import tempfile
-import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..sandbox import Sandbox
+from ..util.process import run_process
 from .base import RunRequest
-from .process import run_process
 
 SCAFFOLD_TIMEOUT = 120
 
 
-#: The hardened settings of every run's repository.
+#: The configuration of every run's repository: what ``git init`` writes, then the hardening
+#: (an identity, no hooks, no credential helper, no signing).
 _GIT_CONFIG = """\
+[core]
+\trepositoryformatversion = 0
+\tfilemode = true
+\tbare = false
+\tlogallrefupdates = true
+\thooksPath = /dev/null
 [user]
 \tname = Plugin Eval
 \temail = plugin-eval@localhost
-[core]
-\thooksPath = /dev/null
 [credential]
 \thelper =
 [commit]
 \tgpgsign = false
 """
 
-_template: dict[str, Path] = {}
-_template_lock = threading.Lock()
+#: The folders of an empty repository, as ``git init`` makes them (without the sample hooks).
+_GIT_DIRS = ("objects/info", "objects/pack", "refs/heads", "refs/tags", "info")
 
 
-def _git_template(git: str, env: dict[str, str]) -> Path | None:
-    """A fresh, hardened ``.git`` made once per process; each run gets a copy of it."""
-    with _template_lock:
-        if git not in _template:
-            root = Path(tempfile.mkdtemp(prefix="plugin-evals-git-"))
-            done = subprocess.run(
-                [git, "init", "-q", str(root)],
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                check=False,
-            )
-            if done.returncode != 0:
-                return None
-            with (root / ".git" / "config").open("a", encoding="utf-8") as fh:
-                fh.write(_GIT_CONFIG)
-            _template[git] = root / ".git"
-            atexit.register(shutil.rmtree, root, True)
-        return _template[git]
+def git_init(box: Sandbox, env: Mapping[str, str] | None = None) -> None:
+    """Make the cwd a fresh git repository, hardened: no hooks, no credential helper.
 
-
-def git_init(box: Sandbox, env: dict[str, str]) -> None:
-    """Make the cwd a fresh git repository, hardened: no hooks, no credential helper."""
-    git = shutil.which("git", path=env.get("PATH"))
-    if git is None:
-        return
-    template = _git_template(git, env)
-    if template is not None:
-        shutil.copytree(template, box.cwd / ".git")
+    The repository is written directly (the files ``git init`` writes, less its sample hooks):
+    no git process per run, and git need not be installed for the agent to find a repository.
+    """
+    git_dir = box.cwd / ".git"
+    for folder in _GIT_DIRS:
+        os.makedirs(git_dir / folder)
+    (git_dir / "HEAD").write_text("ref: refs/heads/master\n", encoding="utf-8")
+    (git_dir / "config").write_text(_GIT_CONFIG, encoding="utf-8")
 
 
 def copy_add_dirs(request: RunRequest) -> list[Path]:

@@ -6,17 +6,16 @@ A grader is a function ``(spec, ctx) -> Outcome``. ``grade()`` turns the outcome
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_plugin_evals.patterns import JSPattern, Pattern, compile_pattern
+from pytest_plugin_evals.util.jsregex import JSPattern, Pattern, compile_pattern
+from pytest_plugin_evals.util.jsvalues import js_json, js_string, show
 
 if TYPE_CHECKING:
-    from pytest_plugin_evals.graders.judge import Judge
-    from pytest_plugin_evals.model import Case, GraderSpec, Transcript
+    from pytest_plugin_evals.judges import Judge
+    from pytest_plugin_evals.model import Case, GraderSpec, Judgement, Transcript
 
 
 class GraderConfigError(ValueError):
@@ -29,12 +28,13 @@ class TargetUnavailable(Exception):
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a grader found: ``passed`` is None when it did not judge (``skipped`` says why)."""
+    """What a grader found: ``passed`` is None when it did not judge (``skipped`` says why);
+    a judge grader adds what it asked and was answered (``judgement``)."""
 
     passed: bool | None
     explanation: str
     skipped: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
+    judgement: Judgement | None = None
 
 
 def skip(reason: str) -> Outcome:
@@ -160,61 +160,3 @@ def number(config: dict[str, Any], key: str, kind: str, default: float | None) -
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise GraderConfigError(f'a {kind} grader\'s "{key}" must be a number (got {show(value)})')
     return value
-
-
-def fmt_number(value: float) -> str:
-    """``3`` for 3.0, ``2.5`` for 2.5: numbers as JavaScript prints them."""
-    return js_string(value)
-
-
-# -- JavaScript-compatible text of values -----------------------------------------------------
-
-
-def _js_safe(value: Any) -> Any:
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return None
-        if value.is_integer() and abs(value) < 1e21:
-            return int(value)
-        return value
-    if isinstance(value, dict):
-        return {str(k): _js_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_js_safe(v) for v in value]
-    return value
-
-
-def js_json(value: Any) -> str:
-    """``JSON.stringify(value)``: compact, non-ASCII kept, ``1.0`` as ``1``, NaN as ``null``."""
-    return json.dumps(_js_safe(value), separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-def js_string(value: Any) -> str:
-    """``String(value)`` as JavaScript writes it."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        if math.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-        return str(int(value)) if value.is_integer() and abs(value) < 1e21 else repr(value)
-    if isinstance(value, (list, tuple)):
-        return ",".join("" if v is None else js_string(v) for v in value)
-    if isinstance(value, dict):
-        return "[object Object]"
-    return str(value)
-
-
-def show(value: Any, limit: int = 60) -> str:
-    """A value as JSON for an explanation, long strings cut with an ellipsis."""
-    if isinstance(value, str) and len(value) > limit:
-        value = value[: limit - 1] + "…"
-    text = js_json(value)
-    return text if len(text) <= limit + 2 else text[: limit + 1] + "…"

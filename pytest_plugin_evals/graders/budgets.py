@@ -6,11 +6,11 @@ from pytest_plugin_evals.graders.base import (
     GradeContext,
     GraderConfigError,
     Outcome,
-    fmt_number,
     number,
     skip,
 )
 from pytest_plugin_evals.model import GraderSpec
+from pytest_plugin_evals.util.jsvalues import js_number
 
 NO_USAGE = "agent reported no token usage"
 
@@ -35,8 +35,8 @@ def grade_max_tokens(spec: GraderSpec, ctx: GradeContext) -> Outcome:
     if used is None:
         return skip(NO_USAGE)
     if used <= most:
-        return Outcome(True, f"used {used} tokens (budget {fmt_number(most)})")
-    return Outcome(False, f"used {used} tokens, over the budget of {fmt_number(most)}")
+        return Outcome(True, f"used {used} tokens (budget {js_number(most)})")
+    return Outcome(False, f"used {used} tokens, over the budget of {js_number(most)}")
 
 
 def grade_max_latency_ms(spec: GraderSpec, ctx: GradeContext) -> Outcome:
@@ -44,10 +44,10 @@ def grade_max_latency_ms(spec: GraderSpec, ctx: GradeContext) -> Outcome:
     most = _budget(spec)
     t = ctx.transcript
     latency = t.latency_ms if t.latency_ms is not None else t.duration_seconds * 1000
-    shown = fmt_number(round(latency))
+    shown = js_number(round(latency))
     if latency <= most:
-        return Outcome(True, f"answered in {shown} ms (budget {fmt_number(most)} ms)")
-    return Outcome(False, f"answered in {shown} ms, over the budget of {fmt_number(most)} ms")
+        return Outcome(True, f"answered in {shown} ms (budget {js_number(most)} ms)")
+    return Outcome(False, f"answered in {shown} ms, over the budget of {js_number(most)} ms")
 
 
 def grade_expect_delivered(spec: GraderSpec, ctx: GradeContext) -> Outcome:

@@ -16,7 +16,7 @@ from pytest_plugin_evals.graders.judge import JudgeFailure, judge_cost
 from pytest_plugin_evals.model import Case, GraderSpec, Transcript, Verdict
 
 if TYPE_CHECKING:
-    from pytest_plugin_evals.graders.judge import Judge
+    from pytest_plugin_evals.judges import Judge
 
 #: Grader type name -> grader function.
 GRADERS: dict[str, GraderFn] = {
@@ -80,7 +80,7 @@ def _verdict(spec: GraderSpec, outcome: Outcome) -> Verdict:
         weight=spec.weight,
         type=spec.type,
         skipped=outcome.skipped,
-        details=dict(outcome.details),
+        judgement=outcome.judgement,
     )
 
 

@@ -27,25 +27,16 @@ from pytest_plugin_evals.graders.base import (
     GradeContext,
     GraderConfigError,
     Outcome,
-    js_json,
     skip,
 )
 from pytest_plugin_evals.graders.targets import read_focus_bytes, target_label, target_text
-from pytest_plugin_evals.judges.base import (
-    Judge,
-    JudgeError,
-    JudgeImage,
-    JudgeReply,
-    image_media_type,
-    round_cost,
-)
-from pytest_plugin_evals.model import GraderSpec, Verdict
+from pytest_plugin_evals.judges.base import Judge, JudgeError, JudgeImage, JudgeReply, round_cost
+from pytest_plugin_evals.model import GraderSpec, Judgement, JudgeVote, Verdict
+from pytest_plugin_evals.util.images import image_media_type
+from pytest_plugin_evals.util.jsvalues import js_json
 
 NO_JUDGE = "no judge configured"
 VOTES = 3
-
-#: Grader types that call the judge (and cost money): skipped under a spent cost ceiling.
-PAID_GRADER_TYPES = frozenset({"llm", "baseline", "meetsCriteria"})
 
 #: Text longer than this is shown as its head and tail.
 TEXT_LIMIT = 100_000
@@ -98,7 +89,9 @@ class _VoteJudge:
     def __init__(self, inner: Any) -> None:
         self.inner = inner
 
-    def call(self, prompt: str, images: Sequence[JudgeImage] = ()) -> JudgeReply:
+    def call(
+        self, prompt: str, images: Sequence[JudgeImage] = (), *, system: str | None = None
+    ) -> JudgeReply:
         if images:
             raise JudgeError("this judge takes text only and cannot be shown an image")
         return JudgeReply(str(self.inner.vote(prompt)))
@@ -132,12 +125,7 @@ def parse_vote(reply: str) -> bool:
 
 def judge_cost(verdicts: Iterable[Verdict]) -> float:
     """The judge cost of a run: the sum of its verdicts' ``judgeCostUsd``."""
-    total = 0.0
-    for verdict in verdicts:
-        cost = verdict.details.get("judgeCostUsd")
-        if isinstance(cost, (int, float)) and not isinstance(cost, bool):
-            total += cost
-    return round_cost(total)
+    return round_cost(sum(v.judgement.cost_usd for v in verdicts if v.judgement is not None))
 
 
 def elide_text(text: str) -> str:
@@ -220,7 +208,7 @@ def _ask(
     images: Sequence[JudgeImage] = (),
 ) -> Outcome:
     judge = as_judge(ctx.judge)
-    votes: list[dict[str, str]] = []
+    votes: list[JudgeVote] = []
     cost = 0.0
     for _ in range(VOTES):
         try:
@@ -240,12 +228,12 @@ def _ask(
         reason = reply.text.strip()
         if len(reason) > REASON_LIMIT:
             reason = reason[: REASON_LIMIT - 1] + "…"
-        votes.append({"vote": verdict, "reason": reason})
-    names = [v["vote"] for v in votes]
+        votes.append(JudgeVote(verdict, reason))
+    names = [v.vote for v in votes]
     return Outcome(
         names.count("PASS") * 2 > len(names),
         "judge votes: " + " ".join(names),
-        details={"judgeVotes": votes, "evidence": evidence, "judgeCostUsd": round_cost(cost)},
+        judgement=Judgement(tuple(votes), evidence, round_cost(cost)),
     )
 
 

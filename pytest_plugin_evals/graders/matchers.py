@@ -19,19 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pytest_plugin_evals.graders.base import js_string, show
-from pytest_plugin_evals.patterns import Pattern
-
-OPERATORS = frozenset({"eq", "includes", "matches", "and", "or", "not"})
-
-
-class _Missing:
-    def __repr__(self) -> str:
-        return "<missing>"
-
-
-#: The value of an argument the call did not pass.
-MISSING: Any = _Missing()
+from pytest_plugin_evals.model import MATCHER_OPERATORS
+from pytest_plugin_evals.util.jsregex import Pattern
+from pytest_plugin_evals.util.jsvalues import MISSING, js_string, show
 
 Compile = Callable[[str], Pattern]
 
@@ -54,7 +44,9 @@ def equal(a: Any, b: Any) -> bool:
 
 
 def is_operator(matcher: Any) -> bool:
-    return isinstance(matcher, dict) and len(matcher) == 1 and next(iter(matcher)) in OPERATORS
+    return (
+        isinstance(matcher, dict) and len(matcher) == 1 and next(iter(matcher)) in MATCHER_OPERATORS
+    )
 
 
 def describe(matcher: Any) -> str:

@@ -21,9 +21,11 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from pytest_plugin_evals.graders.base import GradeContext, GraderConfigError, TargetUnavailable
+from pytest_plugin_evals.util.images import is_image
+from pytest_plugin_evals.util.jsvalues import js_json
 
 if TYPE_CHECKING:
-    from pytest_plugin_evals.model import Transcript
+    from pytest_plugin_evals.model import MockCall, Transcript
 
 #: A focus file larger than this is refused.
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -34,8 +36,6 @@ NO_MOCKS = (
     "no mock stand-ins were active in this run (--eval-mocks off, or no mocks/ directory applies "
     "to this case) — a mock_calls grader has nothing to check"
 )
-
-_IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a")
 
 
 class FocusFileError(Exception):
@@ -61,7 +61,7 @@ def target_text(target: Any, ctx: GradeContext) -> str:
     if target == "mock_calls":
         if t.mock_calls is None:
             raise TargetUnavailable(NO_MOCKS)
-        return "\n".join(call.to_json_line() for call in t.mock_calls)
+        return "\n".join(mock_call_line(call) for call in t.mock_calls)
     if isinstance(target, dict):
         path = target.get("path")
         if target.get("source") != "file" or not isinstance(path, str) or not path.strip():
@@ -72,6 +72,16 @@ def target_text(target: Any, ctx: GradeContext) -> str:
     raise GraderConfigError(
         "target must be last_message | trace | files | mock_calls | {source: file, path}"
         f" (got {target!r})"
+    )
+
+
+def mock_call_line(call: MockCall) -> str:
+    """One mocked call as the ``mock_calls`` target shows it, as the reference writes it:
+    ``{"tool":…,"input":{…},"output":…,"isError":true,"verdict":"ok"}``."""
+    error = ',"isError":true' if call.is_error else ""
+    return (
+        f'{{"tool":{js_json(call.tool)},"input":{js_json(call.input)},'
+        f'"output":{js_json(call.output)}{error},"verdict":"ok"}}'
     )
 
 
@@ -151,10 +161,6 @@ def read_focus_file(rel: str, ctx: GradeContext, *, images: bool = False) -> str
             _where(rel, ctx) + f'path "{rel}" is an image, which a regex cannot read'
         )
     return data.decode("utf-8", errors="replace")
-
-
-def is_image(data: bytes) -> bool:
-    return data.startswith(_IMAGE_MAGIC) or (data[:4] == b"RIFF" and data[8:12] == b"WEBP")
 
 
 def _where(rel: str, ctx: GradeContext) -> str:

@@ -18,12 +18,12 @@ from pytest_plugin_evals.graders.base import (
     GradeContext,
     GraderConfigError,
     Outcome,
-    fmt_number,
     number,
     required_str,
 )
 from pytest_plugin_evals.graders.matchers import mismatches
 from pytest_plugin_evals.model import GraderSpec
+from pytest_plugin_evals.util.jsvalues import js_number
 
 
 def name_matches(call_name: str, wanted: str) -> bool:
@@ -57,8 +57,8 @@ def grade_tool_used(spec: GraderSpec, ctx: GradeContext) -> Outcome:
     assert least is not None
     count = len(_matching_indices(ctx, tool, input_match))
     passed = least <= count and (most is None or count <= most)
-    upper = "∞" if most is None else fmt_number(most)
-    return Outcome(passed, f"{tool} called {count}x (expected {fmt_number(least)}..{upper})")
+    upper = "∞" if most is None else js_number(most)
+    return Outcome(passed, f"{tool} called {count}x (expected {js_number(least)}..{upper})")
 
 
 def _order_side(value: Any, side: str) -> tuple[str, str | None]:

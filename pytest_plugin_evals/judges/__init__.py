@@ -27,7 +27,6 @@ from .base import (
     JudgeProblem,
     JudgeReply,
     JudgeSetupError,
-    image_media_type,
 )
 
 #: The judge kinds ``--eval-judge`` accepts, the default first.
@@ -82,6 +81,5 @@ __all__ = [
     "JudgeProblem",
     "JudgeReply",
     "JudgeSetupError",
-    "image_media_type",
     "make_judge",
 ]

@@ -119,14 +119,16 @@ class AnthropicJudge(SdkJudge):
             raise JudgeSetupError(f"--eval-judge anthropic: {exc}") from None
         return cls(client, sdk, resolve_model(model), timeout=timeout)
 
-    def call(self, prompt: str, images: Sequence[JudgeImage] = ()) -> JudgeReply:
+    def call(
+        self, prompt: str, images: Sequence[JudgeImage] = (), *, system: str | None = None
+    ) -> JudgeReply:
         content: list[dict[str, Any]] = [{"type": "text", "text": prompt}]
         content += [image.anthropic_block() for image in images]
         message = self._request(
             lambda: self.client.messages.create(
                 model=self.model,
                 max_tokens=MAX_TOKENS,
-                system=SYSTEM_PROMPT,
+                system=SYSTEM_PROMPT if system is None else system,
                 messages=[{"role": "user", "content": content}],
             ),
             self._sdk.AnthropicError,

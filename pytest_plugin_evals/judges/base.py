@@ -1,8 +1,9 @@
 """What every judge backend shares: the reply, the images it may see, its errors.
 
-A judge backend has one method, ``call(prompt, images) -> JudgeReply``: one model call, one
-user message (the prompt text, then the images), no tools, one turn. A call that fails raises
-:class:`JudgeError`; it never answers in place of the model.
+A judge backend has one method, ``call(prompt, images, system=None) -> JudgeReply``: one model
+call, one user message (the prompt text, then the images), no tools, one turn, under the
+grading system prompt unless another is given (a model that plays an MCP server has its own).
+A call that fails raises :class:`JudgeError`; it never answers in place of the model.
 """
 
 from __future__ import annotations
@@ -70,20 +71,12 @@ class JudgeImage:
 class Judge(Protocol):
     """A judge backend: one model call per vote."""
 
-    def call(self, prompt: str, images: Sequence[JudgeImage] = ()) -> JudgeReply: ...
-
-
-def image_media_type(data: bytes) -> str | None:
-    """``image/png``, ``image/jpeg``, ``image/gif`` or ``image/webp`` by magic bytes, else None."""
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if data.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if data.startswith((b"GIF87a", b"GIF89a")):
-        return "image/gif"
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return None
+    def call(
+        self, prompt: str, images: Sequence[JudgeImage] = (), *, system: str | None = None
+    ) -> JudgeReply:
+        """One model call: the prompt (then the images) as the user message, under ``system``
+        (None: the judge's own grading system prompt)."""
+        ...
 
 
 def import_sdk(kind: str, module: str) -> ModuleType:

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..agents.process import run_process
-from ..sandbox import Sandbox, allowed_environment
+from ..util.claude import ClaudeNotFound, find_claude
+from ..util.environment import allowed_environment, isolated_environment
+from ..util.process import run_process
 from .base import (
     DEFAULT_TIMEOUT,
     SYSTEM_PROMPT,
@@ -38,23 +38,6 @@ from .base import (
 )
 
 DEFAULT_MODEL = "haiku"
-
-
-def find_claude(configured: str | None) -> str:
-    """``configured`` (``--eval-claude-bin``), else ``claude`` on PATH — or one clear line."""
-    if configured:
-        path = Path(configured).expanduser()
-        if not path.exists():
-            raise JudgeSetupError(f"--eval-judge claude: {configured}: no such file")
-        return str(path.resolve())
-    found = shutil.which("claude")
-    if found is None:
-        raise JudgeSetupError(
-            "--eval-judge claude needs the claude binary on PATH: install Claude Code "
-            "(npm install @anthropic-ai/claude-code), pass --eval-claude-bin PATH, "
-            "or choose --eval-judge anthropic or openai"
-        )
-    return found
 
 
 def user_message(prompt: str, images: Sequence[JudgeImage]) -> str:
@@ -113,9 +96,15 @@ class ClaudeJudge:
         timeout: float = DEFAULT_TIMEOUT,
         environ: Mapping[str, str] | None = None,
     ) -> ClaudeJudge:
-        return cls(find_claude(binary), model or DEFAULT_MODEL, timeout=timeout, environ=environ)
+        try:
+            found = find_claude(binary)
+        except ClaudeNotFound as exc:
+            raise JudgeSetupError(
+                f"--eval-judge claude: {exc}, or choose --eval-judge anthropic or openai"
+            ) from None
+        return cls(found, model or DEFAULT_MODEL, timeout=timeout, environ=environ)
 
-    def argv(self) -> list[str]:
+    def argv(self, system: str | None = None) -> list[str]:
         return [
             self.binary,
             "-p",
@@ -129,7 +118,7 @@ class ClaudeJudge:
             "--tools",
             "",
             "--system-prompt",
-            SYSTEM_PROMPT,
+            SYSTEM_PROMPT if system is None else system,
             "--setting-sources",
             "",
             "--strict-mcp-config",
@@ -139,17 +128,24 @@ class ClaudeJudge:
             self.model,
         ]
 
-    def call(self, prompt: str, images: Sequence[JudgeImage] = ()) -> JudgeReply:
-        with tempfile.TemporaryDirectory(prefix="eval-judge-") as root:
-            box = Sandbox.create(Path(root))
-            env = box.environment(allowed_environment(self._environ))
+    def call(
+        self, prompt: str, images: Sequence[JudgeImage] = (), *, system: str | None = None
+    ) -> JudgeReply:
+        with tempfile.TemporaryDirectory(prefix="eval-judge-") as folder:
+            root = Path(folder)
+            home, tmp, config = root / "home", root / "tmp", root / "config"
+            for made in (home, tmp, config):
+                made.mkdir()
+            env = isolated_environment(
+                allowed_environment(self._environ), home=home, tmp=tmp, config=config
+            )
             result = run_process(
-                self.argv(),
+                self.argv(system),
                 stdin_text=user_message(prompt, images),
-                cwd=box.cwd,
+                cwd=home,
                 env=env,
                 timeout=self.timeout,
-                out_dir=box.out,
+                out_dir=root,
             )
             if result.start_error is not None:
                 raise JudgeError(result.start_error)

@@ -73,13 +73,15 @@ class OpenAIJudge(SdkJudge):
             raise JudgeSetupError(f"--eval-judge openai: {exc}") from None
         return cls(client, sdk, model.strip(), timeout=timeout)
 
-    def call(self, prompt: str, images: Sequence[JudgeImage] = ()) -> JudgeReply:
+    def call(
+        self, prompt: str, images: Sequence[JudgeImage] = (), *, system: str | None = None
+    ) -> JudgeReply:
         content: str | list[dict[str, Any]] = prompt
         if images:
             content = [{"type": "text", "text": prompt}]
             content += [{"type": "image_url", "image_url": {"url": i.data_url()}} for i in images]
         messages = [
-            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "system", "content": SYSTEM_PROMPT if system is None else system},
             {"role": "user", "content": content},
         ]
         completion = self._request(

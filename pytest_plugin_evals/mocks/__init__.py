@@ -8,35 +8,44 @@ For one run::
     ...                                    # run the agent in its own process group
     outcome = attach(setup, transcript)    # mock_calls, abort, totals
 
-See :mod:`.discover` for which servers are mocked, shadowed or withheld, :mod:`.spec` for the
-mock file format, :mod:`.server` for the stand-in process, :mod:`.host` for how stand-ins
-start in milliseconds (one process per harness keeps the ``mcp`` SDK loaded and forks them) and
-:mod:`.agent` for ``type: agent`` servers (a model plays them; answers recorded and replayed).
+See :mod:`.discover` for which servers are mocked, shadowed or withheld (and the case's plan,
+read at collection), :mod:`.spec` for the mock file format, :mod:`.config` for one run's setup,
+:mod:`.server` for the stand-in process, :mod:`.host` for how stand-ins start in milliseconds
+(one process per harness keeps the ``mcp`` SDK loaded and forks them) and :mod:`.agent` for
+``type: agent`` servers (a model plays them; answers recorded and replayed).
+
+The names below are imported from their modules on first use, so reading a case's mock plan at
+collection loads neither the SDK nor the fork server.
 """
 
 from __future__ import annotations
 
-from .agent import recordings_notice
-from .calls import MockOutcome, abort_message, attach, collect_calls
-from .config import MockSetup, judge_settings, load_plan, prepare_mocks
-from .discover import MockPlan, MockServer, MockTool, declared_servers, discover_mocks
-from .spec import MockSpec, parse_mock
+import importlib
+from typing import Any
 
-__all__ = [
-    "MockOutcome",
-    "MockPlan",
-    "MockServer",
-    "MockSetup",
-    "MockSpec",
-    "MockTool",
-    "abort_message",
-    "attach",
-    "collect_calls",
-    "declared_servers",
-    "discover_mocks",
-    "judge_settings",
-    "load_plan",
-    "parse_mock",
-    "prepare_mocks",
-    "recordings_notice",
-]
+_EXPORTS = {
+    "MockOutcome": "calls",
+    "attach": "calls",
+    "collect_calls": "calls",
+    "MockSetup": "config",
+    "judge_settings": "config",
+    "prepare_mocks": "config",
+    "MockPlan": "discover",
+    "MockServer": "discover",
+    "MockTool": "discover",
+    "declared_servers": "discover",
+    "discover_mocks": "discover",
+    "load_plan": "discover",
+    "MockSpec": "spec",
+    "parse_mock": "spec",
+    "recordings_notice": "recordings",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-ADOPT_FILE = "ADOPT.txt"
+from .recordings import ADOPT_FILE
+
 NO_JUDGE = "ERROR: no judge configured to play this server"
 ERROR_PREFIX = "ERROR:"
 ABORT_PREFIX = "ABORT:"
@@ -162,19 +163,6 @@ def adopt_text(server: str, here: Path, target: Path | None) -> str:
         "A call whose tool and input match a file there is answered from it (a replay hit); "
         "any other call still asks the model and is recorded here again. Edit a file's "
         '"output" (and "isError") to change the answer.\n'
-    )
-
-
-def recordings_notice(recordings_dir: Path) -> str | None:
-    """The line announcing a session's recorded answers (for stderr), or None if none."""
-    files = sorted(recordings_dir.glob("*/*.json")) if recordings_dir.is_dir() else []
-    if not files:
-        return None
-    servers = ", ".join(sorted({f.parent.name for f in files}))
-    return (
-        f"mock recordings: {len(files)} model answer(s) for {servers} saved in "
-        f"{recordings_dir}; copy them into mocks/.replay/<server>/ to replay them without a "
-        f"model (see {ADOPT_FILE} there)"
     )
 
 

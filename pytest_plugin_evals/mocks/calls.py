@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..model import MockCall, ToolCall, Transcript
+from ..model import Abort, MockCall, MockSummary, MockTotals, ToolCall, Transcript
 from .config import MockSetup
 
 
@@ -17,20 +17,20 @@ class MockOutcome:
     """One run's mock calls.
 
     ``calls`` is None when no stand-in was active (a ``mock_calls`` grader then has nothing to
-    check). ``aborted`` is ``{"server", "tool", "reason"}`` when an ``expect:`` guard (or the
-    model playing a ``type: agent`` server) stopped the run. ``records`` are the raw lines (with
-    ``time``), for reports. ``totals`` holds ``costUsd`` (what the models playing servers cost)
-    and ``replay`` (``{"hits", "misses"}`` of agent tools).
+    check). ``aborted`` is set when an ``expect:`` guard (or the model playing a ``type: agent``
+    server) stopped the run. ``records`` are the raw lines (with ``time``), for reports.
+    ``totals`` counts the calls, what the models playing servers cost and their replays.
     """
 
     calls: list[MockCall] | None = None
-    aborted: dict[str, str] | None = None
+    aborted: Abort | None = None
     records: list[dict[str, Any]] = field(default_factory=list)
-    totals: dict[str, Any] = field(default_factory=dict)
+    totals: MockTotals = field(default_factory=MockTotals)
 
-    def summary(self, setup: MockSetup) -> dict[str, Any]:
-        """The run's ``mocks`` document: servers, warnings and calls totals."""
-        return {**setup.summary(), "calls": dict(self.totals)}
+    def summary(self, setup: MockSetup) -> MockSummary:
+        """The run's ``mocks``: servers, warnings and calls totals."""
+        servers, warnings = setup.summary()
+        return MockSummary(servers, warnings, self.totals)
 
 
 def collect_calls(setup: MockSetup, tool_calls: Iterable[ToolCall] = ()) -> MockOutcome:
@@ -40,7 +40,7 @@ def collect_calls(setup: MockSetup, tool_calls: Iterable[ToolCall] = ()) -> Mock
         return MockOutcome(totals=_totals([], setup, tool_calls))
     records: list[dict[str, Any]] = []
     agent_lines: list[dict[str, Any]] = []
-    aborted: dict[str, str] | None = None
+    aborted: Abort | None = None
     try:
         text = setup.calls_file.read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -57,7 +57,7 @@ def collect_calls(setup: MockSetup, tool_calls: Iterable[ToolCall] = ()) -> Mock
         if isinstance(record.get("abort"), dict):
             if aborted is None:
                 found = record["abort"]
-                aborted = {k: str(found.get(k, "")) for k in ("server", "tool", "reason")}
+                aborted = Abort(*(str(found.get(k, "")) for k in ("server", "tool", "reason")))
             continue
         records.append(record)
     calls = [
@@ -71,8 +71,8 @@ def collect_calls(setup: MockSetup, tool_calls: Iterable[ToolCall] = ()) -> Mock
         for r in records
     ]
     totals = _totals(calls, setup, tool_calls, agent_lines)
-    if aborted is not None:
-        totals["total"] += 1  # the violating call was made, as the reference counts it
+    if aborted is not None:  # the violating call was made, as the reference counts it
+        totals = replace(totals, total=totals.total + 1)
     return MockOutcome(calls, aborted, records, totals)
 
 
@@ -85,32 +85,25 @@ def _totals(
     setup: MockSetup,
     tool_calls: Iterable[ToolCall],
     agent_lines: Sequence[dict[str, Any]] = (),
-) -> dict[str, Any]:
+) -> MockTotals:
     served = set(setup.allowed_tools)
     unmocked = Counter(
         c.name
         for c in tool_calls
         if c.name not in served and any(c.name.startswith(p) for p in setup.prefixes)
     )
-    return {
-        "total": len(calls),
-        "errors": sum(1 for c in calls if c.is_error),
-        "unmocked": [{"tool": name, "count": n} for name, n in sorted(unmocked.items())],
-        "costUsd": round(sum(_cost(r.get("costUsd")) for r in agent_lines), 10),
-        "replay": {
-            "hits": sum(1 for r in agent_lines if r.get("replay") == "hit"),
-            "misses": sum(1 for r in agent_lines if r.get("replay") == "miss"),
-        },
-    }
+    return MockTotals(
+        total=len(calls),
+        errors=sum(1 for c in calls if c.is_error),
+        unmocked=tuple(sorted(unmocked.items())),
+        cost_usd=round(sum(_cost(r.get("costUsd")) for r in agent_lines), 10),
+        replay_hits=sum(1 for r in agent_lines if r.get("replay") == "hit"),
+        replay_misses=sum(1 for r in agent_lines if r.get("replay") == "miss"),
+    )
 
 
 def _cost(value: Any) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
-
-
-def abort_message(aborted: dict[str, str]) -> str:
-    """How the terminal reports an aborted run: ``aborted by mock tracker/create_issue: …``."""
-    return f"aborted by mock {aborted['server']}/{aborted['tool']}: {aborted['reason']}"
 
 
 def attach(setup: MockSetup, transcript: Transcript) -> MockOutcome:
@@ -124,11 +117,11 @@ def attach(setup: MockSetup, transcript: Transcript) -> MockOutcome:
     outcome = collect_calls(setup, transcript.tool_calls)
     transcript.mock_calls = outcome.calls
     transcript.notes.extend(setup.warnings)
-    if outcome.totals.get("costUsd"):
-        transcript.cost_usd = round(transcript.cost_usd + outcome.totals["costUsd"], 10)
+    if outcome.totals.cost_usd:
+        transcript.cost_usd = round(transcript.cost_usd + outcome.totals.cost_usd, 10)
     if outcome.aborted is not None:
         transcript.skip_grading = True
         transcript.error = None
         transcript.infra_error = None
-        transcript.notes.append(abort_message(outcome.aborted))
+        transcript.notes.append(outcome.aborted.message)
     return outcome

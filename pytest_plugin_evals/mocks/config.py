@@ -21,20 +21,18 @@ of the harness's environment), its replay folders and where to record new answer
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..model import Case
-from ..sandbox import allowed_environment
-from .discover import SERVER_FILE, MockPlan, MockServer, MockTool, discover_mocks, normalize
+from ..model import Case, MockServerInfo
+from ..util.environment import allowed_environment
+from .discover import SERVER_FILE, MockPlan, MockServer, MockTool, load_plan, normalize
 from .host import ensure_host
-from .spec import MockSpec
 
 SERVER_MODULE = "pytest_plugin_evals.mocks.server"
 STUB = Path(__file__).with_name("stub.py")
@@ -79,48 +77,14 @@ class MockSetup:
         strict = ["--strict-mcp-config"] if self.strict else []
         return [*strict, f"--mcp-config={self.mcp_config}"]
 
-    def summary(self) -> dict[str, Any]:
-        """The run's ``mocks`` document without ``calls`` (see ``calls.MockOutcome.summary``)."""
-        servers: list[dict[str, Any]] = [
-            {
-                "server": s.name,
-                "kind": s.kind,
-                "tools": [{"tool": t.name, "responder": t.spec.type} for t in s.tools],
-            }
+    def summary(self) -> tuple[tuple[MockServerInfo, ...], tuple[str, ...]]:
+        """The run's servers and warnings (``calls.MockOutcome.summary`` adds the calls)."""
+        servers = [
+            MockServerInfo(s.name, s.kind, tuple((t.name, t.spec.type) for t in s.tools))
             for s in self.servers
         ]
-        servers += [
-            {"server": w, "kind": "shadow", "withheld": True, "tools": []} for w in self.withheld
-        ]
-        return {"servers": servers, "warnings": list(self.warnings)}
-
-
-def load_plan(case: Case, plugin_dir: Path | None) -> MockPlan:
-    """The case's mock plan (call at collection to report bad mocks as load errors)."""
-    plan = discover_mocks(case.dir, case.suite_root, plugin_dir)
-    if case.mocks:
-        plan = replace(plan, servers=(*plan.servers, package_server(case)))
-    return plan
-
-
-def package_server(case: Case) -> MockServer:
-    """A package.json eval's ``mocks`` (tool name → result) as a standalone stand-in, named
-    after the package: its tools reach the agent as ``mcp__<package>__<tool>``."""
-    name = case.path.parent.name
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        name = str(json.loads(case.path.read_text(encoding="utf-8")).get("name") or name)
-    tools = tuple(
-        MockTool(
-            name=tool,
-            spec=MockSpec(
-                path=case.path,
-                body=result if isinstance(result, str) else json.dumps(result, ensure_ascii=False),
-            ),
-            root=case.dir,
-        )
-        for tool, result in sorted(case.mocks.items())
-    )
-    return MockServer(name=name, kind="standalone", registered=normalize(name), tools=tools)
+        servers += [MockServerInfo(w, "shadow", withheld=True) for w in self.withheld]
+        return tuple(servers), tuple(self.warnings)
 
 
 def prepare_mocks(

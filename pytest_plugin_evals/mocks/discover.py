@@ -22,14 +22,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from ..model import LoadError
+from ..model import Case, LoadError
+from ..util.manifest import manifest_path, plugin_name
 from .spec import MockSpec, parse_mock
 
 Kind = Literal["shadow", "standalone"]
@@ -46,13 +48,6 @@ REPLAY_DIR = ".replay"
 def normalize(name: str) -> str:
     """A server or tool name as Claude Code puts it into tool names."""
     return re.sub(r"[^a-zA-Z0-9_-]", "_", name)
-
-
-def plugin_name(plugin_dir: Path) -> str:
-    """The plugin's ``name`` from ``.claude-plugin/plugin.json``, else its folder's name."""
-    manifest = _read_json(plugin_dir / ".claude-plugin" / "plugin.json", required=False)
-    name = manifest.get("name") if isinstance(manifest, dict) else None
-    return str(name) if isinstance(name, str) and name.strip() else plugin_dir.name
 
 
 @dataclass(frozen=True)
@@ -138,12 +133,12 @@ def declared_servers(plugin_dir: Path) -> dict[str, dict[str, Any]]:
     mcp_json = plugin_dir / ".mcp.json"
     if mcp_json.is_file():
         found.update(_server_map(_read_json(mcp_json), mcp_json))
-    manifest_path = plugin_dir / ".claude-plugin" / "plugin.json"
-    manifest = _read_json(manifest_path, required=False)
+    manifest_file = manifest_path(plugin_dir)
+    manifest = _read_json(manifest_file, required=False)
     inline = manifest.get("mcpServers") if isinstance(manifest, dict) else None
     for entry in inline if isinstance(inline, list) else [inline]:
         if isinstance(entry, dict):
-            found.update(_server_map({"mcpServers": entry}, manifest_path))
+            found.update(_server_map({"mcpServers": entry}, manifest_file))
         elif isinstance(entry, str) and entry.endswith(".json"):
             target = (plugin_dir / entry).resolve()
             if target.is_file():
@@ -353,3 +348,31 @@ def discover_mocks(case_dir: Path, suite_root: Path, plugin_dir: Path | None) ->
             servers.append(server)
     servers.sort(key=lambda s: s.name)  # listed by name, as the reference lists them
     return MockPlan(plugin, declared, tuple(servers), tuple(withheld), tuple(errors))
+
+
+def load_plan(case: Case, plugin_dir: Path | None) -> MockPlan:
+    """The case's mock plan (call at collection to report bad mocks as load errors)."""
+    plan = discover_mocks(case.dir, case.suite_root, plugin_dir)
+    if case.mocks:
+        plan = replace(plan, servers=(*plan.servers, package_server(case)))
+    return plan
+
+
+def package_server(case: Case) -> MockServer:
+    """A package.json eval's ``mocks`` (tool name → result) as a standalone stand-in, named
+    after the package: its tools reach the agent as ``mcp__<package>__<tool>``."""
+    name = case.path.parent.name
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        name = str(json.loads(case.path.read_text(encoding="utf-8")).get("name") or name)
+    tools = tuple(
+        MockTool(
+            name=tool,
+            spec=MockSpec(
+                path=case.path,
+                body=result if isinstance(result, str) else json.dumps(result, ensure_ascii=False),
+            ),
+            root=case.dir,
+        )
+        for tool, result in sorted(case.mocks.items())
+    )
+    return MockServer(name=name, kind="standalone", registered=normalize(name), tools=tools)

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from ..patterns import RegexSyntaxError, compile_js
-from .values import MISSING, compact_json, js_string, lookup
+from ..util.jsregex import RegexSyntaxError, compile_js
+from ..util.jsvalues import MISSING, js_json, js_string, lookup
 
 TYPE_NAMES: dict[str, str] = {
     "string": "a string",
@@ -77,14 +77,14 @@ class Guard:
             return TYPE_NAMES[self.value]
         if self.kind == "regex":
             return f"a match for /{self.value[0]}/{self.value[1]}"
-        return compact_json(self.value)
+        return js_json(self.value)
 
     def violation(self, arguments: Any) -> str | None:
         """None when the input passes, else the reason it does not."""
         found = lookup(arguments, self.path)
         if found is MISSING:
             return f"{self.path} is missing (expected {self.expected()})"
-        shown = f"{self.path} = {compact_json(found)}"
+        shown = f"{self.path} = {js_json(found)}"
         if self.kind == "one_of":
             if _is_scalar(found) and js_string(found) in self.value:
                 return None
@@ -100,7 +100,7 @@ class Guard:
             return f"{shown} does not match /{source}/{flags}"
         if _is_scalar(found) and js_string(found) == js_string(self.value):
             return None
-        return f"{shown} is not {compact_json(self.value)}"
+        return f"{shown} is not {js_json(self.value)}"
 
 
 def _listing(values: list[str]) -> str:

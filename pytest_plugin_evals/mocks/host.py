@@ -28,6 +28,8 @@ import tempfile
 import traceback
 from pathlib import Path
 
+from ..util.process import start_service
+
 #: Unix socket paths longer than this do not fit ``sockaddr_un`` everywhere.
 MAX_SOCKET_PATH = 100
 
@@ -50,13 +52,7 @@ def ensure_host() -> Path | None:
     if len(str(path)) > MAX_SOCKET_PATH:
         shutil.rmtree(folder, ignore_errors=True)
         return None
-    proc = subprocess.Popen(
-        [sys.executable, "-m", __name__, str(path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    proc = start_service([sys.executable, "-m", __name__, str(path)])
     # The host binds before it loads the SDK; wait for the socket (connections then queue).
     for _ in range(500):
         if path.exists() or proc.poll() is not None:

@@ -31,10 +31,10 @@ import signal
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..util.timestamps import utc_iso
 from .agent import AgentServer
 from .guards import VIOLATION_PREFIX, Guard, check
 from .template import TemplateError, render
@@ -151,7 +151,7 @@ class StandIn:
                 "abort": {"server": self.server, "tool": entry.name, "reason": reason},
                 "name": entry.qualified,
                 "input": args,
-                "time": _now(),
+                "time": utc_iso(),
                 **(extra or {}),
             }
         )
@@ -166,7 +166,7 @@ class StandIn:
             "tool": tool,
             "name": qualified,
             "input": args,
-            "time": _now(),
+            "time": utc_iso(),
         }
 
     def _append(self, record: dict[str, Any]) -> None:
@@ -187,11 +187,6 @@ class StandIn:
                 os.kill(parent, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-
-
-def _now() -> str:
-    moment = datetime.now(timezone.utc)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def build_server(stand_in: StandIn) -> Any:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import LoadError
-from ..suites.frontmatter import Unterminated, YAMLProblem, load_yaml, split
+from ..util.frontmatter import Unterminated, YAMLProblem, load_yaml, split
 from .guards import Guard, GuardError, compile_expect
 from .template import check_static
 

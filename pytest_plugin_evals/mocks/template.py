@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .values import MISSING, inserted, js_string, lookup
+from ..util.jsvalues import MISSING, inserted, js_string, lookup
 
 #: ``{{input}}``, ``{{ input.a.b }}``, ``{{file:fixtures/x.json}}``.
 PLACEHOLDER = re.compile(r"\{\{\s*(input(?:\.[^{}\s]*)?|file:[^{}]*?(?:\{[^{}]*\}[^{}]*?)*)\s*\}\}")

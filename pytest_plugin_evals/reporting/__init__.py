@@ -1,23 +1,6 @@
-"""Reports of an eval session: the result document, the terminal summary, the HTML page.
+"""Reports of an eval session: the typed result, the JSON document, the terminal, the HTML page.
 
-All of them work from plain records and the document (builtins only), so they give the same
-output with and without pytest-xdist.
+All of them work from the :class:`~pytest_plugin_evals.reporting.document.SessionResult` the
+controller builds from the items' records, so they are the same with and without pytest-xdist.
+Each submodule is imported where it is needed (the HTML report loads Jinja2).
 """
-
-from __future__ import annotations
-
-from ..scoring import Gate, gate
-from .document import SCHEMA_VERSION, build_document, case_notes, dumps_document
-from .html import render_html
-from .terminal import summary_lines
-
-__all__ = [
-    "SCHEMA_VERSION",
-    "Gate",
-    "build_document",
-    "case_notes",
-    "dumps_document",
-    "gate",
-    "render_html",
-    "summary_lines",
-]

@@ -1,20 +1,37 @@
-"""The aggregate result document (``schemaVersion: 1``), built from the items' plain records.
+"""The session's result, typed, and the aggregate result document (``schemaVersion: 1``).
 
-Compatible with the reference's document: its field names are never renamed, ours are added
-(``loadErrors``, ``errors``, ``notes``, ``aggregates.thresholdMet`` ...). Built only from
-builtins so the controller of an xdist run builds the same document as a plain run; cases and
-runs are sorted, so the order the records arrived in does not matter.
+:func:`summarize` turns the items' records into a :class:`SessionResult`: cases with their runs
+and aggregates, sorted, so the order the records arrived in does not matter.
+:func:`document_json` is the one serializer of ``aggregate-result.json``: the reference's field
+names are never renamed, ours are added (``loadErrors``, ``errors``, ``notes``,
+``aggregates.thresholdMet`` …). :func:`load_document` reads such a document back.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
-from ..scoring import case_aggregates, clean, gate, is_graded, mean
+from pytest_plugin_evals.model import PluginInfo
+from pytest_plugin_evals.records import (
+    CaseInfo,
+    JSONObject,
+    LoadErrorRecord,
+    Record,
+    RunRecord,
+    SkippedRun,
+    case_from_json,
+    case_to_json,
+    dumps,
+    plugin_from_json,
+    plugin_to_json,
+    run_from_json,
+    run_to_json,
+)
+from pytest_plugin_evals.scoring import CaseAggregates, case_aggregates, clean, gate, mean
 
 SCHEMA_VERSION = 1
 
@@ -22,7 +39,93 @@ SCHEMA_VERSION = 1
 INFRA_PARTIAL_REASON = "infra_errors"
 
 
-def _relative(path: str | None, root: str | None) -> str:
+@dataclass(frozen=True)
+class CaseResult:
+    """One case of the session: its runs by arm, its numbers and its NOTES."""
+
+    case: CaseInfo
+    two_arm: bool
+    with_runs: tuple[RunRecord, ...]
+    without_runs: tuple[RunRecord, ...]
+    aggregates: CaseAggregates
+    notes: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.case.name
+
+    @property
+    def dir(self) -> str:
+        """The case folder, relative to its suite root (``.`` for a suite file's cases)."""
+        return relative(self.case.dir, self.case.suite_root)
+
+    @property
+    def runs(self) -> tuple[RunRecord, ...]:
+        return (*self.with_runs, *self.without_runs)
+
+    @property
+    def cost_usd(self) -> float:
+        return sum(r.result.cost_usd for r in self.runs)
+
+
+@dataclass(frozen=True)
+class SuiteInfo:
+    root: str | None
+    ablation: str
+    threshold: float
+    concurrency: int
+    agent: str
+    case_filter: str | None = None
+    tag_filters: tuple[str, ...] = ()
+    plugins: tuple[PluginInfo, ...] = ()
+
+
+@dataclass(frozen=True)
+class SuiteAggregates:
+    cases_total: int = 0
+    cases_passed: int = 0
+    overall_score: float | None = None
+    overall_pass_rate: float | None = None
+    mean_delta: float | None = None
+    overall_score_without: float | None = None
+    runs_total: int = 0
+    runs_graded: int = 0
+    runs_errored: int = 0
+    runs_not_made: int = 0
+    runs_skipped: int = 0
+    threshold_met: bool = False
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    """Everything a session's reports show."""
+
+    started_at: str
+    duration_seconds: float
+    cost_usd: float
+    partial: bool
+    partial_reason: str | None
+    suite: SuiteInfo
+    cases: tuple[CaseResult, ...] = ()
+    aggregates: SuiteAggregates = SuiteAggregates()
+    load_errors: tuple[LoadErrorRecord, ...] = ()
+    #: Runs that could not be made, by infrastructure kind (most first).
+    errors: dict[str, int] = field(default_factory=dict)
+    #: Runs never started, by reason.
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def two_arm(self) -> bool:
+        if self.cases:
+            return any(c.two_arm for c in self.cases)
+        return self.suite.ablation == "with-without"
+
+    @property
+    def threshold(self) -> float:
+        return self.suite.threshold
+
+
+def relative(path: str | None, root: str | None) -> str:
     if not path:
         return ""
     if root:
@@ -34,89 +137,56 @@ def _relative(path: str | None, root: str | None) -> str:
     return PurePath(path).as_posix()
 
 
-def _dedupe(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def _dedupe(records: Iterable[Record]) -> list[Record]:
     """One record per nodeid, the last one received winning (setup and call both report)."""
-    by_id: dict[str, Mapping[str, Any]] = {}
+    by_id: dict[str, Record] = {}
     for index, record in enumerate(records):
-        key = record.get("nodeid") or f"#{index}"
+        key = record.nodeid or f"#{index}"
         by_id.pop(key, None)
         by_id[key] = record
     return list(by_id.values())
 
 
-def _case_key(case: Mapping[str, Any]) -> tuple[str, str, str, str]:
-    return (
-        str(case.get("suiteRoot") or ""),
-        _relative(case.get("dir"), case.get("suiteRoot")),
-        str(case.get("name") or ""),
-        str(case.get("path") or ""),
-    )
+def _case_key(case: CaseInfo) -> tuple[str, str, str, str]:
+    return (case.suite_root, relative(case.dir, case.suite_root), case.name, case.path)
 
 
-def case_notes(with_runs: list[Mapping[str, Any]]) -> str | None:
+def case_notes(with_runs: Sequence[RunRecord]) -> str | None:
     """The NOTES of a case: the first with-arm run error (runs in order), else the failing
     scored grader with the highest weight (the first one wins ties)."""
-    for run in with_runs:
-        if run.get("infraError"):
-            message = run.get("error")
-            return f"error: {run['infraError']}" + (f": {message}" if message else "")
-        if run.get("error"):
-            return str(run["error"])
-        if run.get("aborted"):
-            aborted = run["aborted"]
-            return f"aborted by mock {aborted.get('server')}/{aborted.get('tool')}: " + str(
-                aborted.get("reason", "")
-            )
-    worst: Mapping[str, Any] | None = None
-    for run in with_runs:
-        if not is_graded(run):
+    for record in with_runs:
+        run = record.result
+        if run.infra_error:
+            return f"error: {run.infra_error}" + (f": {run.error}" if run.error else "")
+        if run.error:
+            return run.error
+        if run.aborted is not None:
+            return run.aborted.message
+    worst = None
+    for record in with_runs:
+        if not record.result.graded:
             continue
-        for verdict in run.get("graders") or []:
-            if verdict.get("passed") or not verdict.get("scored", True) or "skipped" in verdict:
+        for verdict in record.result.verdicts:
+            if verdict.passed or not verdict.counts:
                 continue
-            if worst is None or float(verdict.get("weight", 1)) > float(worst.get("weight", 1)):
+            if worst is None or verdict.weight > worst.weight:
                 worst = verdict
-    if worst is None:
-        return None
-    return f"{worst.get('name')}: {worst.get('explanation', '')}"
+    return None if worst is None else f"{worst.name}: {worst.explanation}"
 
 
-def _case_entry(
-    case: Mapping[str, Any], runs: list[Mapping[str, Any]], two_arm: bool, threshold: float
-) -> dict[str, Any]:
-    root = case.get("suiteRoot")
-    with_runs = sorted((r for r in runs if r.get("arm") != "without"), key=_run_order)
-    without_runs = sorted((r for r in runs if r.get("arm") == "without"), key=_run_order)
-    arms: dict[str, list[Mapping[str, Any]]] = {"with": with_runs}
-    if two_arm:
-        arms["without"] = without_runs
-    entry: dict[str, Any] = {
-        "name": case.get("name"),
-        "dir": _relative(case.get("dir"), root),
-        "source": case.get("source"),
-        "promptMarkdown": case.get("promptMarkdown"),
-        **({"model": case["model"]} if case.get("model") else {}),
-        "runsPerCase": case.get("runsPerCase"),
-        "timeoutSeconds": case.get("timeoutSeconds"),
-        "maxTurns": case.get("maxTurns"),
-        "tags": list(case.get("tags") or []),
-        "description": case.get("description"),
-        "path": _relative(case.get("path"), root),
-        "suiteRoot": root,
-        "graders": list(case.get("graders") or []),
-        "arms": arms,
-        "aggregates": case_aggregates(with_runs, without_runs if two_arm else None, threshold),
-        "notes": case_notes(with_runs),
-    }
-    return entry
+def _run_order(record: RunRecord) -> tuple[int, str]:
+    return record.run, record.nodeid
 
 
-def _run_order(run: Mapping[str, Any]) -> tuple[int, str]:
-    return int(run.get("run") or 0), str(run.get("nodeid") or "")
+@dataclass
+class _Slot:
+    case: CaseInfo
+    runs: list[RunRecord] = field(default_factory=list)
+    two_arm: bool = False
 
 
-def build_document(
-    records: Iterable[Mapping[str, Any]],
+def summarize(
+    records: Iterable[Record],
     *,
     started_at: str,
     duration_seconds: float,
@@ -126,100 +196,309 @@ def build_document(
     agent: str,
     root: str | None = None,
     case_filter: str | None = None,
-    tag_filters: list[str] | None = None,
+    tag_filters: Sequence[str] = (),
     partial_reason: str | None = None,
-) -> dict[str, Any]:
-    """The aggregate document from the items' records (``kind: run`` / ``kind: load_error``)."""
-    cases: dict[tuple[str, str, str, str], dict[str, Any]] = {}
-    load_errors: list[dict[str, Any]] = []
-    plugins: dict[tuple[str, str], dict[str, Any]] = {}
+) -> SessionResult:
+    """The session's result from the items' records, whatever order they arrived in."""
+    slots: dict[tuple[str, str, str, str], _Slot] = {}
+    load_errors: list[LoadErrorRecord] = []
+    plugins: dict[tuple[str, str], PluginInfo] = {}
     skipped: Counter[str] = Counter()
     for record in _dedupe(records):
-        if record.get("kind") == "load_error":
-            load_errors.append(
-                {
-                    "path": record.get("path"),
-                    "line": record.get("line"),
-                    "message": record.get("message"),
-                    "suiteRoot": record.get("suiteRoot"),
-                }
-            )
+        if isinstance(record, LoadErrorRecord):
+            load_errors.append(record)
             continue
-        if record.get("kind") != "run":
+        slot = slots.setdefault(_case_key(record.case), _Slot(record.case))
+        slot.case = record.case
+        slot.two_arm = slot.two_arm or record.two_arm
+        if record.plugin is not None:
+            plugins[(record.plugin.name, str(record.plugin.path))] = record.plugin
+        if isinstance(record, SkippedRun):
+            skipped[record.reason] += 1
             continue
-        case = record.get("case") or {}
-        slot = cases.setdefault(_case_key(case), {"case": case, "runs": [], "twoArm": False})
-        slot["case"] = case
-        slot["twoArm"] = slot["twoArm"] or bool(record.get("twoArm"))
-        plugin = record.get("plugin")
-        if plugin:
-            plugins[(str(plugin.get("name")), str(plugin.get("path")))] = dict(plugin)
-        result = dict(record.get("result") or {})
-        if result.get("skipped"):
-            skipped[str(result["skipped"])] += 1
-            continue
-        result["arm"] = record.get("arm", result.get("arm"))
-        result["nodeid"] = record.get("nodeid")
-        slot["runs"].append(result)
-        slot["twoArm"] = slot["twoArm"] or result["arm"] == "without"
+        slot.runs.append(record)
+        slot.two_arm = slot.two_arm or record.arm == "without"
 
-    entries = [
-        _case_entry(slot["case"], slot["runs"], slot["twoArm"], threshold)
-        for _, slot in sorted(cases.items(), key=lambda kv: kv[0])
-        if slot["runs"]
-    ]
-    every_run = [r for e in entries for arm in e["arms"].values() for r in arm]
-    errors = Counter(str(r["infraError"]) for r in every_run if r.get("infraError"))
-    errors_sorted = dict(sorted(errors.items(), key=lambda kv: (-kv[1], kv[0])))
+    cases = tuple(_case_result(slot, threshold) for _, slot in sorted(slots.items()) if slot.runs)
+    every_run = [r.result for c in cases for r in c.runs]
+    errors = Counter(str(r.infra_error) for r in every_run if r.infra_error)
     partial = bool(partial_reason) or bool(errors)
-
-    roots = {str(e["suiteRoot"]) for e in entries if e.get("suiteRoot")}
-    suite: dict[str, Any] = {
-        "root": root if root is not None else (roots.pop() if len(roots) == 1 else None),
-        "ablation": ablation,
-        "threshold": threshold,
-        "concurrency": concurrency,
-        "agent": agent,
-        **({"caseFilter": case_filter} if case_filter else {}),
-        **({"tagFilters": list(tag_filters)} if tag_filters else {}),
-        "plugins": [plugins[k] for k in sorted(plugins)],
-    }
-    scored = [e["aggregates"] for e in entries if e["aggregates"]["score"] is not None]
-    deltas = [a["delta"] for a in scored if a.get("delta") is not None]
-    aggregates: dict[str, Any] = {
-        "casesTotal": len(entries),
-        "casesPassed": sum(1 for e in entries if e["aggregates"]["passed"]),
-        "overallScore": mean([a["score"] for a in scored]),
-        "overallPassRate": mean([a["passRate"] for a in scored]),
-        **({"meanDelta": mean(deltas)} if deltas else {}),
-        "overallScoreWithout": mean(
-            [a["scoreWithout"] for a in scored if a.get("scoreWithout") is not None]
+    roots = {c.case.suite_root for c in cases if c.case.suite_root}
+    scored = [c.aggregates for c in cases if c.aggregates.score is not None]
+    deltas = [a.delta for a in scored if a.delta is not None]
+    result_gate = gate([(c.name, c.aggregates.score) for c in cases], threshold)
+    aggregates = SuiteAggregates(
+        cases_total=len(cases),
+        cases_passed=sum(1 for c in cases if c.aggregates.passed),
+        overall_score=mean([a.score for a in scored if a.score is not None]),
+        overall_pass_rate=mean([a.pass_rate for a in scored if a.pass_rate is not None]),
+        mean_delta=mean(deltas) if deltas else None,
+        overall_score_without=mean(
+            [a.score_without for a in scored if a.score_without is not None]
         ),
-        "runsTotal": len(every_run),
-        "runsGraded": sum(1 for r in every_run if is_graded(r)),
-        "runsErrored": sum(1 for r in every_run if is_graded(r) and r.get("error")),
-        "runsNotMade": sum(errors.values()),
-        "runsSkipped": sum(skipped.values()),
+        runs_total=len(every_run),
+        runs_graded=sum(1 for r in every_run if r.graded),
+        runs_errored=sum(1 for r in every_run if r.graded and r.error),
+        runs_not_made=sum(errors.values()),
+        runs_skipped=sum(skipped.values()),
+        threshold_met=result_gate.met,
+    )
+    load_errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
+    return SessionResult(
+        started_at=started_at,
+        duration_seconds=clean(duration_seconds) or 0.0,
+        cost_usd=clean(sum(r.cost_usd for r in every_run)) or 0.0,
+        partial=partial,
+        partial_reason=(partial_reason or INFRA_PARTIAL_REASON) if partial else None,
+        suite=SuiteInfo(
+            root=root if root is not None else (roots.pop() if len(roots) == 1 else None),
+            ablation=ablation,
+            threshold=threshold,
+            concurrency=concurrency,
+            agent=agent,
+            case_filter=case_filter,
+            tag_filters=tuple(tag_filters),
+            plugins=tuple(plugins[k] for k in sorted(plugins)),
+        ),
+        cases=cases,
+        aggregates=aggregates,
+        load_errors=tuple(load_errors),
+        errors=dict(sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))),
+        skipped=dict(sorted(skipped.items())),
+    )
+
+
+def _case_result(slot: _Slot, threshold: float) -> CaseResult:
+    with_runs = tuple(sorted((r for r in slot.runs if r.arm != "without"), key=_run_order))
+    without_runs = tuple(sorted((r for r in slot.runs if r.arm == "without"), key=_run_order))
+    aggregates = case_aggregates(
+        [r.result for r in with_runs],
+        [r.result for r in without_runs] if slot.two_arm else None,
+        threshold,
+    )
+    return CaseResult(
+        case=slot.case,
+        two_arm=slot.two_arm,
+        with_runs=with_runs,
+        without_runs=without_runs,
+        aggregates=aggregates,
+        notes=case_notes(with_runs),
+    )
+
+
+# -- the document ----------------------------------------------------------------------------
+
+
+def _aggregates_json(agg: CaseAggregates, two_arm: bool) -> JSONObject:
+    doc: JSONObject = {"score": agg.score, "passRate": agg.pass_rate}
+    if two_arm and agg.score_without is not None:
+        doc["scoreWithout"] = agg.score_without
+        doc["passRateWithout"] = agg.pass_rate_without
+        if agg.delta_note is not None:
+            doc["deltaNote"] = agg.delta_note
+        elif agg.delta is not None:
+            doc["delta"] = agg.delta
+    doc.update(
+        {
+            "passed": agg.passed,
+            "runsGraded": agg.runs_graded,
+            "runsErrored": agg.runs_errored,
+            "runsNotMade": agg.runs_not_made,
+        }
+    )
+    return doc
+
+
+def _run_json(record: RunRecord) -> JSONObject:
+    return {**run_to_json(record.result), "nodeid": record.nodeid}
+
+
+def case_json(case: CaseResult) -> JSONObject:
+    info = case.case
+    root = info.suite_root
+    arms: JSONObject = {"with": [_run_json(r) for r in case.with_runs]}
+    if case.two_arm:
+        arms["without"] = [_run_json(r) for r in case.without_runs]
+    described = case_to_json(info)
+    return {
+        "name": info.name,
+        "dir": relative(info.dir, root),
+        "source": info.source,
+        "promptMarkdown": info.prompt,
+        **({"model": info.model} if info.model else {}),
+        "runsPerCase": info.runs_per_case,
+        "timeoutSeconds": info.timeout_seconds,
+        "maxTurns": info.max_turns,
+        "tags": list(info.tags),
+        "description": info.description,
+        "path": relative(info.path, root),
+        "suiteRoot": root,
+        "graders": described["graders"],
+        "arms": arms,
+        "aggregates": _aggregates_json(case.aggregates, case.two_arm),
+        "notes": case.notes,
     }
-    load_errors.sort(key=lambda e: (str(e["path"]), e["line"] or 0, str(e["message"])))
-    document: dict[str, Any] = {
+
+
+def document_json(result: SessionResult) -> JSONObject:
+    """The aggregate result document of a session (builtins only)."""
+    suite = result.suite
+    agg = result.aggregates
+    aggregates: JSONObject = {
+        "casesTotal": agg.cases_total,
+        "casesPassed": agg.cases_passed,
+        "overallScore": agg.overall_score,
+        "overallPassRate": agg.overall_pass_rate,
+        **({"meanDelta": agg.mean_delta} if agg.mean_delta is not None else {}),
+        "overallScoreWithout": agg.overall_score_without,
+        "runsTotal": agg.runs_total,
+        "runsGraded": agg.runs_graded,
+        "runsErrored": agg.runs_errored,
+        "runsNotMade": agg.runs_not_made,
+        "runsSkipped": agg.runs_skipped,
+        "thresholdMet": agg.threshold_met,
+    }
+    return {
         "schemaVersion": SCHEMA_VERSION,
-        "startedAt": started_at,
-        "durationSeconds": clean(duration_seconds),
-        "costUsd": clean(sum(float(r.get("costUsd") or 0.0) for r in every_run)),
-        "partial": partial,
-        **({"partialReason": partial_reason or INFRA_PARTIAL_REASON} if partial else {}),
-        "suite": suite,
-        "cases": entries,
+        "startedAt": result.started_at,
+        "durationSeconds": result.duration_seconds,
+        "costUsd": result.cost_usd,
+        "partial": result.partial,
+        **({"partialReason": result.partial_reason} if result.partial else {}),
+        "suite": {
+            "root": suite.root,
+            "ablation": suite.ablation,
+            "threshold": suite.threshold,
+            "concurrency": suite.concurrency,
+            "agent": suite.agent,
+            **({"caseFilter": suite.case_filter} if suite.case_filter else {}),
+            **({"tagFilters": list(suite.tag_filters)} if suite.tag_filters else {}),
+            "plugins": [plugin_to_json(p) for p in suite.plugins],
+        },
+        "cases": [case_json(c) for c in result.cases],
         "aggregates": aggregates,
-        "loadErrors": [{k: v for k, v in e.items() if k != "suiteRoot"} for e in load_errors],
-        "errors": errors_sorted,
-        "skipped": dict(sorted(skipped.items())),
+        "loadErrors": [
+            {"path": e.path, "line": e.line, "message": e.message} for e in result.load_errors
+        ],
+        "errors": dict(result.errors),
+        "skipped": dict(result.skipped),
     }
-    aggregates["thresholdMet"] = gate(document, threshold).met
-    return document
 
 
-def dumps_document(document: Mapping[str, Any]) -> str:
+def dumps_document(result: SessionResult | Mapping[str, Any]) -> str:
     """The document as the JSON file holds it (UTF-8 text, two-space indent, final newline)."""
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    doc = document_json(result) if isinstance(result, SessionResult) else result
+    return dumps(doc, indent=2) + "\n"
+
+
+# -- reading a document back -----------------------------------------------------------------
+
+
+class DocumentError(ValueError):
+    """A file that is not a result document this version can read."""
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _case_from_json(doc: Mapping[str, Any]) -> CaseResult:
+    root = str(doc.get("suiteRoot") or "")
+    described = {
+        **doc,
+        "dir": _joined(root, doc.get("dir")),
+        "path": _joined(root, doc.get("path")),
+    }
+    info = case_from_json(described)
+    arms = doc.get("arms") if isinstance(doc.get("arms"), Mapping) else {}
+    two_arm = "without" in arms
+
+    def runs(arm: str) -> tuple[RunRecord, ...]:
+        return tuple(
+            RunRecord(str(r.get("nodeid") or ""), info, None, two_arm, run_from_json(r))
+            for r in arms.get(arm) or []
+            if isinstance(r, Mapping)
+        )
+
+    agg = doc.get("aggregates") if isinstance(doc.get("aggregates"), Mapping) else {}
+    aggregates = CaseAggregates(
+        score=_num(agg.get("score")),
+        pass_rate=_num(agg.get("passRate")),
+        passed=bool(agg.get("passed")),
+        score_without=_num(agg.get("scoreWithout")),
+        pass_rate_without=_num(agg.get("passRateWithout")),
+        delta=_num(agg.get("delta")),
+        delta_note=str(agg["deltaNote"]) if agg.get("deltaNote") else None,
+        runs_graded=int(agg.get("runsGraded") or 0),
+        runs_errored=int(agg.get("runsErrored") or 0),
+        runs_not_made=int(agg.get("runsNotMade") or 0),
+    )
+    notes = doc.get("notes")
+    return CaseResult(
+        case=info,
+        two_arm=two_arm,
+        with_runs=runs("with"),
+        without_runs=runs("without"),
+        aggregates=aggregates,
+        notes=str(notes) if notes else None,
+    )
+
+
+def _joined(root: str, rel: Any) -> str:
+    if not rel:
+        return root
+    if not root or PurePath(str(rel)).is_absolute():
+        return str(rel)
+    return str(PurePath(root, str(rel))) if rel != "." else root
+
+
+def load_document(doc: Mapping[str, Any]) -> SessionResult:
+    """The :class:`SessionResult` a result document describes (ours or the reference's)."""
+    if not isinstance(doc, Mapping) or doc.get("schemaVersion") != SCHEMA_VERSION:
+        raise DocumentError(f"not a schemaVersion {SCHEMA_VERSION} result document")
+    suite = doc.get("suite") if isinstance(doc.get("suite"), Mapping) else {}
+    agg = doc.get("aggregates") if isinstance(doc.get("aggregates"), Mapping) else {}
+    plugins = tuple(p for p in map(plugin_from_json, suite.get("plugins") or []) if p is not None)
+    cases = tuple(_case_from_json(c) for c in doc.get("cases") or [] if isinstance(c, Mapping))
+    root = str(suite.get("root") or "")
+    return SessionResult(
+        started_at=str(doc.get("startedAt") or ""),
+        duration_seconds=_num(doc.get("durationSeconds")) or 0.0,
+        cost_usd=_num(doc.get("costUsd")) or 0.0,
+        partial=bool(doc.get("partial")),
+        partial_reason=str(doc["partialReason"]) if doc.get("partialReason") else None,
+        suite=SuiteInfo(
+            root=suite.get("root"),
+            ablation=str(suite.get("ablation") or "none"),
+            threshold=_num(suite.get("threshold")) or 0.0,
+            concurrency=int(suite.get("concurrency") or 1),
+            agent=str(suite.get("agent") or ""),
+            case_filter=suite.get("caseFilter"),
+            tag_filters=tuple(suite.get("tagFilters") or ()),
+            plugins=plugins,
+        ),
+        cases=cases,
+        aggregates=SuiteAggregates(
+            cases_total=int(agg.get("casesTotal") or 0),
+            cases_passed=int(agg.get("casesPassed") or 0),
+            overall_score=_num(agg.get("overallScore")),
+            overall_pass_rate=_num(agg.get("overallPassRate")),
+            mean_delta=_num(agg.get("meanDelta")),
+            overall_score_without=_num(agg.get("overallScoreWithout")),
+            runs_total=int(agg.get("runsTotal") or 0),
+            runs_graded=int(agg.get("runsGraded") or 0),
+            runs_errored=int(agg.get("runsErrored") or 0),
+            runs_not_made=int(agg.get("runsNotMade") or 0),
+            runs_skipped=int(agg.get("runsSkipped") or 0),
+            threshold_met=bool(agg.get("thresholdMet")),
+        ),
+        load_errors=tuple(
+            LoadErrorRecord(
+                "", str(e.get("path", "")), e.get("line"), str(e.get("message", "")), root
+            )
+            for e in doc.get("loadErrors") or []
+            if isinstance(e, Mapping)
+        ),
+        errors={str(k): int(v) for k, v in (doc.get("errors") or {}).items()},
+        skipped={str(k): int(v) for k, v in (doc.get("skipped") or {}).items()},
+    )

@@ -11,10 +11,13 @@ One arm: ``CASE   SCORE PASS% RUNS COST    NOTES`` and ``N case(s) · score 0.83
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from .document import INFRA_PARTIAL_REASON
+from pytest_plugin_evals.reporting.document import (
+    INFRA_PARTIAL_REASON,
+    CaseResult,
+    SessionResult,
+)
 
 MISSING = "—"
 NOTES_LIMIT = 80
@@ -56,27 +59,14 @@ def cut(text: str, limit: int = NOTES_LIMIT) -> str:
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
-def is_two_arm(document: Mapping[str, Any]) -> bool:
-    cases = document.get("cases") or []
-    if cases:
-        return any("without" in (c.get("arms") or {}) for c in cases)
-    return (document.get("suite") or {}).get("ablation") == "with-without"
-
-
-def _runs(case: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [run for arm in (case.get("arms") or {}).values() for run in arm]
-
-
-def _row(case: Mapping[str, Any], two_arm: bool) -> list[str]:
-    agg = case.get("aggregates") or {}
-    runs = _runs(case)
-    cost = sum(float(r.get("costUsd") or 0.0) for r in runs)
+def _row(case: CaseResult, two_arm: bool) -> list[str]:
+    agg = case.aggregates
     if two_arm:
-        numbers = [_num(agg.get("score")), _num(agg.get("scoreWithout")), _signed(agg.get("delta"))]
+        numbers = [_num(agg.score), _num(agg.score_without), _signed(agg.delta)]
     else:
-        numbers = [_num(agg.get("score")), _percent(agg.get("passRate"))]
-    notes = cut(str(case["notes"])) if case.get("notes") else ""
-    return [str(case.get("name")), *numbers, str(len(runs)), _money(cost), notes]
+        numbers = [_num(agg.score), _percent(agg.pass_rate)]
+    notes = cut(case.notes) if case.notes else ""
+    return [case.name, *numbers, str(len(case.runs)), _money(case.cost_usd), notes]
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -93,18 +83,17 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     ]
 
 
-def _partial_lines(document: Mapping[str, Any]) -> list[str]:
+def _partial_lines(result: SessionResult) -> list[str]:
     lines = []
-    errors: Mapping[str, int] = document.get("errors") or {}
-    if errors:
-        kinds = ", ".join(f"{kind} {count}" for kind, count in errors.items())
+    if result.errors:
+        kinds = ", ".join(f"{kind} {count}" for kind, count in result.errors.items())
         lines.append(
-            f"partial: {sum(errors.values())} run(s) could not be made ({kinds})"
+            f"partial: {sum(result.errors.values())} run(s) could not be made ({kinds})"
             " — kept out of the scores"
         )
-    reason = document.get("partialReason")
-    if document.get("partial") and reason and reason != INFRA_PARTIAL_REASON:
-        not_started = (document.get("aggregates") or {}).get("runsSkipped") or 0
+    reason = result.partial_reason
+    if result.partial and reason and reason != INFRA_PARTIAL_REASON:
+        not_started = result.aggregates.runs_skipped
         extra = f" · {not_started} run(s) not started" if not_started else ""
         lines.append(f"partial: {reason}{extra}")
     return lines
@@ -116,33 +105,26 @@ def _report_line(path: str) -> str:
     return f"{label}: {path}"
 
 
-def summary_lines(document: Mapping[str, Any], *, report_paths: Sequence[str] = ()) -> list[str]:
+def summary_lines(result: SessionResult, *, report_paths: Sequence[str] = ()) -> list[str]:
     """The summary table, its footer, the partial and load-error notices and the report paths."""
-    cases = document.get("cases") or []
-    two_arm = is_two_arm(document)
+    two_arm = result.two_arm
     header = (
         ["CASE", "WITH", "W/OUT", "Δ", "RUNS", "COST", "NOTES"]
         if two_arm
         else ["CASE", "SCORE", "PASS%", "RUNS", "COST", "NOTES"]
     )
-    lines = (
-        [line.rstrip() for line in _table(header, [_row(c, two_arm) for c in cases])]
-        if cases
-        else []
-    )
-
-    agg = document.get("aggregates") or {}
+    rows = [_row(c, two_arm) for c in result.cases]
+    lines = [line.rstrip() for line in _table(header, rows)] if rows else []
+    agg = result.aggregates
     headline = (
-        f"mean Δ {_signed(agg.get('meanDelta'))}"
-        if two_arm
-        else f"score {_num(agg.get('overallScore'))}"
+        f"mean Δ {_signed(agg.mean_delta)}" if two_arm else f"score {_num(agg.overall_score)}"
     )
     lines.append(
-        f"{len(cases)} case(s) · {headline} · {_duration(document.get('durationSeconds'))}"
-        f" · {_money(document.get('costUsd'))}"
+        f"{len(result.cases)} case(s) · {headline} · {_duration(result.duration_seconds)}"
+        f" · {_money(result.cost_usd)}"
     )
-    lines.extend(_partial_lines(document))
-    load_errors = len(document.get("loadErrors") or [])
+    lines.extend(_partial_lines(result))
+    load_errors = len(result.load_errors)
     if load_errors:
         files = "case file could" if load_errors == 1 else "case files could"
         lines.append(f"{load_errors} {files} not be loaded — see the errors above")

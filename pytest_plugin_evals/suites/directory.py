@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from pytest_plugin_evals.model import Case, GraderSpec, LoadError, SourceKind
-from pytest_plugin_evals.suites import frontmatter, grader_schema
+from pytest_plugin_evals.suites import grader_schema
 from pytest_plugin_evals.suites import validate as v
+from pytest_plugin_evals.suites.discover import CASE_FILE, PROMPT_FILE
 from pytest_plugin_evals.suites.validate import Spot, Value
+from pytest_plugin_evals.util import frontmatter
 
-PROMPT_FILE = "prompt.md"
-CASE_FILE = "case.yaml"
 GRADERS_DIR = "graders"
 
 #: prompt.md frontmatter keys, in the order the unknown-key message lists them.

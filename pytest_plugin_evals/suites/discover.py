@@ -17,21 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import yaml
-
-from pytest_plugin_evals.suites.directory import CASE_FILE, PROMPT_FILE
-
+PROMPT_FILE = "prompt.md"
+CASE_FILE = "case.yaml"
 SKIP_DIRS = frozenset({"results", "mocks", "node_modules", ".claude", "__pycache__"})
 SUITE_SUFFIXES = frozenset({".json", ".yaml", ".yml"})
 #: Names that are suites by name alone (a broken one must still be reported).
 SUITE_NAMES = frozenset({"evals.json", "evals.yaml", "evals.yml"})
 NOT_SUITES = frozenset({"package.json", "package-lock.json", CASE_FILE})
 _YAML_CASES = re.compile(r"^[\"']?cases[\"']?[ \t]*:", re.MULTILINE)
-
-try:
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -117,7 +110,40 @@ def is_suite_file(path: Path) -> bool:
     elif not named and not _YAML_CASES.search(text) and '"cases"' not in text:
         return False
     try:
-        data = json.loads(text) if is_json else yaml.load(text, Loader=_Loader)
-    except (ValueError, yaml.YAMLError):
+        data = json.loads(text) if is_json else _load_yaml(text)
+    except ValueError:
         return True
     return named or (isinstance(data, dict) and "cases" in data)
+
+
+def _load_yaml(text: str) -> object:
+    """Parse YAML (imported here: finding no suite must not load a YAML parser)."""
+    import yaml
+
+    try:
+        loader = yaml.CSafeLoader
+    except AttributeError:  # pragma: no cover - depends on how PyYAML was built
+        loader = yaml.SafeLoader  # type: ignore[misc]
+    try:
+        return yaml.load(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def has_evals(path: Path) -> bool:
+    """Whether ``path`` is a package.json with ``ai.evals`` (cheap: a text check first).
+
+    A file that mentions ``"evals"`` but is not valid JSON counts, so loading it reports why.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if '"evals"' not in text:
+        return False
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return True
+    ai = data.get("ai") if isinstance(data, dict) else None
+    return isinstance(ai, dict) and "evals" in ai

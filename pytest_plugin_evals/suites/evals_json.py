@@ -12,8 +12,8 @@ from pathlib import Path
 
 from pytest_plugin_evals.model import Case, GraderSpec, LoadError
 from pytest_plugin_evals.suites import validate as v
-from pytest_plugin_evals.suites.frontmatter import Located
 from pytest_plugin_evals.suites.validate import Spot
+from pytest_plugin_evals.util.frontmatter import Located
 
 EXPECT_KEYS = ("contains", "not_contains", "min_chars")
 

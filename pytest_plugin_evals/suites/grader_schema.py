@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pytest_plugin_evals import patterns
 from pytest_plugin_evals.model import GraderSpec, LoadError
 from pytest_plugin_evals.suites import validate as v
 from pytest_plugin_evals.suites.validate import Spot, Value
+from pytest_plugin_evals.util import jsregex as patterns
 
 TYPES = ("regex", "tool_order", "tool_used", "file_exists", "llm", "baseline")
 COMMON_KEYS = ("name", "type", "weight", "arm")

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from pytest_plugin_evals.suites.frontmatter import KeyPath, Located
+from pytest_plugin_evals.util.frontmatter import KeyPath, Located
 
 _TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\],:\n]|[^\s{}\[\],:"]+')
 

@@ -7,36 +7,13 @@ suite root.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_plugin_evals.model import Case, LoadError
+from pytest_plugin_evals.model import Case, LoadError, PluginInfo
 from pytest_plugin_evals.suites import validate as v
 from pytest_plugin_evals.suites.json_lines import JSONProblem, load_json
-
-MANIFEST_DIR = ".claude-plugin"
-MANIFEST_FILE = "plugin.json"
-
-
-@dataclass(frozen=True)
-class PluginInfo:
-    """A plugin under test: its name and version from the manifest, and its folder."""
-
-    name: str
-    version: str | None
-    path: Path
-
-    def to_dict(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"name": self.name}
-        if self.version is not None:
-            doc["version"] = self.version
-        doc["path"] = str(self.path)
-        return doc
-
-
-def manifest_path(folder: Path) -> Path:
-    return folder / MANIFEST_DIR / MANIFEST_FILE
+from pytest_plugin_evals.util.manifest import manifest_path, name_in
 
 
 def read_plugin(folder: Path) -> PluginInfo:
@@ -55,12 +32,8 @@ def read_plugin(folder: Path) -> PluginInfo:
         raise LoadError(
             manifest, f"a plugin manifest must be a JSON object (got {v.kind(data)})", 1
         )
-    name = data.get("name")
-    version = data.get("version")
     return PluginInfo(
-        name=name.strip() if isinstance(name, str) and name.strip() else folder.name,
-        version=_version(version),
-        path=folder,
+        name=name_in(data, folder), version=_version(data.get("version")), path=folder
     )
 
 

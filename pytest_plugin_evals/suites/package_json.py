@@ -8,40 +8,19 @@ compiled now), ``meetsCriteria`` (a judge rubric) and ``callsTool`` ``{"name", "
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
-from pytest_plugin_evals import patterns
-from pytest_plugin_evals.model import Case, GraderSpec, LoadError
+from pytest_plugin_evals.model import MATCHER_OPERATORS, Case, GraderSpec, LoadError
 from pytest_plugin_evals.suites import validate as v
 from pytest_plugin_evals.suites.json_lines import JSONProblem, load_json
 from pytest_plugin_evals.suites.validate import Spot, Value
+from pytest_plugin_evals.util import jsregex as patterns
 
 EVAL_KEYS = ("name", "input", "mocks", "expected", "usedAsExample")
 EXPECTATIONS = ("includes", "matches", "meetsCriteria", "callsTool")
-OPERATORS = frozenset({"eq", "includes", "matches", "and", "or", "not"})
 SLUG_LIMIT = 60
-
-
-def has_evals(path: Path) -> bool:
-    """Whether ``path`` is a package.json with ``ai.evals`` (cheap: a text check first).
-
-    A file that mentions ``"evals"`` but is not valid JSON counts, so loading it reports why.
-    """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return False
-    if '"evals"' not in text:
-        return False
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return True
-    ai = data.get("ai") if isinstance(data, dict) else None
-    return isinstance(ai, dict) and "evals" in ai
 
 
 def load(path: Path) -> list[Case | LoadError]:
@@ -186,7 +165,7 @@ def _check_matcher(value: Value) -> None:
         for index, item in enumerate(raw):
             _check_matcher(Value(item, inner, index))
     elif isinstance(raw, dict):
-        if len(raw) == 1 and next(iter(raw)) in OPERATORS:
+        if len(raw) == 1 and next(iter(raw)) in MATCHER_OPERATORS:
             ((op, arg),) = raw.items()
             if op == "matches":
                 source = v.string(Value(arg, inner, op), empty=True)

@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytest_plugin_evals import patterns
 from pytest_plugin_evals.model import Case, GraderSpec, LoadError
 from pytest_plugin_evals.suites import validate as v
-from pytest_plugin_evals.suites.frontmatter import Located
 from pytest_plugin_evals.suites.validate import Spot, Value
+from pytest_plugin_evals.util import jsregex as patterns
+from pytest_plugin_evals.util.frontmatter import Located
 
 CASE_KEYS = (
     "name",

@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, NoReturn
 
 from pytest_plugin_evals.model import LoadError
-from pytest_plugin_evals.suites.frontmatter import Located
+from pytest_plugin_evals.util.frontmatter import Located
 
 ENV_KEY = re.compile(r"^EVAL_[A-Z0-9_]*$")
 

@@ -17,10 +17,12 @@ Use it to test a plugin's plumbing against a real agent without a real model::
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
-from .server import ScriptedModel
+if TYPE_CHECKING:
+    from .server import ScriptedModel
 
 
 @pytest.fixture
@@ -30,6 +32,8 @@ def scripted_model() -> Iterator[ScriptedModel]:
     Add rules with ``scripted_model.add(Rule(...))``; point the agent at it with
     ``scripted_model.env()``; read what the agent sent in ``scripted_model.requests``.
     """
+    from .server import ScriptedModel
+
     model = ScriptedModel()
     model.start()
     try:

@@ -19,7 +19,7 @@ import pytest
 from pytest_plugin_evals.mocks import MockSetup, collect_calls, prepare_mocks
 from pytest_plugin_evals.model import Case
 from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
-from tests.helpers import claude_argv
+from tests.helpers import claude_argv, mocks_doc
 
 pytest.importorskip("anthropic")
 
@@ -122,9 +122,9 @@ def test_record_then_replay(claude_bin: str, suite: Path, tmp_path: Path) -> Non
     assert judged["system"].startswith('You are standing in for the MCP server "kb"')
     assert search_result(events)["content"][0]["text"] == ANSWER
     first = collect_calls(setup)
-    assert first.totals["replay"] == {"hits": 0, "misses": 1}
-    assert first.totals["costUsd"] > 0
-    assert setup.summary()["servers"] == [
+    assert (first.totals.replay_hits, first.totals.replay_misses) == (0, 1)
+    assert first.totals.cost_usd > 0
+    assert mocks_doc(setup)["servers"] == [
         {"server": "kb", "kind": "standalone", "tools": [{"tool": "search", "responder": "agent"}]}
     ]
     recordings = tmp_path / "first/results/mock-recordings/kb"
@@ -144,8 +144,8 @@ def test_record_then_replay(claude_bin: str, suite: Path, tmp_path: Path) -> Non
         assert any(r["tool_result"] == ANSWER for r in model.message_requests)
     assert search_result(events)["content"][0]["text"] == ANSWER
     second = collect_calls(setup)
-    assert second.totals["replay"] == {"hits": 1, "misses": 0}
-    assert second.totals["costUsd"] == 0
+    assert (second.totals.replay_hits, second.totals.replay_misses) == (1, 0)
+    assert second.totals.cost_usd == 0
     assert [(c.tool, c.output) for c in second.calls or []] == [(SEARCH, ANSWER)]
     assert not (tmp_path / "second/results/mock-recordings").exists()
 
@@ -175,4 +175,4 @@ def test_the_claude_cli_judge_plays_the_server(
     # Claude Code adds its own lines around the system prompt it is given.
     assert 'You are standing in for the MCP server "kb"' in judged["system"]
     assert "strict, terse evaluation judge" not in judged["system"]
-    assert collect_calls(setup).totals["costUsd"] > 0
+    assert collect_calls(setup).totals.cost_usd > 0

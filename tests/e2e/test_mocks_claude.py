@@ -20,9 +20,10 @@ from typing import Any
 import pytest
 
 from pytest_plugin_evals.mocks import MockSetup, collect_calls, prepare_mocks
-from pytest_plugin_evals.model import Case
+from pytest_plugin_evals.model import Abort, Case
+from pytest_plugin_evals.records import mocks_to_json
 from pytest_plugin_evals.testing import Rule, ScriptedModel, delay, text, tool_use
-from tests.helpers import claude_argv, write_tree
+from tests.helpers import claude_argv, mocks_doc, write_tree
 
 PREFIX = "mcp__plugin_tracker-kit_tracker__"
 CREATE = PREFIX + "create_issue"
@@ -206,8 +207,8 @@ def test_shadow_answers_are_templated_recorded_and_described(
     assert outcome.aborted is None
     assert [(c.tool, c.is_error) for c in outcome.calls or []] == [(CREATE, False), (FAIL, True)]
     assert (outcome.calls or [])[0].input == GOOD_INPUT
-    assert outcome.totals["total"] == 2 and outcome.totals["errors"] == 1
-    summary = outcome.summary(run.setup)
+    assert outcome.totals.total == 2 and outcome.totals.errors == 1
+    summary = mocks_to_json(outcome.summary(run.setup))
     assert {"server": "wiki", "kind": "shadow", "withheld": True, "tools": []} in summary["servers"]
     assert summary["warnings"] == [  # servers are listed by name, as the reference lists them
         "kb: no _tools.json entry for search — served with a permissive schema and no "
@@ -241,12 +242,11 @@ def test_an_expect_violation_aborts_the_run_at_once(
     )
     run = run_claude(claude_bin, scripted_model, plugin, tmp_path, shared_host=shared_host)
     outcome = collect_calls(run.setup)
-    assert outcome.aborted == {
-        "server": "tracker",
-        "tool": "create_issue",
-        "reason": 'the model\'s call violates expect: priority = "urgent" is not one of '
-        "[low, medium, high]",
-    }
+    assert outcome.aborted == Abort(
+        "tracker",
+        "create_issue",
+        'the model\'s call violates expect: priority = "urgent" is not one of [low, medium, high]',
+    )
     assert outcome.calls == []
     assert run.returncode == -9  # the agent's process group was killed
     assert run.seconds < 30
@@ -275,7 +275,7 @@ def test_standalone_servers_serve_the_without_arm(
     assert [(c.server, c.tool, c.output) for c in outcome.calls or []] == [
         ("kb", SEARCH, "Found 1 page for release")
     ]
-    assert run.setup.summary()["servers"] == [
+    assert mocks_doc(run.setup)["servers"] == [
         {"server": "kb", "kind": "standalone", "tools": [{"tool": "search", "responder": "fixed"}]}
     ]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -173,15 +174,40 @@ def test_threshold_below_one_gates_on_case_means(
     )
     agent = scripted_agent([{"match": "answer", "reply": "alpha only"}])
     passing = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", agent, "--eval-threshold", "0.5"
-    )
+        "evals", *plugin_args, "--eval-agent", agent, "--eval-threshold", "0.5",
+        "--junitxml", "pass.xml",
+    )  # fmt: skip
+    # Each run scored 0.50: under the threshold 0.5 they are measurements, and the case passes.
     assert passing.ret == pytest.ExitCode.OK
-    passing.stdout.fnmatch_lines(["*threshold 0.5*exit status 0*"])
+    passing.assert_outcomes(passed=2)
+    passing.stdout.fnmatch_lines(["every case's mean score meets the threshold 0.5"])
+    assert junit_outcomes(pytester.path / "pass.xml") == {"passed": 2}
     failing = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", agent, "--eval-threshold", "0.8"
-    )
+        "evals", *plugin_args, "--eval-agent", agent, "--eval-threshold", "0.8",
+        "--junitxml", "fail.xml",
+    )  # fmt: skip
+    # The case is below 0.8: its last run to finish carries the failure, everywhere alike.
     assert failing.ret == pytest.ExitCode.TESTS_FAILED
-    failing.stdout.fnmatch_lines(["*below the threshold 0.80: half (0.50)*"])
+    failing.assert_outcomes(passed=1, failed=1)
+    failing.stdout.fnmatch_lines(
+        [
+            "*case half: mean score 0.50 is below the threshold 0.80 (runs: 0.50, 0.50)*",
+            "*below the threshold 0.80: half (0.50)*",
+        ]
+    )
+    assert junit_outcomes(pytester.path / "fail.xml") == {"passed": 1, "failure": 1}
+
+
+def junit_outcomes(path: Path) -> dict[str, int]:
+    """How many test cases of a JUnit file passed, failed, errored or were skipped."""
+    import xml.etree.ElementTree as ET
+
+    counts: dict[str, int] = {}
+    for case in ET.parse(path).iter("testcase"):
+        kinds = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
+        for kind in kinds or ["passed"]:
+            counts[kind] = counts.get(kind, 0) + 1
+    return counts
 
 
 def test_ini_keys_are_option_twins(pytester: pytest.Pytester, scripted_agent) -> None:

@@ -9,7 +9,7 @@ import pytest
 from pytest_plugin_evals.graders import grade
 from pytest_plugin_evals.graders.matchers import equal, mismatches
 from pytest_plugin_evals.model import GraderSpec, ToolCall, Transcript, Verdict
-from pytest_plugin_evals.patterns import Pattern, compile_pattern
+from pytest_plugin_evals.util.jsregex import Pattern, compile_pattern
 
 TODO_ID = "aef13ef3-9c37-463e-9c93-3573325c0231"
 

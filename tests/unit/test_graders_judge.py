@@ -18,6 +18,8 @@ from pytest_plugin_evals.graders.judge import (
 )
 from pytest_plugin_evals.judges import JudgeError, JudgeImage, JudgeReply
 from pytest_plugin_evals.model import Case, GraderSpec, Transcript
+from pytest_plugin_evals.records import verdict_to_json
+from tests.helpers import judged
 
 
 class ScriptedJudge:
@@ -88,7 +90,7 @@ def test_without_a_judge_judge_graders_are_skipped(spec: GraderSpec) -> None:
     assert v.skipped == "no judge configured"
     assert v.explanation == "skipped: no judge configured"
     assert not v
-    assert v.to_dict()["passed"] is False
+    assert verdict_to_json(v)["passed"] is False
 
 
 @pytest.mark.parametrize(
@@ -129,7 +131,7 @@ def test_llm_votes_and_prompt_layout() -> None:
     spec = GraderSpec("criteria", "llm", {"focus": "last_message"}, criteria="Says hi")
     v = grade(spec, Transcript(final_message="hello"), judge=judge)
     assert (v.passed, v.explanation) == (True, "judge votes: PASS FAIL PASS")
-    assert v.details == {
+    assert judged(v) == {
         "judgeVotes": [
             {"vote": "PASS", "reason": "PASS"},
             {"vote": "FAIL", "reason": "FAIL: it never says hi"},
@@ -138,7 +140,7 @@ def test_llm_votes_and_prompt_layout() -> None:
         "evidence": "hello",
         "judgeCostUsd": 0.3,  # 0.1 + 0.1 + 0.1 is 0.30000000000000004 unrounded
     }
-    assert v.to_dict()["judgeVotes"][1]["vote"] == "FAIL"
+    assert verdict_to_json(v)["judgeVotes"][1]["vote"] == "FAIL"
     assert judge.prompts[0] == (
         "You are grading the output of a coding agent against a criterion.\n\n"
         "Criterion:\nSays hi\n\n\nAgent output (last_message):\nhello\n\n\n"
@@ -163,7 +165,7 @@ def test_a_vote_only_judge_still_works() -> None:
     judge = VoteOnlyJudge("PASS", "FAIL", "pass")
     v = grade(GraderSpec("c", "llm", {}, criteria="x"), Transcript(), judge=judge)
     assert (v.passed, v.explanation) == (True, "judge votes: PASS FAIL PASS")
-    assert v.details["judgeCostUsd"] == 0.0
+    assert judged(v)["judgeCostUsd"] == 0.0
 
 
 def test_a_failed_judge_call_is_a_judge_failure_not_a_verdict() -> None:
@@ -211,7 +213,7 @@ def test_judge_cost_sums_the_verdicts() -> None:
         GraderSpec("b", "llm", {}, criteria="y"),
     ]
     verdicts = grade_all(specs, Transcript(final_message="x"), judge=judge)
-    assert [v.details.get("judgeCostUsd") for v in verdicts] == [0.3, None, 0.3]
+    assert [judged(v).get("judgeCostUsd") for v in verdicts] == [0.3, None, 0.3]
     assert judge_cost(verdicts) == 0.6
     assert judge_cost([]) == 0.0
 
@@ -223,7 +225,7 @@ def test_an_image_focus_goes_to_the_judge_as_an_image(tmp_path: Path) -> None:
     v = grade(spec, Transcript(cwd=tmp_path), judge=judge)
     assert v.passed is True
     note = f"[image shot.png (image/png, {len(tiny_png())} bytes) attached]"
-    assert v.details["evidence"] == note
+    assert judged(v)["evidence"] == note
     assert f"Agent output (file shot.png):\n{note}\n" in judge.prompts[0]
     assert judge.images[0] == [JudgeImage(tiny_png(), "image/png", "shot.png")]
     assert len(judge.images) == 3

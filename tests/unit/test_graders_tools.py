@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from pytest_plugin_evals.graders import grade
-from pytest_plugin_evals.graders.base import js_json
 from pytest_plugin_evals.model import GraderSpec, ToolCall, Transcript, Verdict
+from pytest_plugin_evals.util.jsvalues import js_json
 
 CALLS = [
     ToolCall("Glob", {"pattern": "**/*.md"}),

@@ -21,12 +21,13 @@ from pytest_plugin_evals.judges import (
     JudgeError,
     JudgeImage,
     JudgeSetupError,
-    image_media_type,
     make_judge,
 )
 from pytest_plugin_evals.judges.anthropic_api import estimate_cost, price_of, resolve_model
 from pytest_plugin_evals.model import Case, GraderSpec, Transcript
 from pytest_plugin_evals.testing import Rule, ScriptedModel, delay, error, text
+from pytest_plugin_evals.util.images import image_media_type
+from tests.helpers import judged
 
 BACKENDS = ["claude", "anthropic", "openai"]
 #: What the scripted model reports to OpenAI clients as ``usage.cost`` (per call).
@@ -141,12 +142,12 @@ def test_split_votes_majority_reasons_and_exact_cost(
     first = grade(llm(), transcript, judge=judge)
     second = grade(llm("Says goodbye"), transcript, judge=judge)
     assert (first.passed, first.explanation) == (True, "judge votes: PASS FAIL PASS")
-    assert first.details["judgeVotes"] == [
+    assert judged(first)["judgeVotes"] == [
         {"vote": "PASS", "reason": "PASS"},
         {"vote": "FAIL", "reason": "FAIL: it does not greet"},
         {"vote": "PASS", "reason": "pass — it says hello"},
     ]
-    assert first.details["evidence"] == "hello there"
+    assert judged(first)["evidence"] == "hello there"
     assert (second.passed, second.explanation) == (False, "judge votes: FAIL FAIL PASS")
     sent = calls(model)
     assert len(sent) == 6
@@ -154,12 +155,12 @@ def test_split_votes_majority_reasons_and_exact_cost(
     assert all(SYSTEM_PROMPT in e["system"] and e["tools"] == [] for e in sent)
     per_call = judge.call("one more").cost_usd
     assert per_call > 0
-    assert first.details["judgeCostUsd"] == round(3 * per_call, 10)
+    assert judged(first)["judgeCostUsd"] == round(3 * per_call, 10)
     assert judge_cost([first, second]) == round(6 * per_call, 10)
     if kind == "anthropic":  # claude-haiku-4-5 list price: 1200 in x $1/M + 40 out x $5/M
-        assert (per_call, first.details["judgeCostUsd"]) == (0.0014, 0.0042)
+        assert (per_call, judged(first)["judgeCostUsd"]) == (0.0014, 0.0042)
     if kind == "openai":  # as the server reports it
-        assert (per_call, first.details["judgeCostUsd"]) == (OPENAI_COST, 0.0021)
+        assert (per_call, judged(first)["judgeCostUsd"]) == (OPENAI_COST, 0.0021)
 
 
 @pytest.mark.parametrize("kind", BACKENDS)
@@ -269,7 +270,7 @@ def test_baseline_compares_the_run_with_the_reference_trajectory(
     prompt = prompt_of(calls(model)[0])
     assert 'BASELINE trajectory:\n{"type":"assistant","text":"Used the skill."}\n' in prompt
     assert 'NEW trajectory:\n{"type":"assistant","text":"Did it by hand."}\n' in prompt
-    assert v.details["evidence"] == '{"type":"assistant","text":"Did it by hand."}'
+    assert judged(v)["evidence"] == '{"type":"assistant","text":"Did it by hand."}'
 
 
 @pytest.mark.parametrize("kind", BACKENDS)

@@ -19,11 +19,11 @@ import pytest
 
 from pytest_plugin_evals.mocks import attach, collect_calls, prepare_mocks, recordings_notice
 from pytest_plugin_evals.mocks.agent import answer_file, interpret, user_prompt
-from pytest_plugin_evals.mocks.player import with_system
+from pytest_plugin_evals.mocks.player import make_player
 from pytest_plugin_evals.mocks.server import StandIn
-from pytest_plugin_evals.model import Case, Transcript
+from pytest_plugin_evals.model import Abort, Case, Transcript
 from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text
-from tests.helpers import write_tree
+from tests.helpers import mocks_doc, write_tree
 
 pytest.importorskip("anthropic")
 
@@ -118,7 +118,7 @@ def test_the_spec_carries_the_judge_and_is_private(suite: Path, tmp_path: Path) 
     assert tools["search"]["abortWhen"] == "the agent asks to drop a table"
     assert tools["lookup"]["notes"] == "Look-ups return one id."
     assert tools["fixed"]["responder"] == "fixed"
-    assert setup.summary()["servers"][0]["tools"] == [
+    assert mocks_doc(setup)["servers"][0]["tools"] == [
         {"tool": "drop", "responder": "agent"},
         {"tool": "fixed", "responder": "fixed"},
         {"tool": "lookup", "responder": "agent"},
@@ -160,8 +160,8 @@ def test_a_miss_asks_the_model_and_records_the_answer(
         ("Fixed answer", False),
     ]
     assert outcome.records[0]["responder"] == "agent" and "responder" not in outcome.records[1]
-    assert outcome.totals["costUsd"] == COST
-    assert outcome.totals["replay"] == {"hits": 0, "misses": 1}
+    assert outcome.totals.cost_usd == COST
+    assert (outcome.totals.replay_hits, outcome.totals.replay_misses) == (0, 1)
     transcript = Transcript(cost_usd=0.5)
     attach(setup, transcript)
     assert transcript.cost_usd == 0.5 + COST  # the model playing the server is paid by the run
@@ -192,7 +192,7 @@ def test_an_adopted_answer_is_replayed_with_no_model_call(
         )
     assert not recorded.exists()  # a hit is not recorded again
     totals = collect_calls(second).totals
-    assert totals["replay"] == {"hits": 1, "misses": 1} and totals["costUsd"] == COST
+    assert (totals.replay_hits, totals.replay_misses) == (1, 1) and totals.cost_usd == COST
     assert [r["replay"] for r in collect_calls(second).records] == ["hit", "miss"]
 
 
@@ -219,13 +219,9 @@ def test_abort_replies_stop_the_run_only_with_abort_when(
         text_, is_error = kb.answer("drop", {"table": "users"})
         assert is_error and "the agent dropped a table" in text_
     outcome = collect_calls(setup)
-    assert outcome.aborted == {
-        "server": "kb",
-        "tool": "drop",
-        "reason": "the agent dropped a table",
-    }
-    assert outcome.calls == [] and outcome.totals["costUsd"] == COST
-    assert outcome.totals["replay"]["misses"] == 1
+    assert outcome.aborted == Abort("kb", "drop", "the agent dropped a table")
+    assert outcome.calls == [] and outcome.totals.cost_usd == COST
+    assert outcome.totals.replay_misses == 1
     # Without abort_when the same reply is just the answer.
     write_tree(suite, {"evals/mocks/kb/_server.md": "---\ntype: agent\ntools: [drop]\n---\nA KB"})
     with ScriptedModel(rules) as model:
@@ -244,7 +240,10 @@ def test_without_a_judge_a_miss_is_a_tool_error(
         "no judge configured to play this server",
         True,
     )
-    assert collect_calls(setup).totals["replay"] == {"hits": 0, "misses": 1}
+    assert (collect_calls(setup).totals.replay_hits, collect_calls(setup).totals.replay_misses) == (
+        0,
+        1,
+    )
     assert not (tmp_path / "results/mock-recordings").exists()
 
 
@@ -275,25 +274,29 @@ def test_interpret_and_prompts() -> None:
 
 def test_the_openai_backend_sends_the_stand_in_system_prompt() -> None:
     pytest.importorskip("openai")
-    from pytest_plugin_evals.judges import make_judge
-
     with ScriptedModel([Rule(reply=text("played"))]) as model:
         env = {"OPENAI_BASE_URL": model.openai_base_url}
-        judge = with_system(make_judge("openai", "small", environ=env), "You are a server.")
-        assert judge.call("Current call: x").text == "played"
-        judge.close()  # type: ignore[attr-defined]
+        player = make_player({"kind": "openai", "model": "small", "env": env}, "You are a server.")
+        assert player.call("Current call: x").text == "played"
+        player.close()
         (request,) = model.chat_requests
     assert request["body"]["messages"][0] == {"role": "system", "content": "You are a server."}
     assert [m["role"] for m in request["body"]["messages"]] == ["system", "user"]
 
 
 def test_the_claude_backend_gets_the_system_prompt_argument(tmp_path: Path) -> None:
-    from pytest_plugin_evals.mocks.player import make_player
-
     fake = tmp_path / "claude"
-    fake.write_text("#!/bin/sh\n", encoding="utf-8")
+    args = tmp_path / "args.txt"
+    fake.write_text(
+        f'#!/bin/sh\nprintf "%s\\n" "$@" > {args}\n'
+        'echo \'{"type":"result","result":"played","total_cost_usd":0.001}\'\n',
+        encoding="utf-8",
+    )
+    fake.chmod(0o755)
     player = make_player({"kind": "claude", "claudeBin": str(fake), "env": {}}, "Be a server.")
-    argv = player.argv()  # type: ignore[attr-defined]
+    reply = player.call("Current call: x")
+    assert (reply.text, reply.cost_usd) == ("played", 0.001)
+    argv = args.read_text(encoding="utf-8").splitlines()
     assert argv[argv.index("--system-prompt") + 1] == "Be a server."
 
 
@@ -320,5 +323,8 @@ def test_a_stand_in_process_plays_the_server(
         assert (entry["args"][0] == "-I") is shared_host  # the stub hands over to the host
         assert talk([entry["command"], *entry["args"]]) == "Release 1.3 notes"
         assert len(player_requests(model)) == 1
-    assert collect_calls(setup).totals["replay"] == {"hits": 0, "misses": 1}
+    assert (collect_calls(setup).totals.replay_hits, collect_calls(setup).totals.replay_misses) == (
+        0,
+        1,
+    )
     assert (tmp_path / "results/mock-recordings/kb" / f"search-{DIGEST}.json").is_file()

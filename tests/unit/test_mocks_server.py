@@ -10,10 +10,11 @@ from typing import Any
 import anyio
 import pytest
 
+from pytest_plugin_evals.graders.targets import mock_call_line
 from pytest_plugin_evals.mocks import attach, collect_calls, prepare_mocks
 from pytest_plugin_evals.mocks.server import StandIn, build_server
-from pytest_plugin_evals.model import Case, ToolCall, Transcript
-from tests.helpers import write_tree
+from pytest_plugin_evals.model import Abort, Case, MockTotals, ToolCall, Transcript
+from tests.helpers import mocks_doc, write_tree
 
 TOOLS_JSON = {
     "tools": [
@@ -84,7 +85,7 @@ def test_with_arm_config(plugin: Path, tmp_path: Path) -> None:
         "mcp__plugin_tracker-kit_tracker__fail_op",
         "mcp__kb__search",
     }
-    summary = setup.summary()
+    summary = mocks_doc(setup)
     by_name = {s["server"]: s for s in summary["servers"] if not s.get("withheld")}
     assert by_name["tracker"] == {
         "server": "tracker",
@@ -170,24 +171,22 @@ def test_answers_are_rendered_and_recorded(plugin: Path, tmp_path: Path) -> None
     ]
     first = (outcome.calls or [])[0]
     assert first.server == "tracker" and first.input["labels"] == ["a"]
-    assert first.to_json_line() == (
+    assert mock_call_line(first) == (
         '{"tool":"mcp__plugin_tracker-kit_tracker__create_issue","input":{"title":"Crash",'
         '"priority":"low","labels":["a"]},"output":"Created issue #4821: Crash [\\"a\\"]\\n'
         'fixture text","verdict":"ok"}'
     )
-    assert '"isError":true,"verdict":"ok"' in (outcome.calls or [])[1].to_json_line()
-    assert outcome.totals == {
-        "total": 3,
-        "errors": 2,
-        "unmocked": [
-            {"tool": "mcp__plugin_tracker-kit_gh__pr", "count": 1},
-            {"tool": "mcp__plugin_tracker-kit_tracker__delete_issue", "count": 2},
-        ],
-        "costUsd": 0.0,
-        "replay": {"hits": 0, "misses": 0},
-    }
+    assert '"isError":true,"verdict":"ok"' in mock_call_line((outcome.calls or [])[1])
+    assert outcome.totals == MockTotals(
+        total=3,
+        errors=2,
+        unmocked=(
+            ("mcp__plugin_tracker-kit_gh__pr", 1),
+            ("mcp__plugin_tracker-kit_tracker__delete_issue", 2),
+        ),
+    )
     assert all("time" in r for r in outcome.records)
-    assert outcome.summary(setup)["calls"]["total"] == 3
+    assert outcome.summary(setup).calls.total == 3
 
 
 def test_a_violation_records_the_abort(plugin: Path, tmp_path: Path) -> None:
@@ -203,7 +202,7 @@ def test_a_violation_records_the_abort(plugin: Path, tmp_path: Path) -> None:
     reason = (
         'the model\'s call violates expect: priority = "urgent" is not one of [low, medium, high]'
     )
-    assert outcome.aborted == {"server": "tracker", "tool": "create_issue", "reason": reason}
+    assert outcome.aborted == Abort("tracker", "create_issue", reason)
     assert [c.tool for c in transcript.mock_calls or []] == [
         "mcp__plugin_tracker-kit_tracker__fail_op"
     ]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_plugin_evals.mocks.template import TemplateError, check_static, render
-from pytest_plugin_evals.mocks.values import MISSING, compact_json, js_number, js_string, lookup
+from pytest_plugin_evals.util.jsvalues import MISSING, js_json, js_number, js_string, lookup
 
 ARGS = {
     "title": "Crash bug",
@@ -137,13 +137,13 @@ def test_numbers_read_as_javascript_writes_them(number: float, text: str) -> Non
     assert js_number(number) == text
 
 
-def test_js_string_and_compact_json() -> None:
+def test_js_string_and_js_json() -> None:
     assert js_string("x") == "x"
     assert js_string(None) == "null"
     assert js_string(False) == "false"
     assert js_string([1, "a", None]) == "1,a,"
     assert js_string({"a": 1}) == "[object Object]"
-    assert compact_json({"a": [1.0, True, None, 'q"uote']}) == '{"a":[1,true,null,"q\\"uote"]}'
+    assert js_json({"a": [1.0, True, None, 'q"uote']}) == '{"a":[1,true,null,"q\\"uote"]}'
 
 
 def test_lookup() -> None:

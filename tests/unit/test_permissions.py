@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_plugin_evals.options import _split_tools
-from pytest_plugin_evals.permissions import (
+from pytest_plugin_evals.agents.claude.permissions import (
     BUILTIN_WRITERS,
     ToolPlan,
     base_tool,
@@ -17,6 +16,7 @@ from pytest_plugin_evals.permissions import (
     path_rule,
     plan_tools,
 )
+from pytest_plugin_evals.plugin.options import _split_tools
 
 HOME = Path("/runs/r1/home")
 TMP = Path("/runs/r1/tmp")

@@ -13,8 +13,8 @@ import pytest
 from pytest_plugin_evals import recording
 from pytest_plugin_evals.agents.base import AgentError, RunRequest
 from pytest_plugin_evals.agents.replay import ReplayAgent
-from pytest_plugin_evals.ledger import SpendLedger
 from pytest_plugin_evals.model import Arm, Case, MockCall, SourceKind, ToolCall, Transcript
+from pytest_plugin_evals.plugin.ledger import SpendLedger
 from pytest_plugin_evals.recording import case_key, record_run, run_folder
 from pytest_plugin_evals.sandbox import Sandbox
 

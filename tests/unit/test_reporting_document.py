@@ -9,12 +9,16 @@ from typing import Any
 
 import pytest
 
-from pytest_plugin_evals.model import Case, GraderSpec, RunResult, Verdict
-from pytest_plugin_evals.reporting import build_document, dumps_document, gate
-from pytest_plugin_evals.scoring import run_score
+from pytest_plugin_evals.model import Case, GraderSpec, PluginInfo, Verdict
+from pytest_plugin_evals.records import LoadErrorRecord
+from pytest_plugin_evals.reporting.document import document_json, dumps_document, load_document
+from pytest_plugin_evals.scoring import gate
+from tests.helpers import run_record, skipped_record, summary
 
 ROOT = Path("/suite/evals")
+ROOT_S = str(ROOT)
 PLUGIN = {"name": "release-kit", "version": "1.2.0", "path": "/suite"}
+PLUGIN_INFO = PluginInfo("release-kit", "1.2.0", Path("/suite"))
 GRADERS = (
     GraderSpec("answer", "regex", {"pattern": "paris", "target": "last_message"}),
     GraderSpec("skill", "tool_used", {"tool": "Skill", "min": 1}),
@@ -36,65 +40,10 @@ def case(name: str, folder: str | None = None, **kw: Any) -> Case:
     )
 
 
-def record(
-    c: Case,
-    arm: str,
-    n: int,
-    verdicts=(),
-    *,
-    two_arm: bool = True,
-    cost: float = 0.01,
-    error: str | None = None,
-    infra: str | None = None,
-    skipped: str | None = None,
-    skipped_paid: bool = False,
-    nodeid: str | None = None,
-    score: float | None = None,
-):
-    computed, passed = run_score(list(verdicts), run_ok=error is None and infra is None)
-    if score is not None:
-        computed, passed = score, score >= 1.0
-    result = RunResult(
-        case=c.name,
-        arm=arm,
-        run=n,
-        score=computed,
-        passed=passed,
-        verdicts=list(verdicts)
-        + (
-            [
-                Verdict(
-                    "rubric",
-                    None,
-                    "skipped: cost ceiling",
-                    type="llm",
-                    scored=False,
-                    skipped="cost ceiling",
-                )
-            ]
-            if skipped_paid
-            else []
-        ),
-        turns=2,
-        cost_usd=cost,
-        duration_seconds=1.0,
-        error=error,
-        infra_error=infra,
-        skipped=skipped,
-        skipped_paid_graders=skipped_paid,
-        final_message="Paris.",
-    )
-    label = f"{arm}-{n}" if arm != "single" else str(n)
-    return {
-        "kind": "run",
-        "nodeid": nodeid or f"evals/{c.dir.name}::{c.name}[{label}]",
-        "case": c.to_dict(),
-        "arm": arm,
-        "run": n,
-        "twoArm": two_arm,
-        "result": result.to_dict(),
-        "plugin": PLUGIN,
-    }
+def record(c: Case, arm: str, n: int, verdicts=(), *, skipped: str | None = None, **kw: Any):
+    if skipped is not None:
+        return skipped_record(c, arm, n, skipped, two_arm=kw.get("two_arm", True))
+    return run_record(c, arm, n, verdicts, plugin=PLUGIN_INFO, **kw)
 
 
 def ok(name="answer", weight=1.0):
@@ -115,36 +64,21 @@ def indicator(passed):
     )
 
 
+def scores(doc):
+    return [(c["name"], c["aggregates"]["score"]) for c in doc["cases"]]
+
+
 def build(records, **kw):
-    options = dict(
-        started_at="2026-01-01T00:00:00Z",
-        duration_seconds=7.0,
-        threshold=0.8,
-        ablation="with-without",
-        concurrency=2,
-        agent="claude",
-    )
-    options.update(kw)
-    return build_document(records, **options)
+    return document_json(summary(records, **kw))
 
 
 LOAD_ERRORS = [
-    {
-        "kind": "load_error",
-        "nodeid": "evals/b",
-        "path": "evals/b/case.yaml",
-        "line": 2,
-        "message": "case.yaml must be a YAML object",
-        "suiteRoot": str(ROOT),
-    },
-    {
-        "kind": "load_error",
-        "nodeid": "evals/a",
-        "path": "evals/a/prompt.md",
-        "line": None,
-        "message": "execution.prompt is required",
-        "suiteRoot": str(ROOT),
-    },
+    LoadErrorRecord(
+        "evals/b", "evals/b/case.yaml", 2, "case.yaml must be a YAML object", str(ROOT)
+    ),
+    LoadErrorRecord(
+        "evals/a", "evals/a/prompt.md", None, "execution.prompt is required", str(ROOT)
+    ),
 ]
 
 ALPHA, DECOY, GAMMA = case("alpha"), case("decoy"), case("gamma")
@@ -254,8 +188,8 @@ def test_threshold_decides_case_passes_and_the_gate():
     assert passed == {"alpha": True, "decoy": True, "gamma": False}
     assert doc["aggregates"]["casesPassed"] == 2
     assert doc["aggregates"]["thresholdMet"] is False
-    assert gate(doc, 0.5).below == ["gamma"]
-    assert gate(doc, 0.25).met is True
+    assert gate(scores(doc), 0.5).below == ["gamma"]
+    assert gate(scores(doc), 0.25).met is True
     assert build(two_arm_records(), threshold=0.25)["aggregates"]["thresholdMet"] is True
 
 
@@ -306,7 +240,7 @@ def test_infra_error_runs_are_kept_but_out_of_every_score_and_make_it_partial():
     assert doc["aggregates"]["overallScore"] == 1.0  # the ungraded case has no score to average
     assert doc["costUsd"] == 0.032  # cost counts every run, made or not
     assert doc["aggregates"]["thresholdMet"] is False
-    assert gate(doc, 0.8).ungraded == ["decoy"]
+    assert gate(scores(doc), 0.8).ungraded == ["decoy"]
 
 
 def test_a_given_partial_reason_wins():
@@ -481,3 +415,10 @@ def test_notes_ignore_indicators_skipped_graders_and_the_without_arm():
     assert notes_of(records) is None
     records.append(record(ALPHA, "with", 2, [ko("style", 0.5, "too long")]))
     assert notes_of(records) == "style: too long"
+
+
+def test_a_document_reads_back_into_the_same_document():
+    records = [*two_arm_records(), *LOAD_ERRORS]
+    doc = build(records)
+    again = document_json(load_document(json.loads(dumps_document(doc))))
+    assert again == doc

@@ -7,11 +7,14 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-from pytest_plugin_evals.model import ANSWER_LIMIT, Case, GraderSpec, RunResult, Verdict
-from pytest_plugin_evals.reporting import build_document, render_html
+from pytest_plugin_evals.model import ANSWER_LIMIT, Case, GraderSpec, PluginInfo, Verdict
+from pytest_plugin_evals.records import LoadErrorRecord
+from pytest_plugin_evals.reporting.document import document_json, load_document
+from pytest_plugin_evals.reporting.html import render_html
+from tests.helpers import run_record, summary
 
 ROOT = Path("/suite/evals")
-PLUGIN = {"name": "release-kit", "version": "1.2.0", "path": "/suite"}
+PLUGIN_INFO = PluginInfo("release-kit", "1.2.0", Path("/suite"))
 EVIL = '</script><script>alert("x")</script><!-- & "quotes"'
 
 
@@ -35,30 +38,11 @@ def case(name: str) -> Case:
 def record(
     c, arm, n, verdicts=(), *, score=1.0, answer="Paris.", error=None, infra=None, two_arm=True
 ):
-    result = RunResult(
-        case=c.name,
-        arm=arm,
-        run=n,
-        score=score,
-        passed=score >= 1.0,
-        verdicts=list(verdicts),
-        turns=3,
-        cost_usd=0.01,
-        duration_seconds=2.5,
-        error=error,
-        infra_error=infra,
-        final_message=answer,
-    )
-    return {
-        "kind": "run",
-        "nodeid": f"{c.name}[{arm}-{n}]",
-        "case": c.to_dict(),
-        "arm": arm,
-        "run": n,
-        "twoArm": two_arm,
-        "result": result.to_dict(),
-        "plugin": PLUGIN,
-    }
+    return run_record(
+        c, arm, n, verdicts, score=score, answer=answer, error=error, infra=infra,
+        two_arm=two_arm, nodeid=f"{c.name}[{arm}-{n}]", plugin=PLUGIN_INFO, turns=3,
+        duration=2.5,
+    )  # fmt: skip
 
 
 ANSWER_OK = Verdict("answer", True, "matched paris", type="regex")
@@ -74,16 +58,7 @@ SKIPPED = Verdict("judge", None, "not judged", weight=2, type="llm", skipped="co
 
 
 def build(records, ablation="with-without", **kw):
-    return build_document(
-        records,
-        started_at="2026-01-01T00:00:00Z",
-        duration_seconds=12.0,
-        threshold=0.8,
-        ablation=ablation,
-        concurrency=1,
-        agent="claude",
-        **kw,
-    )
+    return summary(records, duration_seconds=12.0, ablation=ablation, concurrency=1, **kw)
 
 
 def two_arm_document():
@@ -95,14 +70,9 @@ def two_arm_document():
             record(alpha, "without", 1, [Verdict("answer", False, "pattern not found")], score=0.0),
             record(beta, "with", 1, [ANSWER_OK], error="timed out after 300s", score=0.5),
             record(beta, "without", 1, score=0.0, infra="rate_limit", error="API Error: 429"),
-            {
-                "kind": "load_error",
-                "nodeid": "bad",
-                "path": "evals/bad/case.yaml",
-                "line": 4,
-                "message": 'graders: duplicate grader name "g"',
-                "suiteRoot": str(ROOT),
-            },
+            LoadErrorRecord(
+                "bad", "evals/bad/case.yaml", 4, 'graders: duplicate grader name "g"', str(ROOT)
+            ),
         ]
     )
 
@@ -149,7 +119,7 @@ def embedded(page: str) -> dict:
 
 def test_embedded_document_parses_back():
     doc = two_arm_document()
-    assert embedded(render_html(doc)) == json.loads(json.dumps(doc))
+    assert embedded(render_html(doc)) == json.loads(json.dumps(document_json(doc)))
 
 
 def test_script_in_an_answer_cannot_break_out():
@@ -158,7 +128,8 @@ def test_script_in_an_answer_cannot_break_out():
     assert [attrs.get("type") for attrs, _ in parsed.scripts] == ["application/json", None]
     assert page.count("</script>") == 2
     assert "<script>alert" not in page
-    assert "&lt;/script&gt;&lt;script&gt;alert(&quot;x&quot;)" in page
+    assert "&lt;/script&gt;&lt;script&gt;alert(" in page
+    assert EVIL in "".join(parsed.text)  # shown as text, whole
     assert embedded(page)["cases"][0]["arms"]["with"][0]["answer"] == EVIL
 
 
@@ -169,8 +140,9 @@ def test_answer_is_cut_at_the_limit():
     assert "x" * (ANSWER_LIMIT + 1) not in page
     assert "cut at 4,000 characters" in page
     # Even a document carrying a longer answer shows no more than the limit.
-    doc["cases"][0]["arms"]["with"][1]["answer"] = "y" * (ANSWER_LIMIT + 10)
-    visible = "".join(parse(render_html(doc)).text)
+    data = document_json(doc)
+    data["cases"][0]["arms"]["with"][1]["answer"] = "y" * (ANSWER_LIMIT + 10)
+    visible = "".join(parse(render_html(load_document(data))).text)
     assert "y" * ANSWER_LIMIT in visible and "y" * (ANSWER_LIMIT + 1) not in visible
 
 

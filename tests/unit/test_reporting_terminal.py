@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from pytest_plugin_evals.model import Case, RunResult, Verdict
-from pytest_plugin_evals.reporting import build_document, summary_lines
-from pytest_plugin_evals.reporting.terminal import cut
+from pytest_plugin_evals.model import Case, Verdict
+from pytest_plugin_evals.records import LoadErrorRecord
+from pytest_plugin_evals.reporting.terminal import cut, summary_lines
+from tests.helpers import run_record, summary
 
 GOLDEN = Path(__file__).parent / "golden"
 ROOT = Path("/suite/evals")
@@ -26,51 +29,16 @@ def case(name: str) -> Case:
     )
 
 
-def record(
-    c: Case,
-    arm: str,
-    n: int,
-    verdicts=(),
-    *,
-    score: float,
-    cost: float = 0.01,
-    error: str | None = None,
-    infra: str | None = None,
-):
-    result = RunResult(
-        case=c.name,
-        arm=arm,
-        run=n,
-        score=score,
-        passed=score >= 1.0,
-        verdicts=list(verdicts),
-        cost_usd=cost,
-        error=error,
-        infra_error=infra,
-    )
-    return {
-        "kind": "run",
-        "nodeid": f"{c.name}[{arm}-{n}]",
-        "case": c.to_dict(),
-        "arm": arm,
-        "run": n,
-        "twoArm": arm != "single",
-        "result": result.to_dict(),
-        "plugin": None,
-    }
+def record(c: Case, arm: str, n: int, verdicts=(), *, score: float, **kw: Any):
+    return run_record(
+        c, arm, n, verdicts, score=score, two_arm=arm != "single", nodeid=f"{c.name}[{arm}-{n}]",
+        duration=None, turns=0, answer="", **kw,
+    )  # fmt: skip
 
 
 def build(records, ablation="with-without", **kw):
-    return build_document(
-        records,
-        started_at="2026-01-01T00:00:00Z",
-        duration_seconds=7.2,
-        threshold=1.0,
-        ablation=ablation,
-        concurrency=1,
-        agent="claude",
-        **kw,
-    )
+    return summary(records, duration_seconds=7.2, threshold=1.0, ablation=ablation,
+                   concurrency=1, **kw)  # fmt: skip
 
 
 def check_golden(name: str, lines: list[str]) -> None:
@@ -116,14 +84,9 @@ def test_one_arm_table_golden():
             record(case("beta"), "single", 1, score=0.5, error="timed out after 300s"),
             record(case("beta"), "single", 2, [Verdict("a", False, "missing")], score=0.0),
             record(case("beta"), "single", 3, [Verdict("a", True, "ok")], score=1.0),
-            {
-                "kind": "load_error",
-                "nodeid": "evals/bad",
-                "path": "evals/bad/case.yaml",
-                "line": 1,
-                "message": "case.yaml must be a YAML object",
-                "suiteRoot": str(ROOT),
-            },
+            LoadErrorRecord(
+                "evals/bad", "evals/bad/case.yaml", 1, "case.yaml must be a YAML object", str(ROOT)
+            ),
         ],
         ablation="none",
     )
@@ -189,7 +152,7 @@ def test_partial_and_load_error_lines():
             record(DECOY, "with", 3, score=0.0, infra="rate_limit", error="429"),
         ]
     )
-    doc["loadErrors"] = [{"path": "a", "line": None, "message": "x"}] * 2
+    doc = replace(doc, load_errors=(LoadErrorRecord("", "a", None, "x", ""),) * 2)
     lines = summary_lines(doc)
     assert (
         "partial: 3 run(s) could not be made (rate_limit 2, agent_start 1)"
@@ -203,7 +166,7 @@ def test_partial_and_load_error_lines():
 
 def test_partial_reason_line_without_infra_errors():
     doc = build([record(DECOY, "with", 1, score=1.0)], partial_reason="cost_ceiling")
-    doc["aggregates"]["runsSkipped"] = 4
+    doc = replace(doc, aggregates=replace(doc.aggregates, runs_skipped=4))
     assert "partial: cost_ceiling · 4 run(s) not started" in summary_lines(doc)
 
 
@@ -217,5 +180,5 @@ def test_report_paths_are_labelled():
 )
 def test_durations(seconds, shown):
     doc = build([])
-    doc["durationSeconds"] = seconds
+    doc = replace(doc, duration_seconds=seconds)
     assert f"· {shown} ·" in summary_lines(doc)[-1]

@@ -164,7 +164,6 @@ def test_a_failing_indicator_does_not_fail_the_run_when_planned_from_specs():
 
 def run(arm, n, score, *, error=None, infra=None, skipped_paid=False):
     return RunResult(
-        case="c",
         arm=arm,
         run=n,
         score=score,
@@ -172,7 +171,7 @@ def run(arm, n, score, *, error=None, infra=None, skipped_paid=False):
         error=error,
         infra_error=infra,
         skipped_paid_graders=skipped_paid,
-        verdicts=[
+        verdicts=(
             Verdict(
                 "rubric",
                 None,
@@ -180,67 +179,67 @@ def run(arm, n, score, *, error=None, infra=None, skipped_paid=False):
                 type="llm",
                 scored=False,
                 skipped="cost ceiling",
-            )
-        ]
+            ),
+        )
         if skipped_paid
-        else [],
-    ).to_dict()
+        else (),
+    )
 
 
 def test_case_aggregates_by_hand():
     with_runs = [run("with", 1, 1.0), run("with", 2, 0.5), run("with", 3, 0.0, infra="rate_limit")]
     without_runs = [run("without", 1, 0.25), run("without", 2, 0.0)]
     agg = case_aggregates(with_runs, without_runs, threshold=0.7)
-    assert agg["score"] == 0.75  # the infra-error run is not counted
-    assert agg["passRate"] == 0.5
-    assert agg["scoreWithout"] == 0.125
-    assert agg["passRateWithout"] == 0.0
-    assert agg["delta"] == 0.625
-    assert agg["passed"] is True
-    assert agg["runsNotMade"] == 1
-    assert agg["runsGraded"] == 4
-    assert case_aggregates(with_runs, without_runs, threshold=0.8)["passed"] is False
+    assert agg.score == 0.75  # the infra-error run is not counted
+    assert agg.pass_rate == 0.5
+    assert agg.score_without == 0.125
+    assert agg.pass_rate_without == 0.0
+    assert agg.delta == 0.625
+    assert agg.passed is True
+    assert agg.runs_not_made == 1
+    assert agg.runs_graded == 4
+    assert case_aggregates(with_runs, without_runs, threshold=0.8).passed is False
 
 
 def test_case_aggregates_single_arm_has_no_without_keys():
     agg = case_aggregates([run("single", 1, 1.0)], None, threshold=1.0)
-    assert agg["score"] == 1.0
-    assert agg["passed"] is True
-    assert "scoreWithout" not in agg and "delta" not in agg and "passRateWithout" not in agg
+    assert agg.score == 1.0
+    assert agg.passed is True
+    assert agg.score_without is None and agg.delta is None and agg.pass_rate_without is None
 
 
 def test_case_without_graded_runs_has_no_score_and_does_not_pass():
     agg = case_aggregates([run("with", 1, 0.0, infra="agent_start")], [], threshold=0.0)
-    assert agg["score"] is None and agg["passRate"] is None
-    assert agg["passed"] is False
-    assert "delta" not in agg and "scoreWithout" not in agg
+    assert agg.score is None and agg.pass_rate is None
+    assert agg.passed is False
+    assert agg.delta is None and agg.score_without is None
 
 
 def test_delta_is_left_out_when_paid_graders_were_skipped():
     agg = case_aggregates(
         [run("with", 1, 1.0, skipped_paid=True)], [run("without", 1, 0.0)], threshold=1.0
     )
-    assert "delta" not in agg
-    assert agg["deltaNote"] == DELTA_NOT_COMPARABLE
-    assert agg["scoreWithout"] == 0.0
+    assert agg.delta is None
+    assert agg.delta_note == DELTA_NOT_COMPARABLE
+    assert agg.score_without == 0.0
 
 
 def test_errored_runs_are_graded_and_counted():
     agg = case_aggregates([run("with", 1, 0.5, error="timed out after 3s")], None, threshold=1.0)
-    assert agg["score"] == 0.5
-    assert agg["runsErrored"] == 1
+    assert agg.score == 0.5
+    assert agg.runs_errored == 1
 
 
 def test_float_noise_is_stripped():
     agg = case_aggregates([run("with", 1, 0.1), run("with", 2, 0.2)], None, threshold=1.0)
-    assert agg["score"] == 0.15
+    assert agg.score == 0.15
 
 
 # --- gate ---------------------------------------------------------------------------------
 
 
 def doc(*scores):
-    return {"cases": [{"name": f"c{i}", "aggregates": {"score": s}} for i, s in enumerate(scores)]}
+    return [(f"c{i}", s) for i, s in enumerate(scores)]
 
 
 def test_gate_met_and_message():
@@ -269,7 +268,7 @@ def test_gate_is_not_met_by_a_case_without_a_graded_run():
 
 
 def test_gate_on_an_empty_document():
-    result = gate({"cases": []}, 1.0)
+    result = gate([], 1.0)
     assert result.met is True
     assert result.message == "no eval case ran"
 
@@ -286,16 +285,15 @@ def test_delta_stays_when_paid_graders_were_skipped_on_purpose_in_both_arms():
         )
     ]
     with_run = RunResult(
-        case="c",
         arm="with",
         run=1,
         score=1.0,
         passed=True,
         skipped_paid_graders=True,
-        verdicts=on_purpose,
-    ).to_dict()
+        verdicts=tuple(on_purpose),
+    )
     without_run = RunResult(
-        case="c", arm="without", run=1, score=0.0, skipped_paid_graders=True, verdicts=on_purpose
-    ).to_dict()
+        arm="without", run=1, score=0.0, skipped_paid_graders=True, verdicts=tuple(on_purpose)
+    )
     agg = case_aggregates([with_run], [without_run], threshold=1.0)
-    assert agg["delta"] == 1.0 and "deltaNote" not in agg
+    assert agg.delta == 1.0 and agg.delta_note is None

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_plugin_evals.stream_json import parse_events, parse_file, run_error
+from pytest_plugin_evals.agents.claude.stream_json import parse_events, parse_file, run_error
 
 INIT: dict[str, Any] = {
     "type": "system",

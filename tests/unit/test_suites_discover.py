@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from pytest_plugin_evals.model import LoadError
-from pytest_plugin_evals.suites import directory, discover, load_suite_file
+from pytest_plugin_evals.suites import directory, discover
 from pytest_plugin_evals.suites.discover import Source
+from pytest_plugin_evals.suites.suite_file import load_suite_file
 from tests.helpers import write_tree
 
 GRADER = "---\ntype: regex\n---\nx\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_plugin_evals.model import Case, LoadError
-from pytest_plugin_evals.suites import load_suite_file
+from pytest_plugin_evals.suites.suite_file import load_suite_file
 
 SEED = {
     "cases": [

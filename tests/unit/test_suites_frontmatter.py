@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_plugin_evals.suites import frontmatter
 from pytest_plugin_evals.suites.json_lines import JSONProblem, key_lines, load_json
+from pytest_plugin_evals.util import frontmatter
 
 
 def test_split_frontmatter_and_body() -> None:

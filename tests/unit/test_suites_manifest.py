@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_plugin_evals.model import Case, LoadError
+from pytest_plugin_evals.model import Case, LoadError, PluginInfo
+from pytest_plugin_evals.records import plugin_to_json
 from pytest_plugin_evals.suites import directory, manifest
-from pytest_plugin_evals.suites.manifest import PluginInfo
 
 
 def plugin(folder: Path, doc: object | None) -> Path:
@@ -34,7 +34,7 @@ def test_find_plugin_walks_up(tmp_path: Path) -> None:
     deep.mkdir(parents=True)
     found = manifest.find_plugin(deep)
     assert found == PluginInfo("rel", "1.2.0", root.resolve())
-    assert found.to_dict() == {"name": "rel", "version": "1.2.0", "path": str(root.resolve())}
+    assert plugin_to_json(found) == {"name": "rel", "version": "1.2.0", "path": str(root.resolve())}
     assert manifest.find_plugin(root) == found
     assert manifest.find_plugin(deep / "missing-file.md") == found
 
@@ -49,7 +49,7 @@ def test_name_defaults_to_the_folder_and_version_is_optional(tmp_path: Path) -> 
     root = plugin(tmp_path / "my-plugin", {"description": "no name"})
     found = manifest.find_plugin(root)
     assert found == PluginInfo("my-plugin", None, root.resolve())
-    assert found.to_dict() == {"name": "my-plugin", "path": str(root.resolve())}
+    assert plugin_to_json(found) == {"name": "my-plugin", "path": str(root.resolve())}
 
 
 def test_no_plugin(tmp_path: Path) -> None:

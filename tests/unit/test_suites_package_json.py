@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_plugin_evals.model import Case, LoadError
-from pytest_plugin_evals.suites import package_json
+from pytest_plugin_evals.suites import discover, package_json
 
 SEED_EVAL = {
     "input": "@todo-list Mark the posting the announcement as completed",
@@ -35,14 +35,14 @@ def package(tmp_path: Path, doc: object) -> Path:
 
 
 def test_has_evals(tmp_path: Path) -> None:
-    assert package_json.has_evals(package(tmp_path, {"name": "x", "ai": {"evals": []}}))
-    assert not package_json.has_evals(package(tmp_path, {"name": "x"}))
-    assert not package_json.has_evals(package(tmp_path, {"name": "x", "ai": {"tools": []}}))
-    assert not package_json.has_evals(package(tmp_path, {"evals": [], "ai": {}}))
-    assert not package_json.has_evals(package(tmp_path, ["evals"]))
-    assert not package_json.has_evals(tmp_path / "missing.json")
+    assert discover.has_evals(package(tmp_path, {"name": "x", "ai": {"evals": []}}))
+    assert not discover.has_evals(package(tmp_path, {"name": "x"}))
+    assert not discover.has_evals(package(tmp_path, {"name": "x", "ai": {"tools": []}}))
+    assert not discover.has_evals(package(tmp_path, {"evals": [], "ai": {}}))
+    assert not discover.has_evals(package(tmp_path, ["evals"]))
+    assert not discover.has_evals(tmp_path / "missing.json")
     # broken, but clearly meant to hold evals: loading it reports why
-    assert package_json.has_evals(package(tmp_path, '{"ai": {"evals": [}}'))
+    assert discover.has_evals(package(tmp_path, '{"ai": {"evals": [}}'))
 
 
 def test_seed_eval(tmp_path: Path) -> None:

@@ -15,54 +15,44 @@ import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
-from ..model import InfraKind, Transcript
-from ..permissions import plan_tools
-from ..stream_json import StreamSummary, parse_file, run_error
-from .base import AgentError, RunRequest
-from .process import format_timeout, run_process
-from .workspace import copy_add_dirs
+from pytest_plugin_evals.agents.base import AgentError, Capabilities, RunRequest
+from pytest_plugin_evals.agents.claude.permissions import plan_tools
+from pytest_plugin_evals.agents.claude.stream_json import StreamSummary, parse_file, run_error
+from pytest_plugin_evals.agents.workspace import copy_add_dirs
+from pytest_plugin_evals.model import InfraKind, Transcript
+from pytest_plugin_evals.util import frontmatter
+from pytest_plugin_evals.util.claude import ClaudeNotFound, find_claude
+from pytest_plugin_evals.util.manifest import is_plugin, plugin_name
+from pytest_plugin_evals.util.process import format_timeout, run_process
 
 
 def find_binary(configured: str | None) -> str:
-    """``--eval-claude-bin``, else ``claude`` on PATH — or one clear line."""
-    if configured:
-        path = Path(configured).expanduser()
-        if not path.exists():
-            raise AgentError(f"--eval-claude-bin {configured}: no such file")
-        return str(path.resolve())
-    found = shutil.which("claude")
-    if found is None:
-        raise AgentError(
-            "the claude binary was not found on PATH: install Claude Code "
-            "(npm install @anthropic-ai/claude-code) or pass --eval-claude-bin PATH"
-        )
-    return found
+    """``--eval-claude-bin``, else ``claude`` on PATH — or one clear line (AgentError)."""
+    try:
+        return find_claude(configured)
+    except ClaudeNotFound as exc:
+        raise AgentError(str(exc)) from None
 
 
 def _skill_name(skill_md: Path) -> str:
     """A skill's name: its frontmatter ``name:``, else its folder's name."""
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        text = skill_md.read_text(encoding="utf-8")
-        if text.startswith("---"):
-            for line in text.splitlines()[1:]:
-                if line.strip() == "---":
-                    break
-                key, _, value = line.partition(":")
-                if key.strip() == "name" and value.strip():
-                    return value.strip().strip("'\"")
+    with contextlib.suppress(OSError, UnicodeDecodeError, ValueError):
+        head = frontmatter.split(skill_md.read_text(encoding="utf-8"))
+        if head.yaml_text is not None:
+            data = frontmatter.load_yaml(head.yaml_text).data
+            name = data.get("name") if isinstance(data, dict) else None
+            if isinstance(name, str) and name.strip():
+                return name.strip()
     return skill_md.parent.name
 
 
 def plugin_contents(plugin_dir: Path) -> tuple[str, list[str], list[str]]:
     """The plugin's name, its skill names and its command names, as Claude Code lists them."""
-    name = plugin_dir.name
-    manifest = plugin_dir / ".claude-plugin" / "plugin.json"
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        name = str(json.loads(manifest.read_text(encoding="utf-8")).get("name") or name)
     skills = sorted(_skill_name(p) for p in plugin_dir.glob("skills/*/SKILL.md"))
     commands = sorted(p.stem for p in plugin_dir.glob("commands/*.md"))
-    return name, skills, commands
+    return plugin_name(plugin_dir), skills, commands
 
 
 def infra_kind(status: int | None) -> InfraKind:
@@ -82,6 +72,7 @@ class ClaudeAgent:
     disallow: tuple[str, ...] = ()
     model: str | None = None
     name: str = "claude"
+    capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True)
 
     def argv(
         self,
@@ -141,7 +132,7 @@ class ClaudeAgent:
         # The plugin's tree is protected in both arms: the without arm does not load it, but a
         # granted Write could still reach it.
         plugin_tree = request.plugin_dir or case.suite_root.parent
-        if request.plugin_dir or (plugin_tree / ".claude-plugin" / "plugin.json").is_file():
+        if request.plugin_dir or is_plugin(plugin_tree):
             protected.insert(0, plugin_tree.resolve())
         # A folder holding the run's own root would deny every edit of the run: left out.
         root = box.root.resolve()

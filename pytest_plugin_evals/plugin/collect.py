@@ -1,37 +1,26 @@
-"""Collectors and items: an evals folder becomes one item per case × arm × run."""
+"""Collectors: an evals folder becomes one item per case × arm × run.
+
+Imported only once an evals folder (or a package.json with ``ai.evals``) is found: the suite
+loaders, the YAML parser and the mock plans load here, never for a project without evals.
+"""
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from .mocks import MockPlan, load_plan
-from .model import Arm, Case, LoadError
-from .settings import EvalSettings
-from .suites import load_suite_file
-from .suites.directory import load_case
-from .suites.discover import SKIP_DIRS, Source, walk
-from .suites.manifest import PluginInfo, case_plugins
-from .suites.package_json import load as load_package_json
-
-#: The ``user_properties`` key every eval item reports under (one JSON string).
-PROPERTY = "plugin_evals"
-
-settings_key = pytest.StashKey[EvalSettings]()
-
-
-class EvalFailure(Exception):
-    """A with-arm (or single-arm) run that did not pass its scored graders."""
-
-
-def _settings(node: pytest.Item | pytest.Collector) -> EvalSettings:
-    return node.config.stash[settings_key]
+from pytest_plugin_evals.mocks.discover import MockPlan, load_plan
+from pytest_plugin_evals.model import Arm, Case, LoadError
+from pytest_plugin_evals.plugin.items import EvalItem, LoadErrorItem, marker_tags
+from pytest_plugin_evals.plugin.keys import reported_mocks_key, settings_key
+from pytest_plugin_evals.suites.directory import load_case
+from pytest_plugin_evals.suites.discover import SKIP_DIRS, Source, walk
+from pytest_plugin_evals.suites.manifest import case_plugins
+from pytest_plugin_evals.suites.package_json import load as load_package_json
+from pytest_plugin_evals.suites.suite_file import load_suite_file
 
 
 class EvalsDir(pytest.Directory):
@@ -66,8 +55,11 @@ class EvalsDir(pytest.Directory):
             name, path = entry.name, Path(entry.path)
             found = direct.get(name)
             if found is not None:
-                kind = CaseDir if found.kind == "case_dir" else SuiteFile
-                node = kind.from_parent(self, path=found.path)
+                node: CaseDir | SuiteFile
+                if found.kind == "case_dir":
+                    node = CaseDir.from_parent(self, path=found.path)
+                else:
+                    node = SuiteFile.from_parent(self, path=found.path)
                 node.suite_root = root
                 yield node
             elif name in groups:
@@ -157,7 +149,7 @@ def _entries_items(
 
 def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
     """The items of one case: its arms × its runs, in the order they run."""
-    settings = _settings(parent)
+    settings = parent.config.stash[settings_key]
     try:
         plugins = case_plugins(case)
     except LoadError as error:
@@ -203,31 +195,11 @@ def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
             yield item
 
 
-#: Marker names with a meaning of their own: a case tag by one of these names (``skip`` ...)
-#: stays a tag (``--eval-tag``) but is not made a marker, so it cannot skip or xfail the case.
-RESERVED_MARKERS = frozenset(
-    {"evals", "skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings"}
-)
-
-
-#: A tag that ``-m`` can name and ``markers`` can register (``smoke``, ``needs-net``, ``v1.2``).
-MARKER_NAME = re.compile(r"[^\W_][\w.+/-]*")
-
-
-def marker_tags(tags: Iterable[str]) -> list[str]:
-    """The case tags that become markers (``-m smoke``); any other tag (reserved, ``_private``,
-    ``two words``, ``a(b)``) is still a tag for ``--eval-tag``."""
-    return [t for t in tags if MARKER_NAME.fullmatch(t) and t not in RESERVED_MARKERS]
-
-
-reported_key = pytest.StashKey[set[str]]()
-
-
 def _mock_errors(
     parent: pytest.Collector, plan: MockPlan, suite_root: Path
 ) -> Iterator[pytest.Item]:
     """A broken mock file is one error, reported once in the session; the cases still run."""
-    reported = parent.config.stash.setdefault(reported_key, set())
+    reported = parent.config.stash.setdefault(reported_mocks_key, set())
     for error in plan.errors:
         key = str(error.path.resolve())
         if key in reported:
@@ -238,133 +210,3 @@ def _mock_errors(
         except ValueError:
             name = error.path.name
         yield LoadErrorItem.from_parent(parent, name=name, error=error, suite_root=suite_root)
-
-
-def _run_eval(eval_run: Any) -> None:
-    """The test function of every eval item: the run was made in setup (``eval_run``)."""
-    __tracebackhide__ = True
-    outcome = eval_run
-    if outcome.result.arm == "without":
-        return  # a measurement: it does not fail on grades
-    # A run that ended with an error (a timeout, a non-zero exit) is graded on what it
-    # produced, as the document records it: the item passes when its scored graders do.
-    if not outcome.result.passed:
-        raise EvalFailure(failure_message(outcome.result))
-
-
-def failure_message(result: Any) -> str:
-    lines = [f"score {result.score:.2f} (run {result.run}, {result.arm} arm)"]
-    if result.error:
-        lines.append(f"run error: {result.error}")
-    if result.aborted:
-        aborted = result.aborted
-        lines.append(f"aborted by mock {aborted['server']}/{aborted['tool']}: {aborted['reason']}")
-    for verdict in result.verdicts:
-        if verdict.passed is False:
-            note = "" if verdict.scored else " [with-only, not scored]"
-            lines.append(f"✗ {verdict.name}{note}: {verdict.explanation}")
-    for verdict in result.verdicts:
-        if verdict.passed is None:
-            lines.append(f"- {verdict.name}: {verdict.explanation}")
-    return "\n".join(lines)
-
-
-class EvalItem(pytest.Function):
-    """One run of one case in one arm."""
-
-    case: Case
-    arm: Arm
-    run: int
-    plugin: PluginInfo | None
-    two_arm: bool
-    mock_plan: MockPlan | None = None
-    runs_per_case: int | None = None
-
-    @classmethod
-    def create(
-        cls,
-        parent: pytest.Collector,
-        case: Case,
-        arm: Arm,
-        run: int,
-        plugin: PluginInfo | None,
-        two_arm: bool,
-    ) -> EvalItem:
-        label = f"{arm}-{run}" if arm != "single" else f"{run}"
-        item = cls.from_parent(parent, name=f"{case.name}[{label}]", callobj=_run_eval)
-        item.case, item.arm, item.run, item.plugin, item.two_arm = case, arm, run, plugin, two_arm
-        item.add_marker(pytest.mark.evals(case=case.name, arm=arm, run=run))
-        for tag in marker_tags(case.tags):
-            item.add_marker(tag)
-        return item
-
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        line = (self.case.line - 1) if self.case.line else 0
-        return self.case.path, line, f"eval {self.case.name} [{self.arm}] run {self.run}"
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
-        if isinstance(excinfo.value, EvalFailure):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo)
-
-    def record_skip(self, reason: str) -> None:
-        """Report a run that was never started (it is counted, not listed)."""
-        self.record(
-            {
-                "arm": self.arm,
-                "run": self.run,
-                "skipped": reason,
-                "score": 0.0,
-                "passed": False,
-                "graders": [],
-                "costUsd": 0.0,
-                "judgeCostUsd": 0.0,
-            }
-        )
-
-    def record(self, result_dict: dict[str, Any]) -> None:
-        doc = {
-            "kind": "run",
-            "nodeid": self.nodeid,
-            "case": {**self.case.to_dict(), "runsPerCase": self.runs_per_case or self.case.runs},
-            "arm": self.arm,
-            "run": self.run,
-            "twoArm": self.two_arm,
-            "result": result_dict,
-            "plugin": self.plugin.to_dict() if self.plugin else None,
-        }
-        self.user_properties[:] = [p for p in self.user_properties if p[0] != PROPERTY]
-        self.user_properties.append((PROPERTY, json.dumps(doc, ensure_ascii=False)))
-
-
-class LoadErrorItem(pytest.Item):
-    """A case file that could not be loaded: an error with one line, while the rest runs."""
-
-    def __init__(self, *, error: LoadError, suite_root: Path, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.error = error
-        self.suite_root = suite_root
-
-    def setup(self) -> None:
-        doc = {
-            "kind": "load_error",
-            "nodeid": self.nodeid,
-            "path": str(self.error.path),
-            "line": self.error.line,
-            "message": self.error.message,
-            "suiteRoot": str(self.suite_root),
-        }
-        self.user_properties.append((PROPERTY, json.dumps(doc, ensure_ascii=False)))
-        pytest.fail(self.error.render(Path(self.config.rootpath)), pytrace=False)
-
-    def runtest(self) -> None:  # pragma: no cover - setup always raises
-        raise self.error
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, LoadError):
-            return excinfo.value.render(Path(self.config.rootpath))
-        return super().repr_failure(excinfo, style=style)
-
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        line = (self.error.line - 1) if self.error.line else 0
-        return self.error.path, line, f"could not load {self.error.path.name}"

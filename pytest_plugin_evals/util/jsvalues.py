@@ -1,8 +1,9 @@
-"""Tool-call input values as the mock files see them: dot paths, JavaScript strings, compact JSON.
+"""JSON values as JavaScript writes them: ``String(value)``, ``JSON.stringify(value)``, dot paths.
 
-Templates and ``expect:`` guards are written against the JSON the model sent, and the reference
-evaluates them in JavaScript: ``String(value)`` for comparisons and ``JSON.stringify(value)`` for
-insertion. These helpers give the same text for the same JSON value.
+The reference evaluates grader inputs, templates and ``expect:`` guards in JavaScript, so the
+same JSON value must give the same text here: ``1.0`` is ``1``, ``1e-7`` is ``1e-7`` (not
+Python's ``1e-07``), ``NaN`` stringifies as ``null``. Every room that turns a value into text the
+way JavaScript would calls these functions; nothing else does it.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ import json
 import math
 from typing import Any
 
-#: Returned by :func:`lookup` when the path does not exist in the input.
-MISSING = object()
+#: Returned by :func:`lookup` when the path does not exist in the value.
+MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
 
 
 def lookup(value: Any, path: str) -> Any:
@@ -71,8 +72,9 @@ def js_number(number: float | int) -> str:
     return f"{sign}{shown}e{'+' if exponent >= 0 else '-'}{abs(exponent)}"
 
 
-def compact_json(value: Any) -> str:
-    """``JSON.stringify(value)``: no spaces, non-ASCII kept, numbers as JavaScript writes them."""
+def js_json(value: Any) -> str:
+    """``JSON.stringify(value)``: no spaces, non-ASCII kept, numbers as JavaScript writes them,
+    non-finite numbers as ``null``; anything that is not JSON is written as its text."""
     if value is None or isinstance(value, (bool, str)):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, (int, float)):
@@ -80,12 +82,10 @@ def compact_json(value: Any) -> str:
             return "null"
         return js_number(value)
     if isinstance(value, dict):
-        items = (
-            f"{json.dumps(str(k), ensure_ascii=False)}:{compact_json(v)}" for k, v in value.items()
-        )
+        items = (f"{json.dumps(str(k), ensure_ascii=False)}:{js_json(v)}" for k, v in value.items())
         return "{" + ",".join(items) + "}"
     if isinstance(value, (list, tuple)):
-        return "[" + ",".join(compact_json(v) for v in value) + "]"
+        return "[" + ",".join(js_json(v) for v in value) + "]"
     return json.dumps(str(value), ensure_ascii=False)
 
 
@@ -105,9 +105,17 @@ def js_string(value: Any) -> str:
 
 
 def inserted(value: Any) -> str:
-    """How ``{{input.x}}`` inserts a value: strings raw, anything else as compact JSON."""
+    """How a template inserts a value: strings raw, anything else as compact JSON."""
     if value is MISSING:
         return ""
     if isinstance(value, str):
         return value
-    return compact_json(value)
+    return js_json(value)
+
+
+def show(value: Any, limit: int = 60) -> str:
+    """A value as JSON for an explanation, long strings cut with an ellipsis."""
+    if isinstance(value, str) and len(value) > limit:
+        value = value[: limit - 1] + "…"
+    text = js_json(value)
+    return text if len(text) <= limit + 2 else text[: limit + 1] + "…"

@@ -102,3 +102,15 @@ def run_process(
 def format_timeout(seconds: float) -> str:
     shown = int(seconds) if float(seconds).is_integer() else seconds
     return f"timed out after {shown}s"
+
+
+def start_service(argv: list[str]) -> subprocess.Popen[bytes]:
+    """Start a helper process that serves this one (the mock host): in a session of its own,
+    stdin a pipe (it ends when this process closes it, or dies), output discarded."""
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )

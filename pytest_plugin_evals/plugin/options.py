@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from .judges import JUDGE_KINDS
-from .settings import ABLATIONS, EvalSettings
+from pytest_plugin_evals.judges import JUDGE_KINDS
+from pytest_plugin_evals.plugin.settings import ABLATIONS, EvalSettings
 
 
 @dataclass(frozen=True)
@@ -259,25 +259,13 @@ def read_settings(config: pytest.Config) -> EvalSettings:
 def _agent(config: pytest.Config) -> str:
     """``--eval-agent``, its form checked now (one line, nothing runs); the adapter itself
     (an import, a binary) is made when the first eval item runs."""
-    from .agents.base import AGENT_FORMS, AgentError
-    from .agents.command import CommandAgent
-    from .agents.python import PythonAgent
-    from .agents.replay import ReplayAgent
+    from pytest_plugin_evals.agents import AgentError, check_spec
 
     raw, _ = _value(config, "--eval-agent")
-    spec = str(raw or "claude").strip()
     try:
-        if spec.startswith("cmd:"):
-            CommandAgent.parse(spec[4:])
-        elif spec.startswith("py:"):
-            PythonAgent.split(spec[3:])
-        elif spec.startswith("replay:"):
-            ReplayAgent.parse(spec[7:])  # the folder must hold recorded runs
-        elif spec != "claude":
-            raise AgentError(f"--eval-agent must be one of {AGENT_FORMS} (got {spec!r})")
+        return check_spec(str(raw or "claude"))
     except AgentError as exc:
         raise pytest.UsageError(str(exc)) from None
-    return spec
 
 
 def _split(values: Any) -> list[str]:

@@ -1,7 +1,8 @@
 """Public fixtures: the agent, a sandbox, soft checks, and the run behind every eval item.
 
 Every fixture here can be overridden by name in a ``conftest.py`` — for instance an
-``eval_agent`` fixture returning your own adapter.
+``eval_agent`` fixture returning your own adapter. The modules behind them are imported when a
+fixture is first used, so a project without evals pays nothing for them.
 """
 
 from __future__ import annotations
@@ -9,26 +10,26 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from .agents.base import Agent, AgentError, make_agent
-from .agents.replay import ReplayAgent
-from .graders.assertions import SoftChecks
-from .items import EvalItem, settings_key
-from .judges import Judge, JudgeSetupError, make_judge
-from .ledger import SpendLedger
-from .model import Case
-from .runner import RunOptions, RunOutcome, execute_run
-from .sandbox import Sandbox
-from .settings import EvalSettings, results_dir
+from pytest_plugin_evals.plugin.keys import (
+    ledger_key,
+    outcome_key,
+    settings_key,
+    soft_checks_key,
+    stamp_key,
+)
+from pytest_plugin_evals.plugin.settings import EvalSettings, results_dir
 
-soft_checks_key = pytest.StashKey[SoftChecks]()
-#: The session's spend ledger (shared with xdist workers through its path).
-ledger_key = pytest.StashKey[SpendLedger]()
-
-#: The session's timestamp (``2026-11-30T07-07-59-533Z``), shared with xdist workers.
-stamp_key = pytest.StashKey[str]()
+if TYPE_CHECKING:
+    from pytest_plugin_evals.agents import Agent
+    from pytest_plugin_evals.graders.assertions import SoftChecks
+    from pytest_plugin_evals.judges import Judge
+    from pytest_plugin_evals.model import Case
+    from pytest_plugin_evals.runner import RunOutcome
+    from pytest_plugin_evals.sandbox import Sandbox
 
 
 @pytest.fixture(scope="session")
@@ -40,6 +41,8 @@ def eval_settings(pytestconfig: pytest.Config) -> EvalSettings:
 @pytest.fixture(scope="session")
 def eval_agent(eval_settings: EvalSettings) -> Agent:
     """The agent under test, as ``--eval-agent`` names it."""
+    from pytest_plugin_evals.agents import AgentError, make_agent
+
     try:
         return make_agent(
             eval_settings.agent,
@@ -56,12 +59,16 @@ def eval_agent(eval_settings: EvalSettings) -> Agent:
 @pytest.fixture
 def eval_sandbox(tmp_path: Path) -> Sandbox:
     """A fresh isolated run folder (``home/``, ``home/cwd``, ``config/``, ``tmp/``, ``out/``)."""
+    from pytest_plugin_evals.sandbox import Sandbox
+
     return Sandbox.create(tmp_path / "sandbox")
 
 
 @pytest.fixture
 def eval_checks(request: pytest.FixtureRequest) -> SoftChecks:
     """Soft checks: record many verdicts, fail once at the end of the test listing them all."""
+    from pytest_plugin_evals.graders.assertions import SoftChecks
+
     checks = SoftChecks()
     request.node.stash[soft_checks_key] = checks
     return checks
@@ -71,6 +78,8 @@ def eval_checks(request: pytest.FixtureRequest) -> SoftChecks:
 def eval_judge(eval_settings: EvalSettings) -> Iterator[Judge | None]:
     """The judge of llm, baseline and meetsCriteria graders (``--eval-judge``), or None under
     ``--eval-no-judge``. Built the first time a case with such a grader runs."""
+    from pytest_plugin_evals.judges import JudgeSetupError, make_judge
+
     if eval_settings.no_judge:
         yield None
         return
@@ -104,6 +113,10 @@ def eval_run(
 ) -> Iterator[RunOutcome]:
     """Make the run of the requesting eval item (in setup, so a run that cannot be made is an
     error, not a failure) and report it."""
+    from pytest_plugin_evals.agents import capabilities_of
+    from pytest_plugin_evals.plugin.items import EvalItem
+    from pytest_plugin_evals.runner import RunOptions, execute_run
+
     item = request.node
     if not isinstance(item, EvalItem):
         raise pytest.UsageError("eval_run is only available to eval items")
@@ -156,15 +169,13 @@ def eval_run(
         mock_plan=item.mock_plan,
         paid_budget=paid_budget,
     )
+    result = outcome.result
     if ledger is not None:
-        replayed = isinstance(eval_agent, ReplayAgent)  # a replay's agent cost nothing now
-        result = outcome.result
-        ledger.add(result.judge_cost_usd if replayed else result.cost_usd)
-    item.record(outcome.result.to_dict())
+        # A replay's agent cost is history: only its judge calls were spent now.
+        spends = capabilities_of(eval_agent).spends
+        ledger.add(result.cost_usd if spends else result.judge_cost_usd)
+    item.record_run(result)
     item.stash[outcome_key] = outcome
-    if outcome.result.infra_error:
-        pytest.fail(f"{outcome.result.infra_error}: {outcome.result.error}", pytrace=False)
+    if result.infra_error:
+        pytest.fail(f"{result.infra_error}: {result.error}", pytrace=False)
     yield outcome
-
-
-outcome_key = pytest.StashKey[RunOutcome]()

@@ -1,42 +1,46 @@
 """The pytest entry point (``pytest11: evals``): options, collection hooks, the controller session.
 
-Only what these formats name is collected: folders named ``evals`` (and ``eval_paths``), and a
-``package.json`` that has ``ai.evals``. A project without evals collects nothing extra.
+Only what the suite formats name is collected: folders named ``evals`` (and ``eval_paths``),
+and a ``package.json`` that has ``ai.evals``. A project without evals collects nothing extra,
+and pays next to nothing for the plugin being installed: this module imports no more than the
+options and the items, and the loaders, graders, agents and reports are imported by the hook
+that first needs them.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .items import CaseDir, EvalItem, EvalsDir, PackageJsonFile, settings_key
-from .ledger import SpendLedger
-from .options import add_options, read_settings
-from .suites.discover import SKIP_DIRS, is_evals_dir, walk
-from .suites.package_json import has_evals
+from pytest_plugin_evals.plugin.keys import (
+    ledger_key,
+    session_key,
+    settings_key,
+    soft_checks_key,
+    stamp_key,
+)
+from pytest_plugin_evals.plugin.options import add_options, read_settings
 
-pytest_plugins = ["pytest_plugin_evals.fixtures", "pytest_plugin_evals.testing.fixtures"]
+pytest_plugins = [
+    "pytest_plugin_evals.plugin.fixtures",
+    "pytest_plugin_evals.testing.fixtures",
+]
 
-session_key = pytest.StashKey[Any]()
+#: Folders never collected as eval cases (their contents are the harness's, or a plugin's).
+SKIP_DIRS = frozenset({"results", "mocks", "node_modules", ".claude", "__pycache__"})
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
-def _stamp() -> str:
-    now = time.time()
-    millis = int((now % 1) * 1000)
-    return time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime(now)) + f"-{millis:03d}Z"
-
-
 def pytest_configure(config: pytest.Config) -> None:
-    from .fixtures import ledger_key, stamp_key
+    from pytest_plugin_evals.util.timestamps import folder_stamp
 
     config.addinivalue_line(
         "markers",
@@ -46,54 +50,58 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[settings_key] = settings
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None:
-        config.stash[stamp_key] = workerinput.get("eval_stamp") or _stamp()
+        config.stash[stamp_key] = workerinput.get("eval_stamp") or folder_stamp()
         if workerinput.get("eval_ledger"):
+            from pytest_plugin_evals.plugin.ledger import SpendLedger
+
             config.stash[ledger_key] = SpendLedger(Path(workerinput["eval_ledger"]))
         return
-    config.stash[stamp_key] = _stamp()
+    config.stash[stamp_key] = folder_stamp()
     if settings.max_cost_usd is not None:
+        from pytest_plugin_evals.plugin.ledger import SpendLedger
+
         handle, name = tempfile.mkstemp(prefix="plugin-evals-spent-", suffix=".txt")
         os.close(handle)
         config.stash[ledger_key] = SpendLedger(Path(name))
-    from .session import EvalSession
+    from pytest_plugin_evals.plugin.session import EvalSession
+    from pytest_plugin_evals.plugin.writers import HtmlWriter, JsonWriter
 
     session = EvalSession(config, settings, config.stash[stamp_key])
     config.stash[session_key] = session
     config.pluginmanager.register(session, "plugin-evals-session")
+    # The summary lists files in the order they were written: the JSON document first.
+    config.pluginmanager.register(HtmlWriter(session), "plugin-evals-html-report")
+    config.pluginmanager.register(JsonWriter(session), "plugin-evals-json")
     if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(_XdistHooks(), "plugin-evals-xdist")
+        from pytest_plugin_evals.plugin.xdist import XdistHooks
+
+        config.pluginmanager.register(XdistHooks(session), "plugin-evals-xdist")
     if config.pluginmanager.hasplugin("html"):
-        from .html_extras import HtmlColumns
+        from pytest_plugin_evals.plugin.html_extras import HtmlColumns
 
         config.pluginmanager.register(HtmlColumns(), "plugin-evals-html")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    from .fixtures import ledger_key
-
     session = config.stash.get(session_key, None)
-    if session is not None:
-        config.pluginmanager.unregister(session)
-        del config.stash[session_key]
-        ledger = config.stash.get(ledger_key, None)
-        if ledger is not None:
-            ledger.path.unlink(missing_ok=True)
+    if session is None:
+        return
+    for name in ("plugin-evals-session", "plugin-evals-html-report", "plugin-evals-json",
+                 "plugin-evals-xdist", "plugin-evals-html"):  # fmt: skip
+        plugin = config.pluginmanager.get_plugin(name)
+        if plugin is not None:
+            config.pluginmanager.unregister(plugin)
+    del config.stash[session_key]
+    ledger = config.stash.get(ledger_key, None)
+    if ledger is not None:
+        ledger.path.unlink(missing_ok=True)
 
 
-class _XdistHooks:
-    """Share the session's timestamp with the workers, so all runs land in one folder."""
-
-    def pytest_configure_node(self, node: Any) -> None:
-        from .fixtures import ledger_key, stamp_key
-
-        node.workerinput["eval_stamp"] = node.config.stash[stamp_key]
-        ledger = node.config.stash.get(ledger_key, None)
-        if ledger is not None:
-            node.workerinput["eval_ledger"] = str(ledger.path)
+# -- collection -------------------------------------------------------------------------------
 
 
-def _configured(path: Path, config: pytest.Config) -> bool:
-    return path.resolve() in config.stash[settings_key].eval_paths
+def _is_evals_dir(path: Path) -> bool:
+    return path.name == "evals" and path.is_dir()
 
 
 def _enclosing_evals(path: Path) -> Path | None:
@@ -101,7 +109,7 @@ def _enclosing_evals(path: Path) -> Path | None:
     if path.name in SKIP_DIRS:
         return None
     for folder in path.parents:
-        if is_evals_dir(folder):
+        if _is_evals_dir(folder):
             return folder
         if folder.name in SKIP_DIRS:
             return None
@@ -110,16 +118,21 @@ def _enclosing_evals(path: Path) -> Path | None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if isinstance(parent, EvalsDir):
+    collect = sys.modules.get("pytest_plugin_evals.plugin.collect")
+    if collect is not None and isinstance(parent, collect.EvalsDir):
         return None  # a folder without eval cases inside an evals folder: pytest's own
     root = path
-    if not (is_evals_dir(path) or _configured(path, parent.config)):
+    configured = path.resolve() in parent.config.stash[settings_key].eval_paths
+    if not (_is_evals_dir(path) or configured):
         # The top of the collection tree may be inside an evals folder (no ini file, and
         # ``pytest evals/group`` or ``cd evals/case && pytest``): its cases still belong to it.
         enclosing = _enclosing_evals(path) if isinstance(parent, pytest.Session) else None
         if enclosing is None:
             return None
         root = enclosing
+    from pytest_plugin_evals.plugin.collect import CaseDir, EvalsDir
+    from pytest_plugin_evals.suites.discover import walk
+
     sources = walk(path)
     if not sources:
         return None  # a folder named evals that holds no eval case (a test package, say)
@@ -134,14 +147,27 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.name == "package.json" and has_evals(file_path):
-        return PackageJsonFile.from_parent(parent, path=file_path)
-    return None
+    if file_path.name != "package.json":
+        return None
+    from pytest_plugin_evals.suites.discover import has_evals
+
+    if not has_evals(file_path):
+        return None
+    from pytest_plugin_evals.plugin.collect import PackageJsonFile
+
+    return PackageJsonFile.from_parent(parent, path=file_path)
+
+
+def _eval_item_class() -> type | None:
+    """The eval item class, if eval items were made (it is imported with the collectors)."""
+    module = sys.modules.get("pytest_plugin_evals.plugin.items")
+    return None if module is None else module.EvalItem  # type: ignore[no-any-return]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     settings = config.stash[settings_key]
-    if settings.case_glob is None and not settings.tags:
+    EvalItem = _eval_item_class()
+    if EvalItem is None or (settings.case_glob is None and not settings.tags):
         return
     keep: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
@@ -155,12 +181,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = keep
 
 
+# -- running ----------------------------------------------------------------------------------
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Any:
     """Soft checks (the ``eval_checks`` fixture) fail the test once, at its end."""
     __tracebackhide__ = True  # the failure is the list of checks, not this hook
-    from .fixtures import soft_checks_key
-
     try:
         result = yield
     except BaseException as exc:
@@ -180,18 +207,18 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """Attach the run's verdicts and answer as pytest-html extras (when pytest-html is active)."""
     report = yield
+    EvalItem = _eval_item_class()
     if (
-        isinstance(item, EvalItem)
+        EvalItem is not None
+        and isinstance(item, EvalItem)
         and report.when == "call"
         and item.config.pluginmanager.hasplugin("html")
     ):
-        from .html_extras import extras_for
-        from .items import PROPERTY
+        from pytest_plugin_evals.plugin.html_extras import extras_for
+        from pytest_plugin_evals.plugin.session import record_of
+        from pytest_plugin_evals.records import RunRecord
 
-        for name, value in item.user_properties:
-            if name == PROPERTY:
-                import json
-
-                record = json.loads(str(value))
-                report.extras = [*getattr(report, "extras", []), *extras_for(record)]
+        record = record_of(report)
+        if isinstance(record, RunRecord):
+            report.extras = [*getattr(report, "extras", []), *extras_for(record)]
     return report

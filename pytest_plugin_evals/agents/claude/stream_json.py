@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .model import ToolCall, Transcript
+from pytest_plugin_evals.model import ToolCall, Transcript
 
 
 @dataclass

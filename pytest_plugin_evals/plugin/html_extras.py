@@ -1,0 +1,73 @@
+"""pytest-html integration: arm, run and score columns; the answer and verdicts as extras.
+
+Only used when pytest-html is installed and active (``--html``).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+from pytest_plugin_evals.model import ANSWER_LIMIT
+from pytest_plugin_evals.plugin.session import record_of
+from pytest_plugin_evals.records import RunRecord
+
+
+class HtmlColumns:
+    """Registered on the controller when pytest-html is active."""
+
+    def pytest_html_results_table_header(self, cells: list[str]) -> None:
+        cells.insert(2, "<th>Arm</th>")
+        cells.insert(3, "<th>Run</th>")
+        cells.insert(4, '<th class="sortable" data-column-type="score">Score</th>')
+
+    def pytest_html_results_table_row(self, report: Any, cells: list[str]) -> None:
+        record = record_of(report)
+        if not isinstance(record, RunRecord):
+            arm = run = score = ""
+        else:
+            result = record.result
+            arm, run = result.arm, str(result.run)
+            score = "" if result.infra_error else f"{result.score:.2f}"
+        cells.insert(2, f"<td>{html.escape(arm)}</td>")
+        cells.insert(3, f"<td>{html.escape(run)}</td>")
+        cells.insert(4, f"<td>{html.escape(score)}</td>")
+
+
+def extras_for(record: RunRecord) -> list[dict[str, Any]]:
+    """The pytest-html extras of one run: its verdicts and its answer."""
+    from pytest_html import extras
+
+    result = record.result
+    rows = []
+    for verdict in result.verdicts:
+        mark = "✓" if verdict.passed else ("–" if verdict.skipped else "✗")
+        note = "" if verdict.scored else " <em>(indicator, not scored)</em>"
+        votes = "".join(
+            f"<li>{html.escape(v.vote)}: {html.escape(v.reason)}</li>"
+            for v in (verdict.judgement.votes if verdict.judgement else ())
+        )
+        rows.append(
+            f"<li>{mark} <b>{html.escape(verdict.name)}</b>{note}: "
+            f"{html.escape(verdict.explanation)}" + (f"<ol>{votes}</ol>" if votes else "") + "</li>"
+        )
+    head = f"<p><b>score {result.score:.2f}</b> · {result.arm} arm · run {result.run}"
+    if result.error:
+        head += f" · run error: {html.escape(result.error)}"
+    if result.aborted is not None:
+        head += f" · {html.escape(result.aborted.message)}"
+    if result.mocks is not None:
+        calls = result.mocks.calls
+        head += f" · mocked calls {calls.total} ({calls.errors} errors)"
+    for call in result.mock_calls or ():
+        rows.append(
+            f"<li>{'✗ ' if call.is_error else '→ '}<code>{html.escape(call.tool)}"
+            f"</code> {html.escape(json.dumps(call.input, ensure_ascii=False))}: "
+            f"{html.escape(call.output)}</li>"
+        )
+    body = head + "</p><ul>" + "".join(rows) + "</ul>"
+    answer = result.answer
+    if result.answer_truncated:
+        answer += f"\n[… cut at {ANSWER_LIMIT:,} characters]"
+    return [extras.html(body), extras.text(answer, name="Answer")]

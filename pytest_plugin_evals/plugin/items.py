@@ -1,0 +1,179 @@
+"""The items: one run of one case in one arm, and a case file that could not be loaded.
+
+Each item reports one typed record (see :mod:`pytest_plugin_evals.records`) on its test report,
+so the controller's session reads the same thing with and without xdist.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_plugin_evals.model import Arm, Case, LoadError, PluginInfo, RunResult
+from pytest_plugin_evals.records import (
+    PROPERTY,
+    CaseInfo,
+    LoadErrorRecord,
+    Record,
+    RunRecord,
+    SkippedRun,
+    encode,
+)
+
+if TYPE_CHECKING:
+    from pytest_plugin_evals.mocks.discover import MockPlan
+    from pytest_plugin_evals.runner import RunOutcome
+
+
+class EvalFailure(Exception):
+    """A with-arm (or single-arm) run that did not pass its scored graders."""
+
+
+#: Marker names with a meaning of their own: a case tag by one of these names (``skip`` ...)
+#: stays a tag (``--eval-tag``) but is not made a marker, so it cannot skip or xfail the case.
+RESERVED_MARKERS = frozenset(
+    {"evals", "skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings"}
+)
+
+#: A tag that ``-m`` can name and ``markers`` can register (``smoke``, ``needs-net``, ``v1.2``).
+MARKER_NAME = re.compile(r"[^\W_][\w.+/-]*")
+
+
+def marker_tags(tags: Iterable[str]) -> list[str]:
+    """The case tags that become markers (``-m smoke``); any other tag (reserved, ``_private``,
+    ``two words``, ``a(b)``) is still a tag for ``--eval-tag``."""
+    return [t for t in tags if MARKER_NAME.fullmatch(t) and t not in RESERVED_MARKERS]
+
+
+def _run_eval(eval_run: RunOutcome, eval_settings: Any) -> None:
+    """The test function of every eval item: the run was made in setup (``eval_run``).
+
+    A with-arm (or single-arm) run that is below a perfect score fails the item when the
+    threshold is 1 (the default): then a case passes exactly when each of its runs does. Under
+    a lower threshold a run is a measurement like a without-arm run, and the case's verdict is
+    reported by the session on the last of its runs (see docs/explanation/arms-and-scoring.md).
+    """
+    __tracebackhide__ = True
+    result = eval_run.result
+    if result.arm == "without" or eval_settings.threshold < 1:
+        return
+    # A run that ended with an error (a timeout, a non-zero exit) is graded on what it
+    # produced, as the document records it: the item passes when its scored graders do.
+    if not result.passed:
+        raise EvalFailure(failure_message(result))
+
+
+def failure_message(result: RunResult) -> str:
+    lines = [f"score {result.score:.2f} (run {result.run}, {result.arm} arm)"]
+    if result.error:
+        lines.append(f"run error: {result.error}")
+    if result.aborted is not None:
+        lines.append(result.aborted.message)
+    for verdict in result.verdicts:
+        if verdict.passed is False:
+            note = "" if verdict.scored else " [with-only, not scored]"
+            lines.append(f"✗ {verdict.name}{note}: {verdict.explanation}")
+    for verdict in result.verdicts:
+        if verdict.passed is None:
+            lines.append(f"- {verdict.name}: {verdict.explanation}")
+    return "\n".join(lines)
+
+
+def report_record(node: pytest.Item, record: Record) -> None:
+    """Put ``record`` on the item's report (replacing one reported earlier)."""
+    node.user_properties[:] = [p for p in node.user_properties if p[0] != PROPERTY]
+    node.user_properties.append((PROPERTY, encode(record)))
+
+
+class EvalItem(pytest.Function):
+    """One run of one case in one arm."""
+
+    case: Case
+    arm: Arm
+    run: int
+    plugin: PluginInfo | None
+    two_arm: bool
+    mock_plan: MockPlan | None = None
+    runs_per_case: int | None = None
+
+    @classmethod
+    def create(
+        cls,
+        parent: pytest.Collector,
+        case: Case,
+        arm: Arm,
+        run: int,
+        plugin: PluginInfo | None,
+        two_arm: bool,
+    ) -> EvalItem:
+        label = f"{arm}-{run}" if arm != "single" else f"{run}"
+        item = cls.from_parent(parent, name=f"{case.name}[{label}]", callobj=_run_eval)
+        item.case, item.arm, item.run, item.plugin, item.two_arm = case, arm, run, plugin, two_arm
+        item.add_marker(pytest.mark.evals(case=case.name, arm=arm, run=run))
+        for tag in marker_tags(case.tags):
+            item.add_marker(tag)
+        return item
+
+    @property
+    def case_info(self) -> CaseInfo:
+        return CaseInfo.of(self.case, self.runs_per_case)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        line = (self.case.line - 1) if self.case.line else 0
+        return self.case.path, line, f"eval {self.case.name} [{self.arm}] run {self.run}"
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
+        if isinstance(excinfo.value, EvalFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def record_skip(self, reason: str) -> None:
+        """Report a run that was never started (it is counted, not listed)."""
+        report_record(
+            self,
+            SkippedRun(
+                self.nodeid, self.case_info, self.plugin, self.two_arm, self.arm, self.run, reason
+            ),
+        )
+
+    def record_run(self, result: RunResult) -> None:
+        """Report the run that was made."""
+        report_record(
+            self, RunRecord(self.nodeid, self.case_info, self.plugin, self.two_arm, result)
+        )
+
+
+class LoadErrorItem(pytest.Item):
+    """A case file that could not be loaded: an error with one line, while the rest runs."""
+
+    def __init__(self, *, error: LoadError, suite_root: Path, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+        self.suite_root = suite_root
+
+    def setup(self) -> None:
+        record = LoadErrorRecord(
+            nodeid=self.nodeid,
+            path=str(self.error.path),
+            line=self.error.line,
+            message=self.error.message,
+            suite_root=str(self.suite_root),
+        )
+        report_record(self, record)
+        pytest.fail(self.error.render(Path(self.config.rootpath)), pytrace=False)
+
+    def runtest(self) -> None:  # pragma: no cover - setup always raises
+        raise self.error
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, LoadError):
+            return excinfo.value.render(Path(self.config.rootpath))
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        line = (self.error.line - 1) if self.error.line else 0
+        return self.error.path, line, f"could not load {self.error.path.name}"

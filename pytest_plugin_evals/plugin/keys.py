@@ -1,0 +1,32 @@
+"""Every StashKey of the pytest shell, in one place."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_plugin_evals.graders.assertions import SoftChecks
+    from pytest_plugin_evals.plugin.ledger import SpendLedger
+    from pytest_plugin_evals.plugin.session import EvalSession
+    from pytest_plugin_evals.plugin.settings import EvalSettings
+    from pytest_plugin_evals.reporting.document import SessionResult
+    from pytest_plugin_evals.runner import RunOutcome
+
+#: config: the validated ``--eval-*`` settings.
+settings_key: pytest.StashKey[EvalSettings] = pytest.StashKey()
+#: config: the session's timestamp (``2026-11-30T07-07-59-533Z``), shared with xdist workers.
+stamp_key: pytest.StashKey[str] = pytest.StashKey()
+#: config: the session's spend ledger (shared with xdist workers through its path).
+ledger_key: pytest.StashKey[SpendLedger] = pytest.StashKey()
+#: config (controller only): the session that gathers records, scores and gates.
+session_key: pytest.StashKey[EvalSession] = pytest.StashKey()
+#: config (controller only): the session's result, once computed.
+result_key: pytest.StashKey[SessionResult] = pytest.StashKey()
+#: config: the mock files already reported as load errors (each is reported once).
+reported_mocks_key: pytest.StashKey[set[str]] = pytest.StashKey()
+#: item: the soft checks of the ``eval_checks`` fixture.
+soft_checks_key: pytest.StashKey[SoftChecks] = pytest.StashKey()
+#: item: the run an eval item made.
+outcome_key: pytest.StashKey[RunOutcome] = pytest.StashKey()

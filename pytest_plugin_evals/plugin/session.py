@@ -1,0 +1,261 @@
+"""The controller's view of a session: gather run records, decide each case, gate, summarize.
+
+Registered only on the controller (never on an xdist worker). Records arrive on test reports
+(``user_properties``), which xdist replays on the controller, so the numbers are the same with
+and without ``-n``.
+
+One exit policy, visible everywhere: what decides the exit status is what the test reports say.
+Under the default threshold of 1, each with-arm run below a perfect score is a failed item, and
+a case passes exactly when all its runs do. Under a lower threshold a run is a measurement (its
+item passes, its grade in the report); when the last run of a case has reported, the case's
+mean score is compared with the threshold, and a case below it turns that last report into a
+failure naming the case — so the terminal, JUnit, pytest-html, ``--lf`` and the exit status all
+see the same failures.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_plugin_evals.plugin.keys import result_key
+from pytest_plugin_evals.plugin.settings import EvalSettings
+from pytest_plugin_evals.records import (
+    PROPERTY,
+    LoadErrorRecord,
+    Record,
+    RecordError,
+    RunRecord,
+    SkippedRun,
+    decode,
+)
+from pytest_plugin_evals.util.timestamps import utc_iso
+
+if TYPE_CHECKING:
+    from pytest_plugin_evals.reporting.document import SessionResult
+
+#: The ``[label]`` of a run item: ``[with-2]``, ``[without-1]``, ``[3]``.
+_RUN_LABEL = re.compile(r"\[(?:with-|without-)?\d+\]$")
+
+#: Scores are compared with this tolerance (as in scoring).
+_EPSILON = 1e-9
+
+
+def case_group(nodeid: str) -> str | None:
+    """The node id every run item of one case shares (its id without the run label)."""
+    found = _RUN_LABEL.search(nodeid)
+    return nodeid[: found.start()] if found else None
+
+
+def record_of(report: pytest.TestReport) -> Record | None:
+    """The record an eval item put on its report, if any."""
+    for name, value in report.user_properties:
+        if name == PROPERTY:
+            try:
+                return decode(str(value))
+            except RecordError as exc:
+                raise pytest.UsageError(f"{report.nodeid}: {exc}") from None
+    return None
+
+
+class EvalSession:
+    def __init__(self, config: pytest.Config, settings: EvalSettings, stamp: str) -> None:
+        self.config = config
+        self.settings = settings
+        self.stamp = stamp
+        self.started_at = time.time()
+        self.started_iso = utc_iso(self.started_at)
+        self.records: dict[str, Record] = {}
+        #: Case group -> how many of its run items were selected.
+        self.expected: dict[str, int] = {}
+        #: Case group -> the node ids of its run items that have finished.
+        self.finished: dict[str, set[str]] = {}
+        self.result: SessionResult | None = None
+        self.paths: list[tuple[str, Path]] = []
+        self.gate_message: str | None = None
+        self.write_error: str | None = None
+        self.ceiling_hit = False
+        self.results_dir: Path | None = None
+
+    # -- what was selected ------------------------------------------------------------------
+
+    def expect(self, nodeids: Iterable[str]) -> None:
+        """Count the selected run items of each case (called once collection is done)."""
+        if self.expected:
+            return  # every xdist worker collects the same items
+        for nodeid in nodeids:
+            group = case_group(nodeid)
+            if group is not None:
+                self.expected[group] = self.expected.get(group, 0) + 1
+
+    @pytest.hookimpl
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.expect(item.nodeid for item in session.items)
+
+    # -- reports ----------------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = record_of(report)
+        if record is not None:
+            self.records[report.nodeid] = record
+        if self.settings.threshold >= 1 or isinstance(record, LoadErrorRecord):
+            return
+        done = report.when == "call" or (report.when == "setup" and not report.passed)
+        group = case_group(report.nodeid)
+        if not done or group is None or group not in self.expected:
+            return
+        finished = self.finished.setdefault(group, set())
+        finished.add(report.nodeid)
+        if len(finished) == self.expected[group]:
+            self._decide_case(group, report)
+
+    def _decide_case(self, group: str, report: pytest.TestReport) -> None:
+        """The case's last run has reported: a case below the threshold fails that report."""
+        runs = [
+            r
+            for r in (self.records.get(nodeid) for nodeid in self.finished[group])
+            if isinstance(r, RunRecord) and r.arm != "without" and r.result.graded
+        ]
+        if not runs or report.failed:
+            return
+        score = sum(r.result.score for r in runs) / len(runs)
+        threshold = self.settings.threshold
+        if score >= threshold - _EPSILON:
+            return
+        name = runs[0].case.name
+        scores = ", ".join(f"{r.result.score:.2f}" for r in sorted(runs, key=lambda r: r.run))
+        report.outcome = "failed"
+        report.longrepr = (
+            f"case {name}: mean score {score:.2f} is below the threshold {threshold:.2f} "
+            f"(runs: {scores}); this was its last run to finish"
+        )
+
+    # -- the end ----------------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if not self.records:
+            return
+        from pytest_plugin_evals.reporting.document import summarize
+
+        records = list(self.records.values())
+        self.ceiling_hit = any(
+            isinstance(r, SkippedRun) and r.reason == "cost_ceiling" for r in records
+        )
+        concurrency = int(getattr(self.config.option, "numprocesses", 0) or 0) or 1
+        result = summarize(
+            records,
+            started_at=self.started_iso,
+            duration_seconds=round(time.time() - self.started_at, 3),
+            threshold=self.settings.threshold,
+            ablation=self._ablation(records),
+            root=str(self.suite_root()),
+            concurrency=concurrency,
+            agent=self.settings.agent,
+            case_filter=self.settings.case_glob,
+            tag_filters=self.settings.tags,
+            partial_reason="cost_ceiling" if self.ceiling_hit else None,
+        )
+        self.result = result
+        self.config.stash[result_key] = result
+        self.results_dir = self.settings.output_dir or (self.suite_root() / "results" / self.stamp)
+        self._gate(session, result)
+
+    def _ablation(self, records: list[Record]) -> str:
+        """The ablation the session ran: with-without when any case ran two arms."""
+        if self.settings.ablation != "auto":
+            return self.settings.ablation
+        runs = [r for r in records if isinstance(r, (RunRecord, SkippedRun))]
+        return "with-without" if any(r.two_arm for r in runs) else "none"
+
+    def suite_root(self) -> Path:
+        roots = sorted(
+            {
+                r.suite_root if isinstance(r, LoadErrorRecord) else r.case.suite_root
+                for r in self.records.values()
+            }
+            - {""}
+        )
+        if len(roots) == 1:
+            return Path(roots[0])
+        if not roots:
+            return Path(self.config.rootpath)
+        common = Path(os.path.commonpath(roots))
+        # A plugin's package.json suite sits beside its evals folder: results go in evals/.
+        return common / "evals" if str(common / "evals") in roots else common
+
+    def _gate(self, session: pytest.Session, result: SessionResult) -> None:
+        from pytest_plugin_evals.scoring import gate
+
+        if self.ceiling_hit:
+            session.exitstatus = 2
+            self.gate_message = (
+                f"cost ceiling ${self.settings.max_cost_usd:g} reached: the remaining runs were "
+                "not started; the result is partial (exit status 2)"
+            )
+            return
+        verdict = gate([(c.name, c.aggregates.score) for c in result.cases], result.threshold)
+        if not verdict.met:
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            self.gate_message = verdict.message
+        elif self.settings.threshold < 1:
+            self.gate_message = (
+                f"every case's mean score meets the threshold {self.settings.threshold:g}"
+            )
+
+    def _skipped_judge_lines(self) -> list[str]:
+        """Say when judge verdicts were skipped: on purpose, or for want of a judge."""
+        reasons: dict[str, int] = {}
+        for record in self.records.values():
+            if not isinstance(record, RunRecord):
+                continue
+            for verdict in record.result.verdicts:
+                reason = verdict.skipped
+                if reason in ("--eval-no-judge", "no judge configured", "cost ceiling"):
+                    reasons[reason] = reasons.get(reason, 0) + 1
+        lines = []
+        if reasons.get("--eval-no-judge"):
+            lines.append(
+                f"paid graders skipped on purpose (--eval-no-judge): "
+                f"{reasons['--eval-no-judge']} verdict(s) not judged"
+            )
+        if reasons.get("no judge configured"):
+            lines.append(
+                f"{reasons['no judge configured']} judge verdict(s) skipped: no judge "
+                "configured (the default judge, the claude binary, was not found) — pass "
+                "--eval-judge anthropic|openai or --eval-claude-bin PATH"
+            )
+        if reasons.get("cost ceiling"):
+            lines.append(f"{reasons['cost ceiling']} judge verdict(s) skipped: cost ceiling")
+        return lines
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.result is None:
+            return
+        from pytest_plugin_evals.mocks.recordings import recordings_notice
+        from pytest_plugin_evals.reporting.terminal import summary_lines
+
+        tr = terminalreporter
+        tr.write_sep("=", "plugin evals")
+        shown = [str(p) for _, p in self.paths]
+        for line in summary_lines(self.result, report_paths=shown):
+            tr.write_line(line)
+        for line in self._skipped_judge_lines():
+            tr.write_line(line, yellow=True)
+        if self.results_dir is not None:
+            notice = recordings_notice(self.results_dir / "mock-recordings")
+            if notice:
+                tr.write_line(notice)
+        if self.gate_message:
+            tr.write_line(self.gate_message)
+        if self.write_error:
+            tr.write_line(self.write_error, yellow=True)
