@@ -1,8 +1,8 @@
 """The wire format between xdist workers and the controller, and nothing else.
 
-Every eval item reports one record on its test report, under the ``user_properties`` key
-:data:`PROPERTY`, as one JSON string (builtins only, so execnet ships it, JUnit shows valid
-JSON, and the controller reads the same thing with and without ``-n``):
+Every eval item reports one record on its test report, under one ``user_properties`` key (the
+pytest shell's ``RECORD_PROPERTY``), as one JSON string (builtins only, so execnet ships it,
+JUnit shows valid JSON, and the controller reads the same thing with and without ``-n``):
 
 - :class:`RunRecord`: a run that was made (graded, or an infrastructure error);
 - :class:`SkippedRun`: a run that was never started (cost ceiling, missing secret …);
@@ -40,9 +40,6 @@ from pytest_plugin_evals.model import (
 
 #: The version of the wire format; a record of another version is refused, not misread.
 RECORD_SCHEMA = 1
-
-#: The ``user_properties`` key every eval item reports under.
-PROPERTY = "plugin_evals"
 
 JSONObject = dict[str, Any]
 
@@ -270,7 +267,7 @@ def mock_call_from_json(doc: Mapping[str, Any]) -> MockCall:
     return MockCall(
         server=str(doc.get("server", "")),
         tool=str(doc.get("tool", "")),
-        input=dict(tool_input) if _is_map(tool_input) else {},
+        input=dict(as_map(tool_input)),
         output=str(doc.get("output") or ""),
         is_error=bool(doc.get("isError")),
     )
@@ -315,8 +312,8 @@ def mocks_from_json(doc: Any) -> MockSummary | None:
         for s in doc.get("servers") or []
         if _is_map(s)
     )
-    calls = doc.get("calls") if _is_map(doc.get("calls")) else {}
-    replay = calls.get("replay") if _is_map(calls.get("replay")) else {}
+    calls = as_map(doc.get("calls"))
+    replay = as_map(calls.get("replay"))
     totals = MockTotals(
         total=_int(calls.get("total")),
         errors=_int(calls.get("errors")),
@@ -369,7 +366,7 @@ def run_to_json(result: RunResult) -> JSONObject:
 
 
 def run_from_json(doc: Mapping[str, Any]) -> RunResult:
-    aborted = doc.get("aborted")
+    aborted = as_map(doc.get("aborted"))
     calls = doc.get("mockCalls")
     duration = doc.get("durationSeconds")
     return RunResult(
@@ -396,7 +393,7 @@ def run_from_json(doc: Mapping[str, Any]) -> RunResult:
         notes=tuple(str(n) for n in doc.get("notes") or []),
         aborted=(
             Abort(str(aborted.get("server")), str(aborted.get("tool")), str(aborted.get("reason")))
-            if _is_map(aborted)
+            if aborted
             else None
         ),
         mocks=mocks_from_json(doc.get("mocks")),
@@ -525,6 +522,11 @@ def _finite(value: Any) -> Any:
 
 def _is_map(value: Any) -> bool:
     return isinstance(value, Mapping)
+
+
+def as_map(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (for lenient reading)."""
+    return value if isinstance(value, Mapping) else {}
 
 
 def _opt_str(value: Any) -> str | None:

@@ -8,14 +8,20 @@ way, through :func:`split_spec`. An adapter's module is imported only when it is
 
 from __future__ import annotations
 
-from pytest_plugin_evals.agents.base import (
-    DEFAULT_CAPABILITIES,
-    Agent,
-    AgentError,
-    Capabilities,
-    RunRequest,
-    capabilities_of,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the same names, typed, for type checkers
+    from pytest_plugin_evals.agents.base import DEFAULT_CAPABILITIES as DEFAULT_CAPABILITIES
+    from pytest_plugin_evals.agents.base import Agent as Agent
+    from pytest_plugin_evals.agents.base import Capabilities as Capabilities
+    from pytest_plugin_evals.agents.base import RunRequest as RunRequest
+    from pytest_plugin_evals.agents.base import capabilities_of as capabilities_of
+
+
+class AgentError(Exception):
+    """An agent that cannot be set up (bad ``--eval-agent`` value, missing module)."""
+
 
 AGENT_FORMS = '"claude", "cmd:<command line>", "py:<module>:<function>", "replay:<results folder>"'
 
@@ -79,15 +85,14 @@ def make_agent(
     return ClaudeAgent(find_binary(claude_bin), grants=grants, disallow=disallow)
 
 
-__all__ = [
-    "AGENT_FORMS",
-    "DEFAULT_CAPABILITIES",
-    "Agent",
-    "AgentError",
-    "Capabilities",
-    "RunRequest",
-    "capabilities_of",
-    "check_spec",
-    "make_agent",
-    "split_spec",
-]
+#: Imported from :mod:`.base` on first use (it loads the model): checking ``--eval-agent`` at
+#: start-up does not.
+_FROM_BASE = ("DEFAULT_CAPABILITIES", "Agent", "Capabilities", "RunRequest", "capabilities_of")
+
+__all__ = ["AGENT_FORMS", "AgentError", "check_spec", "make_agent", "split_spec", *_FROM_BASE]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _FROM_BASE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.base"), name)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from pytest_plugin_evals.agents import AgentError as AgentError
 from pytest_plugin_evals.model import Arm, Case, Transcript
 from pytest_plugin_evals.sandbox import Sandbox
 
@@ -37,10 +38,6 @@ class RunRequest:
     @property
     def loads_plugin(self) -> bool:
         return self.plugin_dir is not None
-
-
-class AgentError(Exception):
-    """An agent that cannot be set up (bad ``--eval-agent`` value, missing module)."""
 
 
 @dataclass(frozen=True)

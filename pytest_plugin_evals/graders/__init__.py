@@ -27,7 +27,8 @@ from pytest_plugin_evals.graders.assertions import (
 )
 from pytest_plugin_evals.graders.base import GradeContext
 from pytest_plugin_evals.graders.dispatch import GRADER_TYPES, grade, grade_all
-from pytest_plugin_evals.graders.judge import Judge, JudgeFailure, judge_cost
+from pytest_plugin_evals.graders.judge import JudgeFailure, judge_cost
+from pytest_plugin_evals.judges.base import Judge
 from pytest_plugin_evals.model import PAID_GRADER_TYPES
 
 __all__ = [

@@ -14,7 +14,7 @@ from pytest_plugin_evals.util.jsregex import JSPattern, Pattern, compile_pattern
 from pytest_plugin_evals.util.jsvalues import js_json, js_string, show
 
 if TYPE_CHECKING:
-    from pytest_plugin_evals.judges import Judge
+    from pytest_plugin_evals.graders.judge import AnyJudge
     from pytest_plugin_evals.model import Case, GraderSpec, Judgement, Transcript
 
 
@@ -53,7 +53,7 @@ class GradeContext:
         self,
         transcript: Transcript,
         case: Case | None = None,
-        judge: Judge | None = None,
+        judge: AnyJudge | None = None,
         *,
         dialect: str | None = None,
     ) -> None:

@@ -16,7 +16,7 @@ from pytest_plugin_evals.graders.judge import JudgeFailure, judge_cost
 from pytest_plugin_evals.model import Case, GraderSpec, Transcript, Verdict
 
 if TYPE_CHECKING:
-    from pytest_plugin_evals.judges import Judge
+    from pytest_plugin_evals.graders.judge import AnyJudge
 
 #: Grader type name -> grader function.
 GRADERS: dict[str, GraderFn] = {
@@ -89,7 +89,7 @@ def grade(
     transcript: Transcript,
     *,
     case: Case | None = None,
-    judge: Judge | None = None,
+    judge: AnyJudge | None = None,
 ) -> Verdict:
     """Grade one run with one grader.
 
@@ -106,7 +106,7 @@ def grade_all(
     transcript: Transcript,
     *,
     case: Case | None = None,
-    judge: Judge | None = None,
+    judge: AnyJudge | None = None,
 ) -> list[Verdict]:
     """Grade one run with several graders, reading the trace and tool inputs once for all.
 

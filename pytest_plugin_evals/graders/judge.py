@@ -21,7 +21,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Protocol, cast
 
 from pytest_plugin_evals.graders.base import (
     GradeContext,
@@ -83,6 +83,16 @@ class JudgeFailure(JudgeError):
         self.cost_usd = cost_usd
 
 
+class Voter(Protocol):
+    """The older judge shape: ``vote(prompt) -> str`` (the reply), its calls free."""
+
+    def vote(self, prompt: str) -> str: ...
+
+
+#: What ``grade()`` takes as a judge: a :class:`Judge`, or a :class:`Voter`.
+AnyJudge = Judge | Voter
+
+
 class _VoteJudge:
     """An object with only ``vote(prompt) -> str``, seen as a judge whose calls cost nothing."""
 
@@ -100,7 +110,7 @@ class _VoteJudge:
 def as_judge(judge: Any) -> Judge:
     """``judge`` itself when it has ``call``; an adapter when it only has ``vote``."""
     if callable(getattr(judge, "call", None)):
-        return judge  # type: ignore[no-any-return]
+        return cast(Judge, judge)
     if callable(getattr(judge, "vote", None)):
         return _VoteJudge(judge)
     raise TypeError(f"a judge needs a call(prompt, images) method, got {judge!r}")

@@ -16,18 +16,22 @@ their judge is chosen. Every backend answers ``call(prompt, images) -> JudgeRepl
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from .base import (
-    DEFAULT_TIMEOUT,
-    SYSTEM_PROMPT,
-    Judge,
-    JudgeError,
-    JudgeImage,
-    JudgeProblem,
-    JudgeReply,
-    JudgeSetupError,
-)
+if TYPE_CHECKING:  # the same names, typed, for type checkers
+    from .base import SYSTEM_PROMPT as SYSTEM_PROMPT
+    from .base import Backend as Backend
+    from .base import Judge as Judge
+    from .base import JudgeError as JudgeError
+    from .base import JudgeImage as JudgeImage
+    from .base import JudgeProblem as JudgeProblem
+    from .base import JudgeReply as JudgeReply
+    from .base import JudgeSetupError as JudgeSetupError
+
+#: Seconds one judge call may take before it counts as failed.
+DEFAULT_TIMEOUT = 120.0
 
 #: The judge kinds ``--eval-judge`` accepts, the default first.
 JUDGE_KINDS = ("claude", "anthropic", "openai")
@@ -42,7 +46,7 @@ def make_judge(
     environ: Mapping[str, str] | None = None,
     claude_bin: str | None = None,
     max_retries: int = 2,
-) -> Judge:
+) -> Backend:
     """Build the judge ``kind`` names; :class:`JudgeSetupError` (one sentence) when it cannot.
 
     ``environ`` (default ``os.environ``) is where credentials and endpoints are read;
@@ -67,19 +71,21 @@ def make_judge(
         return OpenAIJudge.from_settings(
             model, timeout=timeout, max_retries=max_retries, environ=environ
         )
+    from .base import JudgeSetupError
+
     raise JudgeSetupError(f'unknown judge "{kind}": choose one of {", ".join(JUDGE_KINDS)}')
 
 
-__all__ = [
-    "DEFAULT_JUDGE",
-    "DEFAULT_TIMEOUT",
-    "JUDGE_KINDS",
-    "SYSTEM_PROMPT",
-    "Judge",
-    "JudgeError",
-    "JudgeImage",
-    "JudgeProblem",
-    "JudgeReply",
-    "JudgeSetupError",
-    "make_judge",
-]
+#: Imported from :mod:`.base` on first use: validating ``--eval-judge`` at start-up does not.
+_FROM_BASE = (
+    "SYSTEM_PROMPT", "Backend", "Judge", "JudgeError", "JudgeImage", "JudgeProblem",
+    "JudgeReply", "JudgeSetupError",
+)  # fmt: skip
+
+__all__ = ["DEFAULT_JUDGE", "DEFAULT_TIMEOUT", "JUDGE_KINDS", "make_judge", *_FROM_BASE]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _FROM_BASE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.base"), name)

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
-#: Seconds one judge call may take before it counts as failed.
-DEFAULT_TIMEOUT = 120.0
+from pytest_plugin_evals.judges import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
 
 #: The judge's system prompt, as the reference sends it.
 SYSTEM_PROMPT = "You are a strict, terse evaluation judge for coding-agent traces."
@@ -69,13 +68,23 @@ class JudgeImage:
 
 @runtime_checkable
 class Judge(Protocol):
-    """A judge backend: one model call per vote."""
+    """What grading needs of a judge: one model call per vote (yours may be any object with
+    this method)."""
+
+    def call(self, prompt: str, images: Sequence[JudgeImage] = ()) -> JudgeReply:
+        """One model call: the prompt, then the images, as the user message."""
+        ...
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A judge backend of this package: a judge that can also answer under another system
+    prompt (a model playing an MCP server has its own)."""
 
     def call(
         self, prompt: str, images: Sequence[JudgeImage] = (), *, system: str | None = None
     ) -> JudgeReply:
-        """One model call: the prompt (then the images) as the user message, under ``system``
-        (None: the judge's own grading system prompt)."""
+        """One model call under ``system`` (None: the grading system prompt)."""
         ...
 
 

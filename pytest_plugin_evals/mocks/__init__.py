@@ -21,7 +21,24 @@ collection loads neither the SDK nor the fork server.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the same names, typed, for type checkers
+    from .calls import MockOutcome as MockOutcome
+    from .calls import attach as attach
+    from .calls import collect_calls as collect_calls
+    from .config import MockSetup as MockSetup
+    from .config import judge_settings as judge_settings
+    from .config import prepare_mocks as prepare_mocks
+    from .discover import MockPlan as MockPlan
+    from .discover import MockServer as MockServer
+    from .discover import MockTool as MockTool
+    from .discover import declared_servers as declared_servers
+    from .discover import discover_mocks as discover_mocks
+    from .discover import load_plan as load_plan
+    from .recordings import recordings_notice as recordings_notice
+    from .spec import MockSpec as MockSpec
+    from .spec import parse_mock as parse_mock
 
 _EXPORTS = {
     "MockOutcome": "calls",

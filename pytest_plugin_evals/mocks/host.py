@@ -15,25 +15,23 @@ sockets get no host: the agent starts ``python -m pytest_plugin_evals.mocks.serv
 from __future__ import annotations
 
 import atexit
-import contextlib
 import json
 import os
 import select
 import shutil
 import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import traceback
 from pathlib import Path
 
-from ..util.process import start_service
+from ..util.process import Service, start_service, stop_service
 
 #: Unix socket paths longer than this do not fit ``sockaddr_un`` everywhere.
 MAX_SOCKET_PATH = 100
 
-_hosts: dict[int, tuple[subprocess.Popen[bytes], Path]] = {}
+_hosts: dict[int, tuple[Service[bytes], Path]] = {}
 
 
 def supported() -> bool:
@@ -66,15 +64,8 @@ def ensure_host() -> Path | None:
     return path
 
 
-def _stop(proc: subprocess.Popen[bytes], folder: Path) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        if proc.stdin is not None:
-            proc.stdin.close()
-    try:
-        proc.wait(timeout=2)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+def _stop(proc: Service[bytes], folder: Path) -> None:
+    stop_service(proc)
     shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..judges import Judge, JudgeImage, JudgeReply, make_judge
+from ..judges import Backend, JudgeImage, JudgeReply, make_judge
 
 #: Seconds one answer of the playing model may take.
 PLAYER_TIMEOUT = 120.0
@@ -23,7 +23,7 @@ PLAYER_TIMEOUT = 120.0
 class Player:
     """A judge backend answering under another system prompt."""
 
-    def __init__(self, judge: Judge, system: str) -> None:
+    def __init__(self, judge: Backend, system: str) -> None:
         self.judge = judge
         self.system = system
 

@@ -13,7 +13,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -25,6 +25,9 @@ from pytest_plugin_evals.plugin.keys import (
     stamp_key,
 )
 from pytest_plugin_evals.plugin.options import add_options, read_settings
+
+if TYPE_CHECKING:
+    from pytest_plugin_evals.plugin.items import EvalItem
 
 pytest_plugins = [
     "pytest_plugin_evals.plugin.fixtures",
@@ -158,21 +161,22 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return PackageJsonFile.from_parent(parent, path=file_path)
 
 
-def _eval_item_class() -> type | None:
+def _eval_item_class() -> type[EvalItem] | None:
     """The eval item class, if eval items were made (it is imported with the collectors)."""
     module = sys.modules.get("pytest_plugin_evals.plugin.items")
-    return None if module is None else module.EvalItem  # type: ignore[no-any-return]
+    found: type[EvalItem] | None = None if module is None else module.EvalItem
+    return found
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     settings = config.stash[settings_key]
-    EvalItem = _eval_item_class()
-    if EvalItem is None or (settings.case_glob is None and not settings.tags):
+    eval_item = _eval_item_class()
+    if eval_item is None or (settings.case_glob is None and not settings.tags):
         return
     keep: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
     for item in items:
-        if isinstance(item, EvalItem) and not settings.selects(item.case.name, item.case.tags):
+        if isinstance(item, eval_item) and not settings.selects(item.case.name, item.case.tags):
             dropped.append(item)
         else:
             keep.append(item)
@@ -207,10 +211,10 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """Attach the run's verdicts and answer as pytest-html extras (when pytest-html is active)."""
     report = yield
-    EvalItem = _eval_item_class()
+    eval_item = _eval_item_class()
     if (
-        EvalItem is not None
-        and isinstance(item, EvalItem)
+        eval_item is not None
+        and isinstance(item, eval_item)
         and report.when == "call"
         and item.config.pluginmanager.hasplugin("html")
     ):

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pytest_plugin_evals.model import ANSWER_LIMIT
 from pytest_plugin_evals.plugin.session import record_of
-from pytest_plugin_evals.records import RunRecord
+
+if TYPE_CHECKING:
+    from pytest_plugin_evals.records import RunRecord
 
 
 class HtmlColumns:
@@ -23,6 +24,8 @@ class HtmlColumns:
         cells.insert(4, '<th class="sortable" data-column-type="score">Score</th>')
 
     def pytest_html_results_table_row(self, report: Any, cells: list[str]) -> None:
+        from pytest_plugin_evals.records import RunRecord
+
         record = record_of(report)
         if not isinstance(record, RunRecord):
             arm = run = score = ""
@@ -38,6 +41,8 @@ class HtmlColumns:
 def extras_for(record: RunRecord) -> list[dict[str, Any]]:
     """The pytest-html extras of one run: its verdicts and its answer."""
     from pytest_html import extras
+
+    from pytest_plugin_evals.model import ANSWER_LIMIT
 
     result = record.result
     rows = []

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_plugin_evals.model import Arm, Case, LoadError, PluginInfo, RunResult
+from pytest_plugin_evals.plugin.keys import RECORD_PROPERTY
 from pytest_plugin_evals.records import (
-    PROPERTY,
     CaseInfo,
     LoadErrorRecord,
     Record,
@@ -85,8 +85,8 @@ def failure_message(result: RunResult) -> str:
 
 def report_record(node: pytest.Item, record: Record) -> None:
     """Put ``record`` on the item's report (replacing one reported earlier)."""
-    node.user_properties[:] = [p for p in node.user_properties if p[0] != PROPERTY]
-    node.user_properties.append((PROPERTY, encode(record)))
+    node.user_properties[:] = [p for p in node.user_properties if p[0] != RECORD_PROPERTY]
+    node.user_properties.append((RECORD_PROPERTY, encode(record)))
 
 
 class EvalItem(pytest.Function):

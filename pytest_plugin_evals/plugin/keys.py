@@ -14,6 +14,10 @@ if TYPE_CHECKING:
     from pytest_plugin_evals.reporting.document import SessionResult
     from pytest_plugin_evals.runner import RunOutcome
 
+#: The ``user_properties`` key every eval item reports its record under (one JSON string; see
+#: :mod:`pytest_plugin_evals.records`). JUnit shows it as a ``<property>``.
+RECORD_PROPERTY = "plugin_evals"
+
 #: config: the validated ``--eval-*`` settings.
 settings_key: pytest.StashKey[EvalSettings] = pytest.StashKey()
 #: config: the session's timestamp (``2026-11-30T07-07-59-533Z``), shared with xdist workers.

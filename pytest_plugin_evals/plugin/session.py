@@ -24,20 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_plugin_evals.plugin.keys import result_key
+from pytest_plugin_evals.plugin.keys import RECORD_PROPERTY, result_key
 from pytest_plugin_evals.plugin.settings import EvalSettings
-from pytest_plugin_evals.records import (
-    PROPERTY,
-    LoadErrorRecord,
-    Record,
-    RecordError,
-    RunRecord,
-    SkippedRun,
-    decode,
-)
 from pytest_plugin_evals.util.timestamps import utc_iso
 
 if TYPE_CHECKING:
+    from pytest_plugin_evals.records import Record
     from pytest_plugin_evals.reporting.document import SessionResult
 
 #: The ``[label]`` of a run item: ``[with-2]``, ``[without-1]``, ``[3]``.
@@ -56,7 +48,9 @@ def case_group(nodeid: str) -> str | None:
 def record_of(report: pytest.TestReport) -> Record | None:
     """The record an eval item put on its report, if any."""
     for name, value in report.user_properties:
-        if name == PROPERTY:
+        if name == RECORD_PROPERTY:
+            from pytest_plugin_evals.records import RecordError, decode
+
             try:
                 return decode(str(value))
             except RecordError as exc:
@@ -103,8 +97,11 @@ class EvalSession:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = record_of(report)
-        if record is not None:
-            self.records[report.nodeid] = record
+        if record is None:
+            return
+        self.records[report.nodeid] = record
+        from pytest_plugin_evals.records import LoadErrorRecord
+
         if self.settings.threshold >= 1 or isinstance(record, LoadErrorRecord):
             return
         done = report.when == "call" or (report.when == "setup" and not report.passed)
@@ -118,6 +115,8 @@ class EvalSession:
 
     def _decide_case(self, group: str, report: pytest.TestReport) -> None:
         """The case's last run has reported: a case below the threshold fails that report."""
+        from pytest_plugin_evals.records import RunRecord
+
         runs = [
             r
             for r in (self.records.get(nodeid) for nodeid in self.finished[group])
@@ -143,6 +142,7 @@ class EvalSession:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if not self.records:
             return
+        from pytest_plugin_evals.records import SkippedRun
         from pytest_plugin_evals.reporting.document import summarize
 
         records = list(self.records.values())
@@ -170,12 +170,16 @@ class EvalSession:
 
     def _ablation(self, records: list[Record]) -> str:
         """The ablation the session ran: with-without when any case ran two arms."""
+        from pytest_plugin_evals.records import RunRecord, SkippedRun
+
         if self.settings.ablation != "auto":
             return self.settings.ablation
         runs = [r for r in records if isinstance(r, (RunRecord, SkippedRun))]
         return "with-without" if any(r.two_arm for r in runs) else "none"
 
     def suite_root(self) -> Path:
+        from pytest_plugin_evals.records import LoadErrorRecord
+
         roots = sorted(
             {
                 r.suite_root if isinstance(r, LoadErrorRecord) else r.case.suite_root
@@ -213,6 +217,8 @@ class EvalSession:
 
     def _skipped_judge_lines(self) -> list[str]:
         """Say when judge verdicts were skipped: on purpose, or for want of a judge."""
+        from pytest_plugin_evals.records import RunRecord
+
         reasons: dict[str, int] = {}
         for record in self.records.values():
             if not isinstance(record, RunRecord):

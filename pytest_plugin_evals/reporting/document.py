@@ -23,6 +23,7 @@ from pytest_plugin_evals.records import (
     Record,
     RunRecord,
     SkippedRun,
+    as_map,
     case_from_json,
     case_to_json,
     dumps,
@@ -410,7 +411,7 @@ def _case_from_json(doc: Mapping[str, Any]) -> CaseResult:
         "path": _joined(root, doc.get("path")),
     }
     info = case_from_json(described)
-    arms = doc.get("arms") if isinstance(doc.get("arms"), Mapping) else {}
+    arms = as_map(doc.get("arms"))
     two_arm = "without" in arms
 
     def runs(arm: str) -> tuple[RunRecord, ...]:
@@ -420,7 +421,7 @@ def _case_from_json(doc: Mapping[str, Any]) -> CaseResult:
             if isinstance(r, Mapping)
         )
 
-    agg = doc.get("aggregates") if isinstance(doc.get("aggregates"), Mapping) else {}
+    agg = as_map(doc.get("aggregates"))
     aggregates = CaseAggregates(
         score=_num(agg.get("score")),
         pass_rate=_num(agg.get("passRate")),
@@ -456,8 +457,8 @@ def load_document(doc: Mapping[str, Any]) -> SessionResult:
     """The :class:`SessionResult` a result document describes (ours or the reference's)."""
     if not isinstance(doc, Mapping) or doc.get("schemaVersion") != SCHEMA_VERSION:
         raise DocumentError(f"not a schemaVersion {SCHEMA_VERSION} result document")
-    suite = doc.get("suite") if isinstance(doc.get("suite"), Mapping) else {}
-    agg = doc.get("aggregates") if isinstance(doc.get("aggregates"), Mapping) else {}
+    suite = as_map(doc.get("suite"))
+    agg = as_map(doc.get("aggregates"))
     plugins = tuple(p for p in map(plugin_from_json, suite.get("plugins") or []) if p is not None)
     cases = tuple(_case_from_json(c) for c in doc.get("cases") or [] if isinstance(c, Mapping))
     root = str(suite.get("root") or "")

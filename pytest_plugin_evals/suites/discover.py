@@ -120,10 +120,9 @@ def _load_yaml(text: str) -> object:
     """Parse YAML (imported here: finding no suite must not load a YAML parser)."""
     import yaml
 
-    try:
-        loader = yaml.CSafeLoader
-    except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-        loader = yaml.SafeLoader  # type: ignore[misc]
+    loader: type[yaml.SafeLoader] | type[yaml.CSafeLoader] = getattr(
+        yaml, "CSafeLoader", yaml.SafeLoader
+    )
     try:
         return yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:

@@ -71,7 +71,8 @@ def key_lines(text: str) -> dict[KeyPath, int]:
                 stack.pop()
         elif top is not None and top.is_object and top.expect_key and token.startswith('"'):
             top.key = json.loads(token)
-            lines[(*top.path, top.key)] = line
+            where = (*top.path, top.key)
+            lines[where] = line
         else:
             here: KeyPath = ()
             if top is not None:

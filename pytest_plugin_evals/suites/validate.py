@@ -195,7 +195,7 @@ def one_of(value: Value, choices: Iterable[str]) -> str:
     if value.raw not in choices:
         shown = " or ".join(f'"{c}"' for c in choices) if len(choices) == 2 else ", ".join(choices)
         value.fail(f"must be {shown} (got {show(value.raw)})")
-    return value.raw
+    return str(value.raw)
 
 
 def env(value: Value | None) -> dict[str, str]:

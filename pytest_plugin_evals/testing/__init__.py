@@ -1,33 +1,44 @@
-"""A scripted model for tests: a Messages API server on 127.0.0.1 that answers by rules."""
+"""A scripted model for tests: a Messages API server on 127.0.0.1 that answers by rules.
+
+The names below are imported from their modules on first use: registering the
+``scripted_model`` fixture (which every pytest run does) loads no server code.
+"""
 
 from __future__ import annotations
 
-from .rules import (
-    ApiError,
-    Reply,
-    Request,
-    Rule,
-    TextBlock,
-    ToolUseBlock,
-    delay,
-    error,
-    reply,
-    text,
-    tool_use,
-)
-from .server import ScriptedModel
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = [
-    "ApiError",
-    "Reply",
-    "Request",
-    "Rule",
-    "ScriptedModel",
-    "TextBlock",
-    "ToolUseBlock",
-    "delay",
-    "error",
-    "reply",
-    "text",
-    "tool_use",
-]
+if TYPE_CHECKING:  # the same names, typed, for type checkers
+    from .rules import ApiError as ApiError
+    from .rules import Reply as Reply
+    from .rules import Request as Request
+    from .rules import Rule as Rule
+    from .rules import TextBlock as TextBlock
+    from .rules import ToolUseBlock as ToolUseBlock
+    from .rules import delay as delay
+    from .rules import error as error
+    from .rules import reply as reply
+    from .rules import text as text
+    from .rules import tool_use as tool_use
+    from .server import ScriptedModel as ScriptedModel
+
+_EXPORTS = {
+    "ScriptedModel": "server",
+    **{
+        name: "rules"
+        for name in (
+            "ApiError", "Reply", "Request", "Rule", "TextBlock", "ToolUseBlock", "delay",
+            "error", "reply", "text", "tool_use",
+        )
+    },
+}  # fmt: skip
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

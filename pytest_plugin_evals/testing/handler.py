@@ -39,7 +39,8 @@ class Handler(BaseHTTPRequestHandler):
 
     @property
     def model(self) -> ScriptedModel:
-        return self.server.model  # type: ignore[attr-defined,no-any-return]
+        model: ScriptedModel = getattr(self.server, "model")  # noqa: B009 - set by ScriptedModel
+        return model
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silence the default per-request stderr line."""

@@ -123,12 +123,14 @@ def _index(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], offset: in
             if key is not None and key in seen:
                 raise YAMLProblem(f'duplicate key "{key}"', line)
             seen.add(key)
-            lines[(*path, key)] = line
-            _index(value_node, (*path, key), lines, offset)
+            where = (*path, key)
+            lines[where] = line
+            _index(value_node, where, lines, offset)
     elif isinstance(node, yaml.SequenceNode):
         for position, item in enumerate(node.value):
-            lines[(*path, position)] = item.start_mark.line + 1 + offset
-            _index(item, (*path, position), lines, offset)
+            where = (*path, position)
+            lines[where] = item.start_mark.line + 1 + offset
+            _index(item, where, lines, offset)
 
 
 def _problem(exc: yaml.MarkedYAMLError, first_line: int, text: str) -> YAMLProblem:

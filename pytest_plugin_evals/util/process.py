@@ -104,6 +104,9 @@ def format_timeout(seconds: float) -> str:
     return f"timed out after {shown}s"
 
 
+Service = subprocess.Popen
+
+
 def start_service(argv: list[str]) -> subprocess.Popen[bytes]:
     """Start a helper process that serves this one (the mock host): in a session of its own,
     stdin a pipe (it ends when this process closes it, or dies), output discarded."""
@@ -114,3 +117,15 @@ def start_service(argv: list[str]) -> subprocess.Popen[bytes]:
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+
+
+def stop_service(proc: subprocess.Popen[bytes], grace: float = 2.0) -> None:
+    """Close the service's stdin (its signal to end), wait ``grace`` seconds, then kill it."""
+    with contextlib.suppress(OSError, ValueError):
+        if proc.stdin is not None:
+            proc.stdin.close()
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -15,7 +15,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -126,7 +126,7 @@ def run_claude(
     tmp_path: Path,
     *,
     loads_plugin: bool = True,
-    mode: str = "on",
+    mode: Literal["on", "off"] = "on",
     shared_host: bool = True,
 ) -> Run:
     case_dir = plugin / "evals" / "file-issue"
@@ -138,7 +138,7 @@ def run_claude(
         plugin,
         loads_plugin,
         tmp_path / "out",
-        mode=mode,  # type: ignore[arg-type]
+        mode=mode,
         shared_host=shared_host,
     )
     argv = claude_argv(

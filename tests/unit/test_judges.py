@@ -11,6 +11,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -392,7 +393,7 @@ def test_the_sdks_are_imported_only_when_chosen(monkeypatch: pytest.MonkeyPatch)
     real_import = builtins.__import__
     imported: list[str] = []
 
-    def spy(name: str, *args: object, **kwargs: object) -> object:
+    def spy(name: str, *args: Any, **kwargs: Any) -> object:
         imported.append(name)
         return real_import(name, *args, **kwargs)
 

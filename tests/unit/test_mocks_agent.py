@@ -303,12 +303,15 @@ def test_the_claude_backend_gets_the_system_prompt_argument(tmp_path: Path) -> N
 def talk(argv: list[str]) -> str:
     """Start ``argv`` as an MCP stdio server with the SDK's client and call ``search``."""
     from mcp import Client, StdioServerParameters
+    from mcp.types import TextContent
 
     async def go() -> str:
         params = StdioServerParameters(command=argv[0], args=argv[1:])
         async with Client(params) as client:
             result = await client.call_tool("search", {"q": "release"})
-            return str(result.content[0].text)
+            first = result.content[0]
+            assert isinstance(first, TextContent)
+            return first.text
 
     return anyio.run(go)
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import types
 
 from pytest_plugin_evals.graders.targets import mock_call_line
 from pytest_plugin_evals.mocks import attach, collect_calls, prepare_mocks
@@ -50,6 +51,11 @@ def plugin(tmp_path: Path) -> Path:
         },
     )
     return root
+
+
+def written(path: Path | None) -> str:
+    assert path is not None
+    return path.read_text(encoding="utf-8")
 
 
 def make_case(plugin: Path) -> Case:
@@ -138,7 +144,7 @@ def test_declared_servers_without_mocks_are_withheld_by_an_empty_strict_config(
 ) -> None:
     write_tree(tmp_path / "p", {".mcp.json": json.dumps({"mcpServers": {"db": {"command": "db"}}})})
     setup = prepare_mocks(make_case(tmp_path / "p"), tmp_path / "p", True, tmp_path / "run")
-    assert json.loads(setup.mcp_config.read_text(encoding="utf-8")) == {"mcpServers": {}}
+    assert json.loads(written(setup.mcp_config)) == {"mcpServers": {}}
     assert setup.strict and setup.withheld == ("db",) and not setup.active
 
 
@@ -195,6 +201,7 @@ def test_a_violation_records_the_abort(plugin: Path, tmp_path: Path) -> None:
     tracker.answer("fail_op", {})
     text, is_error = tracker.answer("create_issue", {"title": "x", "priority": "urgent"})
     assert is_error and "violates expect" in text
+    assert setup.calls_file is not None
     with setup.calls_file.open("a", encoding="utf-8") as fh:
         fh.write('{"server":"tracker","tool":"cut sho')  # a line cut short by the kill
     transcript = Transcript(error="exit -9: killed", infra_error="agent_start")
@@ -247,7 +254,9 @@ def talk_over_stdio(argv: list[str]) -> tuple[list[str], str]:
         async with Client(params) as client:
             tools = await client.list_tools()
             result = await client.call_tool("search", {"q": "release"})
-            return sorted(t.name for t in tools.tools), result.content[0].text
+            first = result.content[0]
+            assert isinstance(first, types.TextContent)
+            return sorted(t.name for t in tools.tools), first.text
 
     return anyio.run(talk)
 
@@ -262,7 +271,7 @@ def test_stand_in_processes_speak_mcp(plugin: Path, tmp_path: Path, shared_host:
         kill_agent=False,
         shared_host=shared_host,
     )
-    config = json.loads(setup.mcp_config.read_text(encoding="utf-8"))
+    config = json.loads(written(setup.mcp_config))
     entry = config["mcpServers"]["kb"]
     if shared_host:
         assert entry["args"][:2] == ["-I", "-S"] and entry["args"][2].endswith("stub.py")
@@ -276,7 +285,7 @@ def test_the_stub_falls_back_to_a_direct_stand_in(plugin: Path, tmp_path: Path) 
     setup = prepare_mocks(
         make_case(plugin), plugin, False, tmp_path / "run", kill_agent=False, shared_host=True
     )
-    entry = json.loads(setup.mcp_config.read_text(encoding="utf-8"))["mcpServers"]["kb"]
+    entry = json.loads(written(setup.mcp_config))["mcpServers"]["kb"]
     args = list(entry["args"])
     args[3] = str(tmp_path / "no-host.sock")  # no host listens here
     assert talk_over_stdio([entry["command"], *args]) == (["search"], "Found release")

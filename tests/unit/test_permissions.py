@@ -190,8 +190,13 @@ def test_every_built_in_writer_that_is_not_granted_is_removed() -> None:
 @pytest.mark.parametrize("side", ["case", "operator"])
 def test_disallowed_removes_a_tool_even_when_granted(side: str) -> None:
     removed = ["Write", "Skill", "Bash(rm *)"]
-    kwargs = {"case_disallowed": removed} if side == "case" else {"operator_disallowed": removed}
-    result = plan(["Write", "Skill", "Bash", "Edit"], grants=["Write", "Bash", "Edit"], **kwargs)
+    case_side, operator_side = (removed, []) if side == "case" else ([], removed)
+    result = plan(
+        ["Write", "Skill", "Bash", "Edit"],
+        grants=["Write", "Bash", "Edit"],
+        case_disallowed=case_side,
+        operator_disallowed=operator_side,
+    )
     assert list(result.allowed) == [*READ_RULES, "Edit"]
     for tool in ("Write", "Skill", "Bash"):
         assert result.disallowed.count(tool) == 1

@@ -70,7 +70,7 @@ def test_seed_eval(tmp_path: Path) -> None:
     assert criteria.criteria == "Tells that item was successfully marked as completed"
     assert criteria.paid
     text = path.read_text().splitlines()
-    assert [text[g.line - 1].strip() for g in case.graders[:1]] == ["{"]
+    assert [text[(g.line or 0) - 1].strip() for g in case.graders[:1]] == ["{"]
 
 
 def test_names_slugs_and_duplicates(tmp_path: Path) -> None:

@@ -1,0 +1,143 @@
+"""The rooms of the package import downward only, as docs/explanation/architecture.md draws them.
+
+Read from the code's own import statements (the AST of every module, type-only imports
+included), so a new edge that the table does not allow fails here, whatever imports it at run
+time.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "pytest_plugin_evals"
+
+#: room -> the rooms it may import (a room may always import its own modules).
+ALLOWED: dict[str, frozenset[str]] = {
+    "util": frozenset(),
+    "model": frozenset(),
+    "records": frozenset({"model"}),
+    "suites": frozenset({"model", "util"}),
+    "sandbox": frozenset({"model", "util"}),
+    "recording": frozenset({"model", "util"}),
+    "judges": frozenset({"model", "util"}),
+    "graders": frozenset({"model", "judges", "util"}),
+    "mocks": frozenset({"model", "judges", "util"}),
+    "agents": frozenset({"model", "sandbox", "recording", "mocks", "util"}),
+    "scoring": frozenset({"model", "records"}),
+    "reporting": frozenset({"model", "records", "scoring", "util"}),
+    "runner": frozenset(
+        {"model", "util", "sandbox", "recording", "judges", "graders", "mocks", "agents", "scoring"}
+    ),
+    "testing": frozenset({"model"}),
+    "plugin": frozenset(
+        {
+            "model",
+            "records",
+            "util",
+            "suites",
+            "sandbox",
+            "recording",
+            "judges",
+            "graders",
+            "mocks",
+            "agents",
+            "scoring",
+            "reporting",
+            "runner",
+            "testing",
+        }
+    ),
+}
+
+#: Rooms that form the core: no pytest, and no process but through ``util.process``.
+CORE = frozenset(ALLOWED) - {"plugin", "testing"}
+
+
+def room_of(module: str) -> str:
+    """``pytest_plugin_evals.graders.judge`` -> ``graders``."""
+    parts = module.split(".")
+    assert parts[0] == "pytest_plugin_evals", module
+    return parts[1] if len(parts) > 1 else "<package>"
+
+
+def modules() -> Iterator[tuple[str, Path]]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        yield ".".join(parts), path
+
+
+def imports(module: str, path: Path) -> Iterator[tuple[str, int]]:
+    """Every module ``module`` imports, absolute, with the line of the statement."""
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")
+                base = base if is_package else base[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            yield target, node.lineno
+            for alias in node.names:  # ``from . import x`` imports the module x
+                yield f"{target}.{alias.name}", node.lineno
+
+
+ROOMS = sorted({room_of(m) for m, _ in modules()} - {"<package>"})
+
+
+def test_every_room_is_in_the_table() -> None:
+    assert set(ROOMS) == set(ALLOWED)
+
+
+@pytest.mark.parametrize("room", ROOMS)
+def test_rooms_import_downward_only(room: str) -> None:
+    wrong = []
+    for module, path in modules():
+        if room_of(module) != room:
+            continue
+        for target, line in imports(module, path):
+            if not target.startswith("pytest_plugin_evals."):
+                continue
+            if target not in dict(modules()) and target.rsplit(".", 1)[0] in dict(modules()):
+                target = target.rsplit(".", 1)[0]  # ``from pkg.mod import name``
+            other = room_of(target)
+            if other not in (room, "<package>") and other not in ALLOWED[room]:
+                wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {room} -> {other}")
+    assert not wrong, "\n".join(dict.fromkeys(wrong))
+
+
+@pytest.mark.parametrize("room", sorted(CORE))
+def test_the_core_imports_no_pytest_and_starts_processes_only_through_util(room: str) -> None:
+    wrong = []
+    for module, path in modules():
+        if room_of(module) != room:
+            continue
+        for target, line in imports(module, path):
+            top = target.split(".")[0]
+            where = f"{path.relative_to(PACKAGE.parent)}:{line}"
+            if top in ("pytest", "_pytest", "pluggy"):
+                wrong.append(f"{where}: imports {target}")
+            if top in ("subprocess", "multiprocessing") and room != "util":
+                wrong.append(f"{where}: imports {target} (start processes through util.process)")
+    assert not wrong, "\n".join(dict.fromkeys(wrong))
+
+
+def test_only_the_testing_fixture_module_imports_pytest_in_testing() -> None:
+    users = {
+        module
+        for module, path in modules()
+        if room_of(module) == "testing"
+        and any(t.split(".")[0] == "pytest" for t, _ in imports(module, path))
+    }
+    assert users == {"pytest_plugin_evals.testing.fixtures"}
