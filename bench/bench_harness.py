@@ -1,98 +1,103 @@
-"""Harness overhead per run, and what parallel runs buy, with an agent that costs nothing.
+"""Harness overhead per run: what one eval run costs beyond the agent, and what -n buys.
 
-    python bench/bench_harness.py [--cases 40] [--runs 3]
+    python bench/bench_harness.py [--cases 40] [--runs 3] [--repeat 3]
 
-Generates a plugin with ``--cases`` directory cases (two graders each, two arms), runs
-``pytest evals`` with ``cmd:/bin/cat`` (the prompt comes back as the answer) under ``-n 0`` and
-``-n 2``, and prints wall time, time per run, and the harness's share once the agent's own
-process start (measured separately) is taken out. Nothing is asserted: this is a measurement.
+Generates a plugin with ``--cases`` directory cases (two graders each, two arms) and runs
+``pytest evals`` with an in-process agent that answers at once (``py:``), so every millisecond
+measured is the harness's: collection, the run's folders and environment, grading, recording,
+reporting. It also runs the same number of empty ordinary tests, which is what pytest itself
+costs per item, and ``cmd:/bin/cat`` (a process per run). Prints medians of ``--repeat``
+sessions: wall time, the per-run cost after start-up and collection, and the harness's own share
+over pytest's per-item cost. Nothing is asserted: this is a measurement (bench/README.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+INSTANT_AGENT = "def run(request):\n    return 'hello ' + request.prompt\n"
+
 
 def make_suite(root: Path, cases: int, runs: int) -> None:
     (root / ".claude-plugin").mkdir(parents=True)
     (root / ".claude-plugin" / "plugin.json").write_text('{"name": "bench", "version": "1"}')
+    (root / "instant_agent.py").write_text(INSTANT_AGENT)
     for i in range(cases):
         case = root / "evals" / f"case-{i:03d}"
         (case / "graders").mkdir(parents=True)
         (case / "prompt.md").write_text(f"---\nruns: {runs}\n---\nSay hello number {i}\n")
         (case / "graders" / "hello.md").write_text("---\ntype: regex\npattern: hello\n---\n")
         (case / "graders" / "skill.md").write_text("---\ntype: tool_used\ntool: Skill\n---\n")
+    tests = root / "plain"
+    tests.mkdir()
+    body = "import pytest\n\n@pytest.mark.parametrize('n', range({}))\ndef test_x(n):\n    pass\n"
+    (tests / "test_plain.py").write_text(body.format(cases * runs * 2))
 
 
-def time_agent_alone(count: int) -> float:
+def session(root: Path, args: list[str]) -> float:
     start = time.perf_counter()
-    for _ in range(count):
-        subprocess.run(["/bin/cat"], input=b"Say hello", capture_output=True, check=True)
-    return (time.perf_counter() - start) / count
-
-
-def time_pytest(root: Path, workers: str) -> tuple[float, dict[str, object]]:
-    out = root / f"doc{workers}.json"
-    start = time.perf_counter()
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "evals",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            workers,
-            "--eval-agent",
-            "cmd:/bin/cat",
-            "--eval-json",
-            str(out),
-        ],
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
         cwd=root,
         capture_output=True,
         check=False,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
     )
     elapsed = time.perf_counter() - start
-    return elapsed, json.loads(out.read_text())
+    if done.returncode != 0:
+        raise SystemExit(f"pytest {args} failed:\n{done.stdout.decode()[-3000:]}")
+    return elapsed
 
 
-def time_startup(root: Path) -> float:
-    start = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "--version"], cwd=root, capture_output=True, check=False
-    )
-    return time.perf_counter() - start
+def median_session(root: Path, args: list[str], repeat: int) -> float:
+    return statistics.median(session(root, args) for _ in range(repeat))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=40)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-harness-") as tmp:
         root = Path(tmp)
         make_suite(root, args.cases, args.runs)
-        total_runs = args.cases * args.runs * 2
-        agent = time_agent_alone(50)
-        startup = time_pytest_startup = time_startup(root)
-        print(f"{args.cases} cases × {args.runs} runs × 2 arms = {total_runs} runs")
-        print(f"agent process alone: {agent * 1000:.1f} ms per run")
-        print(f"pytest start-up: {time_pytest_startup:.2f} s")
-        for workers in ("-n0", "-n2"):
-            elapsed, doc = time_pytest(root, workers)
-            per_run = (elapsed - startup) / total_runs
-            print(
-                f"{workers}: {elapsed:.2f} s wall, {per_run * 1000:.1f} ms per run, "
-                f"harness {max(per_run - agent, 0) * 1000:.1f} ms per run; "
-                f"{doc['aggregates']['casesTotal']} cases scored"
-            )
+        total = args.cases * args.runs * 2
+        out = root / "doc.json"
+        collect = median_session(root, ["evals", "--collect-only"], args.repeat)
+        plain = median_session(root, ["plain"], args.repeat)
+        plain_collect = median_session(root, ["plain", "--collect-only"], args.repeat)
+        pytest_per_item = (plain - plain_collect) / total
+        print(f"{args.cases} cases × {args.runs} runs × 2 arms = {total} runs; "
+              f"medians of {args.repeat} sessions")  # fmt: skip
+        print(f"pytest itself: {pytest_per_item * 1000:.2f} ms per empty test")
+        print(f"collection of the suite (start-up included): {collect:.2f} s")
+        for agent, label in (("py:instant_agent:run", "in-process agent"),
+                             ("cmd:/bin/cat", "cmd:/bin/cat")):  # fmt: skip
+            for workers in ("-n0", "-n2"):
+                wall = median_session(
+                    root, ["evals", workers, "--eval-agent", agent, "--eval-json", str(out)],
+                    args.repeat,
+                )  # fmt: skip
+                doc = json.loads(out.read_text())
+                assert doc["aggregates"]["runsTotal"] == total, doc["aggregates"]
+                per_run = (wall - collect) / total
+                print(
+                    f"{label:16} {workers}: {wall:5.2f} s wall, {per_run * 1000:5.2f} ms per run"
+                    + (
+                        f" (harness {(per_run - pytest_per_item) * 1000:.2f} ms over pytest's "
+                        "own per-item cost)"
+                        if workers == "-n0"
+                        else ""
+                    )
+                )
 
 
 if __name__ == "__main__":

@@ -203,7 +203,11 @@ InfraKind = Literal[
     "harness",
     "plugin_load",
     "no_answer",
+    "interrupted",
 ]
+
+#: The run error of a run the session stopped (Ctrl-C, SIGTERM, ``-x``): not the agent's doing.
+STOPPED = "stopped: the session ended before the run did"
 
 
 @dataclass

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_plugin_evals.agents.base import Agent, RunRequest, capabilities_of
-from pytest_plugin_evals.agents.workspace import git_init, run_scaffold
+from pytest_plugin_evals.agents.workspace import run_scaffold
 from pytest_plugin_evals.graders import JudgeFailure, grade_all, judge_cost
 from pytest_plugin_evals.judges import Judge
 from pytest_plugin_evals.mocks.calls import attach
@@ -89,7 +89,7 @@ def execute_run(
     it, paid graders are skipped (``skippedPaidGraders``) while free graders still score.
     """
     can = capabilities_of(agent)
-    box = Sandbox.create(run_root)
+    box = Sandbox.create(run_root, git_repository=can.git_workspace)
     base = allowed_environment(os.environ if environ is None else environ, options.env_pass)
     env = box.environment(base)
     env.update(case.env)
@@ -108,8 +108,6 @@ def execute_run(
     )
     started_at = utc_iso()
     start = time.monotonic()
-    if can.git_workspace:
-        git_init(box, env)
     mocks: MockSetup | None = None
     if can.uses_mocks:
         mocks = prepare_mocks(

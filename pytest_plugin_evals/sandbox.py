@@ -1,9 +1,10 @@
 """A run's isolated folders and environment.
 
 Each run gets a fresh root holding ``config/``, ``home/`` (the working directory ``home/cwd``
-is inside it), ``tmp/`` and ``out/``. HOME, the XDG folders, TMPDIR and the agent's config
-folder point there, and only an allowlist of the operator's environment reaches the agent.
-This module makes folders and dictionaries; it starts no process.
+is inside it, a fresh git repository when the agent wants one), ``tmp/`` and ``out/``. HOME,
+the XDG folders, TMPDIR and the agent's config folder point there, and only an allowlist of the
+operator's environment reaches the agent. This module makes folders and dictionaries; it starts
+no process.
 """
 
 from __future__ import annotations
@@ -15,6 +16,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_plugin_evals.util.environment import isolated_environment
+
+#: The configuration of every run's repository: what ``git init`` writes, then the hardening
+#: (an identity, no hooks, no credential helper, no signing).
+GIT_CONFIG = """\
+[core]
+\trepositoryformatversion = 0
+\tfilemode = true
+\tbare = false
+\tlogallrefupdates = true
+\thooksPath = /dev/null
+[user]
+\tname = Plugin Eval
+\temail = plugin-eval@localhost
+[credential]
+\thelper =
+[commit]
+\tgpgsign = false
+"""
 
 
 @dataclass
@@ -38,11 +57,22 @@ class Sandbox:
         self.out = self.root / "out"
 
     @classmethod
-    def create(cls, root: Path) -> Sandbox:
-        box = cls(root)
-        for folder in (box.config, box.home, box.cwd, box.tmp, box.out):
-            folder.mkdir(parents=True, exist_ok=True)
-        return box
+    def create(cls, root: Path, *, git_repository: bool = False) -> Sandbox:
+        """A run's folders at ``root``, the cwd a fresh git repository when ``git_repository``
+        is set (what git needs to see one; it makes the rest when it needs it, and git need not
+        be installed for an agent to find it)."""
+        root = Path(root)
+        os.makedirs(root, exist_ok=True)
+        home = root / "home"
+        for folder in (root / "config", home, home / "cwd", root / "tmp", root / "out"):
+            os.mkdir(folder)
+        if git_repository:
+            git_dir = home / "cwd" / ".git"
+            for folder in (git_dir, git_dir / "objects", git_dir / "refs"):
+                os.mkdir(folder)
+            (git_dir / "HEAD").write_text("ref: refs/heads/master\n", encoding="utf-8")
+            (git_dir / "config").write_text(GIT_CONFIG, encoding="utf-8")
+        return cls(root)
 
     @property
     def trace_file(self) -> Path:

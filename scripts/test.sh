@@ -6,4 +6,5 @@ bash scripts/setup.sh
 if [ -x .ci/claude/node_modules/.bin/claude ]; then
   export EVAL_CLAUDE_BIN="$PWD/.ci/claude/node_modules/.bin/claude"
 fi
-exec .venv/bin/python -m pytest -p no:cacheprovider "$@"
+# The suite runs on every CPU (pytest-xdist); pass -n 0 to run it in one process.
+exec .venv/bin/python -m pytest -p no:cacheprovider -n auto "$@"

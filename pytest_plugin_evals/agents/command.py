@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..model import ToolCall, Transcript
+from ..model import STOPPED, ToolCall, Transcript
 from ..util.process import format_timeout, run_process
 from .base import AgentError, Capabilities, RunRequest
 
@@ -77,6 +77,9 @@ class CommandAgent:
         if result.start_error is not None:
             transcript.error = result.start_error
             transcript.infra_error = "agent_start"
+            return transcript
+        if result.stopped:
+            transcript.error, transcript.infra_error = STOPPED, "interrupted"
             return transcript
         transcript.final_message = result.stdout.strip()
         transcript.stderr_tail = result.stderr_tail()

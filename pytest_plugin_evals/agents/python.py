@@ -24,7 +24,9 @@ class PythonAgent:
     target: str
     func: Callable[[RunRequest], Transcript | str]
     name: str = "py"
-    capabilities: ClassVar[Capabilities] = Capabilities(separate_process=False)
+    #: In-process: it is pytest itself; its working directory needs no repository (an agent
+    #: that wants one makes it).
+    capabilities: ClassVar[Capabilities] = Capabilities(separate_process=False, git_workspace=False)
 
     @classmethod
     def parse(cls, target: str) -> PythonAgent:

@@ -1,53 +1,15 @@
-"""Preparing a run's working directory: a fresh git repository, the case's context folders and
-its scaffold script."""
+"""Preparing a run's working directory: the case's context folders and its scaffold script."""
 
 from __future__ import annotations
 
-import os
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 
-from ..sandbox import Sandbox
 from ..util.process import run_process
 from .base import RunRequest
 
 SCAFFOLD_TIMEOUT = 120
-
-
-#: The configuration of every run's repository: what ``git init`` writes, then the hardening
-#: (an identity, no hooks, no credential helper, no signing).
-_GIT_CONFIG = """\
-[core]
-\trepositoryformatversion = 0
-\tfilemode = true
-\tbare = false
-\tlogallrefupdates = true
-\thooksPath = /dev/null
-[user]
-\tname = Plugin Eval
-\temail = plugin-eval@localhost
-[credential]
-\thelper =
-[commit]
-\tgpgsign = false
-"""
-
-#: The folders of an empty repository, as ``git init`` makes them (without the sample hooks).
-_GIT_DIRS = ("objects/info", "objects/pack", "refs/heads", "refs/tags", "info")
-
-
-def git_init(box: Sandbox, env: Mapping[str, str] | None = None) -> None:
-    """Make the cwd a fresh git repository, hardened: no hooks, no credential helper.
-
-    The repository is written directly (the files ``git init`` writes, less its sample hooks):
-    no git process per run, and git need not be installed for the agent to find a repository.
-    """
-    git_dir = box.cwd / ".git"
-    for folder in _GIT_DIRS:
-        os.makedirs(git_dir / folder)
-    (git_dir / "HEAD").write_text("ref: refs/heads/master\n", encoding="utf-8")
-    (git_dir / "config").write_text(_GIT_CONFIG, encoding="utf-8")
 
 
 def copy_add_dirs(request: RunRequest) -> list[Path]:

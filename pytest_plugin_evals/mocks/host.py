@@ -23,6 +23,7 @@ import signal
 import socket
 import sys
 import tempfile
+import threading
 import traceback
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from ..util.process import Service, start_service, stop_service
 MAX_SOCKET_PATH = 100
 
 _hosts: dict[int, tuple[Service[bytes], Path]] = {}
+_hosts_lock = threading.Lock()
 
 
 def supported() -> bool:
@@ -42,6 +44,11 @@ def ensure_host() -> Path | None:
     """The socket of this process's mock host, started now if needed; None when unsupported."""
     if not supported():
         return None
+    with _hosts_lock:  # runs made ahead of their items prepare their mocks in another thread
+        return _ensure_host()
+
+
+def _ensure_host() -> Path | None:
     known = _hosts.get(os.getpid())
     if known is not None and known[0].poll() is None:
         return known[1]

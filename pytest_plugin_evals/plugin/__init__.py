@@ -19,6 +19,7 @@ import pytest
 
 from pytest_plugin_evals.plugin.keys import (
     ledger_key,
+    next_item_key,
     session_key,
     settings_key,
     soft_checks_key,
@@ -189,6 +190,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """Tell an eval item which item runs after it here (its run may be started early)."""
+    if nextitem is not None and _eval_item_class() is not None:
+        item.stash[next_item_key] = nextitem
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Any:
     """Soft checks (the ``eval_checks`` fixture) fail the test once, at its end."""
     __tracebackhide__ = True  # the failure is the list of checks, not this hook
@@ -211,11 +220,12 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """Attach the run's verdicts and answer as pytest-html extras (when pytest-html is active)."""
     report = yield
+    if report.when != "call":
+        return report
     eval_item = _eval_item_class()
     if (
         eval_item is not None
         and isinstance(item, eval_item)
-        and report.when == "call"
         and item.config.pluginmanager.hasplugin("html")
     ):
         from pytest_plugin_evals.plugin.html_extras import extras_for

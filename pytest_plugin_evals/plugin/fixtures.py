@@ -7,7 +7,6 @@ fixture is first used, so a project without evals pays nothing for them.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,19 +14,24 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_plugin_evals.plugin.keys import (
+    agent_key,
+    judge_key,
     ledger_key,
+    maker_key,
+    next_item_key,
     outcome_key,
+    run_ahead_key,
     settings_key,
     soft_checks_key,
-    stamp_key,
 )
-from pytest_plugin_evals.plugin.settings import EvalSettings, results_dir
+from pytest_plugin_evals.plugin.settings import EvalSettings
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.agents import Agent
     from pytest_plugin_evals.graders.assertions import SoftChecks
     from pytest_plugin_evals.judges import Judge
     from pytest_plugin_evals.model import Case
+    from pytest_plugin_evals.plugin.runs import RunMaker
     from pytest_plugin_evals.runner import RunOutcome
     from pytest_plugin_evals.sandbox import Sandbox
 
@@ -39,12 +43,12 @@ def eval_settings(pytestconfig: pytest.Config) -> EvalSettings:
 
 
 @pytest.fixture(scope="session")
-def eval_agent(eval_settings: EvalSettings) -> Agent:
+def eval_agent(eval_settings: EvalSettings, pytestconfig: pytest.Config) -> Agent:
     """The agent under test, as ``--eval-agent`` names it."""
     from pytest_plugin_evals.agents import AgentError, make_agent
 
     try:
-        return make_agent(
+        agent = make_agent(
             eval_settings.agent,
             claude_bin=eval_settings.claude_bin,
             grants=eval_settings.allow_tools,
@@ -52,6 +56,9 @@ def eval_agent(eval_settings: EvalSettings) -> Agent:
         )
     except AgentError as exc:
         problem = str(exc)
+    else:
+        pytestconfig.stash[agent_key] = agent
+        return agent
     # Outside the except block, so the report is the one line, not a chain of exceptions.
     pytest.fail(problem, pytrace=False)
 
@@ -75,12 +82,13 @@ def eval_checks(request: pytest.FixtureRequest) -> SoftChecks:
 
 
 @pytest.fixture(scope="session")
-def eval_judge(eval_settings: EvalSettings) -> Iterator[Judge | None]:
+def eval_judge(eval_settings: EvalSettings, pytestconfig: pytest.Config) -> Iterator[Judge | None]:
     """The judge of llm, baseline and meetsCriteria graders (``--eval-judge``), or None under
     ``--eval-no-judge``. Built the first time a case with such a grader runs."""
     from pytest_plugin_evals.judges import JudgeSetupError, make_judge
 
     if eval_settings.no_judge:
+        pytestconfig.stash[judge_key] = None
         yield None
         return
     try:
@@ -91,9 +99,12 @@ def eval_judge(eval_settings: EvalSettings) -> Iterator[Judge | None]:
         if eval_settings.judge_given:
             pytest.fail(str(exc), pytrace=False)
         # The default judge is not available here: paid graders say "no judge configured".
+        pytestconfig.stash[judge_key] = None
         yield None
         return
+    pytestconfig.stash[judge_key] = judge
     yield judge
+    del pytestconfig.stash[judge_key]
     close = getattr(judge, "close", None)
     if callable(close):
         close()
@@ -107,69 +118,57 @@ def _judge_for(request: pytest.FixtureRequest, case: Case) -> Judge | None:
     return judge
 
 
+@pytest.fixture(scope="session")
+def _eval_run_maker(
+    pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RunMaker]:
+    """This process's run maker (runs get their folders under pytest's temporary folder), and
+    its runs made ahead of their items' setup (stopped at the end if no item took them)."""
+    from pytest_plugin_evals.plugin.runs import RunAhead, RunMaker
+
+    settings = pytestconfig.stash[settings_key]
+    maker = RunMaker(pytestconfig, settings, tmp_path_factory.mktemp("runs", numbered=True))
+    pytestconfig.stash[maker_key] = maker
+    # Under a cost ceiling every run waits for the spend of the runs before it to be known.
+    wanted = settings.run_ahead != "off" and settings.max_cost_usd is None
+    ahead = RunAhead(maker, check_cpus=settings.run_ahead == "on") if wanted else None
+    if ahead is not None:
+        pytestconfig.stash[run_ahead_key] = ahead
+    yield maker
+    if ahead is not None:
+        del pytestconfig.stash[run_ahead_key]
+        ahead.close()
+
+
 @pytest.fixture
 def eval_run(
-    request: pytest.FixtureRequest, eval_agent: Agent, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, eval_agent: Agent, _eval_run_maker: RunMaker
 ) -> Iterator[RunOutcome]:
     """Make the run of the requesting eval item (in setup, so a run that cannot be made is an
     error, not a failure) and report it."""
     from pytest_plugin_evals.agents import capabilities_of
     from pytest_plugin_evals.plugin.items import EvalItem
-    from pytest_plugin_evals.runner import RunOptions, execute_run
 
     item = request.node
     if not isinstance(item, EvalItem):
         raise pytest.UsageError("eval_run is only available to eval items")
-    case = item.case
-    missing = [name for name in case.requires_secret if not os.environ.get(name)]
-    if missing:
-        item.record_skip("missing_secret")
-        pytest.skip(f"missing required secret(s): {', '.join(missing)}")
-    settings: EvalSettings = item.config.stash[settings_key]
-    if case.scaffold_script and not settings.scaffold:
-        pytest.skip(
-            "its scaffold_script is not run without --eval-scaffold (it runs as you, outside "
-            "the sandbox)"
-        )
-    ledger = item.config.stash.get(ledger_key, None)
-    paid_budget = None
-    if settings.max_cost_usd is not None and ledger is not None:
-        spent = ledger.spent()
-        paid_budget = settings.max_cost_usd - spent
-        if spent >= settings.max_cost_usd:
-            item.record_skip("cost_ceiling")
-            pytest.skip(
-                f"cost ceiling ${settings.max_cost_usd:g} reached (${spent:.4f} spent): "
-                "run not started"
-            )
-    stamp = item.config.stash[stamp_key]
-    run_root = tmp_path_factory.mktemp(f"run-{item.arm}-{item.run}-", numbered=True)
-    outcome = execute_run(
-        case,
-        item.arm,
-        item.run,
-        agent=eval_agent,
-        run_root=run_root,
-        plugin_dir=item.plugin.path if item.plugin else None,
-        two_arm=item.two_arm,
-        options=RunOptions(
-            runs_dir=results_dir(settings, case.suite_root, stamp) / "runs",
-            env_pass=settings.env_pass,
-            keep_temp=settings.keep_temp,
-            model_override=settings.model,
-            scaffold=settings.scaffold,
-            judge=_judge_for(request, case),
-            no_judge_reason="--eval-no-judge" if settings.no_judge else None,
-            mocks=settings.mocks,
-            allow_real_servers=settings.allow_real_servers,
-            judge_kind=None if settings.no_judge else settings.judge,
-            judge_model=settings.judge_model,
-            judge_claude_bin=settings.claude_bin,
-        ),
-        mock_plan=item.mock_plan,
-        paid_budget=paid_budget,
-    )
+    config = item.config
+    ahead = config.stash.get(run_ahead_key, None)
+    started = ahead.take(item) if ahead is not None else None
+    nextitem = item.stash.get(next_item_key, None)
+    if ahead is not None and isinstance(nextitem, EvalItem):
+        ahead.start(nextitem)  # the next item's run goes on while this one's does
+    if started is not None:
+        outcome = started.result()
+    else:
+        skip = _eval_run_maker.skip(item)
+        if skip is not None:
+            if skip.recorded is not None:
+                item.record_skip(skip.recorded)
+            pytest.skip(skip.message)
+        outcome = _eval_run_maker.make(item, eval_agent, _judge_for(request, item.case))
     result = outcome.result
+    ledger = config.stash.get(ledger_key, None)
     if ledger is not None:
         # A replay's agent cost is history: only its judge calls were spent now.
         spends = capabilities_of(eval_agent).spends

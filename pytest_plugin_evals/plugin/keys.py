@@ -7,8 +7,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from pytest_plugin_evals.agents import Agent
     from pytest_plugin_evals.graders.assertions import SoftChecks
+    from pytest_plugin_evals.judges import Judge
     from pytest_plugin_evals.plugin.ledger import SpendLedger
+    from pytest_plugin_evals.plugin.runs import RunAhead, RunMaker
     from pytest_plugin_evals.plugin.session import EvalSession
     from pytest_plugin_evals.plugin.settings import EvalSettings
     from pytest_plugin_evals.reporting.document import SessionResult
@@ -30,6 +33,15 @@ session_key: pytest.StashKey[EvalSession] = pytest.StashKey()
 result_key: pytest.StashKey[SessionResult] = pytest.StashKey()
 #: config: the mock files already reported as load errors (each is reported once).
 reported_mocks_key: pytest.StashKey[set[str]] = pytest.StashKey()
+#: config: the agent the ``eval_agent`` fixture made (for runs made ahead of their setup).
+agent_key: pytest.StashKey[Agent] = pytest.StashKey()
+#: config: the judge the ``eval_judge`` fixture made (None: no judge), once it made it.
+judge_key: pytest.StashKey[Judge | None] = pytest.StashKey()
+#: config: this process's run maker, and its runs made ahead of their items' setup.
+maker_key: pytest.StashKey[RunMaker] = pytest.StashKey()
+run_ahead_key: pytest.StashKey[RunAhead] = pytest.StashKey()
+#: item: the item that runs after it in this process (pytest's ``nextitem``).
+next_item_key: pytest.StashKey[pytest.Item] = pytest.StashKey()
 #: item: the soft checks of the ``eval_checks`` fixture.
 soft_checks_key: pytest.StashKey[SoftChecks] = pytest.StashKey()
 #: item: the run an eval item made.

@@ -108,6 +108,13 @@ OPTIONS: tuple[Option, ...] = (
         metavar="USD",
     ),
     Option(
+        "--eval-run-ahead",
+        "on (default): while a process makes one run it starts its next item's when the CPUs "
+        "have been idle lately, so -n N has up to 2N agents in flight; always: whatever the "
+        "CPUs; off: one run at a time per process",
+        metavar="on|always|off",
+    ),
+    Option(
         "--eval-env-pass",
         "also pass this operator variable to the agent (repeatable)",
         kind="list",
@@ -227,6 +234,10 @@ def read_settings(config: pytest.Config) -> EvalSettings:
     if mocks not in ("on", "off"):
         raise pytest.UsageError(f"{where} must be on or off (got {mocks!r})")
     real_servers, _ = _value(config, "--eval-allow-real-servers")
+    run_ahead, where = _value(config, "--eval-run-ahead")
+    run_ahead = str(run_ahead or "on").strip().lower()
+    if run_ahead not in ("on", "always", "off"):
+        raise pytest.UsageError(f"{where} must be on, always or off (got {run_ahead!r})")
     return EvalSettings(
         runs=int(runs) if runs is not None else None,
         ablation=ablation,
@@ -253,6 +264,7 @@ def read_settings(config: pytest.Config) -> EvalSettings:
         no_judge=bool(no_judge),
         mocks=mocks,
         allow_real_servers=bool(real_servers),
+        run_ahead=run_ahead,
     )
 
 

@@ -38,6 +38,9 @@ class EvalSettings:
     no_judge: bool = False
     mocks: str = "on"
     allow_real_servers: bool = False
+    #: Start the next item's run while this one's goes on (agents that are processes):
+    #: ``on`` when the CPUs have been idle lately, ``always``, or ``off``.
+    run_ahead: str = "on"
 
     def selects(self, case_name: str, tags: tuple[str, ...]) -> bool:
         """The reference's filters: ``--eval-case`` glob on the name AND any ``--eval-tag``."""

@@ -9,48 +9,61 @@ A file that cannot be written is said once; it never changes the exit status.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_plugin_evals.plugin.session import EvalSession
 
+if TYPE_CHECKING:
+    from pytest_plugin_evals.reporting.document import SessionResult
 
-class JsonWriter:
+
+class _Writer:
+    """A writer of one kind of file, from the session's result."""
+
+    label = ""
+
+    def __init__(self, session: EvalSession) -> None:
+        self.session = session
+
+    @pytest.hookimpl
+    def pytest_sessionfinish(self) -> None:
+        session = self.session
+        if session.result is None or session.results_dir is None:
+            return
+        for target, text in self.files(session.result, session.results_dir):
+            _write(session, self.label, target, text)
+
+    def files(self, result: SessionResult, folder: Path) -> list[tuple[Path, str]]:
+        raise NotImplementedError
+
+
+class JsonWriter(_Writer):
     """``aggregate-result.json`` in the results folder, and a copy at ``--eval-json``."""
 
-    def __init__(self, session: EvalSession) -> None:
-        self.session = session
+    label = "JSON"
 
-    @pytest.hookimpl
-    def pytest_sessionfinish(self) -> None:
-        session = self.session
-        if session.result is None or session.results_dir is None:
-            return
+    def files(self, result: SessionResult, folder: Path) -> list[tuple[Path, str]]:
         from pytest_plugin_evals.reporting.document import dumps_document
 
-        text = dumps_document(session.result)
-        targets = [session.results_dir / "aggregate-result.json"]
-        if session.settings.json_path is not None:
-            targets.append(session.settings.json_path)
-        for target in targets:
-            _write(session, "JSON", target, text)
+        text = dumps_document(result)
+        targets = [folder / "aggregate-result.json"]
+        if self.session.settings.json_path is not None:
+            targets.append(self.session.settings.json_path)
+        return [(target, text) for target in targets]
 
 
-class HtmlWriter:
+class HtmlWriter(_Writer):
     """The self-contained HTML report (``report.html``, or ``--eval-report``)."""
 
-    def __init__(self, session: EvalSession) -> None:
-        self.session = session
+    label = "HTML"
 
-    @pytest.hookimpl
-    def pytest_sessionfinish(self) -> None:
-        session = self.session
-        if session.result is None or session.results_dir is None:
-            return
+    def files(self, result: SessionResult, folder: Path) -> list[tuple[Path, str]]:
         from pytest_plugin_evals.reporting.html import render_html
 
-        target = session.settings.report_path or session.results_dir / "report.html"
-        _write(session, "HTML", target, render_html(session.result))
+        target = self.session.settings.report_path or folder / "report.html"
+        return [(target, render_html(result))]
 
 
 def _write(session: EvalSession, label: str, target: Path, text: str) -> None:

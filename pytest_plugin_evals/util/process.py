@@ -6,6 +6,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,8 @@ class ProcessResult:
     duration_seconds: float
     #: Set when the process could not be started at all.
     start_error: str | None = None
+    #: The process was stopped from outside (:func:`stop_all`), not by itself or its timeout.
+    stopped: bool = False
 
     @property
     def stdout(self) -> str:
@@ -42,7 +45,25 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
-        proc.kill()
+        with contextlib.suppress(OSError):
+            proc.kill()
+
+
+#: The processes :func:`run_process` is waiting for, and those :func:`stop_all` stopped.
+_live: set[subprocess.Popen[bytes]] = set()
+_stopped: set[int] = set()
+_live_lock = threading.Lock()
+
+
+def stop_all() -> int:
+    """Kill the process group of every process :func:`run_process` is waiting for (in any
+    thread); each of those runs returns at once, ``stopped``. Returns how many were stopped."""
+    with _live_lock:
+        procs = list(_live)
+        _stopped.update(p.pid for p in procs)
+    for proc in procs:
+        _kill_group(proc)
+    return len(procs)
 
 
 def run_process(
@@ -79,6 +100,8 @@ def run_process(
                 time.monotonic() - start,
                 start_error=f"could not start {argv[0]!r}: {reason}",
             )
+        with _live_lock:
+            _live.add(proc)
         timed_out = False
         try:
             proc.communicate(stdin_text.encode("utf-8"), timeout=timeout)
@@ -94,8 +117,18 @@ def run_process(
             # The agent exited; anything it left running in its group goes with it.
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
+        finally:
+            with _live_lock:
+                _live.discard(proc)
+                stopped = proc.pid in _stopped
+                _stopped.discard(proc.pid)
     return ProcessResult(
-        proc.returncode, stdout_path, stderr_path, timed_out, time.monotonic() - start
+        proc.returncode,
+        stdout_path,
+        stderr_path,
+        timed_out and not stopped,
+        time.monotonic() - start,
+        stopped=stopped,
     )
 
 
@@ -129,3 +162,35 @@ def stop_service(proc: subprocess.Popen[bytes], grace: float = 2.0) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+class IdleMeter:
+    """How idle the machine's CPUs were since the last reading (Linux's ``/proc/stat``)."""
+
+    def __init__(self) -> None:
+        self.last = self._sample()
+        self.fraction: float | None = None
+
+    @staticmethod
+    def _sample() -> tuple[int, int] | None:
+        """(idle, total) clock ticks of all CPUs since boot, or None where not known."""
+        try:
+            with open("/proc/stat", encoding="ascii") as fh:
+                fields = [int(x) for x in fh.readline().split()[1:]]
+        except (OSError, ValueError):
+            return None
+        if len(fields) < 5:
+            return None
+        return fields[3] + fields[4], sum(fields[:8])
+
+    def idle(self) -> float | None:
+        """The share of CPU time that went unused since the last reading (at least a few
+        ticks ago: a shorter interval keeps the previous answer); None where not known."""
+        now = self._sample()
+        if now is None or self.last is None:
+            return None
+        idle, total = now[0] - self.last[0], now[1] - self.last[1]
+        if total >= 20:
+            self.fraction = idle / total
+            self.last = now
+        return self.fraction

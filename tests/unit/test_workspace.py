@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from pytest_plugin_evals.agents.base import RunRequest
-from pytest_plugin_evals.agents.workspace import copy_add_dirs, git_init, run_scaffold
+from pytest_plugin_evals.agents.workspace import copy_add_dirs, run_scaffold
 from pytest_plugin_evals.model import Case
 from pytest_plugin_evals.sandbox import Sandbox
 
@@ -104,35 +102,3 @@ def test_no_scaffold_script_runs_nothing(tmp_path: Path) -> None:
     request = request_for(tmp_path)
     assert run_scaffold(request, {}) is None
     assert not (request.sandbox.root / "scaffold").exists()
-
-
-@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-def test_git_init_makes_a_hardened_repository(tmp_path: Path) -> None:
-    request = request_for(tmp_path)
-    box = request.sandbox
-    env = box.environment({"PATH": os.environ["PATH"]})
-    git_init(box, env)
-
-    def git(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            ["git", *args], cwd=box.cwd, env=env, capture_output=True, text=True, check=False
-        )
-
-    assert git("config", "--get", "core.hooksPath").stdout.strip() == "/dev/null"
-    helper = git("config", "--get", "credential.helper")
-    assert helper.returncode == 0 and helper.stdout.strip() == ""
-    assert git("config", "--get", "user.name").stdout.strip() == "Plugin Eval"
-    assert git("rev-parse", "--show-toplevel").stdout.strip() == str(box.cwd.resolve())
-    assert box.list_files() == []  # .git is not a file of the run
-    # Each run gets its own repository: a commit in one is not in the next.
-    (box.cwd / "a.txt").write_text("a", encoding="utf-8")
-    git("add", "a.txt")
-    assert git("commit", "-qm", "a").returncode == 0
-    other = request_for(tmp_path / "second").sandbox
-    git_init(other, env)
-    assert (
-        subprocess.run(
-            ["git", "log"], cwd=other.cwd, env=env, capture_output=True, check=False
-        ).returncode
-        != 0
-    )  # no commits there

@@ -21,7 +21,7 @@ from pytest_plugin_evals.agents.base import AgentError, Capabilities, RunRequest
 from pytest_plugin_evals.agents.claude.permissions import plan_tools
 from pytest_plugin_evals.agents.claude.stream_json import StreamSummary, parse_file, run_error
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
-from pytest_plugin_evals.model import InfraKind, Transcript
+from pytest_plugin_evals.model import STOPPED, InfraKind, Transcript
 from pytest_plugin_evals.util import frontmatter
 from pytest_plugin_evals.util.claude import ClaudeNotFound, find_claude
 from pytest_plugin_evals.util.manifest import is_plugin, plugin_name
@@ -168,6 +168,13 @@ class ClaudeAgent:
             timeout=request.timeout_seconds,
             out_dir=box.out,
         )
+        if result.stopped:
+            return Transcript(
+                error=STOPPED,
+                infra_error="interrupted",
+                cwd=box.cwd,
+                duration_seconds=result.duration_seconds,
+            )
         if result.start_error is not None:
             return Transcript(
                 error=result.start_error,

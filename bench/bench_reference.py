@@ -1,0 +1,146 @@
+"""Side by side: the same suite under ``claude plugin eval -j N`` and ``pytest -n N``.
+
+    python bench/bench_reference.py [--claude-bin PATH] [--workers 4] [--delays 0 1] [--repeat 1]
+
+Both run the same pinned ``claude`` binary against the same scripted model on 127.0.0.1
+(``pytest_plugin_evals.testing``): 8 directory cases × 3 runs × 2 arms = 48 runs, each a Skill
+call and an answer (two model calls), graded by a regex and a tool_used grader, no judge. With
+``--delays 1`` every model call waits one second first, as a real model would make it wait.
+Prints each tool's wall time, the ratio ours/reference, and checks that both graded every run
+the same way. Nothing is asserted beyond that: this is a measurement (bench/README.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pytest_plugin_evals.testing import Rule, ScriptedModel, delay, text, tool_use
+
+SKILL_MD = """\
+---
+name: next-version
+description: Work out the next semantic version of a project. Use when someone asks which \
+version to release next.
+---
+
+# Next version
+
+Breaking changes bump the major part, new features the minor part, fixes the patch part.
+"""
+CASES = 8
+RUNS = 3
+
+
+def make_plugin(root: Path) -> Path:
+    plugin = root / "bench-kit"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin" / "plugin.json").write_text('{"name": "bench-kit", "version": "1"}')
+    (plugin / "skills" / "next-version").mkdir(parents=True)
+    (plugin / "skills" / "next-version" / "SKILL.md").write_text(SKILL_MD)
+    for i in range(CASES):
+        case = plugin / "evals" / f"case-{i}"
+        (case / "graders").mkdir(parents=True)
+        (case / "prompt.md").write_text(
+            f"---\nruns: {RUNS}\nallowed_tools: [Skill]\n---\nRelease question {i}: we fixed "
+            "two bugs since v1.4.0. Which version next?\n"
+        )
+        (case / "graders" / "answer.md").write_text("---\ntype: regex\npattern: '1\\.4\\.1'\n---\n")
+        (case / "graders" / "skill.md").write_text("---\ntype: tool_used\ntool: Skill\n---\n")
+    return plugin
+
+
+def rules(seconds: float) -> list[Rule]:
+    def wait(reply: Any) -> Any:
+        return delay(seconds) + reply if seconds else reply
+
+    return [
+        Rule(when_tool_result="Launching skill", reply=wait(text("1.4.1 is the next patch."))),
+        Rule(when_tool_result="Unknown skill", reply=wait(text("2.0.0, to be safe."))),
+        Rule(
+            when_prompt="Which version next",
+            reply=wait(tool_use("Skill", {"skill": "bench-kit:next-version"})),
+        ),
+    ]
+
+
+def timed(argv: list[str], *, cwd: Path, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{argv[:3]} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return elapsed
+
+
+def verdicts(doc: dict[str, Any]) -> list[Any]:
+    """Per case and arm, every run's grader verdicts (the runs in any order)."""
+    return sorted(
+        (case["name"], arm, sorted(sorted((g["name"], g["passed"]) for g in run["graders"])
+                                   for run in runs))
+        for case in doc["cases"]
+        for arm, runs in case["arms"].items()
+    )  # fmt: skip
+
+
+def compare(claude: str, workers: int, seconds: float, work: Path) -> tuple[float, float]:
+    plugin = make_plugin(work / f"suite-{seconds:g}")
+    reference, ours = work / "reference.json", work / "ours.json"
+    home = work / "operator-home"
+    home.mkdir(exist_ok=True)
+    with ScriptedModel(rules(seconds)) as model:
+        env = {"PATH": os.environ["PATH"], "HOME": str(home), **model.env()}
+        ref = timed(
+            [claude, "plugin", "eval", str(plugin), "--trust-plugin", "--no-publish",
+             "-j", str(workers), "--json", str(reference)],
+            cwd=work, env=env,
+        )  # fmt: skip
+        mine = timed(
+            [sys.executable, "-m", "pytest", str(plugin / "evals"), "-q", "-p", "no:cacheprovider",
+             "-n", str(workers), "--eval-agent", "claude", "--eval-claude-bin", claude,
+             "--eval-json", str(ours), "--rootdir", str(plugin)],
+            cwd=plugin, env=env,
+        )  # fmt: skip
+    ref_doc = json.loads(reference.read_text())
+    our_doc = json.loads(ours.read_text())
+    runs = sum(len(r) for c in our_doc["cases"] for r in c["arms"].values())
+    if runs != CASES * RUNS * 2 or verdicts(ref_doc) != verdicts(our_doc):
+        raise SystemExit(f"the two tools disagree (ours made {runs} runs)")
+    shutil.rmtree(plugin / "evals" / "results", ignore_errors=True)
+    return ref, mine
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--claude-bin", default=os.environ.get("EVAL_CLAUDE_BIN") or "claude")
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--delays", type=float, nargs="+", default=[0.0, 1.0])
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+    claude = shutil.which(args.claude_bin) or args.claude_bin
+    version = subprocess.run([claude, "--version"], capture_output=True, text=True, check=True)
+    print(f"claude {version.stdout.strip()}; {CASES} cases × {RUNS} runs × 2 arms, "
+          f"{args.workers} workers, {os.cpu_count()} CPUs")  # fmt: skip
+    for seconds in args.delays:
+        pairs = []
+        for _ in range(args.repeat):
+            with tempfile.TemporaryDirectory(prefix="bench-reference-") as tmp:
+                pairs.append(compare(claude, args.workers, seconds, Path(tmp)))
+        ref = statistics.median(r for r, _ in pairs)
+        mine = statistics.median(m for _, m in pairs)
+        model = "instant model" if not seconds else f"{seconds:g} s per model call"
+        print(f"{model:20} claude plugin eval -j {args.workers}: {ref:6.2f} s   "
+              f"pytest -n {args.workers}: {mine:6.2f} s   ratio {mine / ref:.2f}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,170 @@
+"""Making the runs of this process's eval items: in an item's setup, or ahead of it.
+
+An agent that is a process of its own spends most of a run waiting on the model, so while a
+worker makes one item's run it starts the next item's, when the CPUs have had time to spare
+lately (``pytest -n N`` then has up to 2 × N runs in flight; ``--eval-run-ahead always`` does
+not look at the CPUs; ``off``, or a cost ceiling, keeps one run per worker). The next
+item is known to the worker (``pytest_runtest_protocol``'s ``nextitem``); its run is made in a
+background thread with the same checks, options and agent as in its setup, and its setup takes
+the finished run. A run started ahead that no item takes (``-x``, an interruption) is stopped
+at the end of the session.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_plugin_evals.plugin.keys import agent_key, judge_key, ledger_key, stamp_key
+from pytest_plugin_evals.plugin.settings import EvalSettings, results_dir
+from pytest_plugin_evals.util.process import IdleMeter
+
+if TYPE_CHECKING:
+    from pytest_plugin_evals.agents import Agent
+    from pytest_plugin_evals.judges import Judge
+    from pytest_plugin_evals.plugin.items import EvalItem
+    from pytest_plugin_evals.runner import RunOptions, RunOutcome
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A run that is not started: the reason shown, and the one recorded (if it is counted)."""
+
+    message: str
+    recorded: str | None = None
+
+
+class RunMaker:
+    """Makes runs: one folder each in this process's runs folder, the session's options."""
+
+    def __init__(self, config: pytest.Config, settings: EvalSettings, root: Path) -> None:
+        self.config = config
+        self.settings = settings
+        self.root = root
+        self.made = itertools.count(1)
+
+    def skip(self, item: EvalItem) -> Skip | None:
+        """Why the item's run is not started, if it is not."""
+        case, settings = item.case, self.settings
+        missing = [name for name in case.requires_secret if not os.environ.get(name)]
+        if missing:
+            return Skip(f"missing required secret(s): {', '.join(missing)}", "missing_secret")
+        if case.scaffold_script and not settings.scaffold:
+            return Skip(
+                "its scaffold_script is not run without --eval-scaffold (it runs as you, "
+                "outside the sandbox)"
+            )
+        ledger = self.config.stash.get(ledger_key, None)
+        if settings.max_cost_usd is not None and ledger is not None:
+            spent = ledger.spent()
+            if spent >= settings.max_cost_usd:
+                return Skip(
+                    f"cost ceiling ${settings.max_cost_usd:g} reached (${spent:.4f} spent): "
+                    "run not started",
+                    "cost_ceiling",
+                )
+        return None
+
+    def options(self, item: EvalItem, judge: Judge | None) -> RunOptions:
+        from pytest_plugin_evals.runner import RunOptions
+
+        settings = self.settings
+        stamp = self.config.stash[stamp_key]
+        return RunOptions(
+            runs_dir=results_dir(settings, item.case.suite_root, stamp) / "runs",
+            env_pass=settings.env_pass,
+            keep_temp=settings.keep_temp,
+            model_override=settings.model,
+            scaffold=settings.scaffold,
+            judge=judge,
+            no_judge_reason="--eval-no-judge" if settings.no_judge else None,
+            mocks=settings.mocks,
+            allow_real_servers=settings.allow_real_servers,
+            judge_kind=None if settings.no_judge else settings.judge,
+            judge_model=settings.judge_model,
+            judge_claude_bin=settings.claude_bin,
+        )
+
+    def make(self, item: EvalItem, agent: Agent, judge: Judge | None) -> RunOutcome:
+        """Make the item's run (the checks of :meth:`skip` passed)."""
+        from pytest_plugin_evals.runner import execute_run
+
+        settings = self.settings
+        ledger = self.config.stash.get(ledger_key, None)
+        paid_budget = None
+        if settings.max_cost_usd is not None and ledger is not None:
+            paid_budget = settings.max_cost_usd - ledger.spent()
+        return execute_run(
+            item.case,
+            item.arm,
+            item.run,
+            agent=agent,
+            run_root=self.root / f"{item.arm}-{item.run}-{next(self.made)}",
+            plugin_dir=item.plugin.path if item.plugin else None,
+            two_arm=item.two_arm,
+            options=self.options(item, judge),
+            mock_plan=item.mock_plan,
+            paid_budget=paid_budget,
+        )
+
+
+#: The share of CPU time that must have gone unused lately for a run to be started ahead.
+MIN_IDLE = 0.05
+
+
+class RunAhead:
+    """The next item's run, made in the background while the current item's goes on."""
+
+    def __init__(self, maker: RunMaker, *, check_cpus: bool = True) -> None:
+        self.maker = maker
+        self.check_cpus = check_cpus
+        # The current item's run (made ahead) and the next one's go on side by side.
+        self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="evals-run-ahead")
+        self.pending: dict[str, Future[RunOutcome]] = {}
+        self.meter = IdleMeter()
+
+    def start(self, item: EvalItem) -> None:
+        """Start ``item``'s run now, when it can be made ahead of its setup exactly as there."""
+        from pytest_plugin_evals.agents import capabilities_of
+
+        stash = self.maker.config.stash
+        agent = stash.get(agent_key, None)
+        if agent is None or item.nodeid in self.pending:
+            return  # the session's agent is not made yet (or is your own fixture's)
+        if not capabilities_of(agent).separate_process:
+            return  # an in-process agent would share this process's working directory
+        judge = None
+        if any(spec.paid for spec in item.case.graders):
+            if judge_key not in stash:
+                return  # the judge is made by the first item that needs it
+            judge = stash[judge_key]
+        if self.maker.skip(item) is not None:
+            return
+        idle = self.meter.idle() if self.check_cpus else None
+        if idle is not None and idle < MIN_IDLE:
+            return  # the CPUs are busy: a second run would only slow this one down
+        self.pending[item.nodeid] = self.pool.submit(self.maker.make, item, agent, judge)
+
+    def take(self, item: EvalItem) -> Future[RunOutcome] | None:
+        return self.pending.pop(item.nodeid, None)
+
+    def close(self) -> None:
+        """Stop the runs no item took, and wait for them to end."""
+        from pytest_plugin_evals.util.process import stop_all
+
+        futures = list(self.pending.values())
+        self.pending.clear()
+        for future in futures:
+            future.cancel()
+        # A run that was still being set up starts its agent after a first stop: stop again.
+        while not all(future.done() for future in futures):
+            stop_all()
+            time.sleep(0.02)
+        self.pool.shutdown(wait=True)

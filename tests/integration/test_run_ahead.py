@@ -1,0 +1,125 @@
+"""Runs made ahead of their items: the next item's run goes on while the current one's does, and
+a run that no item takes is stopped at the end of the session."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import write_tree
+
+#: Logs when it started and ended (and its pid) under $EVAL_LOG_DIR, sleeping $EVAL_NAP first;
+#: the with arm's second run sleeps $EVAL_LONG_NAP instead when that is set.
+TIMED_AGENT = """\
+import json, os, sys, time
+sys.stdin.read()
+name = f"{os.environ['EVAL_ARM']}-{os.environ['EVAL_RUN']}"
+log = os.path.join(os.environ["EVAL_LOG_DIR"], name + ".json")
+start = time.time()
+with open(log, "w") as fh:
+    json.dump({"start": start, "pid": os.getpid()}, fh)
+nap = float(os.environ.get("EVAL_NAP", "0.5"))
+if name == "with-2" and os.environ.get("EVAL_LONG_NAP"):
+    nap = float(os.environ["EVAL_LONG_NAP"])
+time.sleep(nap)
+with open(log, "w") as fh:
+    json.dump({"start": start, "end": time.time(), "pid": os.getpid()}, fh)
+print("the answer is 42" if name != "with-1" or not os.environ.get("EVAL_FAIL_FIRST") else "no")
+"""
+
+
+@pytest.fixture
+def timed(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path]:
+    write_tree(
+        pytester.path,
+        {
+            ".claude-plugin/plugin.json": '{"name": "kit"}',
+            "evals/ask/prompt.md": "---\nruns: 3\n---\nWhat is the answer?\n",
+            "evals/ask/graders/answer.md": "---\ntype: regex\npattern: '42'\n---\n",
+            "timed_agent.py": TIMED_AGENT,
+        },
+    )
+    logs = pytester.path / "logs"
+    logs.mkdir()
+    monkeypatch.setenv("EVAL_LOG_DIR", str(logs))
+    agent = "cmd:" + shlex.join([sys.executable, str(pytester.path / "timed_agent.py")])
+    return agent, logs
+
+
+def spans(logs: Path) -> dict[str, dict[str, Any]]:
+    return {p.stem: json.loads(p.read_text()) for p in logs.glob("*.json")}
+
+
+def most_at_once(runs: dict[str, dict[str, Any]]) -> int:
+    edges = sorted(
+        [(r["start"], 1) for r in runs.values()] + [(r["end"], -1) for r in runs.values()]
+    )
+    now = peak = 0
+    for _, step in edges:
+        now += step
+        peak = max(peak, now)
+    return peak
+
+
+def test_the_next_run_goes_on_while_this_one_does(
+    pytester: pytest.Pytester, timed: tuple[str, Path]
+) -> None:
+    agent, logs = timed
+    result = pytester.runpytest(
+        "evals", "-p", "no:cacheprovider", "-n0", "--eval-agent", agent,
+        "--eval-run-ahead", "always", "--eval-json", "out.json",
+    )  # fmt: skip
+    result.assert_outcomes(passed=6)
+    runs = spans(logs)
+    assert sorted(runs) == [f"{arm}-{n}" for arm in ("with", "without") for n in (1, 2, 3)]
+    assert most_at_once(runs) == 2  # one process: its current run and its next one
+    doc = json.loads((pytester.path / "out.json").read_text())
+    assert doc["aggregates"]["runsTotal"] == 6
+    assert doc["cases"][0]["aggregates"]["score"] == 1.0
+
+
+def test_off_makes_one_run_at_a_time(pytester: pytest.Pytester, timed: tuple[str, Path]) -> None:
+    agent, logs = timed
+    result = pytester.runpytest(
+        "evals", "-p", "no:cacheprovider", "-n0", "--eval-agent", agent, "--eval-run-ahead", "off"
+    )
+    result.assert_outcomes(passed=6)
+    assert most_at_once(spans(logs)) == 1
+
+
+def test_a_cost_ceiling_makes_one_run_at_a_time(
+    pytester: pytest.Pytester, timed: tuple[str, Path]
+) -> None:
+    agent, logs = timed
+    result = pytester.runpytest(
+        "evals", "-p", "no:cacheprovider", "-n0", "--eval-agent", agent,
+        "--eval-run-ahead", "always", "--eval-max-cost-usd", "10",
+    )  # fmt: skip
+    result.assert_outcomes(passed=6)
+    assert most_at_once(spans(logs)) == 1
+
+
+def test_a_run_no_item_takes_is_stopped(
+    pytester: pytest.Pytester, timed: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent, logs = timed
+    monkeypatch.setenv("EVAL_FAIL_FIRST", "1")
+    monkeypatch.setenv("EVAL_LONG_NAP", "60")
+    start = time.monotonic()
+    result = pytester.runpytest(
+        "evals", "-p", "no:cacheprovider", "-n0", "-x", "--eval-agent", agent,
+        "--eval-run-ahead", "always",
+    )  # fmt: skip
+    result.assert_outcomes(failed=1)
+    assert time.monotonic() - start < 30  # the second run's 60 s nap was cut short
+    second = spans(logs)["with-2"]
+    assert "end" not in second  # it never finished its nap
+    with pytest.raises(ProcessLookupError):
+        os.kill(second["pid"], 0)  # and nothing of it is left running
