@@ -204,6 +204,8 @@ InfraKind = Literal[
     "plugin_load",
     "no_answer",
     "interrupted",
+    "sandbox",
+    "grader",
 ]
 
 #: The run error of a run the session stopped (Ctrl-C, SIGTERM, ``-x``): not the agent's doing.
@@ -243,6 +245,8 @@ class Transcript:
     notes: list[str] = field(default_factory=list)
     #: Set when a mock's ``expect:`` stopped the run.
     aborted: Abort | None = None
+    #: A granted shell ran without Claude Code's sandbox, on purpose.
+    unconfined_shell: bool = False
 
     @property
     def total_tokens(self) -> int | None:
@@ -292,6 +296,10 @@ class Verdict:
     with_only: bool = False
     skipped: str | None = None
     judgement: Judgement | None = None
+    #: Set when the grader could not reach a verdict (``judge``: a judge call failed or its
+    #: reply could not be read; ``grader_timeout``: it ran past its time limit): ``passed`` is
+    #: None, the explanation says why, and the run is an error kept out of the scores.
+    error: str | None = None
 
     @property
     def counts(self) -> bool:
@@ -303,6 +311,7 @@ class Verdict:
 
     def __repr__(self) -> str:
         mark = "PASS" if self.passed else ("SKIP" if self.passed is None else "FAIL")
+        mark = "ERROR" if self.error else mark
         return f"<Verdict {self.name} {mark}: {self.explanation}>"
 
 
@@ -338,6 +347,8 @@ class RunResult:
     mocks: MockSummary | None = None
     #: Every call a stand-in answered, in order (None when no stand-in was active).
     mock_calls: tuple[MockCall, ...] | None = None
+    #: A granted shell ran without Claude Code's sandbox (``--eval-unconfined-shell``).
+    unconfined_shell: bool = False
 
     @property
     def graded(self) -> bool:

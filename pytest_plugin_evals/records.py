@@ -209,7 +209,7 @@ def verdict_to_json(verdict: Verdict) -> JSONObject:
     doc: JSONObject = {
         "name": verdict.name,
         "type": verdict.type,
-        "passed": bool(verdict.passed),
+        "passed": None if verdict.error else bool(verdict.passed),
         "weight": verdict.weight,
         "explanation": verdict.explanation,
         "withOnly": verdict.with_only,
@@ -217,6 +217,8 @@ def verdict_to_json(verdict: Verdict) -> JSONObject:
     }
     if verdict.skipped is not None:
         doc["skipped"] = verdict.skipped
+    if verdict.error is not None:
+        doc["error"] = verdict.error
     judged = verdict.judgement
     if judged is not None:
         doc["judgeVotes"] = [{"vote": v.vote, "reason": v.reason} for v in judged.votes]
@@ -239,9 +241,10 @@ def verdict_from_json(doc: Mapping[str, Any]) -> Verdict:
         judgement = Judgement(
             votes, str(evidence) if evidence is not None else None, _float(doc.get("judgeCostUsd"))
         )
+    error = _opt_str(doc.get("error"))
     return Verdict(
         name=str(doc.get("name", "")),
-        passed=None if skipped is not None else bool(doc.get("passed")),
+        passed=None if skipped is not None or error is not None else bool(doc.get("passed")),
         explanation=str(doc.get("explanation", "")),
         weight=_float(doc.get("weight"), 1.0),
         type=str(doc.get("type", "")),
@@ -249,6 +252,7 @@ def verdict_from_json(doc: Mapping[str, Any]) -> Verdict:
         with_only=bool(doc.get("withOnly", False)),
         skipped=skipped,
         judgement=judgement,
+        error=error,
     )
 
 
@@ -362,6 +366,8 @@ def run_to_json(result: RunResult) -> JSONObject:
         doc["mocks"] = mocks_to_json(result.mocks)
     if result.mock_calls is not None:
         doc["mockCalls"] = [mock_call_to_json(c) for c in result.mock_calls]
+    if result.unconfined_shell:
+        doc["unconfinedShell"] = True
     return doc
 
 
@@ -402,6 +408,7 @@ def run_from_json(doc: Mapping[str, Any]) -> RunResult:
             if isinstance(calls, list)
             else None
         ),
+        unconfined_shell=bool(doc.get("unconfinedShell")),
     )
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pytest_plugin_evals.agents.base import Agent, RunRequest, capabilities_of
 from pytest_plugin_evals.agents.workspace import run_scaffold
-from pytest_plugin_evals.graders import JudgeFailure, grade_all, judge_cost
+from pytest_plugin_evals.graders import grade_all, judge_cost
 from pytest_plugin_evals.judges import Judge
 from pytest_plugin_evals.mocks.calls import attach
 from pytest_plugin_evals.mocks.config import MockSetup, prepare_mocks
@@ -27,6 +27,9 @@ from pytest_plugin_evals.sandbox import Sandbox
 from pytest_plugin_evals.scoring import plan_graders, run_score
 from pytest_plugin_evals.util.environment import allowed_environment
 from pytest_plugin_evals.util.timestamps import utc_iso
+
+#: Seconds a grader may take by default (``--eval-grader-timeout``).
+DEFAULT_GRADER_TIMEOUT = 10.0
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,8 @@ class RunOptions:
     #: The judge backend and model that play ``type: agent`` mock servers (None: no judge).
     judge_kind: str | None = None
     judge_model: str | None = None
+    #: Seconds each grader may spend matching patterns before the run is an error.
+    grader_timeout: float | None = DEFAULT_GRADER_TIMEOUT
 
 
 @dataclass
@@ -184,6 +189,7 @@ def execute_run(
             else None
         ),
         mock_calls=tuple(transcript.mock_calls) if transcript.mock_calls is not None else None,
+        unconfined_shell=transcript.unconfined_shell,
     )
     if not options.keep_temp:
         box.remove()
@@ -208,12 +214,13 @@ def _grade(
     if skip_paid is None and paid_budget is not None and spent_now >= paid_budget:
         skip_paid = "cost ceiling"
     judge = None if skip_paid else options.judge
-    try:
-        graded = grade_all([spec for spec, _, _ in plan], transcript, case=case, judge=judge)
-    except JudgeFailure as exc:
-        cost = round(exc.cost_usd, 10)
-        message = f"{exc.grader}: {exc.message}" if exc.grader else exc.message
-        return _Grades(judge_cost_usd=cost, infra_error="judge", error=message)
+    graded = grade_all(
+        [spec for spec, _, _ in plan],
+        transcript,
+        case=case,
+        judge=judge,
+        time_limit=options.grader_timeout,
+    )
     verdicts = []
     skipped_paid = False
     for verdict, (spec, scored, with_only) in zip(graded, plan, strict=True):
@@ -223,6 +230,16 @@ def _grade(
             )
             skipped_paid = True
         verdicts.append(dataclasses.replace(verdict, scored=scored, with_only=with_only))
+    failed = next((v for v in verdicts if v.error), None)
+    if failed is not None:
+        # A grader that could not reach a verdict: the run is an error, kept out of the
+        # scores; every verdict reached stays in the run.
+        return _Grades(
+            verdicts=tuple(verdicts),
+            judge_cost_usd=judge_cost(verdicts),
+            infra_error="judge" if failed.error == "judge" else "grader",
+            error=f"{failed.name}: {failed.explanation}",
+        )
     score, passed = run_score(verdicts, run_ok=transcript.error is None)
     return _Grades(
         verdicts=tuple(verdicts),

@@ -65,6 +65,7 @@ def make_agent(
     claude_bin: str | None = None,
     grants: tuple[str, ...] = (),
     disallow: tuple[str, ...] = (),
+    unconfined_shell: bool = False,
 ) -> Agent:
     """Build the adapter named by ``--eval-agent``."""
     kind, argument = split_spec(spec)
@@ -82,7 +83,12 @@ def make_agent(
         return ReplayAgent.parse(argument)
     from pytest_plugin_evals.agents.claude import ClaudeAgent, find_binary
 
-    return ClaudeAgent(find_binary(claude_bin), grants=grants, disallow=disallow)
+    return ClaudeAgent(
+        find_binary(claude_bin),
+        grants=grants,
+        disallow=disallow,
+        unconfined_shell=unconfined_shell,
+    )
 
 
 #: Imported from :mod:`.base` on first use (it loads the model): checking ``--eval-agent`` at

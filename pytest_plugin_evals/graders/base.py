@@ -22,6 +22,26 @@ class GraderConfigError(ValueError):
     """A grader whose options cannot be used, in one sentence."""
 
 
+class GraderError(Exception):
+    """A grader that could not reach a verdict: ``kind`` says why (``judge``,
+    ``grader_timeout``), the message is the verdict's explanation, ``cost_usd`` what its
+    judge calls cost before it stopped."""
+
+    kind = "grader"
+
+    def __init__(self, message: str, *, grader: str | None = None, cost_usd: float = 0.0):
+        super().__init__(message)
+        self.message = message
+        self.grader = grader
+        self.cost_usd = cost_usd
+
+
+class GraderTimeout(GraderError):
+    """A grader ran past its time limit."""
+
+    kind = "grader_timeout"
+
+
 class TargetUnavailable(Exception):
     """The target has nothing to grade; the message is the failing verdict's explanation."""
 
@@ -35,6 +55,7 @@ class Outcome:
     explanation: str
     skipped: str | None = None
     judgement: Judgement | None = None
+    error: str | None = None
 
 
 def skip(reason: str) -> Outcome:
@@ -56,10 +77,13 @@ class GradeContext:
         judge: AnyJudge | None = None,
         *,
         dialect: str | None = None,
+        time_limit: float | None = None,
     ) -> None:
         self.transcript = transcript
         self.case = case
         self.judge = judge
+        #: Seconds each grader may take matching patterns (None: no limit).
+        self.time_limit = time_limit
         self._dialect = dialect
         self._trace: str | None = None
         self._inputs: dict[int, str] = {}

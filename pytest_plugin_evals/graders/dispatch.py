@@ -1,8 +1,9 @@
-"""``grade()``: one grader spec, one transcript, one verdict.
+"""``grade()``: one grader spec, one transcript, one verdict — never an exception.
 
-A grader that fails to run gives a failing verdict (``grader threw: …``), never an exception —
-except a judge that could not reach a verdict: :class:`JudgeFailure` goes through, so the run
-becomes an infrastructure error instead of a score.
+A grader that fails to run gives a failing verdict (``grader threw: …``). A grader that could
+not reach a verdict — a judge call that failed or a reply that could not be read, patterns
+that ran past the time limit — gives a verdict with ``passed`` None and ``error`` set: the run
+is then an infrastructure error, kept out of the scores, and the other graders' verdicts stay.
 """
 
 from __future__ import annotations
@@ -11,9 +12,17 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from pytest_plugin_evals.graders import budgets, files, judge, text, tools
-from pytest_plugin_evals.graders.base import GradeContext, GraderFn, Outcome, TargetUnavailable
-from pytest_plugin_evals.graders.judge import JudgeFailure, judge_cost
-from pytest_plugin_evals.model import Case, GraderSpec, Transcript, Verdict
+from pytest_plugin_evals.graders.base import (
+    GradeContext,
+    GraderError,
+    GraderFn,
+    GraderTimeout,
+    Outcome,
+    TargetUnavailable,
+)
+from pytest_plugin_evals.model import Case, GraderSpec, Judgement, Transcript, Verdict
+from pytest_plugin_evals.util.jsregex import time_limit
+from pytest_plugin_evals.util.regexbox import PatternTimeout
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.graders.judge import AnyJudge
@@ -57,11 +66,17 @@ def _outcome(spec: GraderSpec, ctx: GradeContext) -> Outcome:
         known = ", ".join(sorted(GRADER_TYPES))
         return Outcome(False, f'grader threw: unknown grader type "{spec.type}" (known: {known})')
     try:
-        return fn(spec, ctx)
+        try:
+            with time_limit(ctx.time_limit):
+                return fn(spec, ctx)
+        except PatternTimeout:
+            shown = f"{ctx.time_limit:g}" if ctx.time_limit else "?"
+            raise GraderTimeout(f"grader timed out after {shown}s", grader=spec.name) from None
     except TargetUnavailable as exc:
         return Outcome(False, str(exc))
-    except JudgeFailure:
-        raise
+    except GraderError as exc:
+        cost = Judgement(cost_usd=exc.cost_usd) if exc.cost_usd else None
+        return Outcome(None, exc.message, judgement=cost, error=exc.kind)
     except Exception as exc:
         message = str(exc).strip() or type(exc).__name__
         return Outcome(False, f"grader threw: {message}")
@@ -81,6 +96,7 @@ def _verdict(spec: GraderSpec, outcome: Outcome) -> Verdict:
         type=spec.type,
         skipped=outcome.skipped,
         judgement=outcome.judgement,
+        error=outcome.error,
     )
 
 
@@ -95,7 +111,7 @@ def grade(
 
     A grader that fails to run gives ``passed=False`` and the explanation
     ``grader threw: <message>``. Judge graders without a ``judge`` are skipped (``passed`` None);
-    a judge that cannot reach a verdict raises :class:`JudgeFailure`.
+    a grader that cannot reach a verdict has ``passed`` None and ``error`` set.
     Patterns use ``case.regex_dialect`` (JavaScript without a case).
     """
     return grade_in(spec, GradeContext(transcript, case, judge))
@@ -107,18 +123,9 @@ def grade_all(
     *,
     case: Case | None = None,
     judge: AnyJudge | None = None,
+    time_limit: float | None = None,
 ) -> list[Verdict]:
-    """Grade one run with several graders, reading the trace and tool inputs once for all.
-
-    A :class:`JudgeFailure` stops grading; its ``cost_usd`` then counts every judge call the
-    run made, those of the graders graded before it included.
-    """
-    ctx = GradeContext(transcript, case, judge)
-    verdicts: list[Verdict] = []
-    for spec in specs:
-        try:
-            verdicts.append(grade_in(spec, ctx))
-        except JudgeFailure as exc:
-            exc.cost_usd = round(exc.cost_usd + judge_cost(verdicts), 10)
-            raise
-    return verdicts
+    """Grade one run with several graders, reading the trace and tool inputs once for all;
+    each grader's patterns may take ``time_limit`` seconds (None: no limit)."""
+    ctx = GradeContext(transcript, case, judge, time_limit=time_limit)
+    return [grade_in(spec, ctx) for spec in specs]

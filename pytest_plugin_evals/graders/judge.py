@@ -26,6 +26,7 @@ from typing import Any, Protocol, cast
 from pytest_plugin_evals.graders.base import (
     GradeContext,
     GraderConfigError,
+    GraderError,
     Outcome,
     skip,
 )
@@ -68,7 +69,7 @@ BASELINE_PROMPT = (
 )
 
 
-class JudgeFailure(JudgeError):
+class JudgeFailure(GraderError, JudgeError):
     """A judge grader could not reach a verdict: a call failed or a reply could not be read.
 
     ``str(exc)`` is the message (``judge call failed: …``, ``judge call timed out after …``,
@@ -76,11 +77,7 @@ class JudgeFailure(JudgeError):
     what the judge calls made before the failure cost (in ``grade_all``: every grader's).
     """
 
-    def __init__(self, message: str, *, grader: str | None = None, cost_usd: float = 0.0):
-        super().__init__(message)
-        self.message = message
-        self.grader = grader
-        self.cost_usd = cost_usd
+    kind = "judge"
 
 
 class Voter(Protocol):

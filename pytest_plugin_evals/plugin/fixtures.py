@@ -53,6 +53,7 @@ def eval_agent(eval_settings: EvalSettings, pytestconfig: pytest.Config) -> Agen
             claude_bin=eval_settings.claude_bin,
             grants=eval_settings.allow_tools,
             disallow=eval_settings.disallow_tools,
+            unconfined_shell=eval_settings.unconfined_shell,
         )
     except AgentError as exc:
         problem = str(exc)

@@ -67,6 +67,11 @@ OPTIONS: tuple[Option, ...] = (
         metavar="TOOL",
     ),
     Option(
+        "--eval-unconfined-shell",
+        "run a granted shell (Bash, PowerShell) without Claude Code's sandbox, on purpose",
+        kind="bool",
+    ),
+    Option(
         "--eval-disallow-tools",
         "remove a built-in tool from every run (repeatable)",
         kind="list",
@@ -106,6 +111,11 @@ OPTIONS: tuple[Option, ...] = (
         "--eval-max-cost-usd",
         "stop starting runs once this much was spent (exit status 2)",
         metavar="USD",
+    ),
+    Option(
+        "--eval-grader-timeout",
+        "seconds each grader may spend matching patterns before the run is an error (default 10)",
+        metavar="SECONDS",
     ),
     Option(
         "--eval-run-ahead",
@@ -213,10 +223,14 @@ def read_settings(config: pytest.Config) -> EvalSettings:
     keep, _ = _value(config, "--eval-keep-temp")
     case_glob, _ = _value(config, "--eval-case")
     max_cost = _number(config, "--eval-max-cost-usd", "a number, 0 or more", lambda v: v >= 0)
+    grader_timeout = _number(
+        config, "--eval-grader-timeout", "a number of seconds above 0", lambda v: 0 < v < 1e6
+    )
     claude_bin, _ = _value(config, "--eval-claude-bin")
     model, _ = _value(config, "--eval-model")
     grants, _ = _value(config, "--eval-allow-tools")
     disallow, _ = _value(config, "--eval-disallow-tools")
+    unconfined, _ = _value(config, "--eval-unconfined-shell")
     scaffold, _ = _value(config, "--eval-scaffold")
     judge, where = _value(config, "--eval-judge")
     judge_given = bool(judge)
@@ -257,6 +271,7 @@ def read_settings(config: pytest.Config) -> EvalSettings:
         model=str(model) if model else None,
         allow_tools=tuple(_split_tools(grants)),
         disallow_tools=tuple(_split(disallow)),
+        unconfined_shell=bool(unconfined),
         scaffold=bool(scaffold),
         judge=judge,
         judge_given=judge_given,
@@ -265,6 +280,7 @@ def read_settings(config: pytest.Config) -> EvalSettings:
         mocks=mocks,
         allow_real_servers=bool(real_servers),
         run_ahead=run_ahead,
+        grader_timeout=grader_timeout if grader_timeout is not None else 10.0,
     )
 
 

@@ -90,6 +90,7 @@ class RunMaker:
             judge_kind=None if settings.no_judge else settings.judge,
             judge_model=settings.judge_model,
             judge_claude_bin=settings.claude_bin,
+            grader_timeout=settings.grader_timeout,
         )
 
     def make(self, item: EvalItem, agent: Agent, judge: Judge | None) -> RunOutcome:

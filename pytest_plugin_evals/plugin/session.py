@@ -266,6 +266,13 @@ class EvalSession:
             tr.write_line(line)
         for line in self._skipped_judge_lines():
             tr.write_line(line, yellow=True)
+        unconfined = sum(1 for c in self.result.cases for r in c.runs if r.result.unconfined_shell)
+        if unconfined:
+            tr.write_line(
+                f"{unconfined} run(s) ran a shell unconfined, on purpose (--eval-unconfined-shell):"
+                " its commands could read and write anything you can",
+                yellow=True,
+            )
         if self.results_dir is not None:
             notice = recordings_notice(self.results_dir / "mock-recordings")
             if notice:

@@ -30,6 +30,8 @@ class EvalSettings:
     model: str | None = None
     allow_tools: tuple[str, ...] = ()
     disallow_tools: tuple[str, ...] = ()
+    #: Run a granted shell without Claude Code's sandbox (``--eval-unconfined-shell``).
+    unconfined_shell: bool = False
     scaffold: bool = False
     judge: str = "claude"
     #: Whether the judge was chosen (a default judge that cannot be built is no judge at all).
@@ -41,6 +43,8 @@ class EvalSettings:
     #: Start the next item's run while this one's goes on (agents that are processes):
     #: ``on`` when the CPUs have been idle lately, ``always``, or ``off``.
     run_ahead: str = "on"
+    #: Seconds each grader may spend matching patterns (``--eval-grader-timeout``).
+    grader_timeout: float = 10.0
 
     def selects(self, case_name: str, tags: tuple[str, ...]) -> bool:
         """The reference's filters: ``--eval-case`` glob on the name AND any ``--eval-tag``."""

@@ -9,11 +9,14 @@ sy suites keep Python's ``re`` dialect, where ``(?i)`` works.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol
+from typing import Any, Protocol
 
 JS_FLAGS = frozenset("dgimsuvy")
 
@@ -94,6 +97,44 @@ def _js_error(exc: Exception) -> RegexSyntaxError:
     return RegexSyntaxError(f"Invalid regular expression: {first}")
 
 
+class _Limited:
+    """The deadline of the matching going on in this thread, if there is one."""
+
+    local = threading.local()
+
+    @classmethod
+    def deadline(cls) -> float | None:
+        found: float | None = getattr(cls.local, "deadline", None)
+        return found
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Match patterns in this thread under a time limit (in a helper process that is stopped
+    past it: :class:`~pytest_plugin_evals.util.regexbox.PatternTimeout`); None: no limit."""
+    before = _Limited.deadline()
+    _Limited.local.deadline = None if seconds is None else time.monotonic() + seconds
+    try:
+        yield
+    finally:
+        _Limited.local.deadline = before
+
+
+def _match(op: str, dialect: str, source: str, flags: str, text: str) -> Any:
+    """``op`` under this thread's time limit, if it has one (in the helper), else here."""
+    deadline = _Limited.deadline()
+    if deadline is None:
+        from pytest_plugin_evals.util.regexbox import evaluate
+
+        return evaluate(op, dialect, source, flags, text)
+    from pytest_plugin_evals.util.regexbox import PatternError, call
+
+    try:
+        return call(op, dialect, source, flags, text, deadline)
+    except PatternError as exc:
+        raise RegexSyntaxError(str(exc)) from None
+
+
 @dataclass(frozen=True)
 class JSPattern:
     """A JavaScript regular expression."""
@@ -102,18 +143,28 @@ class JSPattern:
     flags: str = ""
 
     def search(self, text: str) -> bool:
+        return bool(_match("test", "js", self.source, self.flags, text))
+
+    def count(self, text: str) -> int:
+        return int(_match("count", "js", self.source, self.flags, text))
+
+    def first(self, text: str) -> str | None:
+        found = _match("first", "js", self.source, self.flags, text)
+        return None if found is None else str(found)
+
+    def search_here(self, text: str) -> bool:
         try:
             return bool(_engine().test(self.source, self.flags, text))
         except Exception as exc:  # the engine raises its own exception type
             raise _js_error(exc) from None
 
-    def count(self, text: str) -> int:
+    def count_here(self, text: str) -> int:
         try:
             return int(_engine().count(self.source, self.flags, text))
         except Exception as exc:
             raise _js_error(exc) from None
 
-    def first(self, text: str) -> str | None:
+    def first_here(self, text: str) -> str | None:
         try:
             found = _engine().first(self.source, self.flags, text)
         except Exception as exc:
@@ -133,12 +184,22 @@ class PyPattern:
         return _compile_py(self.source, self.flags)
 
     def search(self, text: str) -> bool:
-        return self._compiled.search(text) is not None
+        return bool(_match("test", "python", self.source, self.flags, text))
 
     def count(self, text: str) -> int:
-        return sum(1 for _ in self._compiled.finditer(text))
+        return int(_match("count", "python", self.source, self.flags, text))
 
     def first(self, text: str) -> str | None:
+        found = _match("first", "python", self.source, self.flags, text)
+        return None if found is None else str(found)
+
+    def search_here(self, text: str) -> bool:
+        return self._compiled.search(text) is not None
+
+    def count_here(self, text: str) -> int:
+        return sum(1 for _ in self._compiled.finditer(text))
+
+    def first_here(self, text: str) -> str | None:
         m = self._compiled.search(text)
         return None if m is None else m.group(0)
 

@@ -168,12 +168,13 @@ def test_a_vote_only_judge_still_works() -> None:
     assert judged(v)["judgeCostUsd"] == 0.0
 
 
-def test_a_failed_judge_call_is_a_judge_failure_not_a_verdict() -> None:
-    with pytest.raises(JudgeFailure) as info:
-        grade(GraderSpec("c", "llm", {}, criteria="x"), Transcript(), judge=BrokenJudge())
-    assert str(info.value) == "judge call failed: API Error: 500 fake 500 api_error"
-    assert (info.value.grader, info.value.cost_usd) == ("c", 0.0)
-    assert isinstance(info.value, JudgeError)
+def test_a_failed_judge_call_is_a_judge_error_not_a_verdict() -> None:
+    v = grade(GraderSpec("c", "llm", {}, criteria="x"), Transcript(), judge=BrokenJudge())
+    assert (v.passed, v.error, bool(v)) == (None, "judge", False)
+    assert v.explanation == "judge call failed: API Error: 500 fake 500 api_error"
+    assert judge_cost([v]) == 0.0
+    assert verdict_to_json(v)["passed"] is None and verdict_to_json(v)["error"] == "judge"
+    assert issubclass(JudgeFailure, JudgeError)
 
 
 def test_any_exception_from_the_judge_is_a_judge_failure() -> None:
@@ -181,28 +182,32 @@ def test_any_exception_from_the_judge_is_a_judge_failure() -> None:
         def call(self, prompt: str, images: Sequence[JudgeImage] = ()) -> JudgeReply:
             raise ConnectionError("reset by peer")
 
-    with pytest.raises(JudgeFailure, match=r"^judge call failed: reset by peer$"):
-        grade(GraderSpec("c", "llm", {}, criteria="x"), Transcript(), judge=Crashing())
+    v = grade(GraderSpec("c", "llm", {}, criteria="x"), Transcript(), judge=Crashing())
+    assert (v.error, v.explanation) == ("judge", "judge call failed: reset by peer")
 
 
 def test_an_unparseable_reply_is_a_judge_failure_carrying_the_cost_so_far() -> None:
     judge = ScriptedJudge("PASS", "I cannot tell.", "PASS", cost=0.25)
-    with pytest.raises(JudgeFailure) as info:
-        grade(GraderSpec("c", "llm", {}, criteria="x"), Transcript(), judge=judge)
-    assert str(info.value) == 'judge reply is neither PASS nor FAIL: "I cannot tell."'
-    assert info.value.cost_usd == 0.5
+    v = grade(GraderSpec("c", "llm", {}, criteria="x"), Transcript(), judge=judge)
+    assert v.explanation == 'judge reply is neither PASS nor FAIL: "I cannot tell."'
+    assert judge_cost([v]) == 0.5
 
 
-def test_grade_all_lets_a_judge_failure_through_with_the_whole_run_cost() -> None:
-    judge = ScriptedJudge("PASS", "PASS", "PASS", "PASS", "???", cost=0.1)
+def test_a_judge_error_keeps_every_other_verdict_and_the_whole_run_cost() -> None:
+    judge = ScriptedJudge(
+        "PASS", "PASS", "PASS", "PASS", "PASSED", "PASS", "PASS", "FAIL", cost=0.1
+    )
     specs = [
         GraderSpec("first", "llm", {}, criteria="x"),
-        GraderSpec("re", "regex", {"pattern": "x"}),
         GraderSpec("second", "meetsCriteria", {"value": "y"}),
+        GraderSpec("re", "regex", {"pattern": "x"}),
+        GraderSpec("third", "llm", {}, criteria="z"),
     ]
-    with pytest.raises(JudgeFailure) as info:
-        grade_all(specs, Transcript(final_message="x"), judge=judge)
-    assert (info.value.grader, info.value.cost_usd) == ("second", 0.5)
+    first, second, re_, third = grade_all(specs, Transcript(final_message="x"), judge=judge)
+    assert (first.passed, re_.passed, third.passed) == (True, True, True)
+    assert (second.passed, second.error) == (None, "judge")
+    assert second.explanation == 'judge reply is neither PASS nor FAIL: "PASSED"'
+    assert judge_cost([first, second, re_, third]) == 0.8
 
 
 def test_judge_cost_sums_the_verdicts() -> None:
@@ -234,8 +239,8 @@ def test_an_image_focus_goes_to_the_judge_as_an_image(tmp_path: Path) -> None:
 def test_a_text_only_judge_cannot_be_shown_an_image(tmp_path: Path) -> None:
     (tmp_path / "shot.png").write_bytes(tiny_png())
     spec = GraderSpec("c", "llm", {"focus": {"source": "file", "path": "shot.png"}}, criteria="x")
-    with pytest.raises(JudgeFailure, match="takes text only"):
-        grade(spec, Transcript(cwd=tmp_path), judge=VoteOnlyJudge("PASS"))
+    v = grade(spec, Transcript(cwd=tmp_path), judge=VoteOnlyJudge("PASS"))
+    assert v.error == "judge" and "takes text only" in v.explanation
 
 
 def test_another_binary_focus_file_is_refused_with_a_verdict(tmp_path: Path) -> None:

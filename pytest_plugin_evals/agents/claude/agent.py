@@ -12,13 +12,21 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pytest_plugin_evals.agents.base import AgentError, Capabilities, RunRequest
 from pytest_plugin_evals.agents.claude.permissions import plan_tools
+from pytest_plugin_evals.agents.claude.shell import (
+    UNAVAILABLE,
+    ShellRefused,
+    missing_backend,
+    sandbox_settings,
+    shell_tools,
+)
 from pytest_plugin_evals.agents.claude.stream_json import StreamSummary, parse_file, run_error
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import STOPPED, InfraKind, Transcript
@@ -71,6 +79,8 @@ class ClaudeAgent:
     grants: tuple[str, ...] = ()
     disallow: tuple[str, ...] = ()
     model: str | None = None
+    #: Run a granted shell without Claude Code's sandbox (``--eval-unconfined-shell``).
+    unconfined_shell: bool = False
     name: str = "claude"
     capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True)
 
@@ -147,7 +157,31 @@ class ClaudeAgent:
             deny_edit=protected,
             readonly_roots=context,
         )
-        settings = {"permissions": {"deny": list(plan.deny)}}
+        settings: dict[str, Any] = {"permissions": {"deny": list(plan.deny)}}
+        shells = shell_tools(plan.allowed)
+        if shells and not self.unconfined_shell:
+            why = missing_backend(env.get("PATH"))
+            if why is not None:
+                problem = UNAVAILABLE.format(tools=", ".join(shells), why=why)
+                return Transcript(error=problem, infra_error="sandbox", cwd=box.cwd)
+            hidden = [Path.home(), Path.cwd(), case.suite_root, case.dir]
+            if request.plugin_dir or is_plugin(plugin_tree):
+                hidden.append(plugin_tree)
+            skills = [request.plugin_dir.resolve() / "skills"] if request.plugin_dir else []
+            try:
+                settings["sandbox"] = sandbox_settings(
+                    home=box.home,
+                    tmp=box.tmp,
+                    config=box.config,
+                    out=box.out,
+                    cwd=box.cwd,
+                    read_also=[*skills, *context],
+                    hidden=hidden,
+                    env=env,
+                )
+            except ShellRefused as exc:
+                problem = UNAVAILABLE.format(tools=", ".join(shells), why=str(exc))
+                return Transcript(error=problem, infra_error="sandbox", cwd=box.cwd)
         (box.config / "settings.json").write_text(json.dumps(settings, indent=2), "utf-8")
         note = None
         if context:
@@ -192,6 +226,11 @@ class ClaudeAgent:
         transcript.notes.extend(
             f"not granted (add --eval-allow-tools): {t}" for t in plan.not_granted
         )
+        if shells and self.unconfined_shell:
+            transcript.unconfined_shell = True
+            transcript.notes.append(
+                f"shell unconfined on purpose (--eval-unconfined-shell): {', '.join(shells)}"
+            )
         transcript.notes.extend(
             f"add_dirs: {rel} is not a folder in the case directory (not given to the agent)"
             for rel in case.add_dirs
@@ -216,6 +255,14 @@ class ClaudeAgent:
         ):
             transcript.infra_error = infra_kind(summary.api_error_status)
             transcript.error = f"exit {returncode}: {summary.api_error_text or 'API error'}"
+            return
+        failure = (summary.result or {}).get("startup_failure_reason")
+        if failure == "sandbox_required_unavailable":
+            errors = (summary.result or {}).get("errors") or ["the sandbox is unavailable"]
+            shells = ", ".join(shell_tools(request.allowed_tools)) or "Bash"
+            why = re.sub(r"\s*Set sandbox\.failIfUnavailable=false[^.]*\.?", "", str(errors[0]))
+            transcript.infra_error = "sandbox"
+            transcript.error = UNAVAILABLE.format(tools=shells, why=why.strip())
             return
         if summary.init is None or summary.result is None:
             tail = transcript.stderr_tail.splitlines()[-3:]

@@ -1,0 +1,167 @@
+"""Confining a granted shell (Bash, PowerShell) with Claude Code's own sandbox.
+
+A run that may use a shell gets, in its user settings, a ``sandbox`` block: every command the
+model runs goes through Claude Code's sandbox (bubblewrap and socat on Linux, Seatbelt on
+macOS), which it refuses to run without (``failIfUnavailable``). What a command may touch:
+
+- write: the run's ``home/`` (its working directory is inside) and ``tmp/``, nothing else —
+  not the run's ``config/`` and ``out/``, not the repository's ``.git/config`` and hooks;
+  writes elsewhere fail, or land in a throw-away layer that the real disk never sees;
+- read: the system (``/usr``, ``/etc`` …) and the run's own folders, its plugin's ``skills/``
+  and its ``add_dirs`` copies, and the tools on PATH; not the operator's home, the system temp
+  folder (other runs live there), the project the session runs in, the plugin, the evals
+  folder or the case;
+- network: none (no domain is allowed);
+- environment: credential variables (the model's key, cloud and registry tokens) are hidden.
+
+Pure: :func:`sandbox_settings` builds the block, :func:`missing_backend` says what is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_plugin_evals.agents.claude.permissions import base_tool
+
+#: The tools that run shell commands.
+SHELL_TOOLS = frozenset({"Bash", "PowerShell"})
+
+#: Variables a sandboxed command never sees (by name, and by the shape of the name).
+CREDENTIAL_NAMES = frozenset(
+    {
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "OPENAI_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_BEARER_TOKEN_BEDROCK",
+        "AZURE_CLIENT_SECRET",
+        "GH_TOKEN",
+        "GITHUB_TOKEN",
+        "NPM_TOKEN",
+        "NODE_AUTH_TOKEN",
+    }
+)
+_SECRET_SHAPE = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|CREDENTIAL)", re.I)
+
+#: The one line of a run refused for want of a sandbox.
+UNAVAILABLE = (
+    "a shell tool ({tools}) was granted but this machine cannot confine it: {why} — install "
+    "it, drop the grant, or pass --eval-unconfined-shell to run the shell unconfined on purpose"
+)
+
+
+def shell_tools(allowed: Iterable[str]) -> list[str]:
+    """The shell tools among a run's allowed tool rules (``Bash``, ``Bash(npm test *)`` …)."""
+    return sorted({base_tool(entry) for entry in allowed} & SHELL_TOOLS)
+
+
+def missing_backend(path: str | None) -> str | None:
+    """What the sandbox lacks on this machine (one phrase), or None when it can run."""
+    if sys.platform == "darwin":
+        return None  # Seatbelt is part of macOS
+    if not sys.platform.startswith("linux"):
+        return f"Claude Code has no command sandbox on {sys.platform}"
+    missing = [tool for tool in ("bwrap", "socat") if shutil.which(tool, path=path) is None]
+    if not missing:
+        return None
+    names = {"bwrap": "bubblewrap (bwrap)", "socat": "socat"}
+    return (
+        " and ".join(names[m] for m in missing)
+        + (" is" if len(missing) == 1 else " are")
+        + " not installed (apt install bubblewrap socat)"
+    )
+
+
+def credential_names(env: Mapping[str, str]) -> list[str]:
+    """The run's variables a sandboxed command must not see."""
+    return sorted(
+        name for name in env if name in CREDENTIAL_NAMES or _SECRET_SHAPE.search(name) is not None
+    )
+
+
+def _both(path: Path) -> list[Path]:
+    """A path as given and where it really is (a rule must name both to hold)."""
+    real = path.resolve()
+    return [path] if real == path else [path, real]
+
+
+def _unique(paths: Iterable[Path]) -> list[str]:
+    return list(dict.fromkeys(str(p) for p in paths))
+
+
+class ShellRefused(Exception):
+    """The shell cannot be confined on this machine; the message is the one line to show."""
+
+
+def sandbox_settings(
+    *,
+    home: Path,
+    tmp: Path,
+    config: Path,
+    out: Path,
+    cwd: Path,
+    read_also: Iterable[Path],
+    hidden: Iterable[Path],
+    env: Mapping[str, str],
+) -> dict[str, Any]:
+    """The ``sandbox`` block of a run's settings.
+
+    ``read_also`` are folders a command may read besides the run's home and tmp (the plugin's
+    skills, add_dirs copies); ``hidden`` are folders it may not read (the operator's home, the
+    project, the plugin, the evals folder) — the system temp folder is always hidden. Tools on
+    PATH inside a hidden folder stay readable, so commands still find them.
+    """
+    deny_read = [
+        *_both(Path(tempfile.gettempdir())),
+        *(q for h in hidden for q in _both(h)),
+    ]
+    runtime = os.environ.get("XDG_RUNTIME_DIR") or (
+        f"/run/user/{os.getuid()}" if hasattr(os, "getuid") else ""
+    )
+    if runtime:
+        deny_read.append(Path(runtime))
+    deny_read = [p for p in deny_read if p != Path(p.anchor)]
+    if not deny_read:
+        raise ShellRefused("no folder to hide was found")
+    tools = [
+        Path(entry)
+        for entry in env.get("PATH", "").split(os.pathsep)
+        if entry
+        and Path(entry).is_absolute()
+        and Path(entry).is_dir()
+        and any(Path(entry).resolve().is_relative_to(h) for h in deny_read)
+    ]
+    writable = [home, tmp]
+    readable = [*writable, *read_also, *tools]
+    git_dir = cwd / ".git"
+    return {
+        "enabled": True,
+        "failIfUnavailable": True,
+        "autoAllowBashIfSandboxed": False,
+        "allowUnsandboxedCommands": False,
+        "filesystem": {
+            "allowWrite": _unique(q for p in writable for q in _both(p)),
+            "denyWrite": _unique(
+                q for p in (config, out, git_dir / "config", git_dir / "hooks") for q in _both(p)
+            ),
+            "denyRead": _unique([*deny_read, *_both(config), *_both(out)]),
+            "allowRead": _unique(q for p in readable for q in _both(p)),
+        },
+        "network": {"allowedDomains": []},
+        "credentials": {
+            "envVars": [{"name": name, "mode": "deny"} for name in credential_names(env)]
+        },
+    }

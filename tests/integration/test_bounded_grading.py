@@ -1,0 +1,85 @@
+"""A grader that runs past its time limit is an error for its run, and the session goes on;
+Ctrl-C stops grading, the JavaScript engine included."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import write_tree
+
+HOSTILE = "a" * 30_000 + "!"
+
+
+def suite(root: Path) -> None:
+    write_tree(
+        root,
+        {
+            "evals/hang/prompt.md": "---\nruns: 1\n---\nAnswer with a's.\n",
+            "evals/hang/graders/backtrack.md": "---\ntype: regex\npattern: '(a+)+$'\n---\n",
+            "evals/hang/graders/plain.md": "---\ntype: regex\npattern: 'aaa'\n---\n",
+            "evals/fine/prompt.md": "---\nruns: 1\n---\nSay ok.\n",
+            "evals/fine/graders/ok.md": "---\ntype: regex\npattern: 'ok'\n---\n",
+        },
+    )
+
+
+def test_a_grader_past_its_time_limit_makes_its_run_an_error(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, read_doc: Any
+) -> None:
+    suite(pytester.path)
+    agent = scripted_agent([{"match": "a's", "reply": HOSTILE}, {"match": "ok", "reply": "ok"}])
+    start = time.monotonic()
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent, "--eval-grader-timeout", "1",
+        "--eval-json", "out.json",
+    )  # fmt: skip
+    assert time.monotonic() - start < 60
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*grader: backtrack: grader timed out after 1s*"])
+    doc = read_doc("out.json")
+    assert doc["errors"] == {"grader": 1}
+    hang = next(c for c in doc["cases"] if c["name"] == "hang")
+    (run,) = hang["arms"]["with"]
+    assert run["infraError"] == "grader"
+    verdicts = {g["name"]: g for g in run["graders"]}
+    assert verdicts["backtrack"]["passed"] is None
+    assert verdicts["backtrack"]["error"] == "grader_timeout"
+    assert verdicts["plain"]["passed"] is True  # the other verdict is kept
+    assert hang["aggregates"]["score"] is None  # kept out of the scores
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_stops_grading(pytester: pytest.Pytester, scripted_agent: Any) -> None:
+    suite(pytester.path)
+    done = pytester.path / "answered"
+    agent = scripted_agent([{"match": "a's", "reply": HOSTILE}, {"match": "ok", "reply": "ok"}])
+    # The agent says when it starts, so the signal can arrive while grading goes on.
+    agent = agent.replace("cmd:", f"cmd:sh -c 'touch {done}; exec \"$@\"' agent ", 1)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "evals/hang", "-p", "no:cacheprovider", "-n0",
+         "--eval-agent", agent, "--eval-grader-timeout", "120"],
+        cwd=pytester.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert done.exists(), "the agent never ran"
+        time.sleep(1.5)  # well into the backtracking
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED
+    assert b"KeyboardInterrupt" in output
