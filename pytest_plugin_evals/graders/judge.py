@@ -18,6 +18,7 @@ The prompts are laid out as the reference lays them out.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
@@ -297,6 +298,17 @@ def _read_baseline(spec: GraderSpec, ctx: GradeContext) -> str | Outcome:
         )
     base = ctx.case.dir if ctx.case is not None else Path.cwd()
     path = Path(base).joinpath(*parts.parts)
+    # A link leading out of the case folder is refused (the loader refuses it too, but a Case
+    # may be built by hand): the judge must never be shown a file from elsewhere. realpath, not
+    # Path.resolve(), which raises on a link loop before Python 3.13.
+    real = Path(os.path.realpath(path))
+    if not real.is_relative_to(os.path.realpath(base)):
+        how = "is a link to" if path.is_symlink() else "goes through a link to"
+        return Outcome(
+            False,
+            f'failed to read baseline: {where}path "{rel}" {how} a file outside the case '
+            f"directory ({real}) — it must name something inside it",
+        )
     try:
         raw = path.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:

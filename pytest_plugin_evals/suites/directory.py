@@ -7,6 +7,11 @@ body replaces ``execution.prompt``; graders are case.yaml's, then the files sort
 
 Stricter than the reference: a grader file without frontmatter, a bad ``env`` key, an escaping
 path, ``min > max`` and a pattern that does not compile are load errors here, not run failures.
+
+A case only uses files inside its folder: prompt.md, case.yaml, a grader file, a ``context`` path
+or a ``baseline_file`` that is (or goes through) a symbolic link leading outside the case folder
+is a load error, and so is an ``add_dirs`` folder holding such a link. Links that stay inside are
+fine.
 """
 
 from __future__ import annotations
@@ -70,11 +75,14 @@ def load_case(case_dir: Path, suite_root: Path) -> Case:
     has_prompt, has_yaml = prompt_path.is_file(), yaml_path.is_file()
     if not (has_prompt or has_yaml):
         raise LoadError(case_dir, "not a case directory: it holds neither prompt.md nor case.yaml")
+    for path, present in ((prompt_path, has_prompt), (yaml_path, has_yaml)):
+        if present:
+            _check_inside(case_dir, path)
     fields: dict[str, Value] = {}
     graders: list[GraderSpec] = []
     prompt, prompt_file, prompt_line = "", yaml_path, None
     if has_yaml:
-        prompt, prompt_line, graders = _read_case_yaml(yaml_path, fields)
+        prompt, prompt_line, graders = _read_case_yaml(yaml_path, fields, case_dir)
     if has_prompt:
         body, body_line = _read_prompt_md(prompt_path, fields)
         if body.strip():
@@ -87,7 +95,7 @@ def load_case(case_dir: Path, suite_root: Path) -> Case:
         if line is not None and prompt_file == prompt_path:  # body lines are exact
             line += prompt[: prompt.index(TODO)].count("\n")
         raise LoadError(prompt_file, BLANK_TEMPLATE, line)
-    graders += _read_grader_files(case_dir / GRADERS_DIR)
+    graders += _read_grader_files(case_dir)
     if not graders:
         raise LoadError(
             main_file, "the case has no graders (add graders/*.md files, or graders: in case.yaml)"
@@ -129,9 +137,9 @@ def _build(
         disallowed_tools=v.string_list(get("disallowed_tools")),
         env=v.env(get("env")),
         plugins=v.string_list(get("plugins")),
-        scaffold_script=_or(get("scaffold_script"), None, v.inside),
-        history_file=_or(get("history_file"), None, v.inside),
-        add_dirs=_add_dirs(add_dirs),
+        scaffold_script=_or(get("scaffold_script"), None, lambda x: v.inside_folder(x, case_dir)),
+        history_file=_or(get("history_file"), None, lambda x: v.inside_folder(x, case_dir)),
+        add_dirs=_add_dirs(add_dirs, case_dir),
         append_system_prompt=v.optional_string(get("append_system_prompt")),
         extra={key: fields[key].raw for key in EXTRA_KEYS if key in fields},
     )
@@ -141,19 +149,35 @@ def _or(value: Value | None, default: Any, check: Any) -> Any:
     return default if value is None or value.raw is None else check(value)
 
 
-def _add_dirs(value: Value | None) -> tuple[str, ...]:
+def _add_dirs(value: Value | None, case_dir: Path) -> tuple[str, ...]:
     items = v.string_list(value)
     if value is None:
         return ()
     inner = value.spot.child(value.key, f"{value.label}.")
-    return tuple(v.inside(Value(item, inner, index)) for index, item in enumerate(items))
+    return tuple(
+        v.folder_inside(Value(item, inner, index), case_dir) for index, item in enumerate(items)
+    )
+
+
+def _check_inside(case_dir: Path, path: Path) -> None:
+    """A case file (prompt.md, case.yaml, a grader file) must not be a link leading out of the
+    case folder; checked before the file is read.
+
+    The error is the case folder's, and names the file: a LoadError's path is shown resolved, so
+    the link itself would be shown as where it leads.
+    """
+    rel = path.relative_to(case_dir).as_posix()
+    found = v.link_leaving(case_dir, rel)
+    if found is not None:
+        message = f"{rel} {v.describe_link(rel, found)} — it must be a file inside it"
+        raise LoadError(case_dir, message)
 
 
 # -- case.yaml --------------------------------------------------------------------------------
 
 
 def _read_case_yaml(
-    path: Path, fields: dict[str, Value]
+    path: Path, fields: dict[str, Value], case_dir: Path
 ) -> tuple[str, int | None, list[GraderSpec]]:
     """Read case.yaml into ``fields``; return its prompt, the prompt's line, and its graders."""
     try:
@@ -187,7 +211,7 @@ def _read_case_yaml(
                 prompt_line = prompt_value.line
             else:
                 fields[key] = Value(raw, inner, key)
-    return prompt, prompt_line, _yaml_graders(spot.value(data, "graders"), spot)
+    return prompt, prompt_line, _yaml_graders(spot.value(data, "graders"), spot, case_dir)
 
 
 def _check_version(value: Value | None, spot: Spot, *, required: bool) -> None:
@@ -208,7 +232,7 @@ def _check_version(value: Value | None, spot: Spot, *, required: bool) -> None:
         )
 
 
-def _yaml_graders(value: Value | None, spot: Spot) -> list[GraderSpec]:
+def _yaml_graders(value: Value | None, spot: Spot, case_dir: Path) -> list[GraderSpec]:
     if value is None or value.raw is None:
         return []
     if not isinstance(value.raw, list):
@@ -218,7 +242,7 @@ def _yaml_graders(value: Value | None, spot: Spot) -> list[GraderSpec]:
         item = Spot(spot.path, spot.doc, ("graders", index), f"graders[{index}].", 1)
         if not isinstance(raw, dict):
             item.fail(f"graders[{index}] must be a mapping (got {v.kind(raw)})")
-        found.append(grader_schema.build(raw, item))
+        found.append(grader_schema.build(raw, item, folder=case_dir))
     return found
 
 
@@ -264,18 +288,21 @@ def _content_line(body: str, body_line: int) -> int:
 # -- graders/*.md -----------------------------------------------------------------------------
 
 
-def _read_grader_files(folder: Path) -> list[GraderSpec]:
+def _read_grader_files(case_dir: Path) -> list[GraderSpec]:
+    folder = case_dir / GRADERS_DIR
     if not folder.is_dir():
         return []
     files = sorted((p for p in folder.iterdir() if p.suffix == ".md" and p.is_file()), key=_name)
-    return [_read_grader_file(path) for path in files]
+    for path in files:  # every file is checked before any is read
+        _check_inside(case_dir, path)
+    return [_read_grader_file(path, case_dir) for path in files]
 
 
 def _name(path: Path) -> str:
     return path.name
 
 
-def _read_grader_file(path: Path) -> GraderSpec:
+def _read_grader_file(path: Path, case_dir: Path) -> GraderSpec:
     split, doc = _read_markdown(path)
     if split.yaml_text is None:
         raise LoadError(
@@ -291,6 +318,7 @@ def _read_grader_file(path: Path) -> GraderSpec:
         body=split.body,
         body_line=_content_line(split.body, split.body_line),
         line=1,
+        folder=case_dir,
     )
 
 

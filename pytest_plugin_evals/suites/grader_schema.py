@@ -8,6 +8,7 @@ or from a ``graders:`` item of case.yaml. Either way it becomes a :class:`Grader
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from pytest_plugin_evals.model import GraderSpec, LoadError
@@ -39,8 +40,12 @@ def build(
     body: str | None = None,
     body_line: int | None = None,
     line: int | None = None,
+    folder: Path | None = None,
 ) -> GraderSpec:
-    """One grader from its options; ``body`` is a grader file's Markdown body (trimmed)."""
+    """One grader from its options; ``body`` is a grader file's Markdown body (trimmed).
+
+    ``folder`` is the case folder: a ``baseline_file`` must not leave it through a link.
+    """
     type_value = spot.value(raw, "type")
     if type_value is None or type_value.raw is None:
         if default_name is not None:  # a grader file
@@ -70,6 +75,9 @@ def build(
     arm = None if arm_value is None else v.one_of(arm_value, ARMS)
     text = body.strip() if body is not None else ""
     config, criteria = _CONFIG[kind](raw, spot, text, body_line)
+    file_value = spot.value(raw, "baseline_file")
+    if folder is not None and file_value is not None:
+        v.inside_folder(file_value, folder)
     return GraderSpec(
         name=name,
         type=kind,

@@ -6,6 +6,7 @@ data (case.yaml overridden by prompt.md) still reports the right file and line.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -234,5 +235,101 @@ def inside(value: Value, where: str = "the case directory") -> str:
         value.fail(
             f'path "{text}" escapes {where} (`..` or an absolute path) — it must name something '
             "inside it"
+        )
+    return text
+
+
+#: At most this many links are named in one message about a folder's links.
+LINKS_SHOWN = 5
+
+
+def link_leaving(folder: Path, rel: str) -> tuple[str, Path] | None:
+    """Where the relative path ``rel`` leaves ``folder`` through a symbolic link.
+
+    Returns the part of ``rel`` that is the link (``/``-joined, as written) and where that link
+    leads, or None when the path stays inside ``folder`` (a link that stays inside is
+    fine). A path that does not exist is followed as far as it goes; ``..`` is :func:`escapes`'s
+    business, so a path without links never leaves.
+    """
+    root = _real(folder)
+    current = folder
+    walked: list[str] = []
+    for part in Path(rel).parts:
+        current = current / part
+        walked.append(part)
+        if not _real(current).is_relative_to(root):
+            return "/".join(walked), _real(current)
+    return None
+
+
+def links_leaving_under(folder: Path, rel: str) -> list[tuple[str, Path]]:
+    """The symbolic links anywhere inside the folder ``rel`` (relative to ``folder``) that
+    resolve outside ``folder``: each as ``rel/…`` and where it leads, in path order.
+
+    Links are not followed while walking, so a loop cannot trap the walk; a link that stays
+    inside ``folder`` is fine. A missing ``rel`` holds nothing.
+    """
+    root = _real(folder)
+    start = _real(folder / rel)
+    if not start.is_dir():
+        return []
+    found: list[tuple[str, Path]] = []
+    for here, dirs, files in os.walk(start):
+        dirs.sort()
+        for name in sorted((*dirs, *files)):
+            path = Path(here, name)
+            if path.is_symlink():
+                target = _real(path)
+                if not target.is_relative_to(root):
+                    shown = PurePosixPath(*Path(rel).parts, *path.relative_to(start).parts)
+                    found.append((shown.as_posix(), target))
+    return sorted(found, key=lambda item: item[0].split("/"))
+
+
+def _real(path: Path) -> Path:
+    """Where ``path`` leads, links followed as far as they go (a link loop does not raise)."""
+    return Path(os.path.realpath(path))
+
+
+def _what(target: Path) -> str:
+    if target.is_dir():
+        return "a folder"
+    return "a file" if target.exists() else "a path that does not exist"
+
+
+def describe_link(rel: str, found: tuple[str, Path], where: str = "the case directory") -> str:
+    """``is a link to a file outside <where> (<target>)``, or ``goes through "<link>", a link
+    to a folder outside <where> (<target>)`` when the link is a folder on the way."""
+    link, target = found
+    what = f"a link to {_what(target)} outside {where} ({target})"
+    if link == "/".join(Path(rel).parts):
+        return f"is {what}"
+    return f'goes through "{link}", {what}'
+
+
+def inside_folder(value: Value, folder: Path, where: str = "the case directory") -> str:
+    """:func:`inside`, and the path must not leave ``folder`` through a symbolic link."""
+    text = inside(value, where)
+    found = link_leaving(folder, text)
+    if found is not None:
+        value.fail(
+            f'path "{text}" {describe_link(text, found, where)} — it must name something inside it'
+        )
+    return text
+
+
+def folder_inside(value: Value, folder: Path, where: str = "the case directory") -> str:
+    """:func:`inside_folder` for a folder whose files are used: no link in it may lead out."""
+    text = inside_folder(value, folder, where)
+    links = links_leaving_under(folder, text)
+    if links:
+        shown = ", ".join(f'"{link}" ({target})' for link, target in links[:LINKS_SHOWN])
+        more = len(links) - LINKS_SHOWN
+        if more > 0:
+            shown += f" and {more} more"
+        count = "a link" if len(links) == 1 else f"{len(links)} links"
+        value.fail(
+            f'path "{text}" holds {count} leading outside {where}: {shown} — everything in it '
+            f"must stay inside {where}"
         )
     return text

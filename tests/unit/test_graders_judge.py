@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import struct
 import zlib
 from collections.abc import Sequence
@@ -263,6 +264,48 @@ def test_baseline_missing_file(tmp_path: Path) -> None:
     assert v.explanation == (
         'failed to read baseline: case "baseline-compare": path "nothere.jsonl" does not exist'
     )
+
+
+def test_baseline_link_leaving_the_case_folder_is_refused(tmp_path: Path) -> None:
+    folder, outside = tmp_path / "case", tmp_path / "outside.jsonl"
+    folder.mkdir()
+    outside.write_text('{"type": "secret"}\n', encoding="utf-8")
+    (folder / "b.jsonl").symlink_to(outside)
+    (folder / "logs").symlink_to(tmp_path)
+    judge = ScriptedJudge("PASS", "PASS", "PASS")
+    case = Case(name="c", prompt="p", source="prose", path=folder, dir=folder, suite_root=folder)
+    spec = GraderSpec("vs", "baseline", {"baseline_file": "b.jsonl"}, criteria="As good")
+    v = grade(spec, Transcript(), case=case, judge=judge)
+    assert v.passed is False
+    assert v.explanation == (
+        'failed to read baseline: case "c": path "b.jsonl" is a link to a file outside the case '
+        f"directory ({os.path.realpath(outside)}) — it must name something inside it"
+    )
+    spec = GraderSpec("vs", "baseline", {"baseline_file": "logs/outside.jsonl"}, criteria="x")
+    v = grade(spec, Transcript(), case=case, judge=judge)
+    assert v.passed is False
+    assert v.explanation == (
+        'failed to read baseline: case "c": path "logs/outside.jsonl" goes through a link to a '
+        f"file outside the case directory ({os.path.realpath(outside)}) — it must name something "
+        "inside it"
+    )
+    assert judge.prompts == []  # the judge never saw the file
+
+
+def test_baseline_link_inside_the_case_folder_is_read(tmp_path: Path) -> None:
+    (tmp_path / "saved").mkdir()
+    (tmp_path / "saved" / "b.jsonl").write_text('{"type":"old"}\n', encoding="utf-8")
+    (tmp_path / "b.jsonl").symlink_to(tmp_path / "saved" / "b.jsonl")
+    judge = ScriptedJudge("PASS", "PASS", "PASS")
+    spec = GraderSpec("vs", "baseline", {"baseline_file": "b.jsonl"}, criteria="As good")
+    v = grade(spec, Transcript(), case=_case(tmp_path), judge=judge)
+    assert v.passed is True
+    assert 'BASELINE trajectory:\n{"type":"old"}\n' in judge.prompts[0]
+    (tmp_path / "saved" / "b.jsonl").unlink()
+    (tmp_path / "saved" / "b.jsonl").symlink_to(tmp_path.parent)  # now a link chain leaving
+    v = grade(spec, Transcript(), case=_case(tmp_path), judge=ScriptedJudge())
+    assert v.passed is False
+    assert "outside the case directory" in v.explanation
 
 
 def test_baseline_prompt(tmp_path: Path) -> None:

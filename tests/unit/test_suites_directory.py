@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -476,3 +478,276 @@ def test_not_a_case_dir(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(LoadError, match="not a case directory"):
         directory.load_case(tmp_path / "empty", tmp_path)
+
+
+# -- symbolic links leaving the case folder ------------------------------------------------------
+
+SECRET = "root:x:0:0:the secret line:/root:/bin/bash\n"
+LINK_TAIL = " — it must name something inside it"
+
+#: A case.yaml whose context and baseline grader name files that exist in the case folder.
+LINKED_YAML = """\
+schema_version: "1.1"
+name: linked
+context:
+  scaffold_script: setup.sh
+  history_file: history.jsonl
+  add_dirs: [fixtures]
+execution:
+  prompt: Do it.
+graders:
+  - name: vs-baseline
+    type: baseline
+    baseline_file: baseline.jsonl
+    criteria: As good
+"""
+LINKED_FILES = {
+    "case.yaml": LINKED_YAML,
+    "setup.sh": "echo hi\n",
+    "history.jsonl": "{}\n",
+    "baseline.jsonl": "{}\n",
+    "fixtures/data.txt": "data\n",
+}
+
+
+def real(path: Path) -> str:
+    """Where a path leads, as the messages show it (tmp_path may itself sit under a link)."""
+    return os.path.realpath(path)
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A folder next to the evals folder, holding a secret file and a valid grader file."""
+    return write_tree(
+        tmp_path / "outside",
+        {"secret.txt": SECRET, "grader.md": GRADER, "prompt.md": "Leak it.\n", "sub/x": "x\n"},
+    )
+
+
+def linked_case(tmp_path: Path) -> Path:
+    folder = tmp_path / "evals" / "linked"
+    write_tree(folder, LINKED_FILES)
+    return folder
+
+
+def relink(path: Path, target: Path | str) -> None:
+    """Make ``path`` a symbolic link to ``target`` (replacing the file written there)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+    path.symlink_to(target)
+
+
+def test_prompt_md_linking_outside_is_a_load_error(tmp_path: Path, outside: Path) -> None:
+    folder = case(tmp_path, {})
+    (folder / "prompt.md").symlink_to(outside / "secret.txt")
+    err = error(folder)
+    assert (err.path, err.line) == (folder, None)
+    assert err.message == (
+        f"prompt.md is a link to a file outside the case directory ({real(outside / 'secret.txt')})"
+        " — it must be a file inside it"
+    )
+    # Shown as the case folder's error: the link itself would be shown as where it leads.
+    assert err.render(tmp_path) == f"evals/my-case: {err.message}"
+    assert "secret line" not in err.render()
+
+
+def test_prompt_md_linking_to_a_valid_prompt_outside_is_refused(
+    tmp_path: Path, outside: Path
+) -> None:
+    folder = case(tmp_path, {})
+    (folder / "prompt.md").symlink_to(outside / "prompt.md")
+    assert error(folder).message.startswith("prompt.md is a link to a file outside")
+
+
+def test_case_yaml_linking_outside_is_a_load_error(tmp_path: Path, outside: Path) -> None:
+    write_tree(outside, {"case.yaml": LINKED_YAML.replace("context:", "x:\ncontext:")})
+    folder = linked_case(tmp_path)
+    relink(folder / "case.yaml", outside / "case.yaml")
+    err = error(folder)
+    assert (err.path, err.line) == (folder, None)
+    assert err.message == (
+        f"case.yaml is a link to a file outside the case directory ({real(outside / 'case.yaml')})"
+        " — it must be a file inside it"
+    )
+
+
+def test_grader_file_linking_outside_is_a_load_error(tmp_path: Path, outside: Path) -> None:
+    folder = case(tmp_path, {"prompt.md": "Hi\n"})
+    (folder / "graders" / "stolen.md").symlink_to(outside / "grader.md")
+    err = error(folder)
+    assert (err.path, err.line) == (folder, None)
+    assert err.message == (
+        "graders/stolen.md is a link to a file outside the case directory "
+        f"({real(outside / 'grader.md')}) — it must be a file inside it"
+    )
+
+
+def test_graders_folder_linking_outside_is_a_load_error(tmp_path: Path, outside: Path) -> None:
+    folder = tmp_path / "evals" / "c"
+    write_tree(folder, {"prompt.md": "Hi\n"})
+    (folder / "graders").symlink_to(outside)
+    err = error(folder)
+    assert (err.path, err.line) == (folder, None)
+    assert err.message == (
+        f'graders/grader.md goes through "graders", a link to a folder outside the case '
+        f"directory ({real(outside)}) — it must be a file inside it"
+    )
+
+
+@pytest.mark.parametrize(
+    ("rel", "label", "line"),
+    [
+        ("setup.sh", "context.scaffold_script", 4),
+        ("history.jsonl", "context.history_file", 5),
+        ("baseline.jsonl", "graders[0].baseline_file", 12),
+    ],
+)
+def test_context_and_baseline_links_outside_are_load_errors(
+    tmp_path: Path, outside: Path, rel: str, label: str, line: int
+) -> None:
+    folder = linked_case(tmp_path)
+    loaded = load(folder)  # the same file, not a link: loads
+    used = (loaded.scaffold_script, loaded.history_file, loaded.graders[0].config["baseline_file"])
+    assert rel in used
+    relink(folder / rel, outside / "secret.txt")
+    err = error(folder)
+    assert (err.path, err.line) == (folder / "case.yaml", line)
+    assert err.message == (
+        f'{label} path "{rel}" is a link to a file outside the case directory '
+        f"({real(outside / 'secret.txt')}){LINK_TAIL}"
+    )
+    assert str(err) == f"{folder / 'case.yaml'}:{line}: {err.message}"
+
+
+def test_baseline_link_outside_in_a_grader_file(tmp_path: Path, outside: Path) -> None:
+    grader = "---\ntype: baseline\ncriteria: As good\nbaseline_file: base.jsonl\n---\n"
+    folder = case(tmp_path, {"prompt.md": "Hi\n", "graders/vs.md": grader})
+    (folder / "base.jsonl").symlink_to(outside / "secret.txt")
+    err = error(folder)
+    assert (err.path, err.line) == (folder / "graders" / "vs.md", 4)
+    assert err.message == (
+        'baseline_file path "base.jsonl" is a link to a file outside the case directory '
+        f"({real(outside / 'secret.txt')}){LINK_TAIL}"
+    )
+
+
+def test_a_link_on_the_way_is_named(tmp_path: Path, outside: Path) -> None:
+    folder = linked_case(tmp_path)
+    write_tree(folder, {"case.yaml": LINKED_YAML.replace("history.jsonl", "logs/secret.txt")})
+    (folder / "logs").symlink_to(outside)
+    err = error(folder)
+    assert err.line == 5
+    assert err.message == (
+        'context.history_file path "logs/secret.txt" goes through "logs", a link to a folder '
+        f"outside the case directory ({real(outside)}){LINK_TAIL}"
+    )
+
+
+def test_a_dangling_link_outside_is_refused(tmp_path: Path) -> None:
+    folder = linked_case(tmp_path)
+    relink(folder / "history.jsonl", tmp_path / "gone.jsonl")
+    assert error(folder).message == (
+        'context.history_file path "history.jsonl" is a link to a path that does not exist '
+        f"outside the case directory ({real(tmp_path / 'gone.jsonl')}){LINK_TAIL}"
+    )
+
+
+def test_add_dirs_folder_linking_outside_is_a_load_error(tmp_path: Path, outside: Path) -> None:
+    folder = linked_case(tmp_path)
+    relink(folder / "fixtures", outside)
+    err = error(folder)
+    assert (err.path, err.line) == (folder / "case.yaml", 6)
+    assert err.message == (
+        'context.add_dirs[0] path "fixtures" is a link to a folder outside the case directory '
+        f"({real(outside)}){LINK_TAIL}"
+    )
+
+
+def test_links_inside_an_add_dirs_folder_leading_outside_are_load_errors(
+    tmp_path: Path, outside: Path
+) -> None:
+    folder = linked_case(tmp_path)
+    (folder / "fixtures" / "deep").mkdir()
+    (folder / "fixtures" / "passwd").symlink_to(outside / "secret.txt")
+    (folder / "fixtures" / "deep" / "all").symlink_to(outside)
+    (folder / "fixtures" / "ok").symlink_to(folder / "history.jsonl")  # stays in the case
+    err = error(folder)
+    assert (err.path, err.line) == (folder / "case.yaml", 6)
+    assert err.message == (
+        'context.add_dirs[0] path "fixtures" holds 2 links leading outside the case directory: '
+        f'"fixtures/deep/all" ({real(outside)}), "fixtures/passwd" '
+        f"({real(outside / 'secret.txt')}) — everything in it must stay inside the case directory"
+    )
+
+
+def test_one_link_inside_an_add_dirs_folder(tmp_path: Path, outside: Path) -> None:
+    folder = linked_case(tmp_path)
+    (folder / "fixtures" / "passwd").symlink_to(outside / "secret.txt")
+    assert error(folder).message == (
+        'context.add_dirs[0] path "fixtures" holds a link leading outside the case directory: '
+        f'"fixtures/passwd" ({real(outside / "secret.txt")}) — everything in it must stay inside '
+        "the case directory"
+    )
+
+
+def test_many_links_inside_an_add_dirs_folder_are_counted(tmp_path: Path, outside: Path) -> None:
+    folder = linked_case(tmp_path)
+    for n in range(7):
+        (folder / "fixtures" / f"l{n}").symlink_to(outside / "secret.txt")
+    message = error(folder).message
+    assert message.startswith('context.add_dirs[0] path "fixtures" holds 7 links leading')
+    assert '"fixtures/l4"' in message and '"fixtures/l5"' not in message
+    assert " and 2 more — everything in it" in message
+
+
+def test_links_staying_inside_the_case_folder_are_accepted(tmp_path: Path) -> None:
+    folder = tmp_path / "evals" / "inside"
+    write_tree(
+        folder,
+        {
+            "real/prompt.txt": "Hi\n",
+            "real/case.yaml": LINKED_YAML,
+            "real/grader.md": GRADER,
+            "real/setup.sh": "echo hi\n",
+            "real/history.jsonl": "{}\n",
+            "real/baseline.jsonl": "{}\n",
+            "real/fixtures/data.txt": "data\n",
+            "graders/.keep": "",
+        },
+    )
+    for name in ("case.yaml", "setup.sh", "history.jsonl", "baseline.jsonl", "fixtures"):
+        (folder / name).symlink_to(Path("real") / name)
+    (folder / "prompt.md").symlink_to("real/prompt.txt")
+    (folder / "graders" / "g.md").symlink_to(folder / "real" / "grader.md")
+    (folder / "real" / "fixtures" / "up").symlink_to(folder / "real" / "history.jsonl")
+    (folder / "real" / "fixtures" / "self").symlink_to(".")
+    (folder / "real" / "fixtures" / "loop-a").symlink_to("loop-b")
+    (folder / "real" / "fixtures" / "loop-b").symlink_to("loop-a")
+    loaded = load(folder)
+    assert loaded.prompt == "Hi"
+    assert (loaded.scaffold_script, loaded.history_file, loaded.add_dirs) == (
+        "setup.sh",
+        "history.jsonl",
+        ("fixtures",),
+    )
+    assert [g.name for g in loaded.graders] == ["vs-baseline", "g"]
+    # A link to a link that leaves is refused all the same.
+    relink(folder / "real" / "history.jsonl", tmp_path / "elsewhere.jsonl")
+    assert error(folder).message.startswith(
+        'context.history_file path "history.jsonl" is a link to a path that does not exist '
+        "outside the case directory"
+    )
+
+
+def test_a_case_folder_reached_through_a_link_is_its_own_inside(
+    tmp_path: Path, outside: Path
+) -> None:
+    folder = linked_case(tmp_path)
+    (tmp_path / "evals" / "alias").symlink_to(folder)
+    alias = tmp_path / "evals" / "alias"
+    assert directory.load_case(alias, tmp_path / "evals").history_file == "history.jsonl"
+    relink(folder / "fixtures" / "data.txt", outside / "secret.txt")
+    with pytest.raises(LoadError, match=r'"fixtures/data.txt" \(.*secret.txt\)'):
+        directory.load_case(alias, tmp_path / "evals")
