@@ -1,6 +1,8 @@
 """pytest-html integration: arm, run and score columns; the answer and verdicts as extras.
 
-Only used when pytest-html is installed and active (``--html``).
+Only used when pytest-html is installed and active (``--html``). Everything shown is text:
+case names, prompts, explanations and answers come from suites and from a model's output, and
+pytest-html puts the table cells and the HTML extras into its page as markup.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class HtmlColumns:
     def pytest_html_results_table_row(self, report: Any, cells: list[str]) -> None:
         from pytest_plugin_evals.records import RunRecord
 
+        _escape_test_id(report, cells)
         record = record_of(report)
         if not isinstance(record, RunRecord):
             arm = run = score = ""
@@ -35,7 +38,20 @@ class HtmlColumns:
             score = "" if result.infra_error else f"{result.score:.2f}"
         cells.insert(2, f"<td>{html.escape(arm)}</td>")
         cells.insert(3, f"<td>{html.escape(run)}</td>")
-        cells.insert(4, f"<td>{html.escape(score)}</td>")
+        cells.insert(4, f'<td class="col-score">{html.escape(score)}</td>')  # sortable
+
+
+def _escape_test_id(report: Any, cells: list[str]) -> None:
+    """Show the test id as text: pytest-html 4 puts ``report.nodeid`` (and ``::when`` for a
+    setup or teardown row) into its Test cell as it is, so a case named ``<img onerror=…>``
+    would be markup in the page. Only the cell pytest-html built is replaced."""
+    test_id = str(report.nodeid)
+    if report.when != "call":
+        test_id += f"::{report.when}"
+    raw = f'<td class="col-testId">{test_id}</td>'
+    for index, cell in enumerate(cells):
+        if cell == raw:
+            cells[index] = f'<td class="col-testId">{html.escape(test_id)}</td>'
 
 
 def extras_for(record: RunRecord) -> list[dict[str, Any]]:
@@ -57,7 +73,7 @@ def extras_for(record: RunRecord) -> list[dict[str, Any]]:
             f"<li>{mark} <b>{html.escape(verdict.name)}</b>{note}: "
             f"{html.escape(verdict.explanation)}" + (f"<ol>{votes}</ol>" if votes else "") + "</li>"
         )
-    head = f"<p><b>score {result.score:.2f}</b> · {result.arm} arm · run {result.run}"
+    head = f"<p><b>score {result.score:.2f}</b> · {html.escape(result.arm)} arm · run {result.run}"
     if result.error:
         head += f" · run error: {html.escape(result.error)}"
     if result.aborted is not None:

@@ -68,6 +68,10 @@ def _run_eval(eval_run: RunOutcome, eval_settings: Any) -> None:
 
 
 def failure_message(result: RunResult) -> str:
+    """The failure text of a run: its score, error and failed verdicts, safe for a terminal
+    (errors, names and explanations can quote the suite and the model's output)."""
+    from pytest_plugin_evals.reporting.terminal import plain
+
     lines = [f"score {result.score:.2f} (run {result.run}, {result.arm} arm)"]
     if result.error:
         lines.append(f"run error: {result.error}")
@@ -80,7 +84,7 @@ def failure_message(result: RunResult) -> str:
     for verdict in result.verdicts:
         if verdict.passed is None:
             lines.append(f"- {verdict.name}: {verdict.explanation}")
-    return "\n".join(lines)
+    return plain("\n".join(lines), newlines=True)
 
 
 def report_record(node: pytest.Item, record: Record) -> None:

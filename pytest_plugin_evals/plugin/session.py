@@ -137,7 +137,9 @@ class EvalSession:
         threshold = self.settings.threshold
         if score >= threshold - _EPSILON:
             return
-        name = runs[0].case.name
+        from pytest_plugin_evals.reporting.terminal import plain
+
+        name = plain(runs[0].case.name)
         scores = ", ".join(f"{r.result.score:.2f}" for r in sorted(runs, key=lambda r: r.run))
         report.outcome = "failed"
         report.longrepr = (
@@ -257,18 +259,22 @@ class EvalSession:
         if self.result is None:
             return
         from pytest_plugin_evals.mocks.recordings import recordings_notice
-        from pytest_plugin_evals.reporting.terminal import summary_lines
+        from pytest_plugin_evals.reporting.terminal import plain, summary_lines
 
         tr = terminalreporter
+
+        def say(line: str, **markup: bool) -> None:
+            tr.write_line(plain(line), **markup)  # case names and paths are the agent's too
+
         tr.write_sep("=", "plugin evals")
         shown = [str(p) for _, p in self.paths]
         for line in summary_lines(self.result, report_paths=shown):
-            tr.write_line(line)
+            say(line)
         for line in self._skipped_judge_lines():
-            tr.write_line(line, yellow=True)
+            say(line, yellow=True)
         unconfined = sum(1 for c in self.result.cases for r in c.runs if r.result.unconfined_shell)
         if unconfined:
-            tr.write_line(
+            say(
                 f"{unconfined} run(s) ran a shell unconfined, on purpose (--eval-unconfined-shell):"
                 " its commands could read and write anything you can",
                 yellow=True,
@@ -276,8 +282,8 @@ class EvalSession:
         if self.results_dir is not None:
             notice = recordings_notice(self.results_dir / "mock-recordings")
             if notice:
-                tr.write_line(notice)
+                say(notice)
         if self.gate_message:
-            tr.write_line(self.gate_message)
+            say(self.gate_message)
         if self.write_error:
-            tr.write_line(self.write_error, yellow=True)
+            say(self.write_error, yellow=True)

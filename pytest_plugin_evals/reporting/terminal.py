@@ -11,6 +11,7 @@ One arm: ``CASE   SCORE PASS% RUNS COST    NOTES`` and ``N case(s) · score 0.83
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from pytest_plugin_evals.reporting.document import (
@@ -53,9 +54,42 @@ def _duration(seconds: float | None) -> str:
     return f"{hours}h{minutes:02d}m"
 
 
+#: Terminal escape sequences: CSI (``ESC [`` or the 8-bit CSI), the OSC, DCS, SOS, PM and APC
+#: strings (to BEL or ST), and the other ``ESC x`` sequences. An unfinished one is removed as
+#: far as it goes (a string up to the next control character), a lone ESC too.
+_ESCAPE_SEQUENCE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x00-\x1f\x7f-\x9f]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[ -/]*[0-~]?"
+)
+#: Control characters left after the sequences are gone: C0 (but tab and line feed), DEL, C1.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _control_picture(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    return chr(0x2400 + code) if code < 0x20 else "\ufffd"
+
+
+def plain(text: str, *, newlines: bool = False) -> str:
+    """``text`` safe to print on a terminal: escape sequences removed, other control characters
+    shown as their symbol (``\\r`` as ␍, BEL as ␇, a C1 control as �), tabs as spaces, and line
+    feeds kept only when ``newlines`` (else spaces). Any other character, é 😀 Δ, is kept.
+
+    Case names, notes, explanations and answers come from suites and from a model's output:
+    printed raw, they could recolour the terminal, clear it, retitle its window or overwrite
+    the lines above.
+    """
+    text = _ESCAPE_SEQUENCE.sub("", text.replace("\r\n", "\n"))
+    text = _CONTROL.sub(_control_picture, text).replace("\t", " ")
+    return text if newlines else text.replace("\n", " ")
+
+
 def cut(text: str, limit: int = NOTES_LIMIT) -> str:
-    """One line of at most ``limit`` characters, ending in ``…`` when cut."""
-    line = " ".join(text.split())
+    """One line of at most ``limit`` characters, ending in ``…`` when cut (and :func:`plain`)."""
+    line = " ".join(plain(text).split())
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
@@ -66,7 +100,7 @@ def _row(case: CaseResult, two_arm: bool) -> list[str]:
     else:
         numbers = [_num(agg.score), _percent(agg.pass_rate)]
     notes = cut(case.notes) if case.notes else ""
-    return [case.name, *numbers, str(len(case.runs)), _money(case.cost_usd), notes]
+    return [plain(case.name), *numbers, str(len(case.runs)), _money(case.cost_usd), notes]
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -129,4 +163,4 @@ def summary_lines(result: SessionResult, *, report_paths: Sequence[str] = ()) ->
         files = "case file could" if load_errors == 1 else "case files could"
         lines.append(f"{load_errors} {files} not be loaded — see the errors above")
     lines.extend(_report_line(path) for path in report_paths)
-    return lines
+    return [plain(line) for line in lines]

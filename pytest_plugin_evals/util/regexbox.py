@@ -16,6 +16,7 @@ the text in bytes, then the text (UTF-8, lone surrogates kept); the answer is on
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -67,6 +68,11 @@ class RegexBox:
                 start_new_session=True,
             )
         return self.proc
+
+    def __del__(self) -> None:
+        # A box dropped with its module (an in-process pytester run) takes its helper along.
+        with contextlib.suppress(Exception):
+            self.stop()
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None
@@ -141,6 +147,9 @@ def stop() -> None:
     """Stop this process's helper (it is started again when needed)."""
     with _box.lock:
         _box.stop()
+
+
+atexit.register(stop)
 
 
 def main() -> int:
