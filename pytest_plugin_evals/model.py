@@ -206,6 +206,7 @@ InfraKind = Literal[
     "interrupted",
     "sandbox",
     "grader",
+    "invalid_cost",
 ]
 
 #: The run error of a run the session stopped (Ctrl-C, SIGTERM, ``-x``): not the agent's doing.

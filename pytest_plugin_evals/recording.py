@@ -7,13 +7,14 @@ The replay agent reads the same layout back.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .model import Abort, Case, MockCall, ToolCall, Transcript
+from .util.jsonlines import dumps
 
 META = "meta.json"
 
@@ -142,23 +143,30 @@ def transcript_from_meta(meta: dict[str, Any], cwd: Path, trace: Path | None) ->
     )  # fmt: skip
 
 
-def record_run(dest: Path, transcript: Transcript, agent: str) -> str:
+def _unchanged(data: bytes) -> bytes:
+    return data
+
+
+def record_run(
+    dest: Path, transcript: Transcript, agent: str, *, redact: Callable[[bytes], bytes] = _unchanged
+) -> str:
     """Keep the run under ``dest``; returns the kept trace's path ("" when there is none).
 
-    Whatever an earlier session kept there (the same ``--eval-output-dir``) is replaced.
+    The trace and the created files are copied through ``redact``. Whatever an earlier
+    session kept there (the same ``--eval-output-dir``) is replaced.
     """
     dest.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(dest / "files", ignore_errors=True)
     target_trace = dest / "trace.jsonl"
     source_trace = transcript.trace_path
-    if target_trace.exists() and (
-        source_trace is None or source_trace.resolve() != target_trace.resolve()
-    ):
-        target_trace.unlink()
-    (dest / META).write_text(
-        json.dumps(transcript_meta(transcript, agent), indent=1, ensure_ascii=False),
-        encoding="utf-8",
+    same = (
+        source_trace is not None
+        and target_trace.exists()
+        and source_trace.resolve() == target_trace.resolve()
     )
+    if target_trace.exists() and not same:
+        target_trace.unlink()
+    (dest / META).write_text(dumps(transcript_meta(transcript, agent), indent=1), "utf-8")
     if transcript.cwd is not None:
         for rel in transcript.files_created:
             source = transcript.cwd / rel
@@ -169,9 +177,11 @@ def record_run(dest: Path, transcript: Transcript, agent: str) -> str:
             ):
                 target = dest / "files" / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(source, target)
-    if source_trace is None or not source_trace.exists():
+                target.write_bytes(redact(source.read_bytes()))
+    if source_trace is None or not source_trace.exists() or source_trace.is_symlink():
         return ""
-    if source_trace.resolve() != target_trace.resolve():
-        shutil.copyfile(source_trace, target_trace)
+    if not same:
+        with source_trace.open("rb") as src, target_trace.open("wb") as out:
+            for line in src:
+                out.write(redact(line))
     return str(target_trace)

@@ -37,6 +37,7 @@ from pytest_plugin_evals.model import (
     RunResult,
     Verdict,
 )
+from pytest_plugin_evals.util.jsonlines import dumps as dumps
 
 #: The version of the wire format; a record of another version is refused, not misread.
 RECORD_SCHEMA = 1
@@ -495,33 +496,6 @@ def decode(text: str) -> Record:
     except ValueError as exc:
         raise RecordError(f"a record is not JSON: {exc}") from None
     return from_json(doc)
-
-
-def dumps(doc: Any, *, indent: int | None = None) -> str:
-    """JSON text that any JSON reader accepts: no NaN or infinities (written as null), and no
-    lone surrogates (each becomes U+FFFD), so it encodes to UTF-8 whatever an agent produced."""
-    separators = (",", ":") if indent is None else (",", ": ")
-    try:
-        text = json.dumps(doc, ensure_ascii=False, allow_nan=False, indent=indent,
-                          separators=separators)  # fmt: skip
-    except ValueError:
-        text = json.dumps(_finite(doc), ensure_ascii=False, indent=indent, separators=separators)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        # Pairs join into their character; a lone half becomes U+FFFD.
-        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
 
 
 # -- lenient readers -------------------------------------------------------------------------

@@ -8,6 +8,7 @@ failure or an error. What the runner does for an agent follows the agent's
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import time
 from collections.abc import Mapping
@@ -26,6 +27,8 @@ from pytest_plugin_evals.recording import record_run, run_folder
 from pytest_plugin_evals.sandbox import Sandbox
 from pytest_plugin_evals.scoring import plan_graders, run_score
 from pytest_plugin_evals.util.environment import allowed_environment
+from pytest_plugin_evals.util.inert import mark_inert
+from pytest_plugin_evals.util.redact import Redactor, secrets_in
 from pytest_plugin_evals.util.timestamps import utc_iso
 
 #: Seconds a grader may take by default (``--eval-grader-timeout``).
@@ -148,6 +151,10 @@ def execute_run(
     mock_outcome = attach(mocks, transcript) if mocks is not None else None
     if mock_outcome is not None and mock_outcome.aborted is not None:
         transcript.aborted = mock_outcome.aborted
+    # From here on nothing sees the credentials the agent was given, graders and judges
+    # included, and nothing the session writes holds them.
+    redactor = Redactor(secrets_in(env))
+    transcript = _refuse_invalid_cost(redactor.scrub(transcript))
     duration = transcript.duration_seconds or (time.monotonic() - start)
     grades = _Grades(infra_error=transcript.infra_error, error=transcript.error)
     if transcript.infra_error is None and not transcript.skip_grading:
@@ -155,10 +162,14 @@ def execute_run(
         grades = _grade(
             case, arm, two_arm, transcript, options, paid_budget, shadow_only, spends=can.spends
         )
+        grades = dataclasses.replace(grades, verdicts=redactor.scrub(grades.verdicts))
     trace_path = ""
     if options.runs_dir is not None:
+        mark_inert(options.runs_dir)
         dest = run_folder(options.runs_dir, case, arm, run)
-        trace_path = record_run(dest, transcript, getattr(agent, "name", "agent"))
+        trace_path = record_run(
+            dest, transcript, getattr(agent, "name", "agent"), redact=redactor.data
+        )
     answer, truncated = cut_answer(transcript.final_message)
     result = RunResult(
         arm=arm,
@@ -194,6 +205,20 @@ def execute_run(
     if not options.keep_temp:
         box.remove()
     return RunOutcome(result, transcript)
+
+
+def _refuse_invalid_cost(transcript: Transcript) -> Transcript:
+    """A cost that is not a price (negative, NaN, infinite) is refused: the run is an error,
+    its cost counts as nothing, and the cost ceiling and the totals never see it."""
+    cost = transcript.cost_usd
+    if math.isfinite(cost) and cost >= 0:
+        return transcript
+    return dataclasses.replace(
+        transcript,
+        cost_usd=0.0,
+        infra_error="invalid_cost",
+        error=f"agent reported an invalid cost ({cost!r} USD); the run is not scored",
+    )
 
 
 def _grade(

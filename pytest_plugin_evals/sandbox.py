@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_plugin_evals.util.environment import isolated_environment
+from pytest_plugin_evals.util.inert import mark_inert
 
 #: The configuration of every run's repository: what ``git init`` writes, then the hardening
 #: (an identity, no hooks, no credential helper, no signing).
@@ -62,7 +63,7 @@ class Sandbox:
         is set (what git needs to see one; it makes the rest when it needs it, and git need not
         be installed for an agent to find it)."""
         root = Path(root)
-        os.makedirs(root, exist_ok=True)
+        mark_inert(root)  # a kept run folder (``--eval-keep-temp``) is never collected
         home = root / "home"
         for folder in (root / "config", home, home / "cwd", root / "tmp", root / "out"):
             os.mkdir(folder)

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..model import STOPPED, ToolCall, Transcript
+from ..util.capture import capture_file
+from ..util.jsonlines import amount, count, load_event, number
 from ..util.process import format_timeout, run_process
 from .base import AgentError, Capabilities, RunRequest
 
@@ -70,9 +72,7 @@ class CommandAgent:
             out_dir=box.out,
         )
         transcript = Transcript(
-            duration_seconds=result.duration_seconds,
-            cwd=box.cwd,
-            trace_path=box.trace_file if box.trace_file.exists() else None,
+            duration_seconds=result.duration_seconds, cwd=box.cwd, notes=list(result.notes)
         )
         if result.start_error is not None:
             transcript.error = result.start_error
@@ -83,7 +83,7 @@ class CommandAgent:
             return transcript
         transcript.final_message = result.stdout.strip()
         transcript.stderr_tail = result.stderr_tail()
-        read_trace(box.trace_file, transcript)
+        _keep_trace(box.trace_file, transcript)
         transcript.files_created = box.created_files()
         transcript.turns = max(1, len(transcript.tool_calls) + 1)
         if result.timed_out:
@@ -111,20 +111,27 @@ def protocol_env(request: RunRequest) -> dict[str, str]:
     }
 
 
+def _keep_trace(path: Path, transcript: Transcript) -> None:
+    """Keep the trace the command wrote (within the output budget, as its stdout) and read it."""
+    if not path.is_file() or path.is_symlink():
+        return
+    written = path.with_name("trace.agent.jsonl")
+    path.replace(written)
+    note = capture_file(written, path, json_lines=True)
+    if note is not None:
+        transcript.notes.append(f"trace: {note}")
+    transcript.trace_path = path
+    read_trace(path, transcript)
+
+
 def read_trace(path: Path, transcript: Transcript) -> None:
     """Fold the protocol's JSON lines into ``transcript`` (unknown lines are kept, not read)."""
     if not path.exists():
         return
     with path.open(encoding="utf-8", errors="replace") as fh:
         for raw in fh:
-            raw = raw.strip()
-            if not raw:
-                continue
-            try:
-                event: Any = json.loads(raw)
-            except json.JSONDecodeError:
-                continue
-            if not isinstance(event, dict):
+            event = load_event(raw)
+            if event is None:
                 continue
             kind = event.get("type")
             if kind == "tool_call" and isinstance(event.get("name"), str):
@@ -147,13 +154,13 @@ def read_trace(path: Path, transcript: Transcript) -> None:
 
 
 def _add_usage(transcript: Transcript, event: dict[str, Any]) -> None:
-    for key, attr in (("input_tokens", "input_tokens"), ("output_tokens", "output_tokens")):
-        value = event.get(key)
-        if isinstance(value, int):
-            setattr(transcript, attr, (getattr(transcript, attr) or 0) + value)
-    cost = event.get("cost_usd")
-    if isinstance(cost, (int, float)):
-        transcript.cost_usd += float(cost)
-    latency = event.get("latency_ms")
-    if isinstance(latency, (int, float)):
-        transcript.latency_ms = float(latency)
+    for key in ("input_tokens", "output_tokens"):
+        value = count(event.get(key))
+        if value is not None:
+            setattr(transcript, key, (getattr(transcript, key) or 0) + value)
+    cost = number(event.get("cost_usd"))
+    if cost is not None:
+        transcript.cost_usd += cost  # the runner refuses a cost that is not a price
+    latency = amount(event.get("latency_ms"))
+    if latency is not None:
+        transcript.latency_ms = latency

@@ -146,6 +146,7 @@ class ClaudeJudge:
                 env=env,
                 timeout=self.timeout,
                 out_dir=root,
+                json_lines=True,
             )
             if result.start_error is not None:
                 raise JudgeError(result.start_error)

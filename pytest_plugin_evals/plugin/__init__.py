@@ -26,6 +26,7 @@ from pytest_plugin_evals.plugin.keys import (
     stamp_key,
 )
 from pytest_plugin_evals.plugin.options import add_options, read_settings
+from pytest_plugin_evals.util.inert import is_inert
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.plugin.items import EvalItem
@@ -118,6 +119,11 @@ def _enclosing_evals(path: Path) -> Path | None:
         if folder.name in SKIP_DIRS:
             return None
     return None
+
+
+def pytest_ignore_collect(collection_path: Path) -> bool | None:
+    """Kept runs are never collected: what an agent produced is not the project's tests."""
+    return True if is_inert(collection_path) else None
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -36,8 +36,8 @@ class SpendLedger:
 
     def add(self, usd: float) -> None:
         usd = float(usd)
-        if not math.isfinite(usd) or usd == 0:
-            return
+        if not math.isfinite(usd) or usd <= 0:
+            return  # nothing spent, or not a price: never lowers the total
         with self.path.open("a", encoding="utf-8") as fh, _locked(fh, exclusive=True):
             fh.write(f"{usd!r}\n")
             fh.flush()
@@ -57,4 +57,4 @@ def _amount(line: str) -> float:
         value = float(line)
     except ValueError:
         return 0.0
-    return value if math.isfinite(value) else 0.0
+    return value if math.isfinite(value) and value > 0 else 0.0

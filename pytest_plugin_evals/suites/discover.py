@@ -2,10 +2,11 @@
 
 A case dir is a directory that directly holds ``prompt.md`` and/or ``case.yaml``; the walk
 recurses through plain group dirs, never descends into a case dir, and skips ``results``,
-``mocks``, ``node_modules``, ``.claude`` and dot-dirs. A suite file is a ``.json`` / ``.yaml`` /
-``.yml`` file outside case dirs whose top level is a mapping with ``cases:`` (evals.json, sy
-suites). A file that looks like a suite but does not parse is still returned, so loading it
-reports the syntax error instead of dropping the file.
+``mocks``, ``node_modules``, ``.claude``, dot-dirs and folders of kept runs (see
+``util.inert``). A suite file is a ``.json`` / ``.yaml`` / ``.yml`` file outside case dirs
+whose top level is a mapping with ``cases:`` (evals.json, sy suites). A file that looks like a
+suite but does not parse is still returned, so loading it reports the syntax error instead of
+dropping the file.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from pytest_plugin_evals.util.inert import INERT_MARKER
+
 PROMPT_FILE = "prompt.md"
 CASE_FILE = "case.yaml"
 SKIP_DIRS = frozenset({"results", "mocks", "node_modules", ".claude", "__pycache__"})
@@ -24,6 +27,8 @@ SUITE_SUFFIXES = frozenset({".json", ".yaml", ".yml"})
 #: Names that are suites by name alone (a broken one must still be reported).
 SUITE_NAMES = frozenset({"evals.json", "evals.yaml", "evals.yml"})
 NOT_SUITES = frozenset({"package.json", "package-lock.json", CASE_FILE})
+#: Keys of a session's JSON result document, which also has ``cases``: never a suite.
+RESULT_KEYS = frozenset({"schemaVersion", "cases", "aggregates"})
 _YAML_CASES = re.compile(r"^[\"']?cases[\"']?[ \t]*:", re.MULTILINE)
 
 
@@ -58,6 +63,8 @@ def _walk(folder: Path, found: list[Source], visited: set[str]) -> None:
             entries = list(scan)
     except OSError:
         return
+    if any(e.name == INERT_MARKER for e in entries):
+        return  # kept runs: what agents wrote there is never a case
     if any(e.name in (PROMPT_FILE, CASE_FILE) and _is_file(e) for e in entries):
         found.append(Source("case_dir", folder))
         return
@@ -113,6 +120,8 @@ def is_suite_file(path: Path) -> bool:
         data = json.loads(text) if is_json else _load_yaml(text)
     except ValueError:
         return True
+    if isinstance(data, dict) and data.keys() >= RESULT_KEYS:
+        return False  # a session's result document (results kept inside the evals folder)
     return named or (isinstance(data, dict) and "cases" in data)
 
 

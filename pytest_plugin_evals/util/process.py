@@ -1,15 +1,19 @@
-"""Running an agent process: prompt on stdin, output to files, a timeout that kills the group."""
+"""Running an agent process: prompt on stdin, output kept in files within a budget, a timeout
+that kills the process group."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import selectors
 import signal
 import subprocess
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from pytest_plugin_evals.util.capture import Capture
 
 STDERR_TAIL = 2000
 
@@ -25,6 +29,8 @@ class ProcessResult:
     start_error: str | None = None
     #: The process was stopped from outside (:func:`stop_all`), not by itself or its timeout.
     stopped: bool = False
+    #: What was cut from its output to keep it within the budget, one sentence per stream.
+    notes: tuple[str, ...] = ()
 
     @property
     def stdout(self) -> str:
@@ -74,50 +80,50 @@ def run_process(
     env: dict[str, str],
     timeout: float,
     out_dir: Path,
+    json_lines: bool = False,
 ) -> ProcessResult:
-    """Run ``argv`` in its own process group; stdout and stderr go to files in ``out_dir``."""
+    """Run ``argv`` in its own process group; what it prints goes to ``stdout.txt`` and
+    ``stderr.txt`` in ``out_dir``, each kept within a budget (:class:`Capture`; stdout read as
+    JSON lines when ``json_lines``)."""
     stdout_path = out_dir / "stdout.txt"
     stderr_path = out_dir / "stderr.txt"
     start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        stdout_path.write_bytes(b"")
+        stderr_path.write_bytes(b"")
+        reason = exc.strerror or str(exc)
+        return ProcessResult(
+            None,
+            stdout_path,
+            stderr_path,
+            False,
+            time.monotonic() - start,
+            start_error=f"could not start {argv[0]!r}: {reason}",
+        )
+    with _live_lock:
+        _live.add(proc)
+    timed_out = False
     with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
+        captures = (Capture(out, json_lines=json_lines), Capture(err, json_lines=False))
         try:
-            proc = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.PIPE,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            reason = exc.strerror or str(exc)
-            return ProcessResult(
-                None,
-                stdout_path,
-                stderr_path,
-                False,
-                time.monotonic() - start,
-                start_error=f"could not start {argv[0]!r}: {reason}",
-            )
-        with _live_lock:
-            _live.add(proc)
-        timed_out = False
-        try:
-            proc.communicate(stdin_text.encode("utf-8"), timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(proc)
-            proc.wait()
+            timed_out = _pump(proc, stdin_text.encode("utf-8"), captures, start + timeout)
         except BaseException:
             _kill_group(proc)
             proc.wait()
             raise
-        else:
-            # The agent exited; anything it left running in its group goes with it.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
         finally:
+            for capture in captures:
+                capture.close()
             with _live_lock:
                 _live.discard(proc)
                 stopped = proc.pid in _stopped
@@ -129,7 +135,104 @@ def run_process(
         timed_out and not stopped,
         time.monotonic() - start,
         stopped=stopped,
+        notes=tuple(
+            f"{name}: {capture.note}"
+            for name, capture in zip(("stdout", "stderr"), captures, strict=True)
+            if capture.note is not None
+        ),
     )
+
+
+#: How long output is still read after the process ended (or was killed): a process it left
+#: behind outside its group may hold the pipes open.
+DRAIN_SECONDS = 1.0
+
+
+def _pump(
+    proc: subprocess.Popen[bytes],
+    stdin: bytes,
+    captures: tuple[Capture, Capture],
+    deadline: float,
+) -> bool:
+    """Feed ``stdin`` and read both output pipes until they close or the process has been
+    gone a moment; kill the group at ``deadline``. Returns whether it timed out."""
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    selector = selectors.DefaultSelector()
+    readers = {proc.stdout.fileno(): captures[0], proc.stderr.fileno(): captures[1]}
+    for fd in readers:
+        os.set_blocking(fd, False)
+        selector.register(fd, selectors.EVENT_READ)
+    view = memoryview(stdin)
+    if view:
+        os.set_blocking(proc.stdin.fileno(), False)
+        selector.register(proc.stdin.fileno(), selectors.EVENT_WRITE)
+    else:
+        proc.stdin.close()
+    timed_out = False
+    ended: float | None = None
+    try:
+        while selector.get_map():
+            now = time.monotonic()
+            if ended is None and proc.poll() is not None:
+                ended = now
+                _end_group(proc)
+            if ended is None and now >= deadline:
+                timed_out = True
+                _kill_group(proc)
+                proc.wait()
+                ended = now
+            if ended is None:
+                wait = min(0.2, deadline - now)
+            else:
+                wait = ended + DRAIN_SECONDS - now
+                if wait <= 0:
+                    break
+            for key, _ in selector.select(timeout=max(0.01, wait)):
+                if key.fd in readers:
+                    try:
+                        chunk = os.read(key.fd, PIPE_CHUNK)
+                    except BlockingIOError:
+                        continue
+                    if chunk:
+                        readers[key.fd].feed(chunk)
+                    else:
+                        selector.unregister(key.fd)
+                    continue
+                try:
+                    sent = os.write(key.fd, view[:PIPE_CHUNK])
+                except BlockingIOError:
+                    continue
+                except OSError:  # the process stopped reading (BrokenPipeError)
+                    sent = len(view)
+                view = view[sent:]
+                if not view:
+                    selector.unregister(key.fd)
+                    proc.stdin.close()
+        if ended is None:
+            # Its output closed; the process itself may still be running.
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _kill_group(proc)
+                proc.wait()
+            else:
+                _end_group(proc)
+    finally:
+        selector.close()
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            with contextlib.suppress(OSError):
+                pipe.close()
+    return timed_out
+
+
+def _end_group(proc: subprocess.Popen[bytes]) -> None:
+    """The agent exited; anything it left running in its group goes with it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+PIPE_CHUNK = 1 << 16
 
 
 def format_timeout(seconds: float) -> str:

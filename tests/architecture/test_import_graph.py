@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "pytest_plugin_evals"
 ALLOWED: dict[str, frozenset[str]] = {
     "util": frozenset(),
     "model": frozenset(),
-    "records": frozenset({"model"}),
+    "records": frozenset({"model", "util"}),
     "suites": frozenset({"model", "util"}),
     "sandbox": frozenset({"model", "util"}),
     "recording": frozenset({"model", "util"}),

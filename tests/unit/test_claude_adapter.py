@@ -152,7 +152,10 @@ def test_the_command_line(setup: Setup) -> None:
     assert argv[11] == str(setup.plugin.resolve())
     assert "--model=sonnet" in argv
     allowed = next(a for a in argv if a.startswith("--allowed-tools="))
-    assert allowed.split("=", 1)[1].split(",")[-2:] == ["Skill", "Write"]
+    assert allowed.split("=", 1)[1].split(",")[-5:] == [
+        "Skill", f"Edit(/{box.home}/**)", f"Write(/{box.home}/**)", f"Edit(/{box.tmp}/**)",
+        f"Write(/{box.tmp}/**)",
+    ]  # fmt: skip
     assert f"Read(/{box.home}/**)" in allowed
     disallowed = next(a for a in argv if a.startswith("--disallowed-tools="))
     assert "WebSearch" in disallowed and "Write" not in disallowed.split("=", 1)[1].split(",")

@@ -9,6 +9,7 @@ import pytest
 
 from pytest_plugin_evals.agents.claude.permissions import (
     BUILTIN_WRITERS,
+    FILE_WRITERS,
     ToolPlan,
     base_tool,
     grant_for,
@@ -43,6 +44,7 @@ def plan(
         grants=grants,
         operator_disallowed=operator_disallowed,
         read_roots=[HOME, TMP, SKILLS, *readonly_roots],
+        write_roots=[HOME, TMP],
         deny_read=[EVALS, CONFIG, OUT],
         deny_edit=[PLUGIN, CASE_DIR],
         readonly_roots=readonly_roots,
@@ -99,8 +101,26 @@ def test_a_tool_that_is_not_read_only_needs_a_grant(tool: str) -> None:
         assert tool in without.disallowed
     granted = plan(["Skill", tool], grants=[tool])
     assert granted.not_granted == ()
-    assert tool in granted.allowed
+    if tool in FILE_WRITERS:  # scoped to the run's own folders
+        assert f"{tool}(//runs/r1/home/**)" in granted.allowed
+    else:
+        assert tool in granted.allowed
     assert tool not in granted.disallowed
+
+
+@pytest.mark.parametrize("tool", sorted(FILE_WRITERS))
+def test_a_bare_file_writer_grant_writes_only_in_the_run(tool: str) -> None:
+    granted = plan([tool], grants=[tool])
+    writes = [a for a in granted.allowed if a.startswith(("Edit(", f"{tool}("))]
+    # Claude Code checks every file write against Edit rules.
+    assert writes == list(dict.fromkeys([
+        "Edit(//runs/r1/home/**)", f"{tool}(//runs/r1/home/**)",
+        "Edit(//runs/r1/tmp/**)", f"{tool}(//runs/r1/tmp/**)",
+    ]))  # fmt: skip
+    assert "Edit" in granted.disallowed or tool == "Edit"  # a Write grant is not an Edit one
+    # A case author's own pattern stays as written.
+    patterned = plan([f"{tool}(docs/**)"], grants=[tool])
+    assert patterned.allowed[-1] == f"{tool}(docs/**)"
 
 
 def test_a_grant_never_gives_a_tool_to_a_case_that_does_not_list_it() -> None:
@@ -171,7 +191,7 @@ def test_grant_for() -> None:
 def test_malformed_entries_are_not_granted() -> None:
     result = plan(["Bash(npm test", "Write"], grants=["Bash", "Write"])
     assert result.not_granted == ("Bash(npm test",)
-    assert result.allowed[-1] == "Write"
+    assert result.allowed[-1] == "Write(//runs/r1/tmp/**)"
 
 
 def test_blank_entries_are_ignored() -> None:
@@ -197,7 +217,12 @@ def test_disallowed_removes_a_tool_even_when_granted(side: str) -> None:
         case_disallowed=case_side,
         operator_disallowed=operator_side,
     )
-    assert list(result.allowed) == [*READ_RULES, "Edit"]
+    assert list(result.allowed) == [
+        *READ_RULES,
+        "Edit(//runs/r1/home/**)",
+        "Edit(//runs/r1/tmp/**)",
+    ]
+    assert "Write" in result.disallowed
     for tool in ("Write", "Skill", "Bash"):
         assert result.disallowed.count(tool) == 1
     assert "Edit" not in result.disallowed
@@ -227,8 +252,8 @@ def test_deny_rules_for_read_and_edit() -> None:
 
 
 def test_duplicates_are_dropped() -> None:
-    result = plan(["Skill", "Skill", "Write", "Write"], grants=["Write"])
-    assert list(result.allowed) == [*READ_RULES, "Skill", "Write"]
+    result = plan(["Skill", "Skill", "Bash", "Bash"], grants=["Bash"])
+    assert list(result.allowed) == [*READ_RULES, "Skill", "Bash"]
 
 
 @pytest.mark.parametrize(

@@ -50,7 +50,13 @@ def test_each_run_gets_a_fresh_hardened_repository(tmp_path: Path) -> None:
 def test_folders_are_deleted(tmp_path: Path) -> None:
     box = Sandbox.create(tmp_path / "run")
     assert not (box.cwd / ".git").exists()  # no repository unless asked for
-    assert sorted(p.name for p in box.root.iterdir()) == ["config", "home", "out", "tmp"]
+    assert sorted(p.name for p in box.root.iterdir()) == [
+        ".pytest-plugin-evals-results",  # never collected, even when kept in the project
+        "config",
+        "home",
+        "out",
+        "tmp",
+    ]
     (box.cwd / "made.txt").write_text("x", encoding="utf-8")
     box.remove()
     assert list(tmp_path.iterdir()) == []

@@ -153,6 +153,7 @@ class ClaudeAgent:
             grants=self.grants,
             operator_disallowed=self.disallow,
             read_roots=read_roots,
+            write_roots=[box.home, box.tmp],
             deny_read=[case.suite_root.resolve(), box.config, box.out],
             deny_edit=protected,
             readonly_roots=context,
@@ -201,6 +202,7 @@ class ClaudeAgent:
             env=env,
             timeout=request.timeout_seconds,
             out_dir=box.out,
+            json_lines=True,
         )
         if result.stopped:
             return Transcript(
@@ -223,6 +225,7 @@ class ClaudeAgent:
         transcript.duration_seconds = result.duration_seconds
         transcript.files_created = box.created_files()
         transcript.stderr_tail = result.stderr_tail()
+        transcript.notes.extend(result.notes)
         transcript.notes.extend(
             f"not granted (add --eval-allow-tools): {t}" for t in plan.not_granted
         )

@@ -5,6 +5,9 @@
 * Other read-only tools the case lists (Skill, ToolSearch, Agent …) are granted as listed.
 * A tool that is not read-only runs only when the case lists it **and** the operator grants it
   (``--eval-allow-tools``). A grant never gives a tool to a case that does not list it.
+* A file-writing tool granted bare (``Write``, ``Edit`` …) writes only in the run's own home
+  and temp folders (``Edit(//…/home/**)`` rules: Claude Code checks every file write against
+  ``Edit`` rules); a case entry with a path pattern keeps the case author's pattern.
 * Built-in tools that are not granted are removed (``--disallowed-tools``), so the model is not
   offered them; ``--eval-disallow-tools`` and the case's ``disallowed_tools`` remove more.
 * Deny rules: reading the evals folder, the run's config and output folders; editing the plugin
@@ -36,6 +39,9 @@ READ_ONLY = frozenset(
 
 #: File-reading tools: scoped to the run's folders, whatever the case lists.
 FILE_READERS = frozenset({"Read", "Glob", "Grep", "LS"})
+
+#: File-writing tools: a bare grant is scoped to the run's writable folders.
+FILE_WRITERS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 
 #: Built-in tools removed unless granted (the model is not even offered them).
 BUILTIN_WRITERS = (
@@ -129,10 +135,13 @@ def plan_tools(
     read_roots: Iterable[Path],
     deny_read: Iterable[Path],
     deny_edit: Iterable[Path],
+    write_roots: Iterable[Path],
     readonly_roots: Iterable[Path] = (),
 ) -> ToolPlan:
     grants = [g.strip() for g in grants if g.strip()]
     allowed: list[str] = []
+    #: (tool, rule): the path rules of a bare file-writer grant, kept while the tool is.
+    writes: list[tuple[str, str]] = []
     not_granted: list[str] = []
     for root in read_roots:
         allowed.append(path_rule("Read", root))
@@ -147,19 +156,24 @@ def plan_tools(
             continue  # scoped above
         elif tool in READ_ONLY:
             allowed.append(entry)
+        elif not (granted := grants_for(entry, grants)):
+            not_granted.append(entry)
+        elif tool in FILE_WRITERS and any(_spec(form) is None for form in granted):
+            # Claude Code checks every file write against Edit(path) rules.
+            writes.extend(
+                (tool, path_rule(t, root)) for root in write_roots for t in ("Edit", tool)
+            )
         else:
-            granted = grants_for(entry, grants)
-            if granted:
-                allowed.extend(granted)
-            else:
-                not_granted.append(entry)
-    allowed_tools = {base_tool(a) for a in allowed}
-    disallowed = [t for t in BUILTIN_WRITERS if t not in allowed_tools]
+            allowed.extend(granted)
+    enabled = {base_tool(a) for a in allowed} | {tool for tool, _ in writes}
+    disallowed = [t for t in BUILTIN_WRITERS if t not in enabled]
     for entry in [*case_disallowed, *operator_disallowed]:
         tool = base_tool(entry)
         if tool not in disallowed:
             disallowed.append(tool)
         allowed = [a for a in allowed if base_tool(a) != tool]
+        writes = [(t, rule) for t, rule in writes if t != tool]
+    allowed.extend(rule for _, rule in writes)
     deny = [path_rule("Read", p) for p in deny_read]
     for folder in [*deny_edit, *readonly_roots]:
         deny.extend((path_rule("Edit", folder), path_rule("Write", folder)))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_plugin_evals.model import ToolCall, Transcript
+from pytest_plugin_evals.util.jsonlines import amount, count, load_event, number
 
 
 @dataclass
@@ -94,8 +95,7 @@ class _Builder:
         if msg_id and msg_id != self.last_usage_id and isinstance(usage, dict):
             self.last_usage_id = msg_id
             for index, key in enumerate(("input_tokens", "output_tokens")):
-                if isinstance(usage.get(key), int):
-                    self.seen_tokens[index] += usage[key]
+                self.seen_tokens[index] += count(usage.get(key)) or 0
         for block in message.get("content") or []:
             if not isinstance(block, dict):
                 continue
@@ -132,14 +132,8 @@ def parse_events(lines: Iterable[str]) -> tuple[Transcript, StreamSummary]:
     """Fold stream-json lines into a transcript; unparseable lines are skipped."""
     builder = _Builder()
     for line in lines:
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(event, dict):
+        event = load_event(line)
+        if event is not None:
             builder.feed(event)
     summary = builder.summary
     transcript = Transcript(
@@ -154,22 +148,18 @@ def parse_events(lines: Iterable[str]) -> tuple[Transcript, StreamSummary]:
         transcript.final_message = text
     else:
         transcript.final_message = "\n".join(builder.last_text)
-    turns = result.get("num_turns")
-    transcript.turns = int(turns) if isinstance(turns, int) else builder.turns
+    turns = count(result.get("num_turns"))
+    transcript.turns = builder.turns if turns is None else turns
     usage = result.get("usage")
     if isinstance(usage, dict):
-        if isinstance(usage.get("input_tokens"), int):
-            transcript.input_tokens = usage["input_tokens"]
-        if isinstance(usage.get("output_tokens"), int):
-            transcript.output_tokens = usage["output_tokens"]
+        transcript.input_tokens = count(usage.get("input_tokens"))
+        transcript.output_tokens = count(usage.get("output_tokens"))
     elif summary.result is None and builder.last_usage_id is not None:
         transcript.input_tokens, transcript.output_tokens = builder.seen_tokens
-    cost = result.get("total_cost_usd")
-    if isinstance(cost, (int, float)):
-        transcript.cost_usd = float(cost)
-    duration = result.get("duration_ms")
-    if isinstance(duration, (int, float)):
-        transcript.latency_ms = float(duration)
+    cost = number(result.get("total_cost_usd"))
+    if cost is not None:
+        transcript.cost_usd = cost  # the runner refuses a cost that is not a price
+    transcript.latency_ms = amount(result.get("duration_ms"))
     if result.get("terminal_reason") == "api_error" or result.get("api_error_status") is not None:
         status = result.get("api_error_status")
         summary.api_error_status = status if isinstance(status, int) else summary.api_error_status
