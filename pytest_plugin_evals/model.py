@@ -7,6 +7,8 @@ xdist workers and the controller is :mod:`pytest_plugin_evals.records`, the resu
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -316,6 +318,33 @@ class Verdict:
         return f"<Verdict {self.name} {mark}: {self.explanation}>"
 
 
+#: A run keeps this many of its tool calls for its reports (``RunResult.tool_call_list``) ...
+TOOL_CALLS_KEPT = 50
+#: ... each call's input as compact JSON cut at this many characters.
+TOOL_INPUT_LIMIT = 300
+
+
+@dataclass(frozen=True)
+class ToolCallBrief:
+    """A tool call as a run's reports show it: its name, its input as compact JSON (cut at
+    :data:`TOOL_INPUT_LIMIT` characters, ending in ``…`` when cut), and whether it failed."""
+
+    name: str
+    input: str = "{}"
+    is_error: bool = False
+
+
+def brief_tool_calls(calls: Sequence[ToolCall]) -> tuple[ToolCallBrief, ...]:
+    """The first :data:`TOOL_CALLS_KEPT` of ``calls``, as reports show them."""
+    kept = []
+    for call in calls[:TOOL_CALLS_KEPT]:
+        text = json.dumps(call.input, ensure_ascii=False, separators=(",", ":"), default=str)
+        if len(text) > TOOL_INPUT_LIMIT:
+            text = text[: TOOL_INPUT_LIMIT - 1] + "…"
+        kept.append(ToolCallBrief(call.name, text, call.is_error))
+    return tuple(kept)
+
+
 @dataclass(frozen=True)
 class RunResult:
     """One run as it was made and graded: what the JSON document calls a run."""
@@ -340,6 +369,7 @@ class RunResult:
     answer_truncated: bool = False
     input_tokens: int | None = None
     output_tokens: int | None = None
+    #: How many tool calls the run made; the first of them are in ``tool_call_list``.
     tool_calls: int = 0
     files_created: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
@@ -350,6 +380,8 @@ class RunResult:
     mock_calls: tuple[MockCall, ...] | None = None
     #: A granted shell ran without Claude Code's sandbox (``--eval-unconfined-shell``).
     unconfined_shell: bool = False
+    #: The first :data:`TOOL_CALLS_KEPT` tool calls, in order (``tool_calls`` counts them all).
+    tool_call_list: tuple[ToolCallBrief, ...] = ()
 
     @property
     def graded(self) -> bool:

@@ -35,6 +35,7 @@ from pytest_plugin_evals.model import (
     MockTotals,
     PluginInfo,
     RunResult,
+    ToolCallBrief,
     Verdict,
 )
 from pytest_plugin_evals.util.jsonlines import dumps as dumps
@@ -278,6 +279,18 @@ def mock_call_from_json(doc: Mapping[str, Any]) -> MockCall:
     )
 
 
+def tool_call_to_json(call: ToolCallBrief) -> JSONObject:
+    return {"name": call.name, "input": call.input, "isError": call.is_error}
+
+
+def tool_call_from_json(doc: Mapping[str, Any]) -> ToolCallBrief:
+    return ToolCallBrief(
+        name=str(doc.get("name", "")),
+        input=str(doc.get("input", "")),
+        is_error=bool(doc.get("isError")),
+    )
+
+
 def mocks_to_json(mocks: MockSummary) -> JSONObject:
     servers: list[JSONObject] = []
     for server in mocks.servers:
@@ -356,6 +369,7 @@ def run_to_json(result: RunResult) -> JSONObject:
         "inputTokens": result.input_tokens,
         "outputTokens": result.output_tokens,
         "toolCalls": result.tool_calls,
+        "toolCallList": [tool_call_to_json(c) for c in result.tool_call_list],
         "filesCreated": list(result.files_created),
     }
     if result.notes:
@@ -396,6 +410,11 @@ def run_from_json(doc: Mapping[str, Any]) -> RunResult:
         input_tokens=_opt_int(doc.get("inputTokens")),
         output_tokens=_opt_int(doc.get("outputTokens")),
         tool_calls=_int(doc.get("toolCalls")),
+        tool_call_list=(
+            tuple(tool_call_from_json(c) for c in listed if _is_map(c))
+            if isinstance(listed := doc.get("toolCallList"), list)
+            else ()
+        ),
         files_created=tuple(str(f) for f in doc.get("filesCreated") or []),
         notes=tuple(str(n) for n in doc.get("notes") or []),
         aborted=(

@@ -31,13 +31,20 @@ def name_matches(call_name: str, wanted: str) -> bool:
     return call_name == wanted or ("__" in call_name and call_name.rsplit("__", 1)[1] == wanted)
 
 
+def _named_indices(ctx: GradeContext, tool: str) -> list[int]:
+    return [i for i, call in enumerate(ctx.transcript.tool_calls) if call.name == tool]
+
+
 def _matching_indices(ctx: GradeContext, tool: str, input_match: str | None) -> list[int]:
-    calls = ctx.transcript.tool_calls
-    indices = [i for i, call in enumerate(calls) if call.name == tool]
+    indices = _named_indices(ctx, tool)
     if input_match is None or not indices:
         return indices
     pattern = ctx.pattern(input_match)
     return [i for i in indices if pattern.search(ctx.input_text(i))]
+
+
+#: A call's input quoted in a ``tool_used`` explanation is cut at this many characters.
+QUOTED_INPUT_LIMIT = 120
 
 
 def _input_match(value: Any, where: str) -> str | None:
@@ -55,10 +62,30 @@ def grade_tool_used(spec: GraderSpec, ctx: GradeContext) -> Outcome:
     least = number(config, "min", "tool_used", 1)
     most = number(config, "max", "tool_used", None)
     assert least is not None
-    count = len(_matching_indices(ctx, tool, input_match))
+    named = _named_indices(ctx, tool)
+    matching = _matching_indices(ctx, tool, input_match)
+    count = len(matching)
     passed = least <= count and (most is None or count <= most)
-    upper = "∞" if most is None else js_number(most)
-    return Outcome(passed, f"{tool} called {count}x (expected {js_number(least)}..{upper})")
+    expected = f"(expected {js_number(least)}..{'∞' if most is None else js_number(most)})"
+    if count == len(named):  # no call was left out by input_match: the reference's words
+        return Outcome(passed, f"{tool} called {count}x {expected}")
+    # Some calls' input did not match: say how many calls there were and how many matched,
+    # so "called 0x" never hides a call that was made.
+    shown = f"/{input_match}/"
+    if not matching:
+        text = f"{tool} called {len(named)}x, but no call's input matched {shown} {expected}"
+    else:
+        text = f"{tool} called {len(named)}x, the input of {count} matched {shown} {expected}"
+    matched = set(matching)
+    missed = [i for i in named if i not in matched]
+    if not passed and count < least:
+        first = missed[0]
+        quoted = ctx.input_text(first)
+        if len(quoted) > QUOTED_INPUT_LIMIT:
+            quoted = quoted[: QUOTED_INPUT_LIMIT - 1] + "…"
+        more = f" (and {len(missed) - 1} more that did not match)" if len(missed) > 1 else ""
+        text += f"; {tool}@{first} input: {quoted}{more}"
+    return Outcome(passed, text)
 
 
 def _order_side(value: Any, side: str) -> tuple[str, str | None]:

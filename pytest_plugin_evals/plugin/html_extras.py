@@ -1,4 +1,5 @@
-"""pytest-html integration: arm, run and score columns; the answer and verdicts as extras.
+"""pytest-html integration: arm, run and score columns; the verdicts, tool calls and answer as
+extras.
 
 Only used when pytest-html is installed and active (``--html``). Everything shown is text:
 case names, prompts, explanations and answers come from suites and from a model's output, and
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_plugin_evals.plugin.session import record_of
 
 if TYPE_CHECKING:
+    from pytest_plugin_evals.model import RunResult
     from pytest_plugin_evals.records import RunRecord
 
 
@@ -54,8 +56,23 @@ def _escape_test_id(report: Any, cells: list[str]) -> None:
             cells[index] = f'<td class="col-testId">{html.escape(test_id)}</td>'
 
 
+def _tool_calls_html(result: RunResult) -> str:
+    """The run's tool calls in order (positions from 0, as ``tool_used`` and ``tool_order``
+    name them), each name and compact input as text; a failed call is marked."""
+    if not result.tool_calls:
+        return "<p>Tool calls: none</p>"
+    items = "".join(
+        f"<li>{'✗ ' if call.is_error else ''}<code>{html.escape(call.name)}</code> "
+        f"{html.escape(call.input)}{' <em>(error)</em>' if call.is_error else ''}</li>"
+        for call in result.tool_call_list
+    )
+    more = result.tool_calls - len(result.tool_call_list)
+    tail = f"<p>… {more} more not listed</p>" if more > 0 else ""
+    return f'<p>Tool calls ({result.tool_calls}):</p><ol start="0">{items}</ol>{tail}'
+
+
 def extras_for(record: RunRecord) -> list[dict[str, Any]]:
-    """The pytest-html extras of one run: its verdicts and its answer."""
+    """The pytest-html extras of one run: its verdicts, its tool calls and its answer."""
     from pytest_html import extras
 
     from pytest_plugin_evals.model import ANSWER_LIMIT
@@ -87,7 +104,7 @@ def extras_for(record: RunRecord) -> list[dict[str, Any]]:
             f"</code> {html.escape(json.dumps(call.input, ensure_ascii=False))}: "
             f"{html.escape(call.output)}</li>"
         )
-    body = head + "</p><ul>" + "".join(rows) + "</ul>"
+    body = head + "</p><ul>" + "".join(rows) + "</ul>" + _tool_calls_html(result)
     answer = result.answer
     if result.answer_truncated:
         answer += f"\n[… cut at {ANSWER_LIMIT:,} characters]"

@@ -17,6 +17,7 @@ fine.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -69,42 +70,84 @@ def is_case_dir(path: Path) -> bool:
     return (path / PROMPT_FILE).is_file() or (path / CASE_FILE).is_file()
 
 
+@dataclass
+class _Whole:
+    """Which parts of a case were read whole: the checks of the case as a whole (no prompt, no
+    graders) are made only then, so they never repeat another problem in other words."""
+
+    prompt: bool = True
+    graders: bool = True
+
+
 def load_case(case_dir: Path, suite_root: Path) -> Case:
-    """Load the case in ``case_dir``; raises :class:`LoadError` naming the file and line."""
+    """Load the case in ``case_dir``; raises :class:`LoadError` naming the file and line.
+
+    Every problem of the case is found before it raises: several are one
+    :class:`~pytest_plugin_evals.suites.validate.LoadErrors`, a ``file:line: message`` line each.
+    """
     prompt_path, yaml_path = case_dir / PROMPT_FILE, case_dir / CASE_FILE
     has_prompt, has_yaml = prompt_path.is_file(), yaml_path.is_file()
     if not (has_prompt or has_yaml):
         raise LoadError(case_dir, "not a case directory: it holds neither prompt.md nor case.yaml")
-    for path, present in ((prompt_path, has_prompt), (yaml_path, has_yaml)):
-        if present:
-            _check_inside(case_dir, path)
+    problems = v.Problems()
+    whole = _Whole()
+    # A case file that is a link leading out is never read.
+    read_prompt = has_prompt and _inside(case_dir, prompt_path, problems, whole)
+    read_yaml = has_yaml and _inside(case_dir, yaml_path, problems, whole)
     fields: dict[str, Value] = {}
     graders: list[GraderSpec] = []
     prompt, prompt_file, prompt_line = "", yaml_path, None
-    if has_yaml:
-        prompt, prompt_line, graders = _read_case_yaml(yaml_path, fields, case_dir)
-    if has_prompt:
-        body, body_line = _read_prompt_md(prompt_path, fields)
-        if body.strip():
-            prompt, prompt_file, prompt_line = body.strip(), prompt_path, body_line
+    if read_yaml:
+        try:
+            prompt, prompt_line, graders = _read_case_yaml(
+                yaml_path, fields, case_dir, problems, whole
+            )
+        except LoadError as error:  # the file as a whole: its YAML, its top level
+            problems.add(error)
+            whole.prompt = whole.graders = False
+    if read_prompt:
+        try:
+            body, body_line = _read_prompt_md(prompt_path, fields, problems)
+        except LoadError as error:
+            problems.add(error)
+            whole.prompt = whole.graders = False
+        else:
+            if body.strip():
+                prompt, prompt_file, prompt_line = body.strip(), prompt_path, body_line
     main_file = prompt_path if has_prompt else yaml_path
-    if not prompt:
-        raise LoadError(main_file, MISSING_PROMPT)
+    if not prompt and whole.prompt:
+        problems.add(LoadError(main_file, MISSING_PROMPT))
     if TODO in prompt:
         line = prompt_line
         if line is not None and prompt_file == prompt_path:  # body lines are exact
             line += prompt[: prompt.index(TODO)].count("\n")
-        raise LoadError(prompt_file, BLANK_TEMPLATE, line)
-    graders += _read_grader_files(case_dir)
-    if not graders:
-        raise LoadError(
-            main_file, "the case has no graders (add graders/*.md files, or graders: in case.yaml)"
+        problems.add(LoadError(prompt_file, BLANK_TEMPLATE, line))
+    graders += _read_grader_files(case_dir, problems, whole)
+    if not graders and whole.graders:
+        problems.add(
+            LoadError(
+                main_file,
+                "the case has no graders (add graders/*.md files, or graders: in case.yaml)",
+            )
         )
-    _check_unique(graders)
+    _check_unique(graders, problems)
     source: SourceKind = (
         "mixed" if has_prompt and has_yaml else "prose" if has_prompt else "case_yaml"
     )
-    return _build(case_dir, suite_root, main_file, source, prompt, fields, graders)
+    case = _build(case_dir, suite_root, main_file, source, prompt, fields, graders, problems)
+    problems.raise_any(case_dir)
+    return case
+
+
+def _inside(case_dir: Path, path: Path, problems: v.Problems, whole: _Whole) -> bool:
+    """Whether a case file may be read (:func:`_check_inside`); its problem is kept if not."""
+    try:
+        _check_inside(case_dir, path)
+    except LoadError as error:
+        problems.add(error)
+        whole.prompt = whole.graders = False
+        return False
+    return True
 
 
 def _build(
@@ -115,10 +158,16 @@ def _build(
     prompt: str,
     fields: dict[str, Value],
     graders: list[GraderSpec],
+    problems: v.Problems,
 ) -> Case:
-    get = fields.get
-    name = v.string(fields["name"]).strip() if "name" in fields else case_dir.name
-    add_dirs = get("add_dirs")
+    """The case from its fields, each checked on its own (a failed check keeps its problem
+    and gives the default)."""
+    get, check = fields.get, problems.check
+    name = (
+        check(case_dir.name, v.string, fields["name"]).strip()
+        if "name" in fields
+        else case_dir.name
+    )
     return Case(
         name=name,
         prompt=prompt,
@@ -127,36 +176,46 @@ def _build(
         dir=case_dir,
         suite_root=suite_root,
         graders=tuple(graders),
-        description=v.optional_string(get("description")),
-        tags=v.string_list(get("tags")),
-        runs=_or(get("runs"), 3, lambda x: v.whole_number(x, 1, 50)),
-        model=_or(get("model"), None, v.string),
-        max_turns=_or(get("max_turns"), 10, lambda x: v.whole_number(x, 1, 200)),
-        timeout_seconds=_or(get("timeout_seconds"), 300, lambda x: v.number_between(x, 1, 3600)),
-        allowed_tools=v.string_list(get("allowed_tools")),
-        disallowed_tools=v.string_list(get("disallowed_tools")),
-        env=v.env(get("env")),
-        plugins=v.string_list(get("plugins")),
-        scaffold_script=_or(get("scaffold_script"), None, lambda x: v.inside_folder(x, case_dir)),
-        history_file=_or(get("history_file"), None, lambda x: v.inside_folder(x, case_dir)),
-        add_dirs=_add_dirs(add_dirs, case_dir),
-        append_system_prompt=v.optional_string(get("append_system_prompt")),
+        description=check(None, v.optional_string, get("description")),
+        tags=check((), v.string_list, get("tags")),
+        runs=_or(problems, get("runs"), 3, lambda x: v.whole_number(x, 1, 50)),
+        model=_or(problems, get("model"), None, v.string),
+        max_turns=_or(problems, get("max_turns"), 10, lambda x: v.whole_number(x, 1, 200)),
+        timeout_seconds=_or(
+            problems, get("timeout_seconds"), 300, lambda x: v.number_between(x, 1, 3600)
+        ),
+        allowed_tools=check((), v.string_list, get("allowed_tools")),
+        disallowed_tools=check((), v.string_list, get("disallowed_tools")),
+        env=check({}, v.env, get("env")),
+        plugins=check((), v.string_list, get("plugins")),
+        scaffold_script=_or(
+            problems, get("scaffold_script"), None, lambda x: v.inside_folder(x, case_dir)
+        ),
+        history_file=_or(
+            problems, get("history_file"), None, lambda x: v.inside_folder(x, case_dir)
+        ),
+        add_dirs=_add_dirs(get("add_dirs"), case_dir, problems),
+        append_system_prompt=check(None, v.optional_string, get("append_system_prompt")),
         extra={key: fields[key].raw for key in EXTRA_KEYS if key in fields},
     )
 
 
-def _or(value: Value | None, default: Any, check: Any) -> Any:
-    return default if value is None or value.raw is None else check(value)
+def _or(problems: v.Problems, value: Value | None, default: Any, check: Any) -> Any:
+    if value is None or value.raw is None:
+        return default
+    return problems.check(default, check, value)
 
 
-def _add_dirs(value: Value | None, case_dir: Path) -> tuple[str, ...]:
-    items = v.string_list(value)
-    if value is None:
+def _add_dirs(value: Value | None, case_dir: Path, problems: v.Problems) -> tuple[str, ...]:
+    items = problems.check(None, v.string_list, value)
+    if value is None or items is None:
         return ()
     inner = value.spot.child(value.key, f"{value.label}.")
-    return tuple(
-        v.folder_inside(Value(item, inner, index), case_dir) for index, item in enumerate(items)
+    found = (
+        problems.check(None, v.folder_inside, Value(item, inner, index), case_dir)
+        for index, item in enumerate(items)
     )
+    return tuple(folder for folder in found if folder is not None)
 
 
 def _check_inside(case_dir: Path, path: Path) -> None:
@@ -177,9 +236,13 @@ def _check_inside(case_dir: Path, path: Path) -> None:
 
 
 def _read_case_yaml(
-    path: Path, fields: dict[str, Value], case_dir: Path
+    path: Path, fields: dict[str, Value], case_dir: Path, problems: v.Problems, whole: _Whole
 ) -> tuple[str, int | None, list[GraderSpec]]:
-    """Read case.yaml into ``fields``; return its prompt, the prompt's line, and its graders."""
+    """Read case.yaml into ``fields``; return its prompt, the prompt's line, and its graders.
+
+    A file that cannot be read as a mapping (or asks for a newer schema) raises; any other
+    problem is kept in ``problems`` and the rest is read.
+    """
     try:
         doc = frontmatter.load_yaml(v.read_source(path))
     except frontmatter.YAMLProblem as exc:
@@ -189,10 +252,12 @@ def _read_case_yaml(
         got = "an empty file" if data is None else v.kind(data)
         raise LoadError(path, f"case.yaml must be a YAML mapping (got {got})", doc.first_line)
     spot = Spot(path, doc, (), "", 1)
-    v.check_keys(data, spot, CASE_KEYS, "key")
-    _check_version(spot.value(data, "schema_version"), spot, required=True)
+    _versioned(spot.value(data, "schema_version"), spot, problems, required=True)
+    problems.check(None, v.check_keys, data, spot, CASE_KEYS, "key")
     if "name" not in data:
-        spot.fail("name is required (the case's name, a non-empty string)")
+        problems.add(
+            LoadError(path, "name is required (the case's name, a non-empty string)", spot.line())
+        )
     for key in CASE_KEYS[:7]:
         if key in data:
             fields[key] = Value(data[key], spot, key)
@@ -201,17 +266,34 @@ def _read_case_yaml(
         holder = spot.value(data, section)
         if holder is None or holder.raw is None:
             continue
-        block = v.mapping(holder)
+        block = problems.check(None, v.mapping, holder)
+        if block is None:
+            whole.prompt = whole.prompt and section != "execution"
+            continue
         inner = spot.child(section, f"{section}.")
-        v.check_keys(block, inner, keys, "key")
+        problems.check(None, v.check_keys, block, inner, keys, "key")
         for key, raw in block.items():
             if key == "prompt":
                 prompt_value = Value(raw, inner, key)
-                prompt = "" if raw is None else v.string(prompt_value, empty=True).strip()
+                text = problems.check(None, v.string, prompt_value, empty=True)
+                if text is None and raw is not None:
+                    whole.prompt = False
+                prompt = (text or "").strip()
                 prompt_line = prompt_value.line
-            else:
+            elif key in keys:
                 fields[key] = Value(raw, inner, key)
-    return prompt, prompt_line, _yaml_graders(spot.value(data, "graders"), spot, case_dir)
+    graders = _yaml_graders(spot.value(data, "graders"), spot, case_dir, problems, whole)
+    return prompt, prompt_line, graders
+
+
+def _versioned(value: Value | None, spot: Spot, problems: v.Problems, *, required: bool) -> None:
+    """:func:`_check_version`, its problem kept; a file for a newer major version raises: the
+    rest of it is written for a schema this version does not know."""
+    raw = value.raw if value is not None else None
+    found = VERSION.match(raw.strip()) if isinstance(raw, str) else None
+    if found is not None and int(found.group(1)) > SUPPORTED_MAJOR:
+        _check_version(value, spot, required=required)
+    problems.check(None, _check_version, value, spot, required=required)
 
 
 def _check_version(value: Value | None, spot: Spot, *, required: bool) -> None:
@@ -232,17 +314,34 @@ def _check_version(value: Value | None, spot: Spot, *, required: bool) -> None:
         )
 
 
-def _yaml_graders(value: Value | None, spot: Spot, case_dir: Path) -> list[GraderSpec]:
+def _yaml_graders(
+    value: Value | None, spot: Spot, case_dir: Path, problems: v.Problems, whole: _Whole
+) -> list[GraderSpec]:
+    """case.yaml's graders, each checked on its own."""
     if value is None or value.raw is None:
         return []
     if not isinstance(value.raw, list):
-        value.fail(f"must be a list of graders (got {v.kind(value.raw)})")
+        problems.add(
+            LoadError(
+                spot.path, f"{value.label} must be a list of graders (got {v.kind(value.raw)})",
+                value.line,
+            )
+        )  # fmt: skip
+        whole.graders = False
+        return []
     found = []
     for index, raw in enumerate(value.raw):
         item = Spot(spot.path, spot.doc, ("graders", index), f"graders[{index}].", 1)
         if not isinstance(raw, dict):
-            item.fail(f"graders[{index}] must be a mapping (got {v.kind(raw)})")
-        found.append(grader_schema.build(raw, item, folder=case_dir))
+            message = f"graders[{index}] must be a mapping (got {v.kind(raw)})"
+            problems.add(LoadError(spot.path, message, item.line()))
+            whole.graders = False
+            continue
+        built = problems.check(None, grader_schema.build, raw, item, folder=case_dir)
+        if built is None:
+            whole.graders = False
+        else:
+            found.append(built)
     return found
 
 
@@ -267,15 +366,19 @@ def _read_markdown(path: Path) -> tuple[frontmatter.Frontmatter, frontmatter.Loc
     return split, doc
 
 
-def _read_prompt_md(path: Path, fields: dict[str, Value]) -> tuple[str, int]:
-    """Read prompt.md's frontmatter into ``fields`` (overriding); return its body and line."""
+def _read_prompt_md(path: Path, fields: dict[str, Value], problems: v.Problems) -> tuple[str, int]:
+    """Read prompt.md's frontmatter into ``fields`` (overriding); return its body and line.
+
+    A file that cannot be read raises; a problem in its frontmatter is kept in ``problems``.
+    """
     split, doc = _read_markdown(path)
     data = doc.data if doc is not None and doc.data is not None else {}
     spot = Spot(path, doc, (), "", 1)
-    v.check_keys(data, spot, PROMPT_KEYS, "frontmatter key")
-    _check_version(spot.value(data, "schema_version"), spot, required=False)
+    _versioned(spot.value(data, "schema_version"), spot, problems, required=False)
+    problems.check(None, v.check_keys, data, spot, PROMPT_KEYS, "frontmatter key")
     for key, raw in data.items():
-        fields[key] = Value(raw, spot, key)
+        if key in PROMPT_KEYS:
+            fields[key] = Value(raw, spot, key)
     return split.body, _content_line(split.body, split.body_line)
 
 
@@ -288,14 +391,27 @@ def _content_line(body: str, body_line: int) -> int:
 # -- graders/*.md -----------------------------------------------------------------------------
 
 
-def _read_grader_files(case_dir: Path) -> list[GraderSpec]:
+def _read_grader_files(case_dir: Path, problems: v.Problems, whole: _Whole) -> list[GraderSpec]:
+    """The graders of ``graders/*.md``, each file on its own (a problem is kept, and that
+    grader left out)."""
     folder = case_dir / GRADERS_DIR
     if not folder.is_dir():
         return []
     files = sorted((p for p in folder.iterdir() if p.suffix == ".md" and p.is_file()), key=_name)
-    for path in files:  # every file is checked before any is read
-        _check_inside(case_dir, path)
-    return [_read_grader_file(path, case_dir) for path in files]
+    if files and v.link_leaving(case_dir, GRADERS_DIR) is not None:
+        # The folder itself leads out: one problem (named by its first file), nothing read.
+        _inside(case_dir, files[0], problems, whole)
+        return []
+    # Every file is checked before any is read; a link leading out is never read.
+    readable = [path for path in files if _inside(case_dir, path, problems, whole)]
+    found = []
+    for path in readable:
+        built = problems.check(None, _read_grader_file, path, case_dir)
+        if built is None:
+            whole.graders = False
+        else:
+            found.append(built)
+    return found
 
 
 def _name(path: Path) -> str:
@@ -322,14 +438,16 @@ def _read_grader_file(path: Path, case_dir: Path) -> GraderSpec:
     )
 
 
-def _check_unique(graders: list[GraderSpec]) -> None:
+def _check_unique(graders: list[GraderSpec], problems: v.Problems) -> None:
     seen: dict[str, GraderSpec] = {}
     for grader in graders:
         first = seen.setdefault(grader.name, grader)
         if first is not grader:
             where = Path(first.path or "").name
-            raise LoadError(
-                Path(grader.path or ""),
-                f'duplicate grader name "{grader.name}" (also defined in {where})',
-                grader.line,
+            problems.add(
+                LoadError(
+                    Path(grader.path or ""),
+                    f'duplicate grader name "{grader.name}" (also defined in {where})',
+                    grader.line,
+                )
             )

@@ -1,22 +1,79 @@
 """Small checks shared by the loaders: each failure is one sentence naming the key and the line.
 
 A :class:`Value` is a value read from a suite file together with where it came from, so merged
-data (case.yaml overridden by prompt.md) still reports the right file and line.
+data (case.yaml overridden by prompt.md) still reports the right file and line. A loader that
+checks many things gathers their failures in :class:`Problems`, so one load error
+(:class:`LoadErrors`) lists every problem of a case at once, one ``file:line: message`` each.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any, NoReturn
+from typing import Any, NoReturn, ParamSpec, TypeVar
 
 from pytest_plugin_evals.model import LoadError
 from pytest_plugin_evals.util.frontmatter import Located
 
 ENV_KEY = re.compile(r"^EVAL_[A-Z0-9_]*$")
+
+T = TypeVar("T")
+D = TypeVar("D")
+P = ParamSpec("P")
+
+
+class LoadErrors(LoadError):
+    """Several problems of one case (or one mapping), reported at once.
+
+    ``path``, ``line`` and the first line of ``message`` are the first problem's; the message's
+    further lines are the other problems as ``file:line: message``, their files named from
+    ``folder`` (the case's folder) on: ``greets/case.yaml:7: …``. :meth:`render` gives every
+    problem as its own ``file:line: message`` line.
+    """
+
+    def __init__(self, problems: Sequence[LoadError], folder: Path) -> None:
+        self.problems = tuple(problems)
+        first = self.problems[0]
+        rest = "".join(f"\n{problem.render(folder.parent)}" for problem in self.problems[1:])
+        super().__init__(first.path, first.message + rest, first.line)
+
+    def render(self, root: Path | None = None) -> str:
+        return "\n".join(problem.render(root) for problem in self.problems)
+
+
+class Problems:
+    """The problems found so far while loading one case; :meth:`check` runs a check and keeps
+    its failure instead of stopping at it."""
+
+    def __init__(self) -> None:
+        self.found: list[LoadError] = []
+
+    def __len__(self) -> int:
+        return len(self.found)
+
+    def add(self, error: LoadError) -> None:
+        self.found.extend(error.problems if isinstance(error, LoadErrors) else (error,))
+
+    def check(self, default: D, run: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T | D:
+        """``run(*args, **kwargs)``, or ``default`` when it fails (its problem is kept)."""
+        try:
+            return run(*args, **kwargs)
+        except LoadError as error:
+            self.add(error)
+            return default
+
+    def raise_any(self, folder: Path) -> None:
+        """Raise the problems found, if any: one LoadError, or :class:`LoadErrors` listing
+        them by file and line."""
+        if not self.found:
+            return
+        ordered = sorted(self.found, key=lambda e: (str(e.path), e.line or 0))
+        if len(ordered) == 1:
+            raise ordered[0]
+        raise LoadErrors(ordered, folder)
 
 
 def read_source(path: Path) -> str:
@@ -117,13 +174,15 @@ class Value:
 
 
 def check_keys(mapping: Mapping[Any, Any], spot: Spot, allowed: Iterable[str], what: str) -> None:
-    """Reject unknown keys: ``unknown <what> "k" (expected one of: a, b)``."""
+    """Reject unknown keys: ``unknown <what> "k" (expected one of: a, b)``, one problem for
+    each unknown key."""
     allowed = tuple(allowed)
+    problems = Problems()
     for key in mapping:
         if key not in allowed:
-            spot.fail(
-                f'unknown {what} "{spot.label(key)}" (expected one of: {", ".join(allowed)})', key
-            )
+            message = f'unknown {what} "{spot.label(key)}" (expected one of: {", ".join(allowed)})'
+            problems.add(LoadError(spot.path, message, spot.line(key)))
+    problems.raise_any(spot.path.parent)
 
 
 def mapping(value: Value) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import write_tree
+from tests.helpers import needs_marker_arguments, write_tree
 
 GRADER = "---\ntype: regex\npattern: hi\n---\n"
 
@@ -90,7 +90,9 @@ ALL = [
         (["-k", "suggests-version"], ["evals/suggests-version::suggests-version[1]"]),
         (["-m", "smoke"], ["evals/suggests-version::suggests-version[1]"]),
         (["-m", "needs-net", "--strict-markers"], ["evals/summarise::summarise[1]"]),
-        (["-m", "evals(run=2)"], ["evals/other::other[2]"]),
+        pytest.param(
+            ["-m", "evals(run=2)"], ["evals/other::other[2]"], marks=needs_marker_arguments
+        ),
         (["--eval-case", "su*"], ALL[3:]),
         (["--eval-case", "sug*"], ["evals/suggests-version::suggests-version[1]"]),
         (["--eval-case", "?ested-case"], ["evals/group/nested-case::nested-case[1]"]),

@@ -61,7 +61,50 @@ def test_tool_used_min_above_max_never_passes() -> None:
 )
 def test_tool_used_input_match_runs_on_compact_json(input_match: str, count: int) -> None:
     v = _grade("tool_used", tool="Skill", input_match=input_match, min=0)
-    assert v.explanation == f"Skill called {count}x (expected 0..∞)"
+    if count:
+        assert v.explanation == "Skill called 1x (expected 0..∞)"
+    else:
+        assert v.explanation == (
+            f"Skill called 1x, but no call's input matched /{input_match}/ (expected 0..∞)"
+        )
+
+
+def test_tool_used_says_a_call_was_made_when_its_input_did_not_match() -> None:
+    """Not "Skill called 0x": the call was made, its input is what did not match."""
+    v = _grade("tool_used", tool="Skill", input_match="other-skill")
+    assert (v.passed, v.explanation) == (
+        False,
+        "Skill called 1x, but no call's input matched /other-skill/ (expected 1..∞); "
+        'Skill@1 input: {"skill":"rel:next-version"}',
+    )
+
+
+def test_tool_used_counts_the_calls_whose_input_matched() -> None:
+    v = _grade("tool_used", tool="Glob", input_match="src", max=1)
+    assert (v.passed, v.explanation) == (
+        True,
+        "Glob called 2x, the input of 1 matched /src/ (expected 1..1)",
+    )
+    v = _grade("tool_used", tool="Glob", input_match="src", min=2)
+    assert (v.passed, v.explanation) == (
+        False,
+        "Glob called 2x, the input of 1 matched /src/ (expected 2..∞); "
+        'Glob@0 input: {"pattern":"**/*.md"}',
+    )
+    many = [ToolCall("Skill", {"skill": f"s{i}", "pad": "x" * 200}) for i in range(3)]
+    v = _grade("tool_used", calls=many, tool="Skill", input_match="nothing")
+    assert v.explanation.startswith(
+        "Skill called 3x, but no call's input matched /nothing/ (expected 1..∞); Skill@0 input: "
+    )
+    assert v.explanation.endswith("… (and 2 more that did not match)")  # the input is cut
+    assert len(v.explanation) < 260
+
+
+def test_tool_used_input_match_keeps_the_plain_words_when_nothing_was_left_out() -> None:
+    v = _grade("tool_used", tool="Write", input_match="x")
+    assert v.explanation == "Write called 0x (expected 1..∞)"
+    v = _grade("tool_used", tool="Glob", input_match="pattern", max=1)
+    assert (v.passed, v.explanation) == (False, "Glob called 2x (expected 1..1)")
 
 
 def test_input_text_mirrors_json_stringify() -> None:

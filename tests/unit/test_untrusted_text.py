@@ -18,6 +18,7 @@ from pytest_plugin_evals.model import (
     JudgeVote,
     MockCall,
     RunResult,
+    ToolCallBrief,
     Verdict,
 )
 from pytest_plugin_evals.plugin.html_extras import HtmlColumns, extras_for
@@ -118,6 +119,9 @@ def test_failure_message_is_safe_for_a_terminal() -> None:
             Verdict("answer\x1b[8m", False, f"line one\nline two {ESCAPES}"),
             Verdict("judge", None, "skipped: \x1b]0;t\x07cost ceiling", skipped="cost ceiling"),
         ),
+        answer=f"said {ESCAPES}\nbye\x1b[2J",
+        tool_calls=1,
+        tool_call_list=(ToolCallBrief("Bash\x1b[31m", '{"command":"x\x1b]0;t\x07"}', True),),
     )
     message = failure_message(result)
     assert message.splitlines() == [
@@ -127,6 +131,11 @@ def test_failure_message_is_safe_for_a_terminal() -> None:
         "✗ answer: line one",
         "line two red␍over",
         "- judge: skipped: cost ceiling",
+        "tool calls (1):",
+        '  @0 Bash {"command":"x"} ✗ error',
+        f"answer ({len(result.answer)} characters):",
+        "  said red␍over",
+        "  bye",
     ]
 
 
@@ -198,13 +207,15 @@ def test_extras_escape_everything_the_run_brought() -> None:
         error=f"exit 1: {HOSTILE}",
         aborted=Abort("srv", HOSTILE, HOSTILE),
         mock_calls=(MockCall("srv", HOSTILE, {"q": HOSTILE}, f"<svg onload=alert(1)>{HOSTILE}"),),
+        tool_calls=1,
+        tool_call_list=(ToolCallBrief(HOSTILE, f"<svg onload=alert(1)>{HOSTILE}", True),),
     )
     body, answer = extras_for(replace(record, result=result))
     assert body["format_type"] == "html"
     content = body["content"]
     for marker in ("<img", "<script", "<svg", "</li></ul><script"):
         assert marker not in content
-    assert content.count(html.escape(HOSTILE)) >= 6
+    assert content.count(html.escape(HOSTILE)) >= 8
     # The answer is a text extra: pytest-html writes it out as a text/plain file or data: URI.
     assert answer == {
         "name": "Answer",
