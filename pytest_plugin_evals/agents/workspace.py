@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +35,31 @@ def copy_add_dirs(request: RunRequest) -> list[Path]:
         shutil.copytree(source, target, symlinks=False, ignore=_links_leaving(source))
         copies.append(target)
     return copies
+
+
+#: Characters Claude Code's path rules read as a pattern (a backslash does not escape them).
+_PATTERN = re.compile(r"[*?\[\]{}\\]")
+
+
+def original_add_dirs(request: RunRequest) -> list[Path]:
+    """The case's ``add_dirs`` folders where they are, to be readable in place as well.
+
+    Each as written under the case folder (absolute, links not followed) and, when that
+    differs, where it really is. Left out: a folder that is not strictly inside the case folder
+    (``.`` would open its graders and prompt) and a path holding a character that a
+    permission rule would read as a pattern (the copy is still given).
+    """
+    case_dir = request.case.dir.resolve()
+    found: list[Path] = []
+    for rel in request.case.add_dirs:
+        given = Path(os.path.abspath(request.case.dir / rel))
+        real = given.resolve()
+        if not real.is_dir() or real == case_dir or not real.is_relative_to(case_dir):
+            continue
+        forms = [given] if given == real else [given, real]
+        if not any(_PATTERN.search(form.as_posix()) for form in forms):
+            found.extend(forms)
+    return list(dict.fromkeys(found))
 
 
 def _links_leaving(root: Path) -> Callable[[str, list[str]], set[str]]:

@@ -90,7 +90,7 @@ def follow_notice(scripted_model: ScriptedModel) -> Iterator[list[Path]]:
         thread.join(5)
 
 
-def test_add_dirs_copy_is_readable_and_the_original_is_not(
+def test_add_dirs_copy_is_announced_and_the_original_is_readable_as_in_the_reference(
     pytester: pytest.Pytester,
     scripted_model: ScriptedModel,
     run_evals: Run,
@@ -108,8 +108,8 @@ def test_add_dirs_copy_is_readable_and_the_original_is_not(
     original = folder / "fixtures" / "data.txt"
     scripted_model.add(
         Rule(when_tool_result="fixture-content-42", reply=text("It says fixture-content-42.")),
-        # The first turn reads the original inside the evals folder (slowly: the watcher
-        # scripts the next turn meanwhile).
+        # The first turn reads the original inside the evals folder, as a suite written for
+        # the reference does (slowly: the watcher sees the announced copy meanwhile).
         Rule(
             when_prompt="fixture data",
             times=1,
@@ -120,12 +120,11 @@ def test_add_dirs_copy_is_readable_and_the_original_is_not(
     assert follow_notice, "no request announced the add_dirs copy"
     copy = follow_notice[0]
     assert copy.name == "fixtures" and not copy.is_relative_to(pytester.path / "evals")
-    first, second = tool_results(scripted_model)
-    assert "denied" in first and "fixture-content-42" not in first
-    assert "fixture-content-42" in second
+    (first,) = tool_results(scripted_model)
+    assert "fixture-content-42" in first
     run = only_run(doc)
     assert run["answer"] == "It says fixture-content-42."
-    assert run["toolCalls"] == 2
+    assert run["toolCalls"] == 1
     result.assert_outcomes(passed=1)
     assert original.read_text(encoding="utf-8") == "fixture-content-42\n"
 

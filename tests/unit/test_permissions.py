@@ -12,12 +12,15 @@ from pytest_plugin_evals.agents.claude.permissions import (
     FILE_WRITERS,
     ToolPlan,
     base_tool,
+    entry_rules,
     grant_for,
     grants_for,
+    hidden_around,
     path_rule,
     plan_tools,
 )
 from pytest_plugin_evals.plugin.options import _split_tools
+from tests.helpers import write_tree
 
 HOME = Path("/runs/r1/home")
 TMP = Path("/runs/r1/tmp")
@@ -249,6 +252,104 @@ def test_deny_rules_for_read_and_edit() -> None:
     ]
     # The add_dirs copy is readable.
     assert "Read(//runs/r1/context/fixtures/**)" in result.allowed
+
+
+def test_entry_rules_name_a_file_or_a_folder_and_all_it_holds() -> None:
+    assert entry_rules("Read", Path("/a/b/")) == ["Read(//a/b)", "Read(//a/b/**)"]
+
+
+def evals_tree(tmp_path: Path) -> Path:
+    """An evals folder: case ``next`` with a ``fixtures`` add_dir, another case, a suite file."""
+    write_tree(
+        tmp_path / "evals",
+        {
+            "next/fixtures/data.txt": "42",
+            "next/fixtures/sub/deep.txt": "43",
+            "next/graders/x.md": "---\ntype: regex\npattern: x\n---\n",
+            "next/prompt.md": "Go.",
+            "next/notes.txt": "private",
+            "other/prompt.md": "Other.",
+            "evals.json": "{}",
+        },
+    )
+    return tmp_path / "evals"
+
+
+def test_hidden_around_hides_everything_beside_the_way_to_a_shown_folder(
+    tmp_path: Path,
+) -> None:
+    evals = evals_tree(tmp_path)
+    hidden = hidden_around(evals, [evals / "next" / "fixtures"])
+    assert sorted(p.relative_to(evals).as_posix() for p in hidden) == sorted([
+        # what is there when the run starts ...
+        "other", "evals.json", "next/graders", "next/prompt.md", "next/notes.txt",
+        # ... and what may be made there later, by name
+        "results", "mocks", "graders", "prompt.md", "case.yaml",
+        "next/results", "next/mocks", "next/case.yaml",
+    ])  # fmt: skip
+    # Nothing on the way, nothing inside the shown folder.
+    assert not {evals, evals / "next"} & set(hidden)
+    assert not any(p.is_relative_to(evals / "next" / "fixtures") for p in hidden)
+
+
+def test_hidden_around_keeps_every_shown_folder_and_the_way_to_it(tmp_path: Path) -> None:
+    evals = evals_tree(tmp_path)
+    write_tree(evals / "next", {"data/more/a.txt": "a", "data/secret.txt": "s"})
+    shown = [evals / "next" / "fixtures", evals / "next" / "data" / "more"]
+    hidden = hidden_around(evals, [*shown, evals / "next" / "fixtures" / "sub", tmp_path])
+    names = {p.relative_to(evals).as_posix() for p in hidden}
+    assert "next/data/secret.txt" in names and "next/data/graders" in names
+    assert not {"next/fixtures", "next/data", "next/data/more", "next/fixtures/sub"} & names
+    # A folder outside (or the folder itself) opens nothing: nothing to hide.
+    assert hidden_around(evals, [tmp_path, evals]) == []
+
+
+def test_an_add_dir_opened_in_place_splits_the_evals_deny(tmp_path: Path) -> None:
+    evals = evals_tree(tmp_path)
+    fixtures = evals / "next" / "fixtures"
+    result = plan_tools(
+        case_tools=["Skill"],
+        case_disallowed=[],
+        grants=[],
+        operator_disallowed=[],
+        read_roots=[HOME, TMP],
+        write_roots=[HOME, TMP],
+        deny_read=[evals, CONFIG, OUT],
+        deny_edit=[evals, evals / "next"],
+        read_openings=[fixtures],
+    )
+    assert path_rule("Read", fixtures) in result.allowed
+    # Deny rules beat allow rules: the evals folder is not denied whole ...
+    assert path_rule("Read", evals) not in result.deny
+    # ... but everything beside the way to the add_dir is, as a file or a folder.
+    for entry in ("other", "evals.json", "results", "next/graders", "next/prompt.md"):
+        assert set(entry_rules("Read", evals / entry)) <= set(result.deny), entry
+    assert not any(r.startswith(f"Read(/{fixtures}") for r in result.deny)
+    assert f"Read(/{evals / 'next'})" not in result.deny
+    assert "Read(//runs/r1/config/**)" in result.deny and "Read(//runs/r1/out/**)" in result.deny
+    # Never writable.
+    assert {path_rule("Edit", fixtures), path_rule("Write", fixtures)} <= set(result.deny)
+    assert {path_rule("Edit", evals), path_rule("Write", evals)} <= set(result.deny)
+
+
+def test_without_an_opening_the_evals_folder_is_denied_whole(tmp_path: Path) -> None:
+    evals = evals_tree(tmp_path)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    result = plan_tools(
+        case_tools=[],
+        case_disallowed=[],
+        grants=[],
+        operator_disallowed=[],
+        read_roots=[HOME],
+        write_roots=[HOME],
+        deny_read=[evals],
+        deny_edit=[],
+        read_openings=[outside],
+    )
+    assert list(result.deny) == [
+        path_rule("Read", evals), path_rule("Edit", outside), path_rule("Write", outside)
+    ]  # fmt: skip
 
 
 def test_duplicates_are_dropped() -> None:

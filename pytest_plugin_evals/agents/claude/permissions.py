@@ -1,7 +1,8 @@
 """Which tools a Claude Code run may use, and where: pure rules, no process.
 
 * Read access (Read, Glob, Grep) is always granted, scoped to the run's own home and temp
-  folders, the plugin's ``skills/`` and the case's ``add_dirs`` copies.
+  folders, the plugin's ``skills/`` and the case's ``add_dirs``, both the copies and the
+  folders where they are (``read_openings``).
 * Other read-only tools the case lists (Skill, ToolSearch, Agent …) are granted as listed.
 * A tool that is not read-only runs only when the case lists it **and** the operator grants it
   (``--eval-allow-tools``). A grant never gives a tool to a case that does not list it.
@@ -11,11 +12,15 @@
 * Built-in tools that are not granted are removed (``--disallowed-tools``), so the model is not
   offered them; ``--eval-disallow-tools`` and the case's ``disallowed_tools`` remove more.
 * Deny rules: reading the evals folder, the run's config and output folders; editing the plugin
-  and the case folder.
+  and the case folder. Claude Code's deny rules beat its allow rules, so an evals folder that
+  holds an opened ``add_dirs`` folder is not denied whole: every entry beside the way down to
+  it is (:func:`hidden_around`), and whatever is made there later is named by no allow rule,
+  which ``dontAsk`` refuses all the same.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -88,6 +93,41 @@ def path_rule(tool: str, folder: Path) -> str:
     return f"{tool}(/{folder.as_posix().rstrip('/')}/**)"
 
 
+def entry_rules(tool: str, entry: Path) -> list[str]:
+    """Rules for one file or folder and all a folder holds (``Read(//a/b)``, ``Read(//a/b/**)``):
+    whichever it is, or becomes."""
+    posix = entry.as_posix().rstrip("/")
+    return [f"{tool}(/{posix})", f"{tool}(/{posix}/**)"]
+
+
+#: Names an evals or a case folder may come to hold while a session runs (its results, a case's
+#: inputs): hidden beside the way to an opened folder whether they exist yet or not.
+LATER_NAMES = ("results", "mocks", "graders", "prompt.md", "case.yaml")
+
+
+def hidden_around(folder: Path, shown: Iterable[Path]) -> list[Path]:
+    """What to deny so that, of ``folder``, only the folders ``shown`` inside it can be read.
+
+    At each level from ``folder`` down to a shown folder: every entry not on the way to one (as
+    listed now) and the :data:`LATER_NAMES`. Empty when none is inside ``folder``. An entry made
+    later under a level (a new case, another session's results) is named by no rule here, and
+    by no allow rule either, so Claude Code refuses it (``dontAsk``). A name holding a pattern
+    character (``*``) may hide more, the shown folder too: that fails closed.
+    """
+    inside = [p for p in shown if p != folder and p.is_relative_to(folder)]
+    targets = {p for p in inside if not any(p != q and p.is_relative_to(q) for q in inside)}
+    on_way = {a for t in targets for a in (t, *t.parents) if a.is_relative_to(folder)}
+    hidden: list[Path] = []
+    for level in sorted(on_way - targets):
+        try:
+            names = sorted(os.listdir(level))
+        except OSError:
+            names = []
+        entries = (level / name for name in dict.fromkeys([*names, *LATER_NAMES]))
+        hidden.extend(entry for entry in entries if entry not in on_way)
+    return hidden
+
+
 @dataclass(frozen=True)
 class ToolPlan:
     allowed: tuple[str, ...]
@@ -137,13 +177,17 @@ def plan_tools(
     deny_edit: Iterable[Path],
     write_roots: Iterable[Path],
     readonly_roots: Iterable[Path] = (),
+    read_openings: Iterable[Path] = (),
 ) -> ToolPlan:
+    """``read_openings``: folders inside a ``deny_read`` folder that stay readable (the
+    ``add_dirs`` where they are), never writable."""
     grants = [g.strip() for g in grants if g.strip()]
+    openings = list(dict.fromkeys(read_openings))
     allowed: list[str] = []
     #: (tool, rule): the path rules of a bare file-writer grant, kept while the tool is.
     writes: list[tuple[str, str]] = []
     not_granted: list[str] = []
-    for root in read_roots:
+    for root in [*read_roots, *openings]:
         allowed.append(path_rule("Read", root))
     for entry in case_tools:
         entry = entry.strip()
@@ -174,8 +218,14 @@ def plan_tools(
         allowed = [a for a in allowed if base_tool(a) != tool]
         writes = [(t, rule) for t, rule in writes if t != tool]
     allowed.extend(rule for _, rule in writes)
-    deny = [path_rule("Read", p) for p in deny_read]
-    for folder in [*deny_edit, *readonly_roots]:
+    deny: list[str] = []
+    for folder in deny_read:
+        if any(o != folder and o.is_relative_to(folder) for o in openings):
+            hidden = hidden_around(folder, openings)
+            deny.extend(rule for entry in hidden for rule in entry_rules("Read", entry))
+        else:
+            deny.append(path_rule("Read", folder))
+    for folder in [*deny_edit, *readonly_roots, *openings]:
         deny.extend((path_rule("Edit", folder), path_rule("Write", folder)))
     return ToolPlan(
         allowed=tuple(dict.fromkeys(allowed)),

@@ -8,9 +8,10 @@ macOS), which it refuses to run without (``failIfUnavailable``). What a command 
   not the run's ``config/`` and ``out/``, not the repository's ``.git/config`` and hooks;
   writes elsewhere fail, or land in a throw-away layer that the real disk never sees;
 - read: the system (``/usr``, ``/etc`` …) and the run's own folders, its plugin's ``skills/``
-  and its ``add_dirs`` copies, and the tools on PATH; not the operator's home, the system temp
-  folder (other runs live there), the project the session runs in, the plugin, the evals
-  folder or the case;
+  and its ``add_dirs`` (the copies, and the folders where they are: an ``allowRead`` opens a
+  folder inside a ``denyRead`` one), and the tools on PATH; not the operator's home, the
+  system temp folder (other runs live there), the project the session runs in, the plugin, the
+  evals folder or the case (apart from its ``add_dirs``);
 - network: none (no domain is allowed);
 - environment: credential variables (the model's key, cloud and registry tokens) are hidden.
 
@@ -120,9 +121,10 @@ def sandbox_settings(
     """The ``sandbox`` block of a run's settings.
 
     ``read_also`` are folders a command may read besides the run's home and tmp (the plugin's
-    skills, add_dirs copies); ``hidden`` are folders it may not read (the operator's home, the
-    project, the plugin, the evals folder) — the system temp folder is always hidden. Tools on
-    PATH inside a hidden folder stay readable, so commands still find them.
+    skills, the add_dirs copies and originals), even inside a hidden folder; ``hidden`` are
+    folders it may not read (the operator's home, the project, the plugin, the evals folder) —
+    the system temp folder is always hidden. Tools on PATH inside a hidden folder stay
+    readable, so commands still find them.
     """
     deny_read = [
         *_both(Path(tempfile.gettempdir())),
