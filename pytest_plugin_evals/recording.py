@@ -6,14 +6,22 @@ The replay agent reads the same layout back.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import shutil
-from collections.abc import Callable
+import unicodedata
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
 
 from .model import Abort, Case, MockCall, ToolCall, Transcript
+from .util.inert import is_inert, mark_inert
 from .util.jsonlines import dumps
 
 META = "meta.json"
@@ -22,28 +30,40 @@ META = "meta.json"
 MAX_KEPT_FILE = 10 * 1024 * 1024
 
 
+#: How much of a case's name or path its folder name keeps (a hash keeps it unique).
+SLUG_LENGTH = 60
+
+
 def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "case"
+    """``text`` as a readable folder name: letters of any script, digits, ``.``, ``_`` and
+    ``-``; anything else becomes ``-``."""
+    text = unicodedata.normalize("NFC", text)
+    made = re.sub(r"[^\w.-]+", "-", text).strip("-.")[:SLUG_LENGTH].strip("-.")
+    return made or "case"
+
+
+def short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 
 def unique_slug(text: str) -> str:
-    """``slug(text)``, with a short hash of ``text`` when the slug lost characters, so two
-    names that differ only in punctuation (``what's next?``, ``what's next!``) stay apart."""
-    made = slug(text)
-    if made == text:
-        return made
-    return f"{made}-{hashlib.sha1(text.encode('utf-8')).hexdigest()[:8]}"
+    """``slug(text)`` and a short hash of ``text``: readable, and unique to ``text``."""
+    return f"{slug(text)}-{short_hash(text)}"
 
 
 def case_key(case: Case) -> str:
-    """A folder name unique to the case within its suite."""
+    """The case's folder name in a results folder: stable (the same case gets the same folder
+    in every session) and unique within its suite (a readable slug of its folder, or of its
+    suite file and name, and a short hash of its path and name). ``a b``, ``a-b`` and ``a?b``
+    get three folders; ``été`` stays readable."""
     own_folder = case.source in ("prose", "case_yaml", "mixed")
     where = case.dir if own_folder else case.path
     try:
         rel = where.relative_to(case.suite_root).as_posix()
     except ValueError:
         rel = where.name
-    return slug(rel) if own_folder else f"{slug(rel)}--{unique_slug(case.name)}"
+    readable = slug(rel) if own_folder else f"{slug(rel)}--{slug(case.name)}"
+    return f"{readable}-{short_hash(f'{rel}::{case.name}')}"
 
 
 def run_folder(runs_dir: Path, case: Case, arm: str, run: int) -> Path:
@@ -141,6 +161,42 @@ def transcript_from_meta(meta: dict[str, Any], cwd: Path, trace: Path | None) ->
         aborted=Abort(str(aborted.get("server")), str(aborted.get("tool")),
                       str(aborted.get("reason"))) if isinstance(aborted, dict) else None,
     )  # fmt: skip
+
+
+#: The file in a runs folder that names the session that recorded there.
+OWNER_FILE = ".session"
+
+
+def claim_runs_folder(folder: Path, session: str) -> None:
+    """Make ``folder`` this session's runs folder. Runs another session kept there (the same
+    ``--eval-output-dir``) are removed first, so two sessions' runs never mix; a folder that
+    is not a runs folder of this plugin (no inert marker) is left as it is. Every process of
+    the session calls this before its first run: a lock beside the folder makes one of them
+    clear it, and the others find it claimed."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with (folder.parent / ".runs.lock").open("a") as lock, _locked(lock):
+        owner = folder / OWNER_FILE
+        try:
+            if owner.read_text(encoding="utf-8") == session:
+                return
+        except OSError:
+            pass
+        if is_inert(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+        mark_inert(folder)
+        owner.write_text(session, encoding="utf-8")
+
+
+@contextlib.contextmanager
+def _locked(fh: IO[str]) -> Iterator[None]:
+    if fcntl is None:  # Windows: no lock (one process per session there in practice)
+        yield
+        return
+    fcntl.flock(fh, fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _unchanged(data: bytes) -> bytes:

@@ -11,6 +11,7 @@ import dataclasses
 import math
 import os
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,12 +23,21 @@ from pytest_plugin_evals.judges import Judge
 from pytest_plugin_evals.mocks.calls import attach
 from pytest_plugin_evals.mocks.config import MockSetup, prepare_mocks
 from pytest_plugin_evals.mocks.discover import MockPlan
-from pytest_plugin_evals.model import Arm, Case, RunResult, Transcript, Verdict, cut_answer
+from pytest_plugin_evals.model import (
+    Arm,
+    Case,
+    RunResult,
+    Transcript,
+    Verdict,
+    brief_tool_calls,
+    cut_answer,
+)
 from pytest_plugin_evals.recording import record_run, run_folder
 from pytest_plugin_evals.sandbox import Sandbox
 from pytest_plugin_evals.scoring import plan_graders, run_score
 from pytest_plugin_evals.util.environment import allowed_environment
 from pytest_plugin_evals.util.inert import mark_inert
+from pytest_plugin_evals.util.process import RUN_TAG, SESSION_TAG, kill_tagged
 from pytest_plugin_evals.util.redact import Redactor, secrets_in
 from pytest_plugin_evals.util.timestamps import utc_iso
 
@@ -58,6 +68,8 @@ class RunOptions:
     judge_model: str | None = None
     #: Seconds each grader may spend matching patterns before the run is an error.
     grader_timeout: float | None = DEFAULT_GRADER_TIMEOUT
+    #: The session's token, set in every run's environment (what the session's end kills).
+    session_tag: str | None = None
 
 
 @dataclass
@@ -101,6 +113,11 @@ def execute_run(
     base = allowed_environment(os.environ if environ is None else environ, options.env_pass)
     env = box.environment(base)
     env.update(case.env)
+    # Every process of the run carries its token, so none outlives it (kill_tagged below).
+    token = uuid.uuid4().hex
+    env[RUN_TAG] = token
+    if options.session_tag:
+        env[SESSION_TAG] = options.session_tag
     request = RunRequest(
         case=case,
         arm=arm,
@@ -138,16 +155,20 @@ def execute_run(
             kill_agent=can.separate_process,
         )
         request = dataclasses.replace(request, mocks=mocks)
-    scaffold_error = run_scaffold(request, env) if options.scaffold else None
-    if scaffold_error is not None:
-        transcript = Transcript(error=scaffold_error, skip_grading=True, cwd=box.cwd)
-    else:
-        try:
-            transcript = agent.run(request)
-        except Exception as exc:  # an adapter bug must not take the session down
-            transcript = Transcript(
-                error=f"agent adapter failed: {type(exc).__name__}: {exc}", infra_error="harness"
-            )
+    try:
+        scaffold_error = run_scaffold(request, env) if options.scaffold else None
+        if scaffold_error is not None:
+            transcript = Transcript(error=scaffold_error, skip_grading=True, cwd=box.cwd)
+        else:
+            try:
+                transcript = agent.run(request)
+            except Exception as exc:  # an adapter bug must not take the session down
+                transcript = Transcript(
+                    error=f"agent adapter failed: {type(exc).__name__}: {exc}",
+                    infra_error="harness",
+                )
+    finally:
+        kill_tagged(RUN_TAG, token)  # what it left running: setsid, daemons, PID 1's children
     mock_outcome = attach(mocks, transcript) if mocks is not None else None
     if mock_outcome is not None and mock_outcome.aborted is not None:
         transcript.aborted = mock_outcome.aborted
@@ -191,6 +212,7 @@ def execute_run(
         input_tokens=transcript.input_tokens,
         output_tokens=transcript.output_tokens,
         tool_calls=len(transcript.tool_calls),
+        tool_call_list=brief_tool_calls(transcript.tool_calls),
         files_created=tuple(transcript.files_created),
         notes=tuple(transcript.notes),
         aborted=transcript.aborted,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 
 def write_tree(root: Path, files: dict[str, str]) -> Path:
     """Write ``files`` (relative path -> text) under ``root``; returns ``root``."""
@@ -123,3 +125,10 @@ def mocks_doc(setup: Any) -> dict[str, Any]:
 
     servers, warnings = setup.summary()
     return mocks_to_json(MockSummary(servers, warnings))
+
+
+#: ``-m "evals(arm='with')"``: marker arguments in ``-m`` came with pytest 8.3.
+needs_marker_arguments = pytest.mark.skipif(
+    tuple(int(part) for part in pytest.__version__.split(".")[:2]) < (8, 3),
+    reason="marker arguments in -m need pytest 8.3",
+)

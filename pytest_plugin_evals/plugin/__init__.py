@@ -9,7 +9,7 @@ that first needs them.
 
 from __future__ import annotations
 
-import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -18,18 +18,22 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_plugin_evals.plugin.keys import (
+    case_picks_key,
     ledger_key,
     next_item_key,
     session_key,
     settings_key,
+    shared_key,
     soft_checks_key,
     stamp_key,
+    stop_key,
 )
 from pytest_plugin_evals.plugin.options import add_options, read_settings
 from pytest_plugin_evals.util.inert import is_inert
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.plugin.items import EvalItem
+    from pytest_plugin_evals.plugin.settings import EvalSettings
 
 pytest_plugins = [
     "pytest_plugin_evals.plugin.fixtures",
@@ -56,18 +60,13 @@ def pytest_configure(config: pytest.Config) -> None:
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None:
         config.stash[stamp_key] = workerinput.get("eval_stamp") or folder_stamp()
-        if workerinput.get("eval_ledger"):
-            from pytest_plugin_evals.plugin.ledger import SpendLedger
-
-            config.stash[ledger_key] = SpendLedger(Path(workerinput["eval_ledger"]))
+        shared = workerinput.get("eval_shared")
+    else:
+        config.stash[stamp_key] = folder_stamp()
+        shared = None
+    _share(config, settings, Path(shared) if shared else None)
+    if workerinput is not None:
         return
-    config.stash[stamp_key] = folder_stamp()
-    if settings.max_cost_usd is not None:
-        from pytest_plugin_evals.plugin.ledger import SpendLedger
-
-        handle, name = tempfile.mkstemp(prefix="plugin-evals-spent-", suffix=".txt")
-        os.close(handle)
-        config.stash[ledger_key] = SpendLedger(Path(name))
     from pytest_plugin_evals.plugin.session import EvalSession
     from pytest_plugin_evals.plugin.writers import HtmlWriter, JsonWriter
 
@@ -97,9 +96,20 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         if plugin is not None:
             config.pluginmanager.unregister(plugin)
     del config.stash[session_key]
-    ledger = config.stash.get(ledger_key, None)
-    if ledger is not None:
-        ledger.path.unlink(missing_ok=True)
+    shutil.rmtree(config.stash[shared_key], ignore_errors=True)
+
+
+def _share(config: pytest.Config, settings: EvalSettings, folder: Path | None) -> None:
+    """The files every process of the session shares: the spend ledger (under a cost ceiling)
+    and the stop sign, in a private folder the controller makes (removed at its end)."""
+    from pytest_plugin_evals.plugin.ledger import SpendLedger, StopSign
+
+    if folder is None:
+        folder = Path(tempfile.mkdtemp(prefix="plugin-evals-"))
+    config.stash[shared_key] = folder
+    config.stash[stop_key] = StopSign(folder / "stop.txt")
+    if settings.max_cost_usd is not None:
+        config.stash[ledger_key] = SpendLedger(folder / "spent.txt")
 
 
 # -- collection -------------------------------------------------------------------------------
@@ -124,6 +134,23 @@ def _enclosing_evals(path: Path) -> Path | None:
 def pytest_ignore_collect(collection_path: Path) -> bool | None:
     """Kept runs are never collected: what an agent produced is not the project's tests."""
     return True if is_inert(collection_path) else None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Any:
+    """Collect what a directory case's node id, or a file of a case, names on the command line."""
+    from pytest_plugin_evals.plugin.selection import case_arguments
+
+    config = session.config
+    found = case_arguments(config)
+    if found is None:
+        return (yield)
+    given = config.args
+    config.args, config.stash[case_picks_key] = found
+    try:
+        return (yield)
+    finally:
+        config.args = given
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -176,6 +203,10 @@ def _eval_item_class() -> type[EvalItem] | None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if case_picks_key in config.stash:
+        from pytest_plugin_evals.plugin.selection import check_picks
+
+        check_picks(config)
     settings = config.stash[settings_key]
     eval_item = _eval_item_class()
     if eval_item is None or (settings.case_glob is None and not settings.tags):

@@ -15,7 +15,7 @@ import pytest
 from pytest_plugin_evals.mocks.discover import MockPlan, load_plan
 from pytest_plugin_evals.model import Arm, Case, LoadError
 from pytest_plugin_evals.plugin.items import EvalItem, LoadErrorItem, marker_tags
-from pytest_plugin_evals.plugin.keys import reported_mocks_key, settings_key
+from pytest_plugin_evals.plugin.keys import case_picks_key, reported_mocks_key, settings_key
 from pytest_plugin_evals.suites.directory import load_case
 from pytest_plugin_evals.suites.discover import SKIP_DIRS, Source, walk
 from pytest_plugin_evals.suites.manifest import case_plugins
@@ -87,7 +87,12 @@ class EvalsDir(pytest.Directory):
 
 
 class CaseDir(pytest.Directory):
-    """One directory-format case."""
+    """One directory-format case.
+
+    Its items' node ids are ``<folder>::<case>[<label>]``. Given back on the command line, such
+    an id (or a file of the case) is collected as the folder, and the runs it names are kept
+    here (see ``case_picks_key``): pytest itself refuses ``::`` after a folder.
+    """
 
     suite_root: Path
 
@@ -95,11 +100,30 @@ class CaseDir(pytest.Directory):
         try:
             case = load_case(self.path, self.suite_root)
         except LoadError as error:
-            yield LoadErrorItem.from_parent(
-                self, name=self.path.name, error=error, suite_root=self.suite_root
-            )
-            return
-        yield from case_items(self, case)
+            items: list[pytest.Item] = [
+                LoadErrorItem.from_parent(
+                    self, name=self.path.name, error=error, suite_root=self.suite_root
+                )
+            ]
+        else:
+            items = list(case_items(self, case))
+        picks = self.config.stash.get(case_picks_key, {}).get(self.path)
+        if picks is None:
+            return items
+        names = [item.name for item in items if isinstance(item, EvalItem)]
+        for pick in picks:
+            pick.seen, pick.runs = True, names
+        kept: list[pytest.Item] = []
+        for item in items:
+            if isinstance(item, EvalItem):
+                chosen = [p for p in picks if p.selects(item.name, item.case.name)]
+            else:  # a case that does not load (or a broken mock file), whatever run is named
+                chosen = picks
+            for pick in chosen:
+                pick.found = True
+            if chosen:
+                kept.append(item)
+        return kept
 
 
 class SuiteFile(pytest.File):

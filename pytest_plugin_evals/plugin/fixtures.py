@@ -3,13 +3,21 @@
 Every fixture here can be overridden by name in a ``conftest.py`` — for instance an
 ``eval_agent`` fixture returning your own adapter. The modules behind them are imported when a
 fixture is first used, so a project without evals pays nothing for them.
+
+The agent the ``eval_agent`` fixture makes is also made once when collection finishes, if eval
+items are to run: an agent that cannot be made or started (a ``py:`` module that does not
+import, a ``cmd:`` program that is not there, no ``claude`` binary) is one usage error before
+any run, not the same error on every item. Nothing is started to find out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import shutil
+import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -22,6 +30,7 @@ from pytest_plugin_evals.plugin.keys import (
     outcome_key,
     run_ahead_key,
     settings_key,
+    shared_key,
     soft_checks_key,
 )
 from pytest_plugin_evals.plugin.settings import EvalSettings
@@ -45,16 +54,10 @@ def eval_settings(pytestconfig: pytest.Config) -> EvalSettings:
 @pytest.fixture(scope="session")
 def eval_agent(eval_settings: EvalSettings, pytestconfig: pytest.Config) -> Agent:
     """The agent under test, as ``--eval-agent`` names it."""
-    from pytest_plugin_evals.agents import AgentError, make_agent
+    from pytest_plugin_evals.agents import AgentError
 
     try:
-        agent = make_agent(
-            eval_settings.agent,
-            claude_bin=eval_settings.claude_bin,
-            grants=eval_settings.allow_tools,
-            disallow=eval_settings.disallow_tools,
-            unconfined_shell=eval_settings.unconfined_shell,
-        )
+        agent = _make_agent(eval_settings)
     except AgentError as exc:
         problem = str(exc)
     else:
@@ -62,6 +65,111 @@ def eval_agent(eval_settings: EvalSettings, pytestconfig: pytest.Config) -> Agen
         return agent
     # Outside the except block, so the report is the one line, not a chain of exceptions.
     pytest.fail(problem, pytrace=False)
+
+
+def _make_agent(settings: EvalSettings) -> Agent:
+    from pytest_plugin_evals.agents import make_agent
+
+    return make_agent(
+        settings.agent,
+        claude_bin=settings.claude_bin,
+        grants=settings.allow_tools,
+        disallow=settings.disallow_tools,
+        unconfined_shell=settings.unconfined_shell,
+    )
+
+
+# -- the agent, made once before any run --------------------------------------------------------
+
+#: In the session's shared folder: why a worker could not make the agent (the controller
+#: reports it as the session's one usage error).
+AGENT_PROBLEM_FILE = "agent-problem.txt"
+
+
+def agent_problem(settings: EvalSettings) -> str | None:
+    """Why the agent ``--eval-agent`` names cannot be made or started, found without starting
+    anything: the adapter is made (a ``py:`` module is imported, the ``claude`` binary looked
+    up), and a ``cmd:`` program must exist and be executable (``PATH`` is searched for a bare
+    name, as when it runs)."""
+    from pytest_plugin_evals.agents import AgentError
+    from pytest_plugin_evals.agents.command import CommandAgent
+
+    try:
+        agent = _make_agent(settings)
+    except AgentError as exc:
+        return str(exc)
+    if isinstance(agent, CommandAgent):
+        program = agent.argv[0]
+        reason = _not_startable(program)
+        if reason is not None:
+            return f"--eval-agent cmd: cannot start {program!r}: {reason}"
+    return None
+
+
+def _not_startable(program: str) -> str | None:
+    if os.sep in program or (os.altsep and os.altsep in program):
+        path = Path(program).resolve()
+        if not path.exists():
+            return "no such file"
+        if path.is_dir():
+            return "it is a folder"
+        if not os.access(path, os.X_OK):
+            return "it is not executable"
+        return None
+    return None if shutil.which(program) else "not found on PATH"
+
+
+def _uses_our_agent(items: Sequence[pytest.Item]) -> bool:
+    """Whether eval items are to run with the ``eval_agent`` fixture of this module (one that
+    a ``conftest.py`` overrides makes its own agent, and is not checked)."""
+    # The items module is imported with the collectors: not loaded, no eval item was made
+    # (and a project without evals does not pay for importing it here).
+    module = sys.modules.get("pytest_plugin_evals.plugin.items")
+    if module is None:
+        return False
+    for item in items:
+        if isinstance(item, module.EvalItem):
+            info: Any = getattr(item, "_fixtureinfo", None)
+            defs = info.name2fixturedefs.get("eval_agent") if info is not None else None
+            func = getattr(defs[-1], "func", None) if defs else None
+            if getattr(func, "__module__", None) == __name__:
+                return True
+    return False
+
+
+@pytest.hookimpl(tryfirst=True)  # a worker writes the problem before xdist reports its items
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Make the agent once when eval items are to run (not under ``--collect-only`` or
+    ``--setup-plan``, which run nothing): a problem is one usage error, before any run."""
+    config = session.config
+    option = config.option
+    if getattr(option, "collectonly", False) or getattr(option, "setupplan", False):
+        return
+    if not _uses_our_agent(session.items):
+        return
+    problem = agent_problem(config.stash[settings_key])
+    if problem is None:
+        return
+    if not hasattr(config, "workerinput"):
+        raise pytest.UsageError(problem)
+    # An xdist worker: the controller raises it when this worker's collection arrives.
+    target = config.stash[shared_key] / AGENT_PROBLEM_FILE
+    draft = target.with_name(f"{target.name}.{os.getpid()}")
+    draft.write_text(problem, encoding="utf-8")
+    os.replace(draft, target)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """On the xdist controller: a worker could not make the agent (see above)."""
+    shared = node.config.stash.get(shared_key, None)
+    if shared is None:
+        return
+    try:
+        problem = (shared / AGENT_PROBLEM_FILE).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return
+    raise pytest.UsageError(problem)
 
 
 @pytest.fixture
@@ -154,6 +262,11 @@ def eval_run(
     if not isinstance(item, EvalItem):
         raise pytest.UsageError("eval_run is only available to eval items")
     config = item.config
+    if getattr(config.option, "setuponly", False) or getattr(config.option, "setupplan", False):
+        # --setup-only / --setup-plan show the fixtures: no run is made or started ahead, and
+        # nothing is spent (the test function, which would read the run, is not called).
+        yield cast("RunOutcome", None)
+        return
     ahead = config.stash.get(run_ahead_key, None)
     started = ahead.take(item) if ahead is not None else None
     nextitem = item.stash.get(next_item_key, None)

@@ -84,13 +84,71 @@ def failure_message(result: RunResult) -> str:
     for verdict in result.verdicts:
         if verdict.passed is None:
             lines.append(f"- {verdict.name}: {verdict.explanation}")
+    lines += tool_call_lines(result)
+    lines += answer_lines(result)
     return plain("\n".join(lines), newlines=True)
+
+
+#: A failure section shows at most this many characters of the answer ...
+FAILURE_ANSWER_LIMIT = 1500
+#: ... and of each tool call's input.
+FAILURE_INPUT_LIMIT = 200
+
+
+def tool_call_lines(result: RunResult) -> list[str]:
+    """The run's tool calls in order, one line each: position, name, compact input, and a
+    failed call marked (``@2 Bash {"command":"npm test"} ✗ error``)."""
+    if not result.tool_calls:
+        return ["tool calls: none"]
+    lines = [f"tool calls ({result.tool_calls}):"]
+    for index, call in enumerate(result.tool_call_list):
+        shown = call.input
+        if len(shown) > FAILURE_INPUT_LIMIT:
+            shown = shown[: FAILURE_INPUT_LIMIT - 1] + "…"
+        mark = " ✗ error" if call.is_error else ""
+        lines.append(f"  @{index} {call.name} {shown}{mark}")
+    more = result.tool_calls - len(result.tool_call_list)
+    if more > 0:
+        lines.append(f"  [… {more} more not listed]")
+    return lines
+
+
+def answer_lines(result: RunResult) -> list[str]:
+    """The run's final answer, indented, its first :data:`FAILURE_ANSWER_LIMIT` characters."""
+    answer = result.answer
+    if not answer.strip():
+        return ["answer: (empty)"]
+    total = f"{len(answer):,}{'+' if result.answer_truncated else ''}"
+    lines = [f"answer ({total} characters):"]
+    shown = answer[:FAILURE_ANSWER_LIMIT].replace("\r\n", "\n").rstrip("\n")
+    lines += [f"  {line}" for line in shown.split("\n")]  # a lone \r shows as ␍
+    if len(answer) > FAILURE_ANSWER_LIMIT or result.answer_truncated:
+        lines.append(f"  [… cut: the first {FAILURE_ANSWER_LIMIT:,} of {total} characters shown]")
+    return lines
 
 
 def report_record(node: pytest.Item, record: Record) -> None:
     """Put ``record`` on the item's report (replacing one reported earlier)."""
     node.user_properties[:] = [p for p in node.user_properties if p[0] != RECORD_PROPERTY]
     node.user_properties.append((RECORD_PROPERTY, encode(record)))
+
+
+def as_parsed(node: pytest.Item) -> None:
+    """Give ``node`` the structured node id that pytest parses back from its own printed form.
+
+    pytest 9.2 keeps a node id as parts: path, names and parameters, the ``[...]`` of a
+    parametrized test. An item named ``plants[1]`` that is not parametrized would be kept as
+    the name ``plants[1]``, while the id read back from the cache (``--lf``, ``--ff``, ``--sw``,
+    ``--nf``) parses as the name ``plants`` with the parameters ``1``: the two never compare
+    equal, so every eval item would look new and none failed before. Older pytest keeps
+    strings, which compare equal already.
+    """
+    current = getattr(node, "_id", None)
+    parse = getattr(type(current), "parse", None)
+    if parse is not None:
+        parsed = parse(str(current))
+        if parsed != current:
+            node._id = parsed
 
 
 class EvalItem(pytest.Function):
@@ -116,6 +174,7 @@ class EvalItem(pytest.Function):
     ) -> EvalItem:
         label = f"{arm}-{run}" if arm != "single" else f"{run}"
         item = cls.from_parent(parent, name=f"{case.name}[{label}]", callobj=_run_eval)
+        as_parsed(item)
         item.case, item.arm, item.run, item.plugin, item.two_arm = case, arm, run, plugin, two_arm
         item.add_marker(pytest.mark.evals(case=case.name, arm=arm, run=run))
         for tag in marker_tags(case.tags):
@@ -156,6 +215,7 @@ class LoadErrorItem(pytest.Item):
 
     def __init__(self, *, error: LoadError, suite_root: Path, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        as_parsed(self)  # its name is a case's, which may hold ``[`` or ``::``
         self.error = error
         self.suite_root = suite_root
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -10,8 +11,9 @@ if TYPE_CHECKING:
     from pytest_plugin_evals.agents import Agent
     from pytest_plugin_evals.graders.assertions import SoftChecks
     from pytest_plugin_evals.judges import Judge
-    from pytest_plugin_evals.plugin.ledger import SpendLedger
+    from pytest_plugin_evals.plugin.ledger import SpendLedger, StopSign
     from pytest_plugin_evals.plugin.runs import RunAhead, RunMaker
+    from pytest_plugin_evals.plugin.selection import CasePick
     from pytest_plugin_evals.plugin.session import EvalSession
     from pytest_plugin_evals.plugin.settings import EvalSettings
     from pytest_plugin_evals.reporting.document import SessionResult
@@ -25,8 +27,12 @@ RECORD_PROPERTY = "plugin_evals"
 settings_key: pytest.StashKey[EvalSettings] = pytest.StashKey()
 #: config: the session's timestamp (``2026-11-30T07-07-59-533Z``), shared with xdist workers.
 stamp_key: pytest.StashKey[str] = pytest.StashKey()
-#: config: the session's spend ledger (shared with xdist workers through its path).
+#: config: the folder the session's processes share (made when first written to).
+shared_key: pytest.StashKey[Path] = pytest.StashKey()
+#: config: the session's spend ledger (under a cost ceiling), in the shared folder.
 ledger_key: pytest.StashKey[SpendLedger] = pytest.StashKey()
+#: config: the sign that stops runs from starting (a rejected credential), in the shared folder.
+stop_key: pytest.StashKey[StopSign] = pytest.StashKey()
 #: config (controller only): the session that gathers records, scores and gates.
 session_key: pytest.StashKey[EvalSession] = pytest.StashKey()
 #: config (controller only): the session's result, once computed.
@@ -40,6 +46,9 @@ judge_key: pytest.StashKey[Judge | None] = pytest.StashKey()
 #: config: this process's run maker, and its runs made ahead of their items' setup.
 maker_key: pytest.StashKey[RunMaker] = pytest.StashKey()
 run_ahead_key: pytest.StashKey[RunAhead] = pytest.StashKey()
+#: config: the case folders whose runs the command line names (``evals/x::x[1]``), each with
+#: its picks (a folder another argument collects whole is not in it).
+case_picks_key: pytest.StashKey[dict[Path, list[CasePick]]] = pytest.StashKey()
 #: item: the item that runs after it in this process (pytest's ``nextitem``).
 next_item_key: pytest.StashKey[pytest.Item] = pytest.StashKey()
 #: item: the soft checks of the ``eval_checks`` fixture.

@@ -1,7 +1,10 @@
-"""What the session has spent, shared by every process of the session (xdist workers too).
+"""What every process of a session shares (xdist workers too), through files in one folder.
 
-One line per finished run is appended to a file under an exclusive lock; the total is their
-exact sum (``math.fsum``: the same whatever order the workers wrote in).
+- :class:`SpendLedger`: what the session has spent. One line per finished run is appended to
+  a file under an exclusive lock; the total is their exact sum (``math.fsum``: the same
+  whatever order the workers wrote in).
+- :class:`StopSign`: why no further run may start (a rejected credential), once any process
+  has found out. The first reason written stays.
 """
 
 from __future__ import annotations
@@ -58,3 +61,26 @@ def _amount(line: str) -> float:
     except ValueError:
         return 0.0
     return value if math.isfinite(value) and value > 0 else 0.0
+
+
+class StopSign:
+    """A reason to start no more runs, written once by whichever process finds it first."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+
+    def put(self, reason: str, message: str) -> None:
+        """Raise the sign (a sign already up stays as it is)."""
+        try:
+            with self.path.open("x", encoding="utf-8") as fh:
+                fh.write(f"{reason}\n{message}\n")
+        except FileExistsError:
+            pass
+
+    def read(self) -> tuple[str, str] | None:
+        """The reason and its message, once the sign is up."""
+        try:
+            reason, _, message = self.path.read_text(encoding="utf-8").partition("\n")
+        except FileNotFoundError:
+            return None
+        return (reason, message.strip()) if reason else None

@@ -286,7 +286,9 @@ def read_settings(config: pytest.Config) -> EvalSettings:
 
 def _agent(config: pytest.Config) -> str:
     """``--eval-agent``, its form checked now (one line, nothing runs); the adapter itself
-    (an import, a binary) is made when the first eval item runs."""
+    (an import, a binary, a ``cmd:`` program) is made and checked once collection finishes
+    with eval items to run, so a project without evals never pays for it (see
+    :func:`pytest_plugin_evals.plugin.fixtures.agent_problem`)."""
     from pytest_plugin_evals.agents import AgentError, check_spec
 
     raw, _ = _value(config, "--eval-agent")

@@ -22,7 +22,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_plugin_evals.plugin.keys import agent_key, judge_key, ledger_key, stamp_key
+from pytest_plugin_evals.plugin.keys import (
+    agent_key,
+    judge_key,
+    ledger_key,
+    shared_key,
+    stamp_key,
+    stop_key,
+)
 from pytest_plugin_evals.plugin.settings import EvalSettings, results_dir
 from pytest_plugin_evals.util.process import IdleMeter
 
@@ -31,6 +38,18 @@ if TYPE_CHECKING:
     from pytest_plugin_evals.judges import Judge
     from pytest_plugin_evals.plugin.items import EvalItem
     from pytest_plugin_evals.runner import RunOptions, RunOutcome
+
+
+def session_tag(config: pytest.Config) -> str:
+    """The session's token in every run's environment: its shared folder's unique name."""
+    return config.stash[shared_key].name
+
+
+#: Why runs stop starting after a credential was rejected.
+AUTH_STOP = (
+    "a run could not authenticate — every remaining run would fail the same way, so no more "
+    "runs are started"
+)
 
 
 @dataclass(frozen=True)
@@ -45,14 +64,41 @@ class RunMaker:
     """Makes runs: one folder each in this process's runs folder, the session's options."""
 
     def __init__(self, config: pytest.Config, settings: EvalSettings, root: Path) -> None:
+        from pytest_plugin_evals.plugin.interrupts import terminate_as_interrupt
+
         self.config = config
         self.settings = settings
         self.root = root
         self.made = itertools.count(1)
+        #: The session's one results folder, once chosen (see :meth:`results_for`).
+        self.results: Path | None = None
+        terminate_as_interrupt(config)  # this process makes runs: SIGTERM must not orphan them
+
+    def results_for(self, item: EvalItem) -> Path:
+        """The session's results folder, the same for every format and in every process: it
+        is chosen from the suites of all selected items (each xdist worker selects the same),
+        and a runs folder another session left there is cleared first."""
+        if self.results is None:
+            from pytest_plugin_evals.plugin.items import EvalItem
+            from pytest_plugin_evals.plugin.settings import common_suite_root
+            from pytest_plugin_evals.recording import claim_runs_folder
+
+            roots = [i.case.suite_root for i in item.session.items if isinstance(i, EvalItem)]
+            root = common_suite_root(roots) or item.case.suite_root
+            self.results = results_dir(self.settings, root, self.config.stash[stamp_key])
+            agent = self.config.stash.get(agent_key, None)
+            replayed = getattr(agent, "folder", None)
+            if replayed is None or Path(replayed).resolve() != self.results.resolve():
+                claim_runs_folder(self.results / "runs", session_tag(self.config))
+        return self.results
 
     def skip(self, item: EvalItem) -> Skip | None:
         """Why the item's run is not started, if it is not."""
         case, settings = item.case, self.settings
+        stop = self.config.stash.get(stop_key, None)
+        sign = stop.read() if stop is not None else None
+        if sign is not None:
+            return Skip(f"run not started: {sign[1]}", sign[0])
         missing = [name for name in case.requires_secret if not os.environ.get(name)]
         if missing:
             return Skip(f"missing required secret(s): {', '.join(missing)}", "missing_secret")
@@ -76,9 +122,8 @@ class RunMaker:
         from pytest_plugin_evals.runner import RunOptions
 
         settings = self.settings
-        stamp = self.config.stash[stamp_key]
         return RunOptions(
-            runs_dir=results_dir(settings, item.case.suite_root, stamp) / "runs",
+            runs_dir=self.results_for(item) / "runs",
             env_pass=settings.env_pass,
             keep_temp=settings.keep_temp,
             model_override=settings.model,
@@ -91,6 +136,7 @@ class RunMaker:
             judge_model=settings.judge_model,
             judge_claude_bin=settings.claude_bin,
             grader_timeout=settings.grader_timeout,
+            session_tag=session_tag(self.config),
         )
 
     def make(self, item: EvalItem, agent: Agent, judge: Judge | None) -> RunOutcome:
@@ -102,7 +148,7 @@ class RunMaker:
         paid_budget = None
         if settings.max_cost_usd is not None and ledger is not None:
             paid_budget = settings.max_cost_usd - ledger.spent()
-        return execute_run(
+        outcome = execute_run(
             item.case,
             item.arm,
             item.run,
@@ -114,6 +160,10 @@ class RunMaker:
             mock_plan=item.mock_plan,
             paid_budget=paid_budget,
         )
+        if outcome.result.infra_error == "auth" and stop_key in self.config.stash:
+            # Every remaining run would be refused the same way: none is started.
+            self.config.stash[stop_key].put("auth_failed", AUTH_STOP)
+        return outcome
 
 
 #: The share of CPU time that must have gone unused lately for a run to be started ahead.

@@ -25,13 +25,19 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_plugin_evals.plugin.keys import RECORD_PROPERTY, result_key
+from pytest_plugin_evals.plugin.keys import RECORD_PROPERTY, maker_key, result_key
 from pytest_plugin_evals.plugin.settings import EvalSettings
 from pytest_plugin_evals.util.timestamps import utc_iso
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.records import Record
-    from pytest_plugin_evals.reporting.document import SessionResult
+    from pytest_plugin_evals.reporting.document import NotStarted, SessionResult
+
+#: What credentials a claude run can use (said when one was rejected).
+CREDENTIALS_HINT = (
+    "Runs use ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN (from `claude setup-token`) or a cloud "
+    "provider's variables; a /login session is not carried into a run's isolated home."
+)
 
 #: The ``[label]`` of a run item: ``[with-2]``, ``[without-1]``, ``[3]``.
 _RUN_LABEL = re.compile(r"\[(?:with-|without-)?\d+\]$")
@@ -83,7 +89,9 @@ class EvalSession:
         self.paths: list[tuple[str, Path]] = []
         self.gate_message: str | None = None
         self.write_error: str | None = None
-        self.ceiling_hit = False
+        self.partial_reason: str | None = None
+        #: Failed reports so far (as pytest counts them for ``--maxfail``).
+        self.failures = 0
         self.results_dir: Path | None = None
 
     # -- what was selected ------------------------------------------------------------------
@@ -96,6 +104,23 @@ class EvalSession:
             group = case_group(nodeid)
             if group is not None:
                 self.expected[group] = self.expected.get(group, 0) + 1
+        if self.expected:
+            from pytest_plugin_evals.plugin.interrupts import terminate_as_interrupt
+
+            terminate_as_interrupt(self.config)  # the document is written on SIGTERM too
+            self._say_credentials()
+
+    def _say_credentials(self) -> None:
+        """Say at the start, in one line, when claude runs would have no credential."""
+        if self.settings.agent != "claude":
+            return
+        from pytest_plugin_evals.agents.claude.auth import credential_notice
+
+        notice = credential_notice(os.environ, Path.home())
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if notice is not None and reporter is not None:
+            reporter.ensure_newline()
+            reporter.write_line(notice, yellow=True)
 
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -105,6 +130,13 @@ class EvalSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self._take(report)
+        if report.failed and not hasattr(report, "wasxfail"):
+            self.failures += 1  # as pytest counts them for --maxfail
+
+    def _take(self, report: pytest.TestReport) -> None:
+        """Keep the report's record; under a threshold below 1, decide a case whose last run
+        has reported."""
         record = record_of(report)
         if record is None:
             return
@@ -151,15 +183,18 @@ class EvalSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        from pytest_plugin_evals.plugin.runs import session_tag
+        from pytest_plugin_evals.util.process import SESSION_TAG, kill_tagged
+
+        # Nothing a run started outlives the session (a worker stopped mid-run included).
+        kill_tagged(SESSION_TAG, session_tag(self.config))
         if not self.records:
             return
-        from pytest_plugin_evals.records import SkippedRun
         from pytest_plugin_evals.reporting.document import summarize
 
         records = list(self.records.values())
-        self.ceiling_hit = any(
-            isinstance(r, SkippedRun) and r.reason == "cost_ceiling" for r in records
-        )
+        not_started = self._not_started()
+        self.partial_reason = self._partial_reason(records, exitstatus, bool(not_started))
         concurrency = int(getattr(self.config.option, "numprocesses", 0) or 0) or 1
         result = summarize(
             records,
@@ -172,12 +207,48 @@ class EvalSession:
             agent=self.settings.agent,
             case_filter=self.settings.case_glob,
             tag_filters=self.settings.tags,
-            partial_reason="cost_ceiling" if self.ceiling_hit else None,
+            partial_reason=self.partial_reason,
+            not_started=not_started,
         )
         self.result = result
         self.config.stash[result_key] = result
-        self.results_dir = self.settings.output_dir or (self.suite_root() / "results" / self.stamp)
+        self.results_dir = self._results_dir()
         self._gate(session, result)
+
+    def _not_started(self) -> list[NotStarted]:
+        """The selected runs of each case that never reported (an interruption, ``-x``)."""
+        from pytest_plugin_evals.reporting.document import NotStarted
+
+        done: dict[str, int] = {}
+        for nodeid in self.records:
+            group = case_group(nodeid)
+            if group is not None:
+                done[group] = done.get(group, 0) + 1
+        return [
+            NotStarted(group, group.rpartition("::")[2], count - done.get(group, 0))
+            for group, count in sorted(self.expected.items())
+            if count > done.get(group, 0)
+        ]
+
+    def _partial_reason(
+        self, records: list[Record], exitstatus: int, unfinished: bool
+    ) -> str | None:
+        """Why the result is partial beyond runs that could not be made, if it is."""
+        from pytest_plugin_evals.records import RunRecord, SkippedRun
+
+        reasons = {r.reason for r in records if isinstance(r, SkippedRun)}
+        if "cost_ceiling" in reasons:
+            return "cost_ceiling"
+        if "auth_failed" in reasons or any(
+            isinstance(r, RunRecord) and r.result.infra_error == "auth" for r in records
+        ):
+            return "auth_failed"
+        maxfail = int(getattr(self.config.option, "maxfail", 0) or 0)
+        if unfinished and maxfail and self.failures >= maxfail:
+            return "maxfail"
+        if exitstatus == pytest.ExitCode.INTERRUPTED or unfinished:
+            return "interrupted"
+        return None
 
     def _ablation(self, records: list[Record]) -> str:
         """The ablation the session ran: with-without when any case ran two arms."""
@@ -189,35 +260,62 @@ class EvalSession:
         return "with-without" if any(r.two_arm for r in runs) else "none"
 
     def suite_root(self) -> Path:
+        from pytest_plugin_evals.plugin.settings import common_suite_root
         from pytest_plugin_evals.records import LoadErrorRecord
 
-        roots = sorted(
-            {
-                r.suite_root if isinstance(r, LoadErrorRecord) else r.case.suite_root
-                for r in self.records.values()
-            }
-            - {""}
+        root = common_suite_root(
+            r.suite_root if isinstance(r, LoadErrorRecord) else r.case.suite_root
+            for r in self.records.values()
         )
-        if len(roots) == 1:
-            return Path(roots[0])
-        if not roots:
-            return Path(self.config.rootpath)
-        common = Path(os.path.commonpath(roots))
-        # A plugin's package.json suite sits beside its evals folder: results go in evals/.
-        return common / "evals" if str(common / "evals") in roots else common
+        return root if root is not None else Path(self.config.rootpath)
+
+    def _results_dir(self) -> Path:
+        """The session's one results folder: where its runs were recorded (every process
+        chose the same one, from the same selected items), else where they would have been."""
+        from pytest_plugin_evals.records import RunRecord
+
+        maker = self.config.stash.get(maker_key, None)
+        if maker is not None and maker.results is not None:
+            return maker.results
+        for record in self.records.values():
+            if isinstance(record, RunRecord) and record.result.trace_path:
+                return Path(record.result.trace_path).parents[3]  # runs/<case>/<arm-n>/trace
+        from pytest_plugin_evals.plugin.settings import results_dir
+
+        return results_dir(self.settings, self.suite_root(), self.stamp)
 
     def _gate(self, session: pytest.Session, result: SessionResult) -> None:
-        from pytest_plugin_evals.scoring import gate
+        from pytest_plugin_evals.reporting.document import session_gate
 
-        if self.ceiling_hit:
+        reason = self.partial_reason
+        if reason == "cost_ceiling":
             session.exitstatus = 2
             self.gate_message = (
                 f"cost ceiling ${self.settings.max_cost_usd:g} reached: the remaining runs were "
                 "not started; the result is partial (exit status 2)"
             )
             return
-        verdict = gate([(c.name, c.aggregates.score) for c in result.cases], result.threshold)
-        if not verdict.met:
+        if reason == "auth_failed":
+            session.exitstatus = 2
+            self.gate_message = (
+                "a run could not authenticate: the remaining runs were not started; the result "
+                f"is partial (exit status 2). {CREDENTIALS_HINT}"
+            )
+            return
+        if reason in ("interrupted", "maxfail"):
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.INTERRUPTED
+            missing = result.aggregates.runs_not_started
+            why = "the session was interrupted" if reason == "interrupted" else "-x/--maxfail"
+            self.gate_message = (
+                f"{why}: {missing} selected run(s) of {len(result.not_started)} case(s) were not "
+                "started; the result is partial and no threshold is met"
+            )
+            return
+        verdict, ungated = session_gate(result.cases, result.threshold)
+        if ungated is not None:
+            self.gate_message = ungated
+        elif not verdict.met:
             if session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
             self.gate_message = verdict.message

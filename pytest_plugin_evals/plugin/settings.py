@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,3 +65,16 @@ def results_dir(settings: EvalSettings, suite_root: Path, stamp: str) -> Path:
     if settings.output_dir is not None:
         return settings.output_dir
     return suite_root / "results" / stamp
+
+
+def common_suite_root(roots: Iterable[Path | str]) -> Path | None:
+    """The one folder a session's suites share (its results go under it): the suite root when
+    there is one; a plugin's ``package.json`` suite sits beside its ``evals/`` folder, whose
+    results folder they share; else the folders' common parent."""
+    found = sorted({str(root) for root in roots} - {""})
+    if not found:
+        return None
+    if len(found) == 1:
+        return Path(found[0])
+    common = Path(os.path.commonpath(found))
+    return common / "evals" if str(common / "evals") in found else common

@@ -1,14 +1,15 @@
 """What only an xdist controller needs (registered only when pytest-xdist is active).
 
-The workers get the session's timestamp (so every run lands in one results folder) and its
-spend ledger; the session learns which run items were selected from the workers' collection.
+The workers get the session's timestamp (so every run lands in one results folder) and the
+folder of its shared files (spend ledger, stop sign); the session learns which run items were
+selected from the workers' collection.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pytest_plugin_evals.plugin.keys import ledger_key, stamp_key
+from pytest_plugin_evals.plugin.keys import shared_key, stamp_key
 from pytest_plugin_evals.plugin.session import EvalSession
 
 
@@ -18,9 +19,7 @@ class XdistHooks:
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["eval_stamp"] = node.config.stash[stamp_key]
-        ledger = node.config.stash.get(ledger_key, None)
-        if ledger is not None:
-            node.workerinput["eval_ledger"] = str(ledger.path)
+        node.workerinput["eval_shared"] = str(node.config.stash[shared_key])
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self.session.expect(ids)

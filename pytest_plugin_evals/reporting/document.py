@@ -32,7 +32,7 @@ from pytest_plugin_evals.records import (
     run_from_json,
     run_to_json,
 )
-from pytest_plugin_evals.scoring import CaseAggregates, case_aggregates, clean, gate, mean
+from pytest_plugin_evals.scoring import CaseAggregates, Gate, case_aggregates, clean, gate, mean
 
 SCHEMA_VERSION = 1
 
@@ -82,6 +82,16 @@ class SuiteInfo:
 
 
 @dataclass(frozen=True)
+class NotStarted:
+    """Selected runs of one case that were never started (an interruption, ``-x``)."""
+
+    #: The node id every run item of the case shares (its id without the ``[run]`` label).
+    nodeid: str
+    case: str
+    runs: int
+
+
+@dataclass(frozen=True)
 class SuiteAggregates:
     cases_total: int = 0
     cases_passed: int = 0
@@ -94,6 +104,7 @@ class SuiteAggregates:
     runs_errored: int = 0
     runs_not_made: int = 0
     runs_skipped: int = 0
+    runs_not_started: int = 0
     threshold_met: bool = False
 
 
@@ -114,6 +125,10 @@ class SessionResult:
     errors: dict[str, int] = field(default_factory=dict)
     #: Runs never started, by reason.
     skipped: dict[str, int] = field(default_factory=dict)
+    #: Selected runs the session never got to, by case.
+    not_started: tuple[NotStarted, ...] = ()
+    #: Why no gate was applied (no with-arm run was selected), if none was.
+    ungated: str | None = None
 
     @property
     def two_arm(self) -> bool:
@@ -199,8 +214,13 @@ def summarize(
     case_filter: str | None = None,
     tag_filters: Sequence[str] = (),
     partial_reason: str | None = None,
+    not_started: Sequence[NotStarted] = (),
 ) -> SessionResult:
-    """The session's result from the items' records, whatever order they arrived in."""
+    """The session's result from the items' records, whatever order they arrived in.
+
+    ``not_started`` are selected runs the session never got to: the result is then partial
+    (``partial_reason`` says why) and the threshold is not met.
+    """
     slots: dict[tuple[str, str, str, str], _Slot] = {}
     load_errors: list[LoadErrorRecord] = []
     plugins: dict[tuple[str, str], PluginInfo] = {}
@@ -223,13 +243,17 @@ def summarize(
     cases = tuple(_case_result(slot, threshold) for _, slot in sorted(slots.items()) if slot.runs)
     every_run = [r.result for c in cases for r in c.runs]
     errors = Counter(str(r.infra_error) for r in every_run if r.infra_error)
-    partial = bool(partial_reason) or bool(errors)
+    partial = bool(partial_reason) or bool(errors) or bool(not_started)
     roots = {c.case.suite_root for c in cases if c.case.suite_root}
     scored = [c.aggregates for c in cases if c.aggregates.score is not None]
     deltas = [a.delta for a in scored if a.delta is not None]
-    result_gate = gate([(c.name, c.aggregates.score) for c in cases], threshold)
+    result_gate, ungated = session_gate(cases, threshold)
+    started = {r.nodeid for c in cases for r in c.runs}
+    unseen = [
+        n for n in not_started if not any(nodeid.startswith(n.nodeid + "[") for nodeid in started)
+    ]
     aggregates = SuiteAggregates(
-        cases_total=len(cases),
+        cases_total=len(cases) + len(unseen),
         cases_passed=sum(1 for c in cases if c.aggregates.passed),
         overall_score=mean([a.score for a in scored if a.score is not None]),
         overall_pass_rate=mean([a.pass_rate for a in scored if a.pass_rate is not None]),
@@ -242,7 +266,8 @@ def summarize(
         runs_errored=sum(1 for r in every_run if r.graded and r.error),
         runs_not_made=sum(errors.values()),
         runs_skipped=sum(skipped.values()),
-        threshold_met=result_gate.met,
+        runs_not_started=sum(n.runs for n in not_started),
+        threshold_met=result_gate.met and not not_started,
     )
     load_errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
     return SessionResult(
@@ -266,7 +291,22 @@ def summarize(
         load_errors=tuple(load_errors),
         errors=dict(sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))),
         skipped=dict(sorted(skipped.items())),
+        not_started=tuple(sorted(not_started, key=lambda n: n.nodeid)),
+        ungated=ungated,
     )
+
+
+#: Said when a session selected no with-arm run (``-m "evals(arm='without')"``).
+UNGATED = "no with-arm run was selected: no threshold applies (the runs are measurements)"
+
+
+def session_gate(cases: Sequence[CaseResult], threshold: float) -> tuple[Gate, str | None]:
+    """The threshold applied to the cases with a with-arm run (without-arm runs alone are
+    measurements); the second value says why no gate applies, when none does."""
+    gated = [c for c in cases if c.with_runs]
+    if cases and not gated:
+        return Gate(met=True, message=UNGATED), UNGATED
+    return gate([(c.name, c.aggregates.score) for c in gated], threshold), None
 
 
 def _case_result(slot: _Slot, threshold: float) -> CaseResult:
@@ -357,6 +397,7 @@ def document_json(result: SessionResult) -> JSONObject:
         "runsErrored": agg.runs_errored,
         "runsNotMade": agg.runs_not_made,
         "runsSkipped": agg.runs_skipped,
+        "runsNotStarted": agg.runs_not_started,
         "thresholdMet": agg.threshold_met,
     }
     return {
@@ -383,6 +424,10 @@ def document_json(result: SessionResult) -> JSONObject:
         ],
         "errors": dict(result.errors),
         "skipped": dict(result.skipped),
+        "notStarted": [
+            {"case": n.case, "nodeid": n.nodeid, "runs": n.runs} for n in result.not_started
+        ],
+        **({"ungated": result.ungated} if result.ungated else {}),
     }
 
 
@@ -491,6 +536,7 @@ def load_document(doc: Mapping[str, Any]) -> SessionResult:
             runs_errored=int(agg.get("runsErrored") or 0),
             runs_not_made=int(agg.get("runsNotMade") or 0),
             runs_skipped=int(agg.get("runsSkipped") or 0),
+            runs_not_started=int(agg.get("runsNotStarted") or 0),
             threshold_met=bool(agg.get("thresholdMet")),
         ),
         load_errors=tuple(
@@ -502,4 +548,10 @@ def load_document(doc: Mapping[str, Any]) -> SessionResult:
         ),
         errors={str(k): int(v) for k, v in (doc.get("errors") or {}).items()},
         skipped={str(k): int(v) for k, v in (doc.get("skipped") or {}).items()},
+        not_started=tuple(
+            NotStarted(str(n.get("nodeid", "")), str(n.get("case", "")), int(n.get("runs") or 0))
+            for n in doc.get("notStarted") or []
+            if isinstance(n, Mapping)
+        ),
+        ungated=str(doc["ungated"]) if doc.get("ungated") else None,
     )

@@ -297,3 +297,41 @@ class IdleMeter:
             self.fraction = idle / total
             self.last = now
         return self.fraction
+
+
+#: Environment variables that tag every process a run starts (and all they start in turn,
+#: ``setsid`` or not): the run's own token, and the session's.
+RUN_TAG = "PYTEST_PLUGIN_EVALS_RUN"
+SESSION_TAG = "PYTEST_PLUGIN_EVALS_SESSION"
+
+
+def kill_tagged(name: str, value: str) -> int:
+    """Kill every process of this user whose environment holds ``name=value``: what a run left
+    behind, wherever it went (a new session, a new process group, a parent of PID 1). Linux
+    (``/proc``); elsewhere nothing is found. Returns how many processes were killed."""
+    needle = b"\0" + f"{name}={value}".encode() + b"\0"
+    killed = {os.getpid()}
+    for _ in range(5):  # what a dying process started while it was being found
+        found = [pid for pid in _pids() if pid not in killed and needle in _environ(pid)]
+        if not found:
+            break
+        for pid in found:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+    return len(killed) - 1
+
+
+def _pids() -> list[int]:
+    try:
+        return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
+    except OSError:
+        return []
+
+
+def _environ(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            return b"\0" + fh.read() + b"\0"
+    except OSError:
+        return b""

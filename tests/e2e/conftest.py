@@ -35,7 +35,7 @@ def run_evals(
         out.unlink(missing_ok=True)
         result = pytester.runpytest(
             "evals", "-p", "no:cacheprovider", "--eval-agent", "claude",
-            "--eval-claude-bin", claude_bin, "--eval-json", "out.json", *args,
+            f"--eval-claude-bin={claude_bin}", "--eval-json", "out.json", *args,
         )  # fmt: skip
         doc = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
         return result, doc
@@ -68,7 +68,7 @@ def _run_both(
     our_grants = [arg for g in grants for arg in ("--eval-allow-tools", g)]
     mine = subprocess.run(
         [sys.executable, "-m", "pytest", str(plugin / "evals"), "-p", "no:cacheprovider",
-         "--eval-agent", "claude", "--eval-claude-bin", claude_bin, *our_grants,
+         "--eval-agent", "claude", f"--eval-claude-bin={claude_bin}", *our_grants,
          "--eval-json", str(ours), "--rootdir", str(plugin)],
         env=env, cwd=plugin, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip

@@ -223,12 +223,17 @@ def test_agent_that_cannot_start_is_an_error_kept_out_of_scores(
     case(
         pytester, "nostart", "---\nruns: 1\n---\nHello\n", hi="---\ntype: regex\npattern: hi\n---\n"
     )
+    # There and executable, so the check before the session passes, but no program at all:
+    # it fails to start in the run (a missing one is one usage error: test_failure_reports).
+    broken = pytester.path / "broken-agent"
+    broken.write_bytes(b"\x00\x01 not a program")
+    broken.chmod(0o755)
     result = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", "cmd:/nonexistent/agent", "--eval-json", "o.json"
+        "evals", *plugin_args, "--eval-agent", f"cmd:{broken}", "--eval-json", "o.json"
     )
     result.assert_outcomes(errors=1)
     assert result.ret != pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["*could not start '/nonexistent/agent'*"])
+    result.stdout.fnmatch_lines([f"*could not start '{broken}'*"])
     doc = read_doc("o.json")
     assert doc["partial"] is True
     assert doc["errors"] == {"agent_start": 1}
@@ -316,10 +321,12 @@ def test_agent_module_that_cannot_be_imported(
 ) -> None:
     case(pytester, "c", "---\nruns: 2\n---\nHello\n", hi="---\ntype: regex\npattern: hi\n---\n")
     result = pytester.runpytest("evals", *plugin_args, "--eval-agent", "py:no_such_agent_mod:run")
-    result.assert_outcomes(errors=2)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.assert_outcomes()  # no item ran
     line = "--eval-agent py: cannot import 'no_such_agent_mod': No module named 'no_such_agent_mod'"
-    assert result.stdout.lines.count(line) == 2  # once per item, as a plain line
-    output = result.stdout.str()
+    output = result.stdout.str() + result.stderr.str()
+    assert output.count(line) == 1  # once for the session, as a plain line
+    assert f"ERROR: {line}" in result.stderr.lines
     assert "Traceback" not in output and "During handling" not in output
 
 

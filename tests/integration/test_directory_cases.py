@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests.helpers import needs_marker_arguments
 
 PLUGIN_JSON = '{"name": "release-helper", "version": "1.2.0"}'
 
@@ -105,6 +108,7 @@ def test_two_arms_score_and_delta(
     )
 
 
+@needs_marker_arguments
 def test_item_ids_and_marker_selection(pytester: pytest.Pytester, scripted_agent) -> None:
     make_plugin(pytester)
     result = pytester.runpytest("evals", "--collect-only", "-q")
@@ -255,3 +259,24 @@ def test_junit_property_holds_json(pytester: pytest.Pytester, scripted_agent) ->
     records = [json.loads(p.get("value", "")) for p in props]
     assert {r["arm"] for r in records} == {"with", "without"}
     assert all(r["case"]["name"] == "suggests-version" for r in records)
+
+
+@needs_marker_arguments
+def test_a_session_of_without_arm_runs_only_applies_no_gate(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any
+) -> None:
+    """``-m "evals(arm='without')"`` measures the agent without the plugin: nothing to gate."""
+    make_plugin(pytester)
+    result = pytester.runpytest(
+        "evals", *plugin_args, "-m", "evals(arm='without')", "--eval-agent",
+        scripted_agent(RULES), "--eval-json", "out.json",
+    )  # fmt: skip
+    assert result.ret == 0
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        ["no with-arm run was selected: no threshold applies (the runs are measurements)"]
+    )
+    doc = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    assert doc["aggregates"]["thresholdMet"] is True
+    assert doc["ungated"].startswith("no with-arm run was selected")
+    assert "have no graded run" not in result.stdout.str()

@@ -64,7 +64,7 @@ def backend_args(kind: str, claude_bin: str | None) -> list[str]:
     if kind == "openai":
         return ["--eval-judge", "openai", "--eval-judge-model", "local-judge"]
     if kind == "claude":
-        return ["--eval-judge", "claude", "--eval-claude-bin", str(claude_bin)]
+        return ["--eval-judge", "claude", f"--eval-claude-bin={claude_bin}"]
     return ["--eval-judge", "anthropic"]
 
 
@@ -146,6 +146,12 @@ def test_an_unreadable_verdict_is_an_error(
     result, doc = run(pytester, scripted_agent, "--eval-judge", "anthropic")
     result.assert_outcomes(errors=2)
     assert doc["errors"] == {"judge": 2}
+    # Nothing computed is dropped: the free grader's verdict stays, the judged ones say why.
+    judged = next(c for c in doc["cases"] if c["name"] == "judged")
+    verdicts = {g["name"]: g for g in judged["arms"]["with"][0]["graders"]}
+    assert verdicts["answer"]["passed"] is True
+    assert verdicts["rubric"]["passed"] is None and verdicts["rubric"]["error"] == "judge"
+    assert "neither PASS nor FAIL" in verdicts["rubric"]["explanation"]
 
 
 def test_no_judge_skips_paid_graders_and_keeps_free_ones(

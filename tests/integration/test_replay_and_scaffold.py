@@ -81,7 +81,8 @@ def test_replay_regrades_the_recorded_runs_with_the_current_graders(
     assert verdicts(first["with"]) == {"answer": True}
     assert verdicts(first["without"]) == {"answer": False}
     # Every run is kept: trace, created files, metadata.
-    runs = pytester.path / "rec" / "runs" / "next"
+    (runs,) = (p for p in (pytester.path / "rec" / "runs").iterdir() if p.is_dir())
+    assert runs.name.startswith("next-")  # the case's folder: its name and a short hash
     assert sorted(p.name for p in runs.iterdir()) == ["with-1", "without-1"]
     kept = runs / "with-1"
     meta = json.loads((kept / "meta.json").read_text(encoding="utf-8"))
@@ -258,3 +259,68 @@ def test_a_failing_scaffold_is_a_run_error_with_no_grades(
     for run in case["arms"]["with"]:
         assert run["error"] == "scaffold failed (exit 3): boom"
         assert run["graders"] == []
+
+
+FOUR_FORMATS = {
+    ".claude-plugin/plugin.json": '{"name": "kit"}',
+    "evals/dir case/prompt.md": "---\nruns: 1\n---\nFormat dir: say done.\n",
+    "evals/dir case/graders/done.md": "---\ntype: regex\npattern: done\n---\n",
+    "evals/evals.json": json.dumps(
+        {"cases": [{"name": "json case", "prompt": "Format json: say done.", "expect": {
+            "contains": ["done"]}}]}
+    ),
+    "evals/golden/smoke.yaml": (
+        "name: smoke\ncases:\n  - name: sy case\n    input: 'Format sy: say done.'\n"
+        "    expected_contains: [done]\n"
+    ),
+    "package.json": json.dumps(
+        {"name": "kit", "ai": {"evals": [{"input": "Format pkg: say done.",
+                                          "expected": [{"includes": "done"}]}]}}
+    ),
+}  # fmt: skip
+
+
+def test_every_format_records_in_the_session_folder_and_replays_from_it(
+    pytester: pytest.Pytester,
+    plugin_args: list[str],
+    scripted_agent: Callable[[list[dict[str, Any]]], str],
+    read_doc: Callable[..., dict[str, Any]],
+) -> None:
+    for name, text in FOUR_FORMATS.items():
+        path = pytester.path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    agent = scripted_agent([{"match": "Format", "reply": "done"}])
+    args = ["evals", "package.json", *plugin_args, "--eval-ablation", "none"]
+    first = pytester.runpytest(*args, "--eval-agent", agent, "--eval-json", "first.json")
+    first.assert_outcomes(passed=4)
+    doc = read_doc("first.json")
+    traces = [Path(r["tracePath"]) for c in doc["cases"] for r in c["arms"]["with"]]
+    folders = {trace.parents[3] for trace in traces}
+    assert len(traces) == 4 and len(folders) == 1  # one results folder for every format
+    (folder,) = folders
+    assert (folder / "aggregate-result.json").is_file()
+    assert folder.parent == pytester.path / "evals" / "results"
+    (pytester.path / "agent-rules.json").unlink()  # an agent started now could not answer
+    again = pytester.runpytest(*args, f"--eval-agent=replay:{folder}", "--eval-json", "second.json")
+    again.assert_outcomes(passed=4)
+    assert read_doc("second.json")["errors"] == {}
+
+
+def test_a_shared_output_folder_never_mixes_two_sessions(
+    pytester: pytest.Pytester,
+    plugin_args: list[str],
+    scripted_agent: Callable[[list[dict[str, Any]]], str],
+) -> None:
+    for name in ("alpha", "beta"):
+        folder = pytester.path / "evals" / name
+        (folder / "graders").mkdir(parents=True)
+        (folder / "prompt.md").write_text(f"---\nruns: 1\n---\nSay {name}.\n", "utf-8")
+        (folder / "graders" / "ok.md").write_text(f"---\ntype: regex\npattern: {name}\n---\n")
+    agent = scripted_agent([{"match": "Say", "reply": "alpha beta"}])
+    args = ["evals", *plugin_args, "--eval-agent", agent, "--eval-output-dir", "out"]
+    pytester.runpytest(*args).assert_outcomes(passed=2)
+    pytester.runpytest(*args, "-k", "alpha").assert_outcomes(passed=1)
+    kept = sorted(p.name.rpartition("-")[0] for p in (pytester.path / "out" / "runs").iterdir()
+                  if p.is_dir())  # fmt: skip
+    assert kept == ["alpha"]  # the first session's beta run is gone with its session

@@ -189,7 +189,7 @@ def test_replay_needs_a_results_folder(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("source", "rel", "name", "key"),
+    ("source", "rel", "name", "readable"),
     [
         ("prose", "next", "next", "next"),
         ("case_yaml", "group/release notes", "named-in-yaml", "group-release-notes"),
@@ -199,32 +199,62 @@ def test_replay_needs_a_results_folder(tmp_path: Path) -> None:
         ("package_json", "package.json", "ok", "package.json--ok"),
     ],
 )
-def test_case_key(tmp_path: Path, source: SourceKind, rel: str, name: str, key: str) -> None:
-    case = make_case(tmp_path, name=name, source=source, rel=rel)
-    assert case_key(case) == key
+def test_case_key_is_a_readable_slug_and_a_hash(
+    tmp_path: Path, source: SourceKind, rel: str, name: str, readable: str
+) -> None:
+    key = case_key(make_case(tmp_path, name=name, source=source, rel=rel))
+    slug, _, digest = key.rpartition("-")
+    assert slug == readable
+    assert len(digest) == 8 and all(c in "0123456789abcdef" for c in digest)
 
 
-def test_case_keys_of_suite_file_cases_stay_apart(tmp_path: Path) -> None:
+def test_case_keys_stay_apart_and_stable(tmp_path: Path) -> None:
     names = ["what's next?", "what's next!", "what-s-next", "a/b", "a b"]
     keys = [case_key(make_case(tmp_path, n, "evals_json", "evals.json")) for n in names]
     assert len(set(keys)) == len(keys)
-    assert keys[2] == "evals.json--what-s-next"  # a name that is already a slug is kept as is
     assert all(k.startswith("evals.json--") and "/" not in k for k in keys)
     # Stable from one session to the next (a replay finds the recording).
     assert keys == [case_key(make_case(tmp_path, n, "evals_json", "evals.json")) for n in names]
+    # Case folders whose names differ only in punctuation get folders of their own.
+    folders = ["a b", "a-b", "a?b"]
+    keys = [case_key(make_case(tmp_path, f, "prose", f)) for f in folders]
+    assert len(set(keys)) == 3 and all(k.startswith("a-b-") for k in keys)
+
+
+def test_case_key_keeps_other_scripts_readable(tmp_path: Path) -> None:
+    key = case_key(make_case(tmp_path, "été", "prose", "été"))
+    assert key.startswith("été-")
+    assert case_key(make_case(tmp_path, "日本", "prose", "日本")).startswith("日本-")
+    assert case_key(make_case(tmp_path, "!!", "prose", "!!")).startswith("case-")
 
 
 def test_case_key_outside_the_suite_root(tmp_path: Path) -> None:
     case = Case("x", "p", "evals_json", tmp_path / "elsewhere.json", tmp_path, tmp_path / "evals")
-    assert case_key(case) == "elsewhere.json--x"
+    assert case_key(case).startswith("elsewhere.json--x-")
 
 
 def test_run_folder_layout(tmp_path: Path) -> None:
     case = make_case(tmp_path)
     runs = tmp_path / "results" / "runs"
-    assert run_folder(runs, case, "with", 1) == runs / "next" / "with-1"
-    assert run_folder(runs, case, "without", 3) == runs / "next" / "without-3"
-    assert run_folder(runs, case, "single", 2) == runs / "next" / "single-2"
+    key = case_key(case)
+    assert run_folder(runs, case, "with", 1) == runs / key / "with-1"
+    assert run_folder(runs, case, "without", 3) == runs / key / "without-3"
+    assert run_folder(runs, case, "single", 2) == runs / key / "single-2"
+
+
+def test_a_runs_folder_holds_one_session(tmp_path: Path) -> None:
+    runs = tmp_path / "out" / "runs"
+    recording.claim_runs_folder(runs, "session-1")
+    (runs / "old-case").mkdir()
+    recording.claim_runs_folder(runs, "session-1")  # the same session: kept
+    assert (runs / "old-case").is_dir()
+    recording.claim_runs_folder(runs, "session-2")  # another session: cleared first
+    assert not (runs / "old-case").exists()
+    assert (runs / ".pytest-plugin-evals-results").is_file()
+    mine = tmp_path / "mine"
+    (mine / "keep").mkdir(parents=True)
+    recording.claim_runs_folder(mine, "session-3")  # not a runs folder of ours: left alone
+    assert (mine / "keep").is_dir()
 
 
 # -- the spend ledger -------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from pytest_plugin_evals.agents.claude.shell import (
     shell_tools,
 )
 from pytest_plugin_evals.agents.claude.stream_json import StreamSummary, parse_file, run_error
-from pytest_plugin_evals.agents.workspace import copy_add_dirs
+from pytest_plugin_evals.agents.workspace import copy_add_dirs, original_add_dirs
 from pytest_plugin_evals.model import STOPPED, InfraKind, Transcript
 from pytest_plugin_evals.util import frontmatter
 from pytest_plugin_evals.util.claude import ClaudeNotFound, find_claude
@@ -63,7 +63,13 @@ def plugin_contents(plugin_dir: Path) -> tuple[str, list[str], list[str]]:
     return plugin_name(plugin_dir), skills, commands
 
 
-def infra_kind(status: int | None) -> InfraKind:
+def infra_kind(status: int | None, code: str | None = None) -> InfraKind:
+    """The kind of an API error, from its HTTP status or Claude Code's name for it (a run that
+    is not logged in has no status: ``authentication_failed``)."""
+    if code == "authentication_failed":
+        return "auth"
+    if code == "rate_limit":
+        return "rate_limit"
     if status == 429:
         return "rate_limit"
     if status in (529, 503):
@@ -135,6 +141,8 @@ class ClaudeAgent:
             history = box.config / "history.jsonl"
             shutil.copyfile(source, history)
         context = copy_add_dirs(request)
+        # Readable where they are too (as in the reference), and nothing else of the case.
+        originals = original_add_dirs(request)
         read_roots = [box.home, box.tmp, *context]
         if request.plugin_dir is not None:
             read_roots.append(request.plugin_dir.resolve() / "skills")
@@ -157,6 +165,7 @@ class ClaudeAgent:
             deny_read=[case.suite_root.resolve(), box.config, box.out],
             deny_edit=protected,
             readonly_roots=context,
+            read_openings=originals,
         )
         settings: dict[str, Any] = {"permissions": {"deny": list(plan.deny)}}
         shells = shell_tools(plan.allowed)
@@ -176,7 +185,7 @@ class ClaudeAgent:
                     config=box.config,
                     out=box.out,
                     cwd=box.cwd,
-                    read_also=[*skills, *context],
+                    read_also=[*skills, *context, *originals],
                     hidden=hidden,
                     env=env,
                 )
@@ -256,7 +265,7 @@ class ClaudeAgent:
         if summary.api_error_status is not None or (
             summary.result is not None and summary.result.get("terminal_reason") == "api_error"
         ):
-            transcript.infra_error = infra_kind(summary.api_error_status)
+            transcript.infra_error = infra_kind(summary.api_error_status, summary.api_error_code)
             transcript.error = f"exit {returncode}: {summary.api_error_text or 'API error'}"
             return
         failure = (summary.result or {}).get("startup_failure_reason")

@@ -24,6 +24,8 @@ class StreamSummary:
     result: dict[str, Any] | None = None
     api_error_status: int | None = None
     api_error_text: str | None = None
+    #: Claude Code's name for the API error (``authentication_failed``, ``rate_limit`` …).
+    api_error_code: str | None = None
     permission_denials: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -85,6 +87,8 @@ class _Builder:
             status = event.get("api_error_status")
             self.summary.api_error_status = status if isinstance(status, int) else None
             self.summary.api_error_text = _result_text(message.get("content"))
+            code = event.get("error")
+            self.summary.api_error_code = code if isinstance(code, str) else None
             return
         msg_id = str(message.get("id") or "")
         top_level = event.get("parent_tool_use_id") is None

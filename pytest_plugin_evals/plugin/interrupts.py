@@ -1,0 +1,39 @@
+"""SIGTERM ends an eval session the way Ctrl-C does.
+
+``timeout``, ``docker stop`` and a cancelled CI job send SIGTERM, which kills a Python process
+on the spot: no result document, and agents left running. Once a process has eval runs to make,
+SIGTERM raises :class:`KeyboardInterrupt` there instead (unless someone else handles the
+signal), so the runs in flight are stopped, the runs made so far are kept, and the session ends
+with ``partial: true, partialReason: "interrupted"``.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from types import FrameType
+
+import pytest
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, taken as an interruption."""
+
+
+def _raise(signum: int, frame: FrameType | None) -> None:
+    raise Terminated(f"terminated (signal {signum})")
+
+
+def terminate_as_interrupt(config: pytest.Config) -> None:
+    """Take SIGTERM as Ctrl-C in this process, until the session ends."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if not hasattr(signal, "SIGTERM") or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return  # another handler is in charge (or this is done already)
+    signal.signal(signal.SIGTERM, _raise)
+    config.add_cleanup(_restore)
+
+
+def _restore() -> None:
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -1,0 +1,110 @@
+"""Command-line arguments that name runs or files of a directory case.
+
+The session prints node ids such as ``evals/plants::plants[1]``, but pytest refuses ``::``
+after a folder, and a case's ``prompt.md`` is not a file it collects. Such an argument is given
+to pytest as the case folder, and the case's collector keeps the runs it names.
+"""
+
+from __future__ import annotations
+
+import os.path
+from pathlib import Path
+
+import pytest
+
+from pytest_plugin_evals.plugin.keys import case_picks_key, settings_key
+from pytest_plugin_evals.suites.discover import CASE_FILE, PROMPT_FILE, SKIP_DIRS, is_evals_dir
+from pytest_plugin_evals.util.inert import is_inert
+
+
+class CasePick:
+    """A command-line argument naming runs of one directory-format case.
+
+    ``evals/plants::plants[1]`` (one run), ``evals/plants::plants`` (every run of the case):
+    pytest refuses ``::`` after a folder, so the argument is given to pytest as the case folder
+    and the case's collector keeps the runs it names.
+    """
+
+    __slots__ = ("argument", "found", "name", "runs", "seen")
+
+    def __init__(self, argument: str, name: str) -> None:
+        self.argument = argument
+        self.name = name
+        self.seen = False  # the case folder was collected
+        self.found = False  # and the name matched one of its items
+        self.runs: list[str] = []  # the names of the case's items, when it was collected
+
+    def selects(self, item_name: str, case_name: str) -> bool:
+        return self.name in (item_name, case_name)
+
+
+def case_folder(path: Path, eval_paths: tuple[Path, ...]) -> Path | None:
+    """The case folder that is or holds ``path``, when an evals folder collects it as a case."""
+    folder = path if path.is_dir() else path.parent
+    lineage = [folder, *folder.parents]
+    for depth, root in enumerate(lineage):
+        if is_evals_dir(root) or (eval_paths and root.resolve() in eval_paths):
+            for below in reversed(lineage[:depth]):  # the first case folder under the root
+                if below.name.startswith(".") or below.name in SKIP_DIRS or is_inert(below):
+                    return None
+                if (below / PROMPT_FILE).is_file() or (below / CASE_FILE).is_file():
+                    return below
+            return None
+    return None
+
+
+def case_arguments(config: pytest.Config) -> tuple[list[str], dict[Path, list[CasePick]]] | None:
+    """The arguments pytest is given in place of ``config.args``, and the runs picked by name.
+
+    An argument that names runs of a directory case (``evals/plants::plants[1]``, as the
+    session prints it) or a path inside a case folder (``evals/plants/prompt.md``,
+    ``evals/plants/graders/hi.md``) becomes the case folder; ``None`` when no argument does.
+    """
+    if config.option.pyargs:
+        return None
+    here = config.invocation_params.dir
+    eval_paths = config.stash[settings_key].eval_paths
+    args: list[str] = []
+    cases: dict[str, Path] = {}  # the arguments put in: case folders
+    picks: dict[Path, list[CasePick]] = {}
+    given: list[Path] = []  # paths given without ``::``: every case under them is collected
+    whole: list[Path] = []  # case folders given by a file of theirs: collected whole
+    for arg in config.args:
+        strpath, sep, names = arg.partition("::")
+        path = Path(os.path.abspath(here / strpath))
+        case = case_folder(path, eval_paths) if path.exists() else None
+        if case is None or (case == path and not sep):
+            args.append(arg)
+            if not sep:
+                given.append(path)
+            continue
+        if str(case) not in cases:
+            cases[str(case)] = case
+            args.append(str(case))
+        if sep:
+            picks.setdefault(case, []).append(CasePick(arg, names))
+        else:
+            whole.append(case)
+    if not cases:
+        return None
+
+    def covered(case: Path, by: list[Path]) -> bool:
+        return any(path == case or path in case.parents for path in by)
+
+    # A case folder another argument collects anyway is not given twice (pytest 8.0 would
+    # collect the first of two overlapping arguments only).
+    args = [arg for arg in args if arg not in cases or not covered(cases[arg], given)]
+    return args, {case: p for case, p in picks.items() if not covered(case, given + whole)}
+
+
+def check_picks(config: pytest.Config) -> None:
+    """Say which picked runs were not found, as pytest does for a test that is not there."""
+    missing = [
+        pick
+        for picks in config.stash.get(case_picks_key, {}).values()
+        for pick in picks
+        if pick.seen and not pick.found
+    ]
+    if missing:
+        said = [f"not found: {p.argument}\n(the case's runs: {', '.join(p.runs)})" for p in missing]
+        raise pytest.UsageError(*said)

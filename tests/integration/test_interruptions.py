@@ -1,0 +1,151 @@
+"""Interruptions: Ctrl-C, SIGTERM, ``-x`` and ``--maxfail`` leave a partial document that fails
+every gate, and no process a run started outlives it (``setsid`` grandchildren included)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import write_tree
+
+pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux: real signals, /proc")
+
+#: An agent that answers "done", except for a prompt with "slow": that one starts a grandchild
+#: in a session of its own (it outlives a process-group kill), writes both pids, and waits.
+AGENT = """\
+import os, pathlib, subprocess, sys, time
+prompt = sys.stdin.read()
+marks = pathlib.Path(os.environ["EVAL_MARKS"])
+name = prompt.split()[-1].strip(".")
+if "slow" in prompt:
+    child = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    (marks / f"{name}.grandchild").write_text(str(child.pid))
+    (marks / f"{name}.agent").write_text(str(os.getpid()))
+    time.sleep(300)
+print("done")
+"""
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie waiting for its parent is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def gone(pid: int, seconds: float = 10) -> bool:
+    """Whether ``pid`` is gone, or goes within ``seconds`` (a SIGKILL takes a moment)."""
+    deadline = time.monotonic() + seconds
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def suite(root: Path, names: list[str]) -> str:
+    files = {}
+    for name in names:
+        files[f"evals/{name}/prompt.md"] = f"---\nruns: 1\n---\nRun {name}.\n"
+        files[f"evals/{name}/graders/done.md"] = "---\ntype: regex\npattern: done\n---\n"
+    write_tree(root, {**files, "agent.py": AGENT})
+    (root / "marks").mkdir()
+    return f"cmd:{sys.executable} {root / 'agent.py'}"
+
+
+def wait_for(path: Path, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("workers", ["-n0", "-n2"])
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_an_interrupted_session_writes_a_partial_document_and_leaves_nothing_running(
+    pytester: pytest.Pytester, workers: str, how: str
+) -> None:
+    agent = suite(pytester.path, ["a-fast", "b-fast", "c-slow", "d-last"])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "evals", workers, "-p", "no:cacheprovider",
+         f"--eval-agent={agent}", "--eval-json=out.json", "--eval-run-ahead=off"],
+        cwd=pytester.path,
+        env={**os.environ, "EVAL_MARKS": str(pytester.path / "marks"),
+             "PYTHONPATH": os.pathsep.join(sys.path)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    marks = pytester.path / "marks"
+    try:
+        wait_for(marks / "c-slow.grandchild")
+        time.sleep(0.3)
+        if how == "ctrl-c":
+            os.killpg(proc.pid, signal.SIGINT)  # the terminal's whole foreground group
+        else:
+            proc.send_signal(signal.SIGTERM)  # what timeout, docker stop and CI send
+        output, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    text = output.decode(errors="replace")
+    assert proc.returncode == 2, text
+    doc = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    assert doc["partial"] is True and doc["partialReason"] == "interrupted", text
+    assert doc["aggregates"]["thresholdMet"] is False
+    assert doc["aggregates"]["casesPassed"] < doc["aggregates"]["casesTotal"]
+    assert "c-slow" in {n["case"] for n in doc["notStarted"]}
+    assert "a-fast" in {c["name"] for c in doc["cases"]}  # the runs made so far are kept
+    assert "the session was interrupted:" in text and "the result is partial" in text
+    for pid_file in ("c-slow.agent", "c-slow.grandchild"):
+        assert gone(int((marks / pid_file).read_text())), f"{pid_file} outlived the session"
+
+
+def test_a_grandchild_does_not_outlive_its_run(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run past its timeout is killed with everything it started, setsid or not."""
+    agent = suite(pytester.path, ["a-slow", "b-fast"])
+    monkeypatch.setenv("EVAL_MARKS", str(pytester.path / "marks"))
+    prompt = pytester.path / "evals" / "a-slow" / "prompt.md"
+    prompt.write_text("---\nruns: 1\ntimeout_seconds: 2\n---\nRun a-slow.\n", encoding="utf-8")
+    result = pytester.runpytest(
+        "evals", "-n0", "-p", "no:cacheprovider", f"--eval-agent={agent}",
+        "--eval-run-ahead=off",
+    )  # fmt: skip
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*timed out after 2s*"])
+    assert gone(int((pytester.path / "marks" / "a-slow.grandchild").read_text()))
+
+
+@pytest.mark.parametrize("stop", [["-x"], ["--maxfail=2"]], ids=["x", "maxfail"])
+def test_stopping_after_failures_is_partial(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, stop: list[str]
+) -> None:
+    files = {}
+    for name in ("a", "b", "c", "d", "e", "f"):
+        files[f"evals/{name}/prompt.md"] = f"---\nruns: 1\n---\nCase {name}.\n"
+        files[f"evals/{name}/graders/ok.md"] = "---\ntype: regex\npattern: never\n---\n"
+    write_tree(pytester.path, files)
+    agent = scripted_agent([{"match": "Case", "reply": "no"}])
+    result = pytester.runpytest(
+        "evals", *plugin_args, *stop, "--eval-agent", agent, "--eval-json", "out.json",
+        "--eval-run-ahead", "off",
+    )  # fmt: skip
+    assert result.ret != 0
+    doc = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    assert doc["partial"] is True and doc["partialReason"] == "maxfail"
+    assert doc["aggregates"]["thresholdMet"] is False
+    assert doc["aggregates"]["runsNotStarted"] == sum(n["runs"] for n in doc["notStarted"]) > 0
+    assert doc["aggregates"]["casesTotal"] == 6
+    result.stdout.fnmatch_lines(["-x/--maxfail: * selected run(s) of * case(s) were not started*"])

@@ -1,0 +1,100 @@
+"""What stops runs: the shared stop sign, the credential notice, and killing what a run left."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_plugin_evals.agents.claude.auth import credential_notice
+from pytest_plugin_evals.plugin.ledger import StopSign
+from pytest_plugin_evals.plugin.settings import common_suite_root
+from pytest_plugin_evals.util.process import kill_tagged
+
+
+def test_the_first_reason_stays(tmp_path: Path) -> None:
+    sign = StopSign(tmp_path / "stop.txt")
+    assert sign.read() is None
+    sign.put("auth_failed", "a run could not authenticate")
+    sign.put("other", "later")
+    assert sign.read() == ("auth_failed", "a run could not authenticate")
+    assert StopSign(tmp_path / "stop.txt").read() == sign.read()  # another process sees it
+
+
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        ({"ANTHROPIC_API_KEY": "sk-x"}, None),
+        ({"CLAUDE_CODE_OAUTH_TOKEN": "tok"}, None),
+        ({"ANTHROPIC_AUTH_TOKEN": "tok"}, None),
+        ({"CLAUDE_CODE_USE_BEDROCK": "1"}, None),
+        ({"CLAUDE_CODE_USE_VERTEX": "true"}, None),
+        ({"CLAUDE_CODE_USE_BEDROCK": "0"}, "claude: no credential for the runs: set "),
+        ({"ANTHROPIC_API_KEY": "  "}, "claude: no credential for the runs: set "),
+        ({}, "claude: no credential for the runs: set ANTHROPIC_API_KEY, or "),
+    ],
+)
+def test_credential_notice(
+    tmp_path: Path, environ: dict[str, str], expected: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "platform", "linux")
+    notice = credential_notice(environ, tmp_path)
+    if expected is None:
+        assert notice is None
+    else:
+        assert notice is not None and notice.startswith(expected)
+
+
+def test_a_login_is_named_with_what_to_set_instead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "platform", "linux")
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / ".credentials.json").write_text("{}", encoding="utf-8")
+    notice = credential_notice({}, tmp_path)
+    assert notice is not None
+    assert notice.startswith("claude: a /login session is not carried into the isolated runs")
+    assert "claude setup-token" in notice and "CLAUDE_CODE_OAUTH_TOKEN" in notice
+    # A configuration folder of its own (CLAUDE_CONFIG_DIR) is where the login is looked for.
+    assert credential_notice({"CLAUDE_CONFIG_DIR": str(tmp_path / "x")}, tmp_path) == (
+        credential_notice({}, tmp_path / "elsewhere")
+    )
+
+
+def test_common_suite_root() -> None:
+    assert common_suite_root([]) is None
+    assert common_suite_root(["/p/evals", "/p/evals"]) == Path("/p/evals")
+    # A package.json suite beside evals/ shares the evals folder's results.
+    assert common_suite_root(["/p/evals", "/p"]) == Path("/p/evals")
+    assert common_suite_root(["/a/evals", "/b/evals"]) == Path("/")
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux /proc")
+def test_kill_tagged_finds_a_process_that_left_its_session() -> None:
+    script = "import time; time.sleep(60)"
+    tagged = subprocess.Popen(
+        [sys.executable, "-c", script],
+        env={**os.environ, "PYTEST_PLUGIN_EVALS_RUN": "t-123"},
+        start_new_session=True,
+    )
+    other = subprocess.Popen(
+        [sys.executable, "-c", script],
+        env={**os.environ, "PYTEST_PLUGIN_EVALS_RUN": "t-1234"},
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while b"t-123" not in Path(f"/proc/{tagged.pid}/environ").read_bytes():
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert kill_tagged("PYTEST_PLUGIN_EVALS_RUN", "t-123") == 1
+        assert tagged.wait(timeout=10) == -9
+        assert other.poll() is None  # another token's process is left alone
+    finally:
+        for proc in (tagged, other):
+            proc.kill()
+            proc.wait()
