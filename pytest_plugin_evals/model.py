@@ -13,8 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-#: The arm a run belongs to. ``single`` is the one arm of ``--eval-ablation none``.
-Arm = Literal["with", "without", "single"]
+#: The arm a run belongs to. ``single`` is the one arm of ``--eval-ablation none``;
+#: ``baseline`` replaces ``without`` under ``--eval-baseline-plugin`` (an A/B of two plugins).
+Arm = Literal["with", "without", "baseline", "single"]
+
+#: The arms the with arm is compared with (Δ = with − it): measurements, never gated.
+SECOND_ARMS: frozenset[str] = frozenset({"without", "baseline"})
 
 #: Where a suite came from, as the JSON document's ``source`` names it.
 SourceKind = Literal["prose", "case_yaml", "mixed", "evals_json", "sy", "package_json"]
@@ -122,6 +126,22 @@ class PluginInfo:
     name: str
     version: str | None
     path: Path
+
+
+@dataclass(frozen=True)
+class BaselinePlugin:
+    """The plugin the baseline arm loads (``--eval-baseline-plugin``), as it was resolved.
+
+    ``spec`` is the option's value (``git:HEAD~1``, or the folder, absolute); ``path`` is the
+    plugin's folder: for ``git:REF`` the plugin's subfolder in its repository (``.`` at the
+    top), whose tree at ``commit`` was checked out for the session.
+    """
+
+    spec: str
+    name: str
+    version: str | None
+    path: str
+    commit: str | None = None
 
 
 @dataclass(frozen=True)
@@ -250,6 +270,9 @@ class Transcript:
     aborted: Abort | None = None
     #: A granted shell ran without Claude Code's sandbox, on purpose.
     unconfined_shell: bool = False
+    #: Seconds the provider asked to wait before trying again (its ``retry-after``), when the
+    #: run was refused (``rate_limit``, ``overloaded``) and the agent reported it.
+    retry_after: float | None = None
 
     @property
     def total_tokens(self) -> int | None:
@@ -382,6 +405,10 @@ class RunResult:
     unconfined_shell: bool = False
     #: The first :data:`TOOL_CALLS_KEPT` tool calls, in order (``tool_calls`` counts them all).
     tool_call_list: tuple[ToolCallBrief, ...] = ()
+    #: How many times the run was made again after a rate limit (or an overloaded provider)
+    #: refused it, and the seconds it waited for that (see ``--eval-rate-limit-retries``).
+    retries: int = 0
+    retry_wait_seconds: float = 0.0
 
     @property
     def graded(self) -> bool:

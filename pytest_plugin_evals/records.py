@@ -383,6 +383,9 @@ def run_to_json(result: RunResult) -> JSONObject:
         doc["mockCalls"] = [mock_call_to_json(c) for c in result.mock_calls]
     if result.unconfined_shell:
         doc["unconfinedShell"] = True
+    doc["retries"] = result.retries
+    if result.retry_wait_seconds:
+        doc["retryWaitSeconds"] = result.retry_wait_seconds
     return doc
 
 
@@ -429,6 +432,8 @@ def run_from_json(doc: Mapping[str, Any]) -> RunResult:
             else None
         ),
         unconfined_shell=bool(doc.get("unconfinedShell")),
+        retries=_int(doc.get("retries")),
+        retry_wait_seconds=_float(doc.get("retryWaitSeconds")),
     )
 
 
@@ -545,6 +550,22 @@ def _int(value: Any, default: int = 0) -> int:
 
 def _opt_int(value: Any) -> int | None:
     return _int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def opt_number(value: Any) -> float | None:
+    """``value`` as a float when it is a finite JSON number, else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def interval_from_json(value: Any) -> tuple[float, float] | None:
+    """A ``[low, high]`` interval as documents write them, else None."""
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        low, high = opt_number(value[0]), opt_number(value[1])
+        if low is not None and high is not None:
+            return (low, high)
+    return None
 
 
 def _float(value: Any, default: float = 0.0) -> float:

@@ -70,6 +70,9 @@ class RunOptions:
     grader_timeout: float | None = DEFAULT_GRADER_TIMEOUT
     #: The session's token, set in every run's environment (what the session's end kills).
     session_tag: str | None = None
+    #: How many times the session makes a refused run again (``--eval-rate-limit-retries``);
+    #: the agent is told, so that it need not retry on its own.
+    rate_limit_retries: int = 0
 
 
 @dataclass
@@ -130,6 +133,7 @@ def execute_run(
         timeout_seconds=case.timeout_seconds,
         allowed_tools=case.allowed_tools,
         env=env,
+        rate_limit_retries=options.rate_limit_retries,
     )
     started_at = utc_iso()
     start = time.monotonic()

@@ -20,7 +20,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from pytest_plugin_evals import stats
 from pytest_plugin_evals.model import Arm, GraderSpec, RunResult, Verdict
+from pytest_plugin_evals.stats import Interval
 
 #: Scores are compared with this tolerance (weights such as 0.1 + 0.2 do not add up exactly).
 EPSILON = 1e-9
@@ -91,6 +93,76 @@ def mean(values: Sequence[float]) -> float | None:
     return clean(sum(values) / len(values)) if values else None
 
 
+# --------------------------------------------------------------------------------------------
+# Reducers: how a case's runs become its verdict
+
+#: The reducers by name; ``at-least:M`` is written with its number.
+REDUCERS = ("mean", "all", "any", "at-least:M")
+
+
+def parse_reducer(text: str) -> str:
+    """The reducer ``text`` names, normalised (``mean``, ``all``, ``any``, ``at-least:M``);
+    :class:`ValueError` with what is accepted otherwise."""
+    name = text.strip().lower()
+    if name in ("mean", "all", "any"):
+        return name
+    if name.startswith("at-least:"):
+        number = name.partition(":")[2].strip()
+        if number.isdigit() and int(number) >= 1:
+            return f"at-least:{int(number)}"
+    raise ValueError(
+        f'must be mean, all, any or at-least:M with M a whole number from 1 (got "{text}")'
+    )
+
+
+def reduce_runs(reducer: str, scores: Sequence[float], threshold: float) -> bool | None:
+    """Whether a case passes under ``reducer``, from its graded runs' scores (None: no run).
+
+    ``mean``: the mean score meets the threshold (the reference's rule). The others count the
+    runs whose own score meets the threshold: ``all`` (pass^k) every one, ``any`` (pass@k) at
+    least one, ``at-least:M`` at least M (more than the runs made can never pass).
+    """
+    if not scores:
+        return None
+    if reducer == "mean":
+        return sum(scores) / len(scores) >= threshold - EPSILON
+    passing = sum(1 for s in scores if s >= threshold - EPSILON)
+    if reducer == "all":
+        return passing == len(scores)
+    if reducer == "any":
+        return passing >= 1
+    return passing >= int(reducer.partition(":")[2])
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Latency, tokens and turns of a set of runs: latency over the runs that report a
+    duration, tokens summed over those that report them (None when none does)."""
+
+    runs: int = 0
+    latency_mean: float | None = None
+    latency_p50: float | None = None
+    latency_p95: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    turns_mean: float | None = None
+
+
+def timing(runs: Sequence[RunResult]) -> Timing:
+    durations = [r.duration_seconds for r in runs if r.duration_seconds is not None]
+    inputs = [r.input_tokens for r in runs if r.input_tokens is not None]
+    outputs = [r.output_tokens for r in runs if r.output_tokens is not None]
+    return Timing(
+        runs=len(runs),
+        latency_mean=mean(durations),
+        latency_p50=clean(stats.percentile(durations, 50)),
+        latency_p95=clean(stats.percentile(durations, 95)),
+        input_tokens=sum(inputs) if inputs else None,
+        output_tokens=sum(outputs) if outputs else None,
+        turns_mean=mean([float(r.turns) for r in runs]),
+    )
+
+
 @dataclass(frozen=True)
 class ArmStats:
     """Score and pass rate of one arm of one case, over its graded runs."""
@@ -100,14 +172,29 @@ class ArmStats:
     graded: int
     #: Paid graders were skipped by the cost ceiling: the arm was graded under other rules.
     ceiling_skipped: bool = False
+    #: The graded runs' scores, in run order.
+    scores: tuple[float, ...] = ()
+    score_interval: Interval | None = None
+    pass_rate_interval: Interval | None = None
+
+    @property
+    def unstable(self) -> bool:
+        """Whether the arm's runs disagree: some passed and some did not."""
+        passes = {s >= 1.0 - EPSILON for s in self.scores}
+        return len(passes) > 1
 
 
 def arm_stats(runs: Sequence[RunResult]) -> ArmStats:
     graded = [r for r in runs if r.graded]
+    scores = tuple(r.score for r in graded)
+    passes = [1.0 if r.passed else 0.0 for r in graded]
     return ArmStats(
-        score=mean([r.score for r in graded]),
-        pass_rate=mean([1.0 if r.passed else 0.0 for r in graded]),
+        score=mean(scores),
+        pass_rate=mean(passes),
         graded=len(graded),
+        scores=scores,
+        score_interval=stats.score_interval(scores),
+        pass_rate_interval=stats.score_interval(passes),
         # Only the cost ceiling grades the two arms under different rules; --eval-no-judge
         # skips the same graders everywhere, so Δ stays comparable.
         ceiling_skipped=any(
@@ -137,30 +224,52 @@ class CaseAggregates:
     runs_graded: int = 0
     runs_errored: int = 0
     runs_not_made: int = 0
+    #: 95% intervals (see :mod:`pytest_plugin_evals.stats`); None where there is no estimate.
+    score_interval: Interval | None = None
+    pass_rate_interval: Interval | None = None
+    score_without_interval: Interval | None = None
+    pass_rate_without_interval: Interval | None = None
+    delta_interval: Interval | None = None
+    #: Whether Δ's interval excludes 0 (None without a Δ interval).
+    delta_significant: bool | None = None
+    #: How the runs became the verdict ``passed`` (see :func:`reduce_runs`).
+    reducer: str = "mean"
+    #: The arms whose runs disagree (some passed, some did not): ``with``, ``without``.
+    unstable: tuple[str, ...] = ()
+    #: Latency, tokens and turns of the case's graded runs (both arms).
+    timing: Timing = field(default_factory=Timing)
 
 
 def case_aggregates(
     with_runs: Sequence[RunResult],
     without_runs: Sequence[RunResult] | None,
     threshold: float,
+    reducer: str = "mean",
 ) -> CaseAggregates:
     with_ = arm_stats(with_runs)
     score_without = pass_rate_without = delta = None
+    score_without_interval = pass_rate_without_interval = delta_interval = None
     delta_note = None
+    unstable = ["with"] if with_.unstable else []
     if without_runs is not None:
         without = arm_stats(without_runs)
+        if without.unstable:
+            unstable.append("without")
         if without.score is not None:
             score_without, pass_rate_without = without.score, without.pass_rate
+            score_without_interval = without.score_interval
+            pass_rate_without_interval = without.pass_rate_interval
             if with_.score is not None:
                 if with_.ceiling_skipped or without.ceiling_skipped:
                     delta_note = DELTA_NOT_COMPARABLE
                 else:
                     delta = clean(with_.score - without.score)
+                    delta_interval = stats.difference_interval(with_.scores, without.scores)
     every = [*with_runs, *(without_runs or ())]
     return CaseAggregates(
         score=with_.score,
         pass_rate=with_.pass_rate,
-        passed=with_.score is not None and with_.score >= threshold - EPSILON,
+        passed=bool(reduce_runs(reducer, with_.scores, threshold)),
         score_without=score_without,
         pass_rate_without=pass_rate_without,
         delta=delta,
@@ -168,6 +277,15 @@ def case_aggregates(
         runs_graded=sum(1 for r in every if r.graded),
         runs_errored=sum(1 for r in every if r.graded and r.error),
         runs_not_made=sum(1 for r in every if not r.graded),
+        score_interval=with_.score_interval,
+        pass_rate_interval=with_.pass_rate_interval,
+        score_without_interval=score_without_interval,
+        pass_rate_without_interval=pass_rate_without_interval,
+        delta_interval=delta_interval,
+        delta_significant=None if delta_interval is None else stats.excludes_zero(delta_interval),
+        reducer=reducer,
+        unstable=tuple(unstable),
+        timing=timing([r for r in every if r.graded]),
     )
 
 
@@ -182,15 +300,25 @@ class Gate:
     ungraded: list[str] = field(default_factory=list)
 
 
-def gate(scores: Sequence[tuple[str, float | None]], threshold: float) -> Gate:
-    """Apply ``threshold`` to ``(case name, score)`` pairs (pure)."""
+def gate(
+    scores: Sequence[tuple[str, float | None]],
+    threshold: float,
+    *,
+    reducer: str = "mean",
+    passed: Sequence[bool] | None = None,
+) -> Gate:
+    """Apply ``threshold`` to ``(case name, score)`` pairs (pure).
+
+    ``passed`` are the cases' verdicts under another ``reducer`` than ``mean`` (one per pair):
+    a case fails the gate when its verdict failed, whatever its mean score.
+    """
     below: list[str] = []
     shown: list[str] = []
     ungraded: list[str] = []
-    for name, score in scores:
+    for index, (name, score) in enumerate(scores):
         if score is None:
             ungraded.append(name)
-        elif score < threshold - EPSILON:
+        elif (not passed[index]) if passed is not None else score < threshold - EPSILON:
             below.append(name)
             shown.append(f"{name} ({score:.2f})")
     met = not below and not ungraded
@@ -202,10 +330,12 @@ def gate(scores: Sequence[tuple[str, float | None]], threshold: float) -> Gate:
     else:
         parts = []
         if below:
-            parts.append(
-                f"{len(below)} of {total} case(s) below the threshold {threshold:.2f}: "
-                + ", ".join(shown)
+            rule = (
+                f"below the threshold {threshold:.2f}"
+                if passed is None or reducer == "mean"
+                else f"failed under the {reducer} reducer (threshold {threshold:.2f} per run)"
             )
+            parts.append(f"{len(below)} of {total} case(s) {rule}: " + ", ".join(shown))
         if ungraded:
             parts.append(f"{len(ungraded)} case(s) have no graded run: " + ", ".join(ungraded))
         message = "; ".join(parts)

@@ -104,7 +104,7 @@ def skipped_record(case: Any, arm: str, n: int, reason: str, *, two_arm: bool = 
 
 def summary(records: Any, **kw: Any) -> Any:
     """The session result of ``records`` (``summarize`` with test defaults)."""
-    from pytest_plugin_evals.reporting.document import summarize
+    from pytest_plugin_evals.reporting.result import summarize
 
     options: dict[str, Any] = dict(
         started_at="2026-01-01T00:00:00Z",

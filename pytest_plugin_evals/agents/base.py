@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pytest_plugin_evals.agents import AgentError as AgentError
-from pytest_plugin_evals.model import Arm, Case, Transcript
+from pytest_plugin_evals.model import Arm, Case, InfraKind, Transcript
 from pytest_plugin_evals.sandbox import Sandbox
 
 if TYPE_CHECKING:
@@ -34,6 +34,9 @@ class RunRequest:
     env: dict[str, str] = field(default_factory=dict)
     #: The run's MCP stand-ins (see :mod:`pytest_plugin_evals.mocks`), if any apply.
     mocks: MockSetup | None = None
+    #: How many times the session makes a run again when the provider refuses it (a rate
+    #: limit, an overload): while it does, the agent need not retry on its own.
+    rate_limit_retries: int = 0
 
     @property
     def loads_plugin(self) -> bool:
@@ -74,3 +77,19 @@ def capabilities_of(agent: Agent) -> Capabilities:
     """The agent's :class:`Capabilities` (an adapter of your own may leave them out)."""
     found = getattr(agent, "capabilities", None)
     return found if isinstance(found, Capabilities) else DEFAULT_CAPABILITIES
+
+
+def infra_kind(status: int | None, code: str | None = None) -> InfraKind:
+    """The kind of an API error, from its HTTP status or Claude Code's name for it (a run that
+    is not logged in has no status: ``authentication_failed``)."""
+    if code == "authentication_failed":
+        return "auth"
+    if code == "rate_limit":
+        return "rate_limit"
+    if status == 429:
+        return "rate_limit"
+    if status in (529, 503):
+        return "overloaded"
+    if status in (401, 403):
+        return "auth"
+    return "api"

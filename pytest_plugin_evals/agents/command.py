@@ -7,6 +7,11 @@ final message; the agent may append JSON lines to ``EVAL_TRACE_FILE``::
 
     {"type": "tool_call", "name": "Read", "input": {...}, "output": "...", "is_error": false}
     {"type": "usage", "input_tokens": 1200, "output_tokens": 40, "cost_usd": 0.0056}
+    {"type": "api_error", "status": 429, "retry_after": 2, "message": "rate limited"}
+
+An ``api_error`` line says the model's API refused the run: it is an infrastructure error of the
+kind its status names (429 ``rate_limit``, 529 ``overloaded`` ...), which the session may make
+again after ``retry_after`` seconds (``--eval-rate-limit-retries``).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from ..model import STOPPED, ToolCall, Transcript
 from ..util.capture import capture_file
 from ..util.jsonlines import amount, count, load_event, number
 from ..util.process import format_timeout, run_process
-from .base import AgentError, Capabilities, RunRequest
+from .base import AgentError, Capabilities, RunRequest, infra_kind
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,8 @@ class CommandAgent:
         transcript.turns = max(1, len(transcript.tool_calls) + 1)
         if result.timed_out:
             transcript.error = format_timeout(request.timeout_seconds)
+        elif transcript.infra_error is not None:
+            pass  # the agent said the API refused the run: that is the run's error
         elif result.returncode != 0:
             tail = transcript.stderr_tail.splitlines()[-5:]
             detail = (": " + " ".join(line.strip() for line in tail)) if tail else ""
@@ -151,6 +158,8 @@ def read_trace(path: Path, transcript: Transcript) -> None:
                 _add_usage(transcript, event)
             elif kind == "delivered":
                 transcript.delivered = bool(event.get("value", True))
+            elif kind == "api_error":
+                _api_error(transcript, event)
 
 
 def _add_usage(transcript: Transcript, event: dict[str, Any]) -> None:
@@ -164,3 +173,19 @@ def _add_usage(transcript: Transcript, event: dict[str, Any]) -> None:
     latency = amount(event.get("latency_ms"))
     if latency is not None:
         transcript.latency_ms = latency
+
+
+#: An ``api_error`` line's message is kept up to this many characters.
+API_ERROR_MESSAGE_LIMIT = 500
+
+
+def _api_error(transcript: Transcript, event: dict[str, Any]) -> None:
+    """The API refused the run: an infrastructure error of the kind its status names."""
+    status = count(event.get("status"))
+    status = status if status is not None and 100 <= status <= 599 else None
+    message = event.get("message")
+    text = message.strip()[:API_ERROR_MESSAGE_LIMIT] if isinstance(message, str) else ""
+    transcript.infra_error = infra_kind(status)
+    label = f"API error {status}" if status is not None else "API error"
+    transcript.error = f"{label}: {text}" if text else label
+    transcript.retry_after = amount(event.get("retry_after"))

@@ -19,6 +19,7 @@ import pytest
 
 from pytest_plugin_evals.plugin.keys import (
     case_picks_key,
+    earlier_key,
     ledger_key,
     next_item_key,
     session_key,
@@ -65,6 +66,20 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[stamp_key] = folder_stamp()
         shared = None
     _share(config, settings, Path(shared) if shared else None)
+    if settings.baseline_plugin is not None:
+        from pytest_plugin_evals.plugin.baseline import BaselineHooks
+
+        config.pluginmanager.register(BaselineHooks(config), "plugin-evals-baseline")
+    if settings.compare is not None:
+        from pytest_plugin_evals.plugin.compare import EarlierSession
+
+        config.stash[earlier_key] = EarlierSession(config, settings)
+        config.pluginmanager.register(config.stash[earlier_key], "plugin-evals-compare")
+    if settings.shard is not None:
+        from pytest_plugin_evals.plugin.sharding import ShardSelection
+
+        shards = ShardSelection(config, settings, settings.shard)
+        config.pluginmanager.register(shards, "plugin-evals-shard")
     if workerinput is not None:
         return
     from pytest_plugin_evals.plugin.session import EvalSession
@@ -84,6 +99,9 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_plugin_evals.plugin.html_extras import HtmlColumns
 
         config.pluginmanager.register(HtmlColumns(), "plugin-evals-html")
+    from pytest_plugin_evals.plugin.progress import register_progress
+
+    register_progress(config, settings)  # silent in a session without eval runs
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -91,7 +109,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if session is None:
         return
     for name in ("plugin-evals-session", "plugin-evals-html-report", "plugin-evals-json",
-                 "plugin-evals-xdist", "plugin-evals-html"):  # fmt: skip
+                 "plugin-evals-xdist", "plugin-evals-html", "plugin-evals-compare",
+                 "plugin-evals-baseline", "plugin-evals-shard",
+                 "plugin-evals-progress"):  # fmt: skip
         plugin = config.pluginmanager.get_plugin(name)
         if plugin is not None:
             config.pluginmanager.unregister(plugin)

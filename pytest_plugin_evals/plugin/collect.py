@@ -197,6 +197,13 @@ def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
             parent, name=case.name, error=problem, suite_root=case.suite_root
         )
         return
+    baseline = None  # --eval-baseline-plugin: the second arm loads it (an A/B)
+    if two_arm and plugin is not None and settings.baseline_plugin is not None:
+        from pytest_plugin_evals.plugin.baseline import baseline_for
+
+        baseline = baseline_for(parent.config, plugin)
+        if baseline is None:
+            return  # the session's one usage error, once collection is over
     mock_plan = None
     if settings.mocks != "off":
         try:
@@ -208,13 +215,15 @@ def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
             return
         yield from _mock_errors(parent, mock_plan, case.suite_root)
     runs = settings.runs or case.runs
-    arms: tuple[Arm, ...] = ("with", "without") if two_arm else ("single",)
+    second: Arm = "baseline" if baseline is not None else "without"
+    arms: tuple[Arm, ...] = ("with", second) if two_arm else ("single",)
     for tag in marker_tags(case.tags):
         parent.config.addinivalue_line("markers", f"{tag}: eval case tag")
     for arm in arms:
         for run in range(1, runs + 1):
             item = EvalItem.create(parent, case, arm, run, plugin, two_arm)
             item.mock_plan = mock_plan
+            item.baseline = baseline
             item.runs_per_case = runs
             yield item
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_plugin_evals.model import Arm, Case, LoadError, PluginInfo, RunResult
+from pytest_plugin_evals.model import SECOND_ARMS, Arm, Case, LoadError, PluginInfo, RunResult
 from pytest_plugin_evals.plugin.keys import RECORD_PROPERTY
 from pytest_plugin_evals.records import (
     CaseInfo,
@@ -49,7 +49,7 @@ def marker_tags(tags: Iterable[str]) -> list[str]:
     return [t for t in tags if MARKER_NAME.fullmatch(t) and t not in RESERVED_MARKERS]
 
 
-def _run_eval(eval_run: RunOutcome, eval_settings: Any) -> None:
+def _run_eval(eval_run: RunOutcome, eval_settings: Any, request: Any) -> None:
     """The test function of every eval item: the run was made in setup (``eval_run``).
 
     A with-arm (or single-arm) run that is below a perfect score fails the item when the
@@ -59,7 +59,7 @@ def _run_eval(eval_run: RunOutcome, eval_settings: Any) -> None:
     """
     __tracebackhide__ = True
     result = eval_run.result
-    if result.arm == "without" or eval_settings.threshold < 1:
+    if result.arm in SECOND_ARMS or eval_settings.runs_are_measurements(request.node.case.name):
         return
     # A run that ended with an error (a timeout, a non-zero exit) is graded on what it
     # produced, as the document records it: the item passes when its scored graders do.
@@ -161,6 +161,8 @@ class EvalItem(pytest.Function):
     two_arm: bool
     mock_plan: MockPlan | None = None
     runs_per_case: int | None = None
+    #: The plugin the baseline arm loads, in an A/B (``--eval-baseline-plugin``).
+    baseline: PluginInfo | None = None
 
     @classmethod
     def create(
@@ -180,6 +182,13 @@ class EvalItem(pytest.Function):
         for tag in marker_tags(case.tags):
             item.add_marker(tag)
         return item
+
+    @property
+    def plugin_dir(self) -> Path | None:
+        """The folder of the plugin this item's arm loads (the runner gives the without arm
+        none)."""
+        loaded = self.baseline if self.arm == "baseline" else self.plugin
+        return loaded.path if loaded is not None else None
 
     @property
     def case_info(self) -> CaseInfo:

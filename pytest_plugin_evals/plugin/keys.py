@@ -11,13 +11,15 @@ if TYPE_CHECKING:
     from pytest_plugin_evals.agents import Agent
     from pytest_plugin_evals.graders.assertions import SoftChecks
     from pytest_plugin_evals.judges import Judge
+    from pytest_plugin_evals.plugin.compare import EarlierSession
     from pytest_plugin_evals.plugin.ledger import SpendLedger, StopSign
     from pytest_plugin_evals.plugin.runs import RunAhead, RunMaker
     from pytest_plugin_evals.plugin.selection import CasePick
     from pytest_plugin_evals.plugin.session import EvalSession
     from pytest_plugin_evals.plugin.settings import EvalSettings
-    from pytest_plugin_evals.reporting.document import SessionResult
+    from pytest_plugin_evals.reporting.result import SessionResult
     from pytest_plugin_evals.runner import RunOutcome
+    from pytest_plugin_evals.shards import ShardPlan
 
 #: The ``user_properties`` key every eval item reports its record under (one JSON string; see
 #: :mod:`pytest_plugin_evals.records`). JUnit shows it as a ``<property>``.
@@ -35,6 +37,8 @@ ledger_key: pytest.StashKey[SpendLedger] = pytest.StashKey()
 stop_key: pytest.StashKey[StopSign] = pytest.StashKey()
 #: config (controller only): the session that gathers records, scores and gates.
 session_key: pytest.StashKey[EvalSession] = pytest.StashKey()
+#: config: the earlier session ``--eval-compare`` names (read on the controller).
+earlier_key: pytest.StashKey[EarlierSession] = pytest.StashKey()
 #: config (controller only): the session's result, once computed.
 result_key: pytest.StashKey[SessionResult] = pytest.StashKey()
 #: config: the mock files already reported as load errors (each is reported once).
@@ -49,6 +53,8 @@ run_ahead_key: pytest.StashKey[RunAhead] = pytest.StashKey()
 #: config: the case folders whose runs the command line names (``evals/x::x[1]``), each with
 #: its picks (a folder another argument collects whole is not in it).
 case_picks_key: pytest.StashKey[dict[Path, list[CasePick]]] = pytest.StashKey()
+#: config: how the selected cases were split (``--eval-shard``), once this process split them.
+shard_plan_key: pytest.StashKey[ShardPlan] = pytest.StashKey()
 #: item: the item that runs after it in this process (pytest's ``nextitem``).
 next_item_key: pytest.StashKey[pytest.Item] = pytest.StashKey()
 #: item: the soft checks of the ``eval_checks`` fixture.

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_plugin_evals.judges import JUDGE_KINDS
-from pytest_plugin_evals.plugin.settings import ABLATIONS, EvalSettings
+from pytest_plugin_evals.plugin.settings import (
+    ABLATIONS,
+    DEFAULT_RATE_LIMIT_RETRIES,
+    EvalSettings,
+)
+
+if TYPE_CHECKING:
+    from pytest_plugin_evals.shards import Shard
 
 
 @dataclass(frozen=True)
@@ -37,6 +45,12 @@ OPTIONS: tuple[Option, ...] = (
         metavar="none|with-without",
     ),
     Option(
+        "--eval-baseline-plugin",
+        "A/B: the second arm loads this plugin instead of none: a plugin folder, or git:REF "
+        "(the plugin's folder at that commit of its repository, e.g. git:HEAD~1)",
+        metavar="PATH|git:REF",
+    ),
+    Option(
         "--eval-threshold",
         "minimum case score (0-1, default 1.0); below 1 the session passes "
         "when every case's mean meets it",
@@ -49,12 +63,35 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("--eval-json", "also write the JSON result document here", metavar="PATH"),
     Option("--eval-report", "write the HTML report here", metavar="PATH"),
+    Option(
+        "--eval-compare",
+        "compare each case with an earlier session: its results folder or its "
+        "aggregate-result.json, or last (the newest results folder under <evals folder>/results)",
+        metavar="PATH|last",
+    ),
+    Option(
+        "--eval-fail-on-regression",
+        "fail the session when a case regressed since the --eval-compare session",
+        kind="bool",
+    ),
     Option("--eval-case", "only cases whose name matches this glob", metavar="GLOB"),
     Option(
         "--eval-tag",
         "only cases with this tag (repeatable: any of the tags)",
         kind="list",
         metavar="TAG",
+    ),
+    Option(
+        "--eval-shard",
+        "run the K-th of N parts of the selected cases (a CI job matrix), each case whole; "
+        "auto: from the CI's parallel-job variables (GitLab, Buildkite, CircleCI)",
+        metavar="K/N|auto",
+    ),
+    Option(
+        "--eval-shard-durations",
+        "weigh the shards by the run durations recorded in this results folder "
+        "(default: by runs x arms)",
+        metavar="DIR",
     ),
     Option("--eval-keep-temp", "keep each run's sandbox folder", kind="bool"),
     Option("--eval-claude-bin", "the claude binary (default: claude on PATH)", metavar="PATH"),
@@ -118,11 +155,35 @@ OPTIONS: tuple[Option, ...] = (
         metavar="SECONDS",
     ),
     Option(
+        "--eval-progress",
+        "while runs go on, show runs done, in flight, spend and ETA: a live line on a terminal, "
+        "else a line every SECONDS (default 30); off: none",
+        metavar="SECONDS|off",
+    ),
+    Option(
         "--eval-run-ahead",
         "on (default): while a process makes one run it starts its next item's when the CPUs "
         "have been idle lately, so -n N has up to 2N agents in flight; always: whatever the "
         "CPUs; off: one run at a time per process",
         metavar="on|always|off",
+    ),
+    Option(
+        "--eval-reducer",
+        "how a case's runs become its verdict: mean (default: the mean score meets the "
+        "threshold), all (every run does: pass^k), any (one does: pass@k) or at-least:M",
+        metavar="mean|all|any|at-least:M",
+    ),
+    Option(
+        "--eval-rate-limit-retries",
+        "make a run the provider refused (429 rate limit, 529 overloaded) again up to N times, "
+        "every process of the session waiting together (default 5; 0: the run is an error)",
+        metavar="N",
+    ),
+    Option(
+        "--eval-max-concurrency",
+        "at most N runs in flight in the session, whatever -n and --eval-run-ahead start "
+        "(default: no cap)",
+        metavar="N",
     ),
     Option(
         "--eval-env-pass",
@@ -157,6 +218,13 @@ def add_options(parser: pytest.Parser) -> None:
         else:
             group.addoption(opt.flag, default=None, dest=dest, metavar=opt.metavar, help=opt.help)
             parser.addini(dest, opt.help, default=None)
+    parser.addini(
+        "eval_case_reducers",
+        'reducers of the cases that have their own, one "GLOB = REDUCER" per line '
+        "(the first glob that matches a case's name wins)",
+        type="linelist",
+        default=[],
+    )
     parser.addini(
         "eval_paths",
         "more folders (besides those named evals) holding eval suites",
@@ -248,11 +316,15 @@ def read_settings(config: pytest.Config) -> EvalSettings:
     if mocks not in ("on", "off"):
         raise pytest.UsageError(f"{where} must be on or off (got {mocks!r})")
     real_servers, _ = _value(config, "--eval-allow-real-servers")
+    compare, fail_on_regression = _compare(config)
     run_ahead, where = _value(config, "--eval-run-ahead")
     run_ahead = str(run_ahead or "on").strip().lower()
     if run_ahead not in ("on", "always", "off"):
         raise pytest.UsageError(f"{where} must be on, always or off (got {run_ahead!r})")
+    reducer, case_reducers = _reducers(config)
     return EvalSettings(
+        reducer=reducer,
+        case_reducers=case_reducers,
         runs=int(runs) if runs is not None else None,
         ablation=ablation,
         threshold=threshold if threshold is not None else 1.0,
@@ -281,7 +353,88 @@ def read_settings(config: pytest.Config) -> EvalSettings:
         allow_real_servers=bool(real_servers),
         run_ahead=run_ahead,
         grader_timeout=grader_timeout if grader_timeout is not None else 10.0,
+        progress_seconds=_progress(config),
+        **_rate_limits(config),
+        compare=compare,
+        fail_on_regression=fail_on_regression,
+        baseline_plugin=_baseline_plugin(config, ablation),
+        shard=_shard(config),
+        shard_durations=_shard_durations(config),
     )
+
+
+def _progress(config: pytest.Config) -> float | None:
+    """``--eval-progress``: seconds between plain progress lines (default 30), or off (None)."""
+    raw, _ = _value(config, "--eval-progress")
+    if str(raw).strip().lower() == "off":
+        return None
+    accepts = "a number of seconds above 0, or off"
+    seconds = _number(config, "--eval-progress", accepts, lambda v: 0 < v < 1e6)
+    return 30.0 if seconds is None else seconds
+
+
+def _rate_limits(config: pytest.Config) -> dict[str, Any]:
+    """``--eval-rate-limit-retries`` and ``--eval-max-concurrency``, checked."""
+    retries = _number(
+        config,
+        "--eval-rate-limit-retries",
+        "a whole number from 0 to 100",
+        lambda v: 0 <= v <= 100,
+        integer=True,
+    )
+    cap = _number(
+        config,
+        "--eval-max-concurrency",
+        "a whole number from 1 to 1000",
+        lambda v: 1 <= v <= 1000,
+        integer=True,
+    )
+    return {
+        "rate_limit_retries": DEFAULT_RATE_LIMIT_RETRIES if retries is None else int(retries),
+        "max_concurrency": None if cap is None else int(cap),
+    }
+
+
+def _reducers(config: pytest.Config) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """``--eval-reducer`` and ini ``eval_case_reducers``, checked (one line per mistake)."""
+    from pytest_plugin_evals.scoring import parse_reducer
+
+    raw, where = _value(config, "--eval-reducer")
+    try:
+        reducer = parse_reducer(str(raw)) if raw else "mean"
+    except ValueError as exc:
+        raise pytest.UsageError(f"{where} {exc}") from None
+    pairs: list[tuple[str, str]] = []
+    for line in config.getini("eval_case_reducers"):
+        pattern, sep, name = str(line).partition("=")
+        if not sep or not pattern.strip():
+            raise pytest.UsageError(
+                f'ini eval_case_reducers: each line is "GLOB = REDUCER" (got {line!r})'
+            )
+        try:
+            pairs.append((pattern.strip(), parse_reducer(name)))
+        except ValueError as exc:
+            raise pytest.UsageError(f"ini eval_case_reducers: {pattern.strip()} {exc}") from None
+    return reducer, tuple(pairs)
+
+
+def _compare(config: pytest.Config) -> tuple[str | None, bool]:
+    """``--eval-compare`` (``last``, or a path made absolute; the document is read once
+    collection is done, see :mod:`pytest_plugin_evals.plugin.compare`) and
+    ``--eval-fail-on-regression``, which needs it."""
+    raw, _ = _value(config, "--eval-compare")
+    text = str(raw or "").strip()
+    compare = None
+    if text.lower() == "last":
+        compare = "last"
+    elif text:
+        compare = str(Path(config.invocation_params.dir, text).resolve())
+    fail, where = _value(config, "--eval-fail-on-regression")
+    if fail and compare is None:
+        raise pytest.UsageError(
+            f"{where} needs --eval-compare (the earlier session to compare with)"
+        )
+    return compare, bool(fail)
 
 
 def _agent(config: pytest.Config) -> str:
@@ -321,3 +474,70 @@ def _split_tools(values: Any) -> list[str]:
         if current.strip():
             out.append(current.strip())
     return out
+
+
+def _baseline_plugin(config: pytest.Config, ablation: str) -> str | None:
+    """``--eval-baseline-plugin``: ``git:REF`` or a plugin folder (a relative one from where
+    pytest started, or from the ini file's folder), checked; it needs two arms."""
+    from pytest_plugin_evals.plugin.baseline import check_spec
+
+    raw, where = _value(config, "--eval-baseline-plugin")
+    if not raw:
+        return None
+    cli = where.startswith("--")
+    base = config.invocation_params.dir if cli or config.inipath is None else config.inipath.parent
+    spec = check_spec(str(raw), Path(base), where)
+    if ablation == "none":
+        raise pytest.UsageError(
+            f"{where} needs two arms, but the ablation is none (one arm, so no arm to load it)"
+        )
+    return spec
+
+
+#: ``--eval-shard auto``: the CI variables that number a parallel job, and whether the index
+#: counts from 0.
+SHARD_VARIABLES = (
+    ("CI_NODE_INDEX", "CI_NODE_TOTAL", 1),  # GitLab (parallel: N)
+    ("BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT", 0),  # Buildkite
+    ("CIRCLE_NODE_INDEX", "CIRCLE_NODE_TOTAL", 0),  # CircleCI
+)
+
+
+def _shard(config: pytest.Config) -> Shard | None:
+    """``--eval-shard K/N``, or ``auto``: the first CI's parallel-job variables that are set
+    (none set: the whole suite runs)."""
+    from pytest_plugin_evals.shards import parse_shard
+
+    raw, where = _value(config, "--eval-shard")
+    text = str(raw or "").strip()
+    if not text:
+        return None
+    if text.lower() == "auto":
+        for index_name, total_name, first in SHARD_VARIABLES:
+            index, total = os.environ.get(index_name), os.environ.get(total_name)
+            if index and total:
+                given = f"{index_name}={index}, {total_name}={total}"
+                try:
+                    return parse_shard(f"{int(index) + 1 - first}/{int(total)}")
+                except ValueError:
+                    raise pytest.UsageError(
+                        f"{where} auto: the CI variables do not name a shard ({given})"
+                    ) from None
+        return None
+    try:
+        return parse_shard(text)
+    except ValueError as exc:
+        raise pytest.UsageError(f"{where} {exc} or auto") from None
+
+
+def _shard_durations(config: pytest.Config) -> Path | None:
+    """``--eval-shard-durations``: a results folder holding recorded runs."""
+    folder = _path(config, "--eval-shard-durations")
+    if folder is None:
+        return None
+    if not (folder / "runs").is_dir():
+        _, where = _value(config, "--eval-shard-durations")
+        raise pytest.UsageError(
+            f"{where}: no recorded runs in {folder} (expected a results folder holding runs/)"
+        )
+    return folder

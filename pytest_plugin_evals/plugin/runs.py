@@ -30,6 +30,7 @@ from pytest_plugin_evals.plugin.keys import (
     stamp_key,
     stop_key,
 )
+from pytest_plugin_evals.plugin.limiter import rate_limits
 from pytest_plugin_evals.plugin.settings import EvalSettings, results_dir
 from pytest_plugin_evals.util.process import IdleMeter
 
@@ -72,6 +73,7 @@ class RunMaker:
         self.made = itertools.count(1)
         #: The session's one results folder, once chosen (see :meth:`results_for`).
         self.results: Path | None = None
+        self.limits = rate_limits(config, settings)
         terminate_as_interrupt(config)  # this process makes runs: SIGTERM must not orphan them
 
     def results_for(self, item: EvalItem) -> Path:
@@ -137,10 +139,20 @@ class RunMaker:
             judge_claude_bin=settings.claude_bin,
             grader_timeout=settings.grader_timeout,
             session_tag=session_tag(self.config),
+            rate_limit_retries=settings.rate_limit_retries,
         )
 
     def make(self, item: EvalItem, agent: Agent, judge: Judge | None) -> RunOutcome:
-        """Make the item's run (the checks of :meth:`skip` passed)."""
+        """Make the item's run (the checks of :meth:`skip` passed): when the session's rate
+        limits let it start, and again while the provider refuses it (see :mod:`.limiter`)."""
+        return self.limits.make(
+            lambda: self._make_once(item, agent, judge),
+            timeout=item.case.timeout_seconds,
+            may_retry=lambda: self.skip(item) is None,
+        )
+
+    def _make_once(self, item: EvalItem, agent: Agent, judge: Judge | None) -> RunOutcome:
+        """One attempt at the item's run."""
         from pytest_plugin_evals.runner import execute_run
 
         settings = self.settings
@@ -154,8 +166,10 @@ class RunMaker:
             item.run,
             agent=agent,
             run_root=self.root / f"{item.arm}-{item.run}-{next(self.made)}",
-            plugin_dir=item.plugin.path if item.plugin else None,
-            two_arm=item.two_arm,
+            plugin_dir=item.plugin_dir,
+            # Indicators (graders that only show a plugin fired) are for a second arm without
+            # a plugin; in an A/B both arms load one, and every grader is scored in both.
+            two_arm=item.two_arm and item.baseline is None,
             options=self.options(item, judge),
             mock_plan=item.mock_plan,
             paid_budget=paid_budget,
@@ -210,6 +224,7 @@ class RunAhead:
         """Stop the runs no item took, and wait for them to end."""
         from pytest_plugin_evals.util.process import stop_all
 
+        self.maker.limits.stopping.set()  # no run waits any more, nor is made again
         futures = list(self.pending.values())
         self.pending.clear()
         for future in futures:

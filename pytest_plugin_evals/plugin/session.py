@@ -25,13 +25,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_plugin_evals.plugin.keys import RECORD_PROPERTY, maker_key, result_key
+from pytest_plugin_evals.plugin.keys import RECORD_PROPERTY, earlier_key, maker_key, result_key
 from pytest_plugin_evals.plugin.settings import EvalSettings
 from pytest_plugin_evals.util.timestamps import utc_iso
 
 if TYPE_CHECKING:
+    from pytest_plugin_evals.model import BaselinePlugin
     from pytest_plugin_evals.records import Record
-    from pytest_plugin_evals.reporting.document import NotStarted, SessionResult
+    from pytest_plugin_evals.reporting.result import NotStarted, SessionResult
+    from pytest_plugin_evals.shards import ShardPlan
 
 #: What credentials a claude run can use (said when one was rejected).
 CREDENTIALS_HINT = (
@@ -39,15 +41,18 @@ CREDENTIALS_HINT = (
     "provider's variables; a /login session is not carried into a run's isolated home."
 )
 
-#: The ``[label]`` of a run item: ``[with-2]``, ``[without-1]``, ``[3]``.
-_RUN_LABEL = re.compile(r"\[(?:with-|without-)?\d+\]$")
+#: The ``[label]`` of a run item: ``[with-2]``, ``[without-1]``, ``[baseline-1]``, ``[3]``.
+_RUN_LABEL = re.compile(r"\[(?:with-|without-|baseline-)?\d+\]$")
 
 #: Scores are compared with this tolerance (as in scoring).
 _EPSILON = 1e-9
 
 
 def case_group(nodeid: str) -> str | None:
-    """The node id every run item of one case shares (its id without the run label)."""
+    """The node id every run item of one case shares (its id without the run label); None for
+    any other item (a Python test's parameters can look like a run label: ``test_x[0]``)."""
+    if nodeid.partition("::")[0].endswith(".py"):
+        return None
     found = _RUN_LABEL.search(nodeid)
     return nodeid[: found.start()] if found else None
 
@@ -93,6 +98,8 @@ class EvalSession:
         #: Failed reports so far (as pytest counts them for ``--maxfail``).
         self.failures = 0
         self.results_dir: Path | None = None
+        #: Said when --eval-fail-on-regression failed the session.
+        self.regression_message: str | None = None
 
     # -- what was selected ------------------------------------------------------------------
 
@@ -108,7 +115,8 @@ class EvalSession:
             from pytest_plugin_evals.plugin.interrupts import terminate_as_interrupt
 
             terminate_as_interrupt(self.config)  # the document is written on SIGTERM too
-            self._say_credentials()
+            if not self.config.option.collectonly:
+                self._say_credentials()
 
     def _say_credentials(self) -> None:
         """Say at the start, in one line, when claude runs would have no credential."""
@@ -143,7 +151,9 @@ class EvalSession:
         self.records[report.nodeid] = record
         from pytest_plugin_evals.records import LoadErrorRecord
 
-        if self.settings.threshold >= 1 or isinstance(record, LoadErrorRecord):
+        if isinstance(record, LoadErrorRecord) or not self.settings.runs_are_measurements(
+            record.case.name
+        ):
             return
         done = report.when == "call" or (report.when == "setup" and not report.passed)
         group = case_group(report.nodeid)
@@ -156,28 +166,33 @@ class EvalSession:
 
     def _decide_case(self, group: str, report: pytest.TestReport) -> None:
         """The case's last run has reported: a case below the threshold fails that report."""
+        from pytest_plugin_evals.model import SECOND_ARMS
         from pytest_plugin_evals.records import RunRecord
 
         runs = [
             r
             for r in (self.records.get(nodeid) for nodeid in self.finished[group])
-            if isinstance(r, RunRecord) and r.arm != "without" and r.result.graded
+            if isinstance(r, RunRecord) and r.arm not in SECOND_ARMS and r.result.graded
         ]
         if not runs or report.failed:
             return
+        from pytest_plugin_evals.scoring import reduce_runs
+
         score = sum(r.result.score for r in runs) / len(runs)
         threshold = self.settings.threshold
-        if score >= threshold - _EPSILON:
+        reducer = self.settings.reducer_for(runs[0].case.name)
+        if reduce_runs(reducer, [r.result.score for r in runs], threshold):
             return
         from pytest_plugin_evals.reporting.terminal import plain
 
         name = plain(runs[0].case.name)
         scores = ", ".join(f"{r.result.score:.2f}" for r in sorted(runs, key=lambda r: r.run))
         report.outcome = "failed"
-        report.longrepr = (
-            f"case {name}: mean score {score:.2f} is below the threshold {threshold:.2f} "
-            f"(runs: {scores}); this was its last run to finish"
-        )
+        if reducer == "mean":
+            why = f"mean score {score:.2f} is below the threshold {threshold:.2f}"
+        else:
+            why = f"failed under the {reducer} reducer (threshold {threshold:.2f} per run)"
+        report.longrepr = f"case {name}: {why} (runs: {scores}); this was its last run to finish"
 
     # -- the end ----------------------------------------------------------------------------
 
@@ -188,9 +203,11 @@ class EvalSession:
 
         # Nothing a run started outlives the session (a worker stopped mid-run included).
         kill_tagged(SESSION_TAG, session_tag(self.config))
-        if not self.records:
-            return
-        from pytest_plugin_evals.reporting.document import summarize
+        plan = self._shard_plan()
+        if not self.records and (plan is None or plan.cases_of(plan.index)):
+            return  # (a shard none of the selected cases fell to still writes its document)
+        from pytest_plugin_evals.plugin.limiter import session_wait_seconds
+        from pytest_plugin_evals.reporting.result import summarize
 
         records = list(self.records.values())
         not_started = self._not_started()
@@ -209,15 +226,27 @@ class EvalSession:
             tag_filters=self.settings.tags,
             partial_reason=self.partial_reason,
             not_started=not_started,
+            reducer=self.settings.reducer,
+            case_reducers=self.settings.case_reducers,
+            baseline_plugins=self._baseline_plugins(),
+            rate_limit_wait_seconds=session_wait_seconds(self.config),
         )
+        earlier = self.config.stash.get(earlier_key, None)
+        if earlier is not None:
+            result = earlier.compared(result)
+        if plan is not None:
+            from dataclasses import replace
+
+            result = replace(result, shard=plan)
         self.result = result
         self.config.stash[result_key] = result
         self.results_dir = self._results_dir()
         self._gate(session, result)
+        self._gate_regressions(session, result)
 
     def _not_started(self) -> list[NotStarted]:
         """The selected runs of each case that never reported (an interruption, ``-x``)."""
-        from pytest_plugin_evals.reporting.document import NotStarted
+        from pytest_plugin_evals.reporting.result import NotStarted
 
         done: dict[str, int] = {}
         for nodeid in self.records:
@@ -251,13 +280,25 @@ class EvalSession:
         return None
 
     def _ablation(self, records: list[Record]) -> str:
-        """The ablation the session ran: with-without when any case ran two arms."""
+        """The ablation the session ran: with-without when any case ran two arms, with-baseline
+        when the second arm loaded ``--eval-baseline-plugin``."""
         from pytest_plugin_evals.records import RunRecord, SkippedRun
 
+        if any(isinstance(r, (RunRecord, SkippedRun)) and r.arm == "baseline" for r in records):
+            return "with-baseline"
         if self.settings.ablation != "auto":
             return self.settings.ablation
         runs = [r for r in records if isinstance(r, (RunRecord, SkippedRun))]
         return "with-without" if any(r.two_arm for r in runs) else "none"
+
+    def _baseline_plugins(self) -> tuple[BaselinePlugin, ...]:
+        """What ``--eval-baseline-plugin`` resolved to, in whichever process resolved it."""
+        if self.settings.baseline_plugin is None:
+            return ()
+        from pytest_plugin_evals.plugin.baseline import FOLDER, resolved
+        from pytest_plugin_evals.plugin.keys import shared_key
+
+        return resolved(self.config.stash[shared_key] / FOLDER)
 
     def suite_root(self) -> Path:
         from pytest_plugin_evals.plugin.settings import common_suite_root
@@ -267,7 +308,18 @@ class EvalSession:
             r.suite_root if isinstance(r, LoadErrorRecord) else r.case.suite_root
             for r in self.records.values()
         )
+        if root is None:
+            plan = self._shard_plan()  # a shard none of the selected cases fell to
+            root = Path(plan.root) if plan is not None and plan.root else None
         return root if root is not None else Path(self.config.rootpath)
+
+    def _shard_plan(self) -> ShardPlan | None:
+        """How the selected cases were split (``--eval-shard``), if they were."""
+        if self.settings.shard is None:
+            return None
+        from pytest_plugin_evals.plugin.sharding import shard_plan
+
+        return shard_plan(self.config)
 
     def _results_dir(self) -> Path:
         """The session's one results folder: where its runs were recorded (every process
@@ -285,9 +337,13 @@ class EvalSession:
         return results_dir(self.settings, self.suite_root(), self.stamp)
 
     def _gate(self, session: pytest.Session, result: SessionResult) -> None:
-        from pytest_plugin_evals.reporting.document import session_gate
+        from pytest_plugin_evals.reporting.result import session_gate
 
         reason = self.partial_reason
+        if result.shard is not None and not result.shard.cases_of(result.shard.index):
+            if not result.cases and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+                session.exitstatus = pytest.ExitCode.OK  # the other shards run the cases
+            return
         if reason == "cost_ceiling":
             session.exitstatus = 2
             self.gate_message = (
@@ -323,6 +379,20 @@ class EvalSession:
             self.gate_message = (
                 f"every case's mean score meets the threshold {self.settings.threshold:g}"
             )
+
+    def _gate_regressions(self, session: pytest.Session, result: SessionResult) -> None:
+        """``--eval-fail-on-regression``: a case that regressed fails the session."""
+        comparison = result.comparison
+        if comparison is None or not comparison.regressed or not self.settings.fail_on_regression:
+            return
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        names = ", ".join(c.name for c in comparison.regressions)
+        since = comparison.against_started_at or comparison.against
+        self.regression_message = (
+            f"--eval-fail-on-regression: {len(comparison.regressions)} case(s) regressed "
+            f"since {since}: {names}"
+        )
 
     def _skipped_judge_lines(self) -> list[str]:
         """Say when judge verdicts were skipped: on purpose, or for want of a judge."""
@@ -368,6 +438,10 @@ class EvalSession:
         shown = [str(p) for _, p in self.paths]
         for line in summary_lines(self.result, report_paths=shown):
             say(line)
+        if self.result.shard is not None:
+            from pytest_plugin_evals.plugin.sharding import shard_line
+
+            say(shard_line(self.result.shard))
         for line in self._skipped_judge_lines():
             say(line, yellow=True)
         unconfined = sum(1 for c in self.result.cases for r in c.runs if r.result.unconfined_shell)
@@ -383,5 +457,10 @@ class EvalSession:
                 say(notice)
         if self.gate_message:
             say(self.gate_message)
+        earlier = self.config.stash.get(earlier_key, None)
+        if earlier is not None and earlier.notice:
+            say(earlier.notice, yellow=True)
+        if self.regression_message:
+            say(self.regression_message, red=True)
         if self.write_error:
             say(self.write_error, yellow=True)

@@ -8,8 +8,15 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_plugin_evals.shards import Shard
 
 ABLATIONS = ("auto", "none", "with-without")
+
+#: How many times a run the provider refused is made again, by default.
+DEFAULT_RATE_LIMIT_RETRIES = 5
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,43 @@ class EvalSettings:
     run_ahead: str = "on"
     #: Seconds each grader may spend matching patterns (``--eval-grader-timeout``).
     grader_timeout: float = 10.0
+    #: Seconds between the plain progress lines printed while runs go on when the output is not
+    #: a terminal (a terminal shows a live line instead); None: no progress (``--eval-progress``).
+    progress_seconds: float | None = 30.0
+    #: How many times a run the provider refused is made again (``--eval-rate-limit-retries``),
+    #: and the most runs in flight in the session (``--eval-max-concurrency``; None: no cap).
+    rate_limit_retries: int = DEFAULT_RATE_LIMIT_RETRIES
+    max_concurrency: int | None = None
+    #: The plugin the second arm loads instead of none (``--eval-baseline-plugin``):
+    #: ``git:REF``, or a plugin folder (absolute).
+    baseline_plugin: str | None = None
+    #: The earlier session to compare with (``--eval-compare``): ``last``, or the absolute path
+    #: of a results folder or of its ``aggregate-result.json``.
+    compare: str | None = None
+    #: A case that regressed since that session fails the session (``--eval-fail-on-regression``).
+    fail_on_regression: bool = False
+    #: How a case's runs become its verdict (``--eval-reducer``) ...
+    reducer: str = "mean"
+    #: ... and ``(glob, reducer)`` for the cases that have their own (ini ``eval_case_reducers``).
+    case_reducers: tuple[tuple[str, str], ...] = ()
+    #: The part of the selected cases this session runs (``--eval-shard K/N``), if split.
+    shard: Shard | None = None
+    #: A results folder whose recorded run durations weigh the split
+    #: (``--eval-shard-durations``).
+    shard_durations: Path | None = None
+
+    def reducer_for(self, case_name: str) -> str:
+        """The reducer of the case called ``case_name`` (the first matching glob wins)."""
+        for pattern, reducer in self.case_reducers:
+            if fnmatch.fnmatchcase(case_name, pattern):
+                return reducer
+        return self.reducer
+
+    def runs_are_measurements(self, case_name: str) -> bool:
+        """Whether a case's with-arm runs are measurements (their items pass) and the case is
+        decided when its last run reports: under a threshold below 1, and under a reducer for
+        which one failed run does not decide the case (``any``, ``at-least:M``)."""
+        return self.threshold < 1 or self.reducer_for(case_name) not in ("mean", "all")
 
     def selects(self, case_name: str, tags: tuple[str, ...]) -> bool:
         """The reference's filters: ``--eval-case`` glob on the name AND any ``--eval-tag``."""

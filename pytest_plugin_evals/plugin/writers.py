@@ -16,7 +16,7 @@ import pytest
 from pytest_plugin_evals.plugin.session import EvalSession
 
 if TYPE_CHECKING:
-    from pytest_plugin_evals.reporting.document import SessionResult
+    from pytest_plugin_evals.reporting.result import SessionResult
 
 
 class _Writer:

@@ -2,19 +2,24 @@
 
 Rendered from a Jinja2 template with autoescaping on (every value is text); the result document
 is embedded as ``<script type="application/json" id="eval-document">`` so tools can read it back
-with the standard library.
+with the standard library. The charts are inline SVG drawn by
+:mod:`~pytest_plugin_evals.reporting.charts` from what
+:mod:`~pytest_plugin_evals.reporting.html_views` computes; the page's small script only filters
+and orders what is already there.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from pytest_plugin_evals.model import ANSWER_LIMIT, JudgeVote, Verdict
-from pytest_plugin_evals.reporting.document import SessionResult, document_json
+from pytest_plugin_evals.reporting.document import document_json
+from pytest_plugin_evals.reporting.html_views import comparison_view, interval_pts, overview
+from pytest_plugin_evals.reporting.result import SessionResult
 
 if TYPE_CHECKING:
     import jinja2
@@ -90,7 +95,7 @@ def _resource(name: str) -> str:
     return (resources.files(__package__) / "resources" / name).read_text(encoding="utf-8")
 
 
-def embedded_json(document: dict[str, Any]) -> str:
+def embedded_json(document: Mapping[str, Any]) -> str:
     """The document as JSON that cannot end the script element early."""
     text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -99,6 +104,18 @@ def embedded_json(document: dict[str, Any]) -> str:
 def _plugins(result: SessionResult) -> str:
     names = [p.name + (f" v{p.version}" if p.version else "") for p in result.suite.plugins]
     return ", ".join(names) or "(no plugin)"
+
+
+def _baseline_label(result: SessionResult) -> str:
+    """The baseline plugin of an A/B: ``demo v1.0.0 from git:HEAD~1 (3f2c1a9e0b7d)``."""
+    labels = [
+        p.name
+        + (f" v{p.version}" if p.version else "")
+        + f" from {p.spec}"
+        + (f" ({p.commit[:12]})" if p.commit else "")
+        for p in result.suite.baseline_plugins
+    ]
+    return ", ".join(labels) or "--eval-baseline-plugin"
 
 
 def _meta(result: SessionResult) -> list[str]:
@@ -112,6 +129,8 @@ def _meta(result: SessionResult) -> list[str]:
         f"ablation {suite.ablation}",
         f"threshold {_pct(suite.threshold)}",
     ]
+    if result.baseline:
+        parts.append(f"baseline {_baseline_label(result)}")
     if suite.case_filter:
         parts.append(f"filtered: {suite.case_filter}")
     if suite.tag_filters:
@@ -147,25 +166,45 @@ def _effect(result: SessionResult) -> dict[str, Any] | None:
         return None
     up = sum(1 for d in deltas if d > 1e-9)
     down = sum(1 for d in deltas if d < -1e-9)
-    mean_delta = result.aggregates.mean_delta or 0.0
+    agg = result.aggregates
+    mean_delta = agg.mean_delta or 0.0
     arrow = "↑" if mean_delta > 1e-9 else "↓" if mean_delta < -1e-9 else "→"
+    note = significance = ""
+    if agg.mean_delta_interval is not None:
+        beyond = "significant" if agg.mean_delta_significant else "not significant"
+        note = f"95% {interval_pts(agg.mean_delta_interval)} pts · {beyond}"
+        significance = f"Mean Δ {note.replace(' · ', ', ')} (cases as the unit)."
+    intervals = [c.aggregates for c in result.cases if c.aggregates.delta_interval is not None]
+    if intervals:
+        sig_up = sum(1 for a in intervals if a.delta_significant and (a.delta or 0) > 0)
+        sig_down = sum(1 for a in intervals if a.delta_significant and (a.delta or 0) < 0)
+        significance += (
+            f" Beyond noise (Δ's 95% interval excludes 0): {sig_up} up, {sig_down} down"
+            f" of {len(intervals)} cases."
+        )
     return {"arrow": arrow, "up": up, "down": down, "flat": len(deltas) - up - down,
-            "total": len(deltas)}  # fmt: skip
+            "total": len(deltas), "note": note, "significance": significance.strip()}  # fmt: skip
 
 
-def render_html(result: SessionResult) -> str:
-    """The report page for a session's result."""
+def render_html(result: SessionResult, document: Mapping[str, Any] | None = None) -> str:
+    """The report page for a session's result. ``document`` is the result document it embeds
+    (by default ``document_json(result)``); the comparison with an earlier session is read
+    from its ``comparison``."""
     from markupsafe import Markup
 
+    doc = document_json(result) if document is None else document
     template = _environment().get_template("report.html.j2")
     return template.render(
         result=result,
+        overview=overview(result),
+        comparison=comparison_view(doc),
         plugins=_plugins(result),
         meta=_meta(result),
         banners=_banners(result),
         effect=_effect(result),
+        baseline_label=_baseline_label(result),
         answer_limit=ANSWER_LIMIT,
         css=Markup(_resource("report.css")),
         js=Markup(_resource("report.js")),
-        data=Markup(embedded_json(document_json(result))),
+        data=Markup(embedded_json(doc)),
     )

@@ -1,12 +1,14 @@
 """The terminal summary table, as text lines (pure: the pytest hook only prints them).
 
-Two arms::
+Two arms (Δ with its 95% interval, see :mod:`pytest_plugin_evals.stats`)::
 
-    CASE          WITH  W/OUT Δ      RUNS COST    NOTES
-    decoy         0.50  1.00  -0.50  2    $0.02   no-skill: Skill called 1x (expected 0..0)
-    3 case(s) · mean Δ +0.17 · 7s · $0.06
+    CASE          WITH  W/OUT Δ                    RUNS COST    NOTES
+    decoy         0.50  1.00  -0.50 [-0.91, +0.15] 4    $0.02   no-skill: Skill called 1x …
+    3 case(s) · mean Δ +0.17 [-0.40, +0.74] · 7s · $0.06
 
-One arm: ``CASE   SCORE PASS% RUNS COST    NOTES`` and ``N case(s) · score 0.83 · 7s · $0.06``.
+One arm: ``CASE   SCORE PASS% RUNS COST    NOTES`` (the score with its interval) and
+``N case(s) · score 0.83 · 7s · $0.06``. Then: which Δ are beyond noise, latency and tokens,
+the cases whose runs disagree, and a hint to make more runs when intervals are wide.
 """
 
 from __future__ import annotations
@@ -14,17 +16,32 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pytest_plugin_evals.reporting.document import (
-    INFRA_PARTIAL_REASON,
-    CaseResult,
-    SessionResult,
-)
+from pytest_plugin_evals.reporting.compare import Comparison
+from pytest_plugin_evals.reporting.result import INFRA_PARTIAL_REASON, CaseResult, SessionResult
+from pytest_plugin_evals.scoring import Timing
+from pytest_plugin_evals.stats import Interval, runs_for_width, width
+
+#: A Δ interval wider than this (of 2, the whole range) asks for more runs ...
+WIDE_DELTA = 1.0
+#: ... and so does a single-arm score interval wider than this (of 1).
+WIDE_SCORE = 0.5
+#: Names listed on one line before "…".
+NAMES_SHOWN = 5
 
 MISSING = "—"
 NOTES_LIMIT = 80
 
 #: Column -> the width it never goes under (the reference's layout).
-_MIN_WIDTHS = {"WITH": 5, "W/OUT": 5, "Δ": 6, "SCORE": 5, "PASS%": 5, "RUNS": 4, "COST": 7}
+_MIN_WIDTHS = {
+    "WITH": 5,
+    "W/OUT": 5,
+    "BASE": 5,
+    "Δ": 6,
+    "SCORE": 5,
+    "PASS%": 5,
+    "RUNS": 4,
+    "COST": 7,
+}
 
 
 def _num(x: float | None) -> str:
@@ -33,6 +50,13 @@ def _num(x: float | None) -> str:
 
 def _signed(x: float | None) -> str:
     return MISSING if x is None else f"{x:+.2f}"
+
+
+def _with_interval(text: str, interval: Interval | None, signed: bool) -> str:
+    if interval is None:
+        return text
+    low, high = (f"{v:+.2f}" if signed else f"{v:.2f}" for v in interval)
+    return f"{text} [{low}, {high}]"
 
 
 def _percent(x: float | None) -> str:
@@ -96,9 +120,15 @@ def cut(text: str, limit: int = NOTES_LIMIT) -> str:
 def _row(case: CaseResult, two_arm: bool) -> list[str]:
     agg = case.aggregates
     if two_arm:
-        numbers = [_num(agg.score), _num(agg.score_without), _signed(agg.delta)]
+        delta = _signed(agg.delta)
+        if agg.delta is not None:
+            delta = _with_interval(delta, agg.delta_interval, signed=True)
+        numbers = [_num(agg.score), _num(agg.score_without), delta]
     else:
-        numbers = [_num(agg.score), _percent(agg.pass_rate)]
+        score = _num(agg.score)
+        if agg.score is not None:
+            score = _with_interval(score, agg.score_interval, signed=False)
+        numbers = [score, _percent(agg.pass_rate)]
     notes = cut(case.notes) if case.notes else ""
     return [plain(case.name), *numbers, str(len(case.runs)), _money(case.cost_usd), notes]
 
@@ -133,17 +163,149 @@ def _partial_lines(result: SessionResult) -> list[str]:
     return lines
 
 
+def _names(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:NAMES_SHOWN])
+    return shown + (f", … ({len(names) - NAMES_SHOWN} more)" if len(names) > NAMES_SHOWN else "")
+
+
+def _tokens(n: int) -> str:
+    return f"{n / 1000:.1f}k" if n >= 10_000 else str(n)
+
+
+def timing_line(t: Timing) -> str | None:
+    """``latency mean 4.2s · p50 3.9s · p95 8.1s · tokens 12.3k in / 3.1k out · 4.1 turns/run``
+    (None when no run reported a duration or tokens)."""
+    parts = []
+    if t.latency_mean is not None:
+        parts.append(
+            f"latency mean {t.latency_mean:.1f}s · p50 {t.latency_p50 or 0:.1f}s"
+            f" · p95 {t.latency_p95 or 0:.1f}s"
+        )
+    if t.input_tokens is not None or t.output_tokens is not None:
+        parts.append(
+            f"tokens {_tokens(t.input_tokens or 0)} in / {_tokens(t.output_tokens or 0)} out"
+        )
+    if parts and t.turns_mean is not None:
+        parts.append(f"{t.turns_mean:.1f} turns/run")
+    return " · ".join(parts) if parts else None
+
+
+def _more_runs(result: SessionResult) -> str | None:
+    """A hint to make more runs when intervals are too wide to tell a change from noise."""
+    two_arm = result.two_arm
+    limit = WIDE_DELTA if two_arm else WIDE_SCORE
+    wide: list[tuple[str, int | None]] = []
+    for case in result.cases:
+        agg = case.aggregates
+        span = width(agg.delta_interval if two_arm else agg.score_interval)
+        if span is None or span <= limit + 1e-9:
+            continue
+        first = [r.result.score for r in case.with_runs if r.result.graded]
+        second = [r.result.score for r in case.without_runs if r.result.graded]
+        wide.append((case.name, runs_for_width(first, second if two_arm else None, limit)))
+    if not wide:
+        return None
+    what = "Δ" if two_arm else "score"
+    needed = [n for _, n in wide]
+    advice = (
+        f"about --eval-runs {max(n for n in needed if n is not None)} would narrow them"
+        if all(n is not None for n in needed)
+        else "more runs (up to --eval-runs 50) would narrow them"
+    )
+    return (
+        f"wide intervals: the {what} of {len(wide)} case(s) spans more than {limit:.1f} "
+        f"({_names([name for name, _ in wide])}) — {advice}"
+    )
+
+
+def baseline_lines(result: SessionResult) -> list[str]:
+    """``BASE: demo 1.0.0 from git:HEAD~1 (3f2c1a9e0b7d) · Δ = WITH − BASE`` in an A/B."""
+    if not result.baseline:
+        return []
+    lines = []
+    for plugin in result.suite.baseline_plugins:
+        named = plugin.name + (f" {plugin.version}" if plugin.version else "")
+        commit = f" ({plugin.commit[:12]})" if plugin.commit else ""
+        lines.append(f"BASE: {named} from {plugin.spec}{commit} · Δ = WITH − BASE")
+    return lines or ["BASE: the baseline plugin (--eval-baseline-plugin) · Δ = WITH − BASE"]
+
+
+def evidence_lines(result: SessionResult) -> list[str]:
+    """What the numbers are worth: significant Δ, timing, unstable cases, the more-runs hint."""
+    lines = []
+    if result.two_arm:
+        with_delta = [c for c in result.cases if c.aggregates.delta_interval is not None]
+        if with_delta:
+            up = [c.name for c in with_delta if c.aggregates.delta_significant]
+            lines.append(
+                f"Δ beyond noise (95% interval excludes 0): {len(up)} of {len(with_delta)} "
+                "case(s)" + (f" — {_names(up)}" if up else "")
+            )
+    timing = timing_line(result.aggregates.timing)
+    if timing:
+        lines.append(timing)
+    unstable = [
+        f"{c.name} ({', '.join(c.aggregates.unstable)})"
+        for c in result.cases
+        if c.aggregates.unstable
+    ]
+    if unstable:
+        lines.append(
+            f"unstable: {len(unstable)} case(s) whose runs disagree within an arm: "
+            + _names(unstable)
+        )
+    hint = _more_runs(result)
+    if hint:
+        lines.append(hint)
+    reducers = {c.aggregates.reducer for c in result.cases}
+    if reducers - {"mean"}:
+        lines.append("reducer: " + ", ".join(sorted(reducers)) + " (how runs become a verdict)")
+    return lines
+
+
+def comparison_lines(comparison: Comparison) -> list[str]:
+    """``compared with <startedAt>: 1 regressed, 3 unchanged``, then one line per case that
+    changed beyond noise, came or went (``regressed  slow  1.00 → 0.33  -0.67 [-0.95, -0.10]``)."""
+    counts = ", ".join(f"{n} {verdict}" for verdict, n in comparison.counts.items() if n)
+    when = comparison.against_started_at or comparison.against
+    lines = [f"compared with {when}: {counts or 'no case'}"]
+    shown = [c for c in comparison.cases if c.verdict != "unchanged"]
+    verdicts = max((len(c.verdict) for c in shown), default=0)
+    names = max((len(plain(c.name)) for c in shown), default=0)
+    for case in shown:
+        line = (
+            f"{case.verdict.ljust(verdicts)}  {plain(case.name).ljust(names)}  "
+            f"{_num(case.before)} → {_num(case.after)}"
+        )
+        if case.change is not None:
+            line += "  " + _with_interval(_signed(case.change), case.change_interval, signed=True)
+        lines.append(line.rstrip())
+    return lines
+
+
 def _report_line(path: str) -> str:
     lower = path.lower()
     label = "JSON" if lower.endswith(".json") else "HTML" if lower.endswith(".html") else "Report"
     return f"{label}: {path}"
 
 
+def rate_limit_lines(result: SessionResult) -> list[str]:
+    """``rate limits: 7 retries, waited 12s``: runs made again after the provider refused
+    them, and how long the session was paused for that (nothing when neither happened)."""
+    agg = result.aggregates
+    if not agg.rate_limit_retries and not agg.rate_limit_wait_seconds:
+        return []
+    retries = "1 retry" if agg.rate_limit_retries == 1 else f"{agg.rate_limit_retries} retries"
+    wait = agg.rate_limit_wait_seconds
+    waited = f"{wait:.1f}s" if wait < 10 else _duration(wait)
+    return [f"rate limits: {retries}, waited {waited}"]
+
+
 def summary_lines(result: SessionResult, *, report_paths: Sequence[str] = ()) -> list[str]:
     """The summary table, its footer, the partial and load-error notices and the report paths."""
     two_arm = result.two_arm
     header = (
-        ["CASE", "WITH", "W/OUT", "Δ", "RUNS", "COST", "NOTES"]
+        ["CASE", "WITH", "BASE" if result.baseline else "W/OUT", "Δ", "RUNS", "COST", "NOTES"]
         if two_arm
         else ["CASE", "SCORE", "PASS%", "RUNS", "COST", "NOTES"]
     )
@@ -151,16 +313,25 @@ def summary_lines(result: SessionResult, *, report_paths: Sequence[str] = ()) ->
     lines = [line.rstrip() for line in _table(header, rows)] if rows else []
     agg = result.aggregates
     headline = (
-        f"mean Δ {_signed(agg.mean_delta)}" if two_arm else f"score {_num(agg.overall_score)}"
+        "mean Δ " + _with_interval(_signed(agg.mean_delta), agg.mean_delta_interval, signed=True)
+        if two_arm and agg.mean_delta is not None
+        else f"mean Δ {_signed(agg.mean_delta)}"
+        if two_arm
+        else f"score {_num(agg.overall_score)}"
     )
     lines.append(
         f"{len(result.cases)} case(s) · {headline} · {_duration(result.duration_seconds)}"
         f" · {_money(result.cost_usd)}"
     )
+    lines.extend(baseline_lines(result))
+    lines.extend(evidence_lines(result))
+    lines.extend(rate_limit_lines(result))
     lines.extend(_partial_lines(result))
     load_errors = len(result.load_errors)
     if load_errors:
         files = "case file could" if load_errors == 1 else "case files could"
         lines.append(f"{load_errors} {files} not be loaded — see the errors above")
+    if result.comparison is not None:
+        lines.extend(comparison_lines(result.comparison))
     lines.extend(_report_line(path) for path in report_paths)
     return [plain(line) for line in lines]

@@ -27,12 +27,15 @@ ALLOWED: dict[str, frozenset[str]] = {
     "graders": frozenset({"model", "judges", "util"}),
     "mocks": frozenset({"model", "judges", "util"}),
     "agents": frozenset({"model", "sandbox", "recording", "mocks", "util"}),
-    "scoring": frozenset({"model", "records"}),
-    "reporting": frozenset({"model", "records", "scoring", "util"}),
+    "stats": frozenset(),
+    "scoring": frozenset({"model", "records", "stats"}),
+    "shards": frozenset(),
+    "reporting": frozenset({"model", "records", "scoring", "shards", "stats", "util"}),
     "runner": frozenset(
         {"model", "util", "sandbox", "recording", "judges", "graders", "mocks", "agents", "scoring"}
     ),
     "testing": frozenset({"model"}),
+    "__main__": frozenset({"reporting"}),
     "plugin": frozenset(
         {
             "model",
@@ -46,8 +49,10 @@ ALLOWED: dict[str, frozenset[str]] = {
             "mocks",
             "agents",
             "scoring",
+            "stats",
             "reporting",
             "runner",
+            "shards",
             "testing",
         }
     ),

@@ -79,11 +79,14 @@ def test_the_tool_calls_and_the_problems_read_as_a_person_sees_them(
 def check_our_report(browser: Browser, url: str) -> None:
     page, found = open_page(browser, url, "#toolbar button")
     assert_inert(found)
-    summary = page.get_by_text("Tool calls (4)", exact=True)
-    calls = page.locator("details.tool-calls li")
-    assert summary.is_visible()
-    assert not calls.first.is_visible()  # folded, like the answer
-    summary.click()
+    heading = page.get_by_text("Tool calls (4)", exact=True)
+    calls = page.locator("details.run .tool-calls li")
+    assert not heading.is_visible()
+    assert not calls.first.is_visible()  # the run is folded to its line, which counts them
+    run_line = page.locator("details.run > summary")
+    assert "4 tool calls" in run_line.inner_text()
+    run_line.click()
+    assert heading.is_visible()
     shown = [" ".join(text.split()) for text in calls.all_inner_texts()]
     assert shown == [
         'Skill {"skill":"release-helper:changelog"}',
@@ -92,7 +95,7 @@ def check_our_report(browser: Browser, url: str) -> None:
         f"{HOSTILE_TOOL} {json.dumps(CALLS[3]['input'], separators=(',', ':'))}",
     ]
     # The list counts from 0, as tool_used and tool_order name a call (Skill@0).
-    assert page.locator("details.tool-calls ol").get_attribute("start") == "0"
+    assert page.locator("details.run .tool-calls ol").get_attribute("start") == "0"
     # A long input wraps inside its run: nothing spills out of the page sideways.
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0

@@ -163,7 +163,8 @@ def test_api_errors_are_errors_not_scores(
 ) -> None:
     make_plugin(pytester)
     scripted_model.add(Rule(reply=error(status)))
-    result, doc = run_evals("--eval-ablation", "none")
+    # Not made again (tests/e2e/test_rate_limits.py waits a burst out).
+    result, doc = run_evals("--eval-ablation", "none", "--eval-rate-limit-retries", "0")
     result.assert_outcomes(errors=1)
     assert doc["partial"] is True
     assert doc["errors"] == {kind: 1}

@@ -170,7 +170,10 @@ def test_nonzero_exit_is_a_run_error_graded_on_its_output(
     assert run["graders"][0]["passed"] is True
     assert run["score"] == 1.0 and run["passed"] is True
     result.stdout.re_match_lines(
-        [r"crashy\s+1\.00\s+100%\s+1\s+\$0\.00\s+exit 3: warming up boom: disk full"]
+        [
+            r"crashy\s+1\.00 \[0\.21, 1\.00\]\s+100%\s+1\s+\$0\.00\s+"
+            r"exit 3: warming up boom: disk full"
+        ]
     )
     assert "Traceback" not in result.stdout.str()
 
@@ -214,7 +217,9 @@ def test_timeout_kills_the_process_group(
     while not _gone(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _gone(child), "the agent's child process outlived the timeout"
-    result.stdout.re_match_lines([r"slow\s+1\.00\s+100%\s+1\s+\$0\.00\s+timed out after 3s"])
+    result.stdout.re_match_lines(
+        [r"slow\s+1\.00 \[0\.21, 1\.00\]\s+100%\s+1\s+\$0\.00\s+timed out after 3s"]
+    )
 
 
 def test_agent_that_cannot_start_is_an_error_kept_out_of_scores(

@@ -103,9 +103,15 @@ def test_two_arms_score_and_delta(
     result.stdout.re_match_lines(
         [
             r"CASE\s+WITH\s+W/OUT\s+Δ\s+RUNS\s+COST\s+NOTES",
-            r"suggests-version\s+1\.00\s+0\.00\s+\+1\.00\s+4\s+",
+            # Δ with its 95% interval: Newcombe's for 2 of 2 against 0 of 2.
+            r"suggests-version\s+1\.00\s+0\.00\s+\+1\.00 \[\+0\.07, \+1\.00\]\s+4\s+",
+            r"1 case\(s\) · mean Δ \+1\.00 · ",
+            r"Δ beyond noise \(95% interval excludes 0\): 1 of 1 case\(s\) — suggests-version",
+            r"latency mean \d+\.\ds · p50 .* · tokens 4400 in / 120 out · 1\.5 turns/run",
         ]
     )
+    assert case["aggregates"]["deltaInterval"] == pytest.approx([0.0700, 1.0], abs=1e-4)
+    assert case["aggregates"]["deltaSignificant"] is True
 
 
 @needs_marker_arguments

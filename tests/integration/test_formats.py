@@ -457,14 +457,20 @@ def test_every_format_every_free_grader(
         row = rows[name]
         assert row[0] == f"{agg['score']:.2f}", name
         assert row[1] == f"{agg['scoreWithout']:.2f}", name
-        assert row[2] == f"{agg['delta']:+.2f}", name
+        shown = f"{agg['delta']:+.2f}"
+        if agg["deltaInterval"] is not None:
+            low, high = agg["deltaInterval"]
+            shown += f" [{low:+.2f}, {high:+.2f}]"
+        assert row[2] == shown, name
         assert row[3] == "2", name
         cost = sum(r["costUsd"] for arm in case["arms"].values() for r in arm)
         assert row[4] == f"${cost:.2f}", name
         assert row[5] == (case["notes"] or ""), name
     # NOTES: the highest-weight failing grader (the first of equals) of the with-arm.
     assert rows["explains itself"][5] == 'contains "tag": missing "tag"'
-    result.stdout.fnmatch_lines([f"9 case(s) · mean Δ {mean_delta:+.2f} · *s · $0.38"])
+    low, high = doc["aggregates"]["meanDeltaInterval"]
+    footer = f"9 case(s) · mean Δ {mean_delta:+.2f} [{low:+.2f}, {high:+.2f}] · "
+    assert any(line.startswith(footer) and line.endswith(" · $0.38") for line in result.outlines)
 
     # The HTML report embeds the same document, and shows every case.
     page = (pytester.path / "results" / "report.html").read_text(encoding="utf-8")
@@ -489,7 +495,7 @@ def overview_rows(page: str) -> dict[str, list[str]]:
     table = re.search(r'<table class="overview">(.*?)</table>', page, re.S)
     assert table, "the HTML report has an overview table"
     rows: dict[str, list[str]] = {}
-    for row in re.findall(r"<tr>(.*?)</tr>", table.group(1), re.S)[1:]:
+    for row in re.findall(r'<tr class="case-row[^>]*>(.*?)</tr>', table.group(1), re.S):
         cells = [
             html.unescape(re.sub(r"<[^>]+>", "", cell)).strip()
             for cell in re.findall(r"<td>(.*?)</td>", row, re.S)
@@ -514,7 +520,7 @@ def table_rows(lines: list[str]) -> dict[str, list[str]]:
     return rows
 
 
-TIMING = {"startedAt", "durationSeconds", "tracePath", "concurrency"}
+TIMING = {"startedAt", "durationSeconds", "tracePath", "concurrency", "latency"}
 
 
 def without_timings(value: Any) -> Any:

@@ -117,7 +117,7 @@ def test_the_html_report_lists_each_runs_tool_calls() -> None:
         base, result=dataclasses.replace(base.result, tool_calls=53, tool_call_list=calls)
     )
     page = render_html(summary([with_calls], ablation="none"))
-    assert '<summary>Tool calls (53)</summary><ol start="0"' in page
+    assert '<h5>Tool calls (53)</h5><ol start="0"' in page
     assert "<li><code>Read</code> {&#34;f&#34;:&#34;&lt;b&gt;&#34;}</li>" in page
     assert (
         '<span class="bad">✗</span> <code>&lt;i&gt;Bash</code> {} <span class="badge fail">' in page

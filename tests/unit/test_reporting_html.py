@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from html import unescape as html_unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -212,3 +213,116 @@ def test_empty_document_renders():
     page = render_html(build([]))
     assert "No eval case ran." in page
     assert embedded(page)["cases"] == []
+
+
+# -- charts, filters' data, the comparison ------------------------------------------------------
+
+
+def rows(page: str) -> list[dict[str, str]]:
+    """The overview rows' data attributes, in order."""
+    found = re.findall(r'<tr class="case-row[^"]*"([^>]*)>', page)
+    return [
+        {k: html_unescape(v) for k, v in re.findall(r'(data-[a-z]+)="([^"]*)"', attrs)}
+        for attrs in found
+    ]
+
+
+def test_each_overview_row_has_its_charts_and_the_filters_data():
+    doc = two_arm_document()
+    page = render_html(doc)
+    data = rows(page)
+    assert [r["data-name"] for r in data] == ["alpha", "beta"]
+    assert [r["data-passed"] for r in data] == ["1", "0"]
+    alpha = doc.cases[0].aggregates
+    assert data[0]["data-sig"] == ("up" if alpha.delta_significant else "")
+    assert data[0]["data-unstable"] == " ".join(alpha.unstable)
+    # A score chart per case, a Δ chart for the case with a Δ, and the suite's diamond.
+    assert page.count('<svg class="chart score-row"') == 2
+    assert page.count('<svg class="chart delta-row"') == 2
+    body = page[page.index("<tbody>") : page.index("</tbody>")]
+    assert body.count('class="mark delta') == 1  # beta's baseline run was not made: no Δ
+    assert page.count('<svg class="chart delta-row mean-row"') == 1
+
+
+def test_a_hostile_case_name_is_text_in_the_charts_and_the_filters_data():
+    evil = record(case(EVIL), "single", 1, [ANSWER_OK], two_arm=False)
+    page = render_html(build([evil], ablation="none"))
+    assert rows(page)[0]["data-name"] == EVIL
+    titles = [html_unescape(t) for t in re.findall(r"<title>(.*?)</title>", page, re.S)]
+    assert any(t.startswith(f"{EVIL}: score 100% (95% ") for t in titles)
+    assert "<script>alert" not in page
+
+
+def comparison_doc(result) -> dict:
+    doc = document_json(result)
+    doc["comparison"] = {
+        "against": "results/2026-01-01/aggregate-result.json",
+        "againstStartedAt": "2026-01-01T00:00:00Z",
+        "cases": [
+            {"name": "alpha", "dir": "alpha", "before": 1.0, "after": 0.5, "change": -0.5,
+             "changeInterval": [-0.9, -0.1], "deltaBefore": 0.5, "deltaAfter": 0.1,
+             "verdict": "unchanged"},
+            {"name": EVIL, "dir": "evil", "before": 1.0, "after": 0.0, "change": -1.0,
+             "changeInterval": [-1.0, -0.57], "deltaBefore": 1.0, "deltaAfter": 0.0,
+             "verdict": "regressed"},
+            {"name": "gamma", "dir": "gamma", "before": None, "after": 1.0, "change": None,
+             "changeInterval": None, "deltaBefore": None, "deltaAfter": None, "verdict": "new"},
+        ],
+        "counts": {"improved": 0, "regressed": 1, "unchanged": 1, "new": 1, "gone": 0},
+        "regressed": True,
+    }  # fmt: skip
+    return doc
+
+
+def test_the_comparison_shows_the_counts_and_each_case_that_changed_first():
+    result = two_arm_document()
+    doc = comparison_doc(result)
+    page = render_html(result, doc)
+    text = " ".join(" ".join(parse(page).text).split())
+    assert "Compared with an earlier session" in text
+    assert "Against results/2026-01-01/aggregate-result.json , started 2026-01-01T00:00:00Z" in text
+    assert "✗ 1 case(s) regressed since that session." in text
+    assert "regressed 1 improved 0 new 1 gone 0 unchanged 1" in text
+    section = page[page.index('<section class="comparison"') : page.index("</section>")]
+    verdicts = re.findall(r'<tr class="change-row" data-verdict="(\w+)">', section)
+    assert verdicts == ["regressed", "new", "unchanged"]  # the unchanged one folded, last
+    assert '<details class="unchanged"><summary>1 unchanged case(s)</summary>' in section
+    assert f"{EVIL} evil" in text and "100% → 0%" in text and "-100.0 pts" in text
+    assert "-100.0 to -57.0" in text
+    assert section.count('class="mark delta sig down"') == 1  # the regression's mark
+    assert embedded(page)["comparison"] == json.loads(json.dumps(doc["comparison"]))
+
+
+def test_no_comparison_no_section():
+    page = render_html(two_arm_document())
+    assert 'class="comparison"' not in page and "Compared with" not in page
+
+
+def test_a_comparison_is_read_leniently():
+    from pytest_plugin_evals.reporting.html_views import comparison_view
+
+    view = comparison_view(
+        {
+            "comparison": {
+                "cases": [
+                    {"name": "a", "verdict": "exploded", "change": "x", "changeInterval": [0, "a"]},
+                    "not a case",
+                    {"name": "b", "verdict": "regressed", "before": True, "after": float("nan")},
+                ],
+                "counts": "nope",
+                "regressed": "yes",
+            }
+        }
+    )
+    assert view is not None
+    assert [(c.name, c.verdict) for c in view.changed] == [("b", "regressed")]
+    (a,) = view.unchanged
+    assert (a.change, a.interval, view.changed[0].before, view.changed[0].after) == (
+        None,
+        "",
+        None,
+        None,
+    )
+    assert dict(view.counts)["regressed"] == 1 and view.regressed is True
+    assert comparison_view({"comparison": None}) is None
+    assert comparison_view({}) is None

@@ -102,7 +102,8 @@ def test_two_arm_columns_and_footer():
     # The W/OUT of a case whose baseline runs could not be made is missing, not 0.
     skilled = next(r for r in rows if r.startswith("skill-fires "))
     assert skilled.split()[1:4] == ["1.00", "—", "—"]
-    assert "3 case(s) · mean Δ +0.00 · 7s · $0.07" in rows  # (-0.5 + 0.5) / 2
+    # (-0.5 + 0.5) / 2, with the t interval of two cases' Δ (clipped to the possible range)
+    assert "3 case(s) · mean Δ +0.00 [-1.00, +1.00] · 7s · $0.07" in rows
 
 
 def test_columns_line_up_on_the_widest_name():
@@ -122,10 +123,17 @@ def test_one_arm_headline_and_pass_rate():
         ],
         ablation="none",
     )
-    header, row, footer = summary_lines(doc)
+    header, row, footer, *rest = summary_lines(doc)
     assert header.split() == ["CASE", "SCORE", "PASS%", "RUNS", "COST", "NOTES"]
-    assert row.split() == ["alpha", "0.83", "67%", "3", "$0.03"]
+    # Scores 1, 0.5, 1: the t interval of their mean, clipped to [0, 1].
+    assert row.split() == ["alpha", "0.83", "[0.12,", "1.00]", "67%", "3", "$0.03"]
     assert footer == "1 case(s) · score 0.83 · 7s · $0.03"
+    assert rest == [
+        "unstable: 1 case(s) whose runs disagree within an arm: alpha (with)",
+        # The interval spans 0.88 with 3 runs; it narrows as 1/√n: 3·(0.88/0.5)² ≈ 10 runs.
+        "wide intervals: the score of 1 case(s) spans more than 0.5 (alpha) — about "
+        "--eval-runs 10 would narrow them",
+    ]
 
 
 def test_notes_are_cut_to_eighty_characters():

@@ -4,11 +4,7 @@ tools a run may use and where (:mod:`.permissions`), and its stream-json trace
 
 from __future__ import annotations
 
-from pytest_plugin_evals.agents.claude.agent import (
-    ClaudeAgent,
-    find_binary,
-    infra_kind,
-    plugin_contents,
-)
+from pytest_plugin_evals.agents.base import infra_kind
+from pytest_plugin_evals.agents.claude.agent import ClaudeAgent, find_binary, plugin_contents
 
 __all__ = ["ClaudeAgent", "find_binary", "infra_kind", "plugin_contents"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pytest_plugin_evals.agents.base import AgentError, Capabilities, RunRequest
+from pytest_plugin_evals.agents.base import AgentError, Capabilities, RunRequest, infra_kind
 from pytest_plugin_evals.agents.claude.permissions import plan_tools
 from pytest_plugin_evals.agents.claude.shell import (
     UNAVAILABLE,
@@ -29,7 +29,7 @@ from pytest_plugin_evals.agents.claude.shell import (
 )
 from pytest_plugin_evals.agents.claude.stream_json import StreamSummary, parse_file, run_error
 from pytest_plugin_evals.agents.workspace import copy_add_dirs, original_add_dirs
-from pytest_plugin_evals.model import STOPPED, InfraKind, Transcript
+from pytest_plugin_evals.model import STOPPED, Transcript
 from pytest_plugin_evals.util import frontmatter
 from pytest_plugin_evals.util.claude import ClaudeNotFound, find_claude
 from pytest_plugin_evals.util.manifest import is_plugin, plugin_name
@@ -61,22 +61,6 @@ def plugin_contents(plugin_dir: Path) -> tuple[str, list[str], list[str]]:
     skills = sorted(_skill_name(p) for p in plugin_dir.glob("skills/*/SKILL.md"))
     commands = sorted(p.stem for p in plugin_dir.glob("commands/*.md"))
     return plugin_name(plugin_dir), skills, commands
-
-
-def infra_kind(status: int | None, code: str | None = None) -> InfraKind:
-    """The kind of an API error, from its HTTP status or Claude Code's name for it (a run that
-    is not logged in has no status: ``authentication_failed``)."""
-    if code == "authentication_failed":
-        return "auth"
-    if code == "rate_limit":
-        return "rate_limit"
-    if status == 429:
-        return "rate_limit"
-    if status in (529, 503):
-        return "overloaded"
-    if status in (401, 403):
-        return "auth"
-    return "api"
 
 
 @dataclass(frozen=True)
@@ -129,6 +113,11 @@ class ClaudeAgent:
     def run(self, request: RunRequest) -> Transcript:
         box, case = request.sandbox, request.case
         env = dict(request.env)
+        if request.rate_limit_retries > 0:
+            # The session waits out a refused run, together with its other runs: Claude Code
+            # ends the run at the first 429 or 529 instead of retrying alone (unless the
+            # operator set how often it retries).
+            env.setdefault("CLAUDE_CODE_MAX_RETRIES", "0")
         history = None
         if case.history_file:
             source = case.dir / case.history_file

@@ -1,0 +1,380 @@
+"""Progress you can watch while runs go on: runs done, runs in flight, spend and an ETA.
+
+Registered on the controller only (xdist replays its workers' ``pytest_runtest_logstart``,
+``pytest_runtest_logreport`` and ``pytest_runtest_logfinish`` there), and silent until it knows
+the session has eval runs: a session without them is left as it was.
+
+- On a terminal, one status line sits under pytest's current line and is redrawn every second.
+  It is taken away before pytest writes anything in the hooks that write while tests run, and
+  drawn again after. It stays away while no eval run is in flight, while pytest's line is as
+  wide as the screen, after a worker went down (until the next report), and from the end of
+  the session on.
+- Elsewhere (a CI log, a pipe), a plain line every ``--eval-progress`` seconds, on a line of its
+  own: pytest's line in progress goes on under it, indented to where it was.
+
+Both are written by a thread, to a duplicate of the terminal's file descriptor: under
+``-n0`` the item in flight has the descriptor captured. The thread writes only while holding
+the lock that the hooks hold while pytest writes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, TextIO
+
+import pytest
+
+from pytest_plugin_evals.plugin.keys import ledger_key
+
+if TYPE_CHECKING:
+    from pytest_plugin_evals.plugin.settings import EvalSettings
+    from pytest_plugin_evals.reporting.progress import Progress
+
+#: How often the live line is redrawn (its clocks count whole seconds).
+LIVE_SECONDS = 1.0
+
+
+def register_progress(config: pytest.Config, settings: EvalSettings) -> None:
+    """Register the progress display, unless it is off, pytest was asked to be very quiet, or
+    there is no terminal reporter (``-p no:terminal``: no ``verbose`` option either)."""
+    verbosity = getattr(config.option, "verbose", None)
+    if settings.progress_seconds is None or verbosity is None or int(verbosity) <= -2:
+        return
+    config.pluginmanager.register(EvalProgress(config, settings), PLUGIN_NAME)
+
+
+PLUGIN_NAME = "plugin-evals-progress"
+
+
+class _Output:
+    """Where the status goes: a duplicate of ``stream``'s descriptor (a capture of the item in
+    flight may hold the descriptor itself), else ``stream`` (one without a descriptor)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.encoding = getattr(stream, "encoding", None) or "utf-8"
+        self.fd: int | None = None
+        self.broken = False
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            self.fd = os.dup(stream.fileno())
+
+    def write(self, text: str) -> None:
+        """Write ``text``; an output that went away (a closed pipe) takes nothing more."""
+        if self.broken:
+            return
+        try:
+            if self.fd is None:
+                self._write_stream(text)
+                return
+            data = text.encode(self.encoding, "replace")
+            while data:
+                data = data[os.write(self.fd, data) :]
+        except (OSError, ValueError):
+            self.broken = True
+
+    def _write_stream(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+        except UnicodeEncodeError:
+            self.stream.write(text.encode("ascii", "replace").decode("ascii"))
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def _is_live(config: pytest.Config, stream: TextIO) -> bool:
+    """Whether a live line can be drawn: a terminal that understands cursor moves, and no
+    output of tests (``-s``) or live logs that could come between two of pytest's writes."""
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+    if not tty or sys.platform == "win32" or os.environ.get("TERM") == "dumb":
+        return False
+    if getattr(config.option, "capture", None) == "no":
+        return False
+    try:
+        live_logs = bool(config.getini("log_cli"))
+    except ValueError:  # the logging plugin is disabled
+        live_logs = False
+    return not live_logs and getattr(config.option, "log_cli_level", None) is None
+
+
+class EvalProgress:
+    def __init__(self, config: pytest.Config, settings: EvalSettings) -> None:
+        self.config = config
+        self.interval = float(settings.progress_seconds or 30.0)
+        self.ceiling = settings.max_cost_usd
+        #: The node ids of the session's eval runs, once known.
+        self.evals: frozenset[str] | None = None
+        #: Eval runs in flight -> when they started (monotonic).
+        self.running: dict[str, float] = {}
+        self.durations: list[float] = []
+        self.costs: dict[str, float] = {}
+        self.peak = 0
+        self.lock = threading.RLock()
+        #: How deep in the hooks that write the main thread is.
+        self.depth = 0
+        self.output: _Output | None = None
+        self.live = False
+        #: The column pytest's cursor was at when the live line was drawn (None: not drawn).
+        self.shown: int | None = None
+        #: The column pytest's line had reached when a plain line went under it: its next write
+        #: is indented to there.
+        self.pad: int | None = None
+        #: Not drawn until the next report (a worker went down: xdist writes after its hook).
+        self.held = False
+        self.closed = False
+        self.next_line = 0.0
+        self.stop = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    # -- which items are eval runs ----------------------------------------------------------
+
+    @pytest.hookimpl
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        items = sys.modules.get("pytest_plugin_evals.plugin.items")
+        if self.evals is None and items is not None:
+            self.evals = frozenset(
+                str(item.nodeid) for item in session.items if isinstance(item, items.EvalItem)
+            )
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        from pytest_plugin_evals.plugin.session import case_group
+
+        if self.evals is None:  # every worker collects the same items
+            self.evals = frozenset(str(i) for i in ids if case_group(str(i)) is not None)
+
+    @property
+    def watching(self) -> bool:
+        return bool(self.evals) and not self.closed
+
+    # -- the hooks that write while tests run -----------------------------------------------
+
+    @contextlib.contextmanager
+    def _pytest_writes(self, hold: bool = False) -> Iterator[None]:
+        """Take the line away while pytest writes, and draw it again after (unless ``hold``:
+        then not before the next report). A hook called from within one of these (a plugin
+        that reports from its report hook) changes nothing on the screen."""
+        with self.lock:
+            self.depth += 1
+            try:
+                if self.depth == 1:
+                    self._flush_terminal()
+                    self._hide()
+                    self._indent()
+                yield
+                if self.depth == 1:
+                    self.held = hold
+                    self._flush_terminal()
+                    self._show()
+            finally:
+                self.depth -= 1
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> Any:
+        if not self.watching:
+            return (yield)
+        assert self.evals is not None
+        if str(nodeid) in self.evals and self.output is None:
+            self._begin()
+        with self._pytest_writes():
+            result = yield
+            if str(nodeid) in self.evals:
+                self.running[str(nodeid)] = time.monotonic()
+                self.peak = max(self.peak, len(self.running))
+        return result
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Any:
+        if not self.watching or self.output is None:
+            return (yield)
+        with self._pytest_writes():
+            result = yield
+            self._take(report)
+        return result
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> Any:
+        if not self.watching or self.output is None:
+            return (yield)
+        with self._pytest_writes():
+            result = yield
+            self._finish(str(nodeid))
+        return result
+
+    @pytest.hookimpl(wrapper=True, optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> Any:
+        if not self.watching or self.output is None:
+            return (yield)
+        with self._pytest_writes(hold=bool(error)):  # xdist says why once this hook returned
+            return (yield)
+
+    def _take(self, report: pytest.TestReport) -> None:
+        from pytest_plugin_evals.plugin.session import record_of
+        from pytest_plugin_evals.records import RunRecord
+
+        nodeid = str(report.nodeid)
+        if self.evals is None or nodeid not in self.evals:
+            return
+        try:
+            record = record_of(report)
+        except pytest.UsageError:
+            record = None  # the session says so
+        if isinstance(record, RunRecord):
+            self.costs[nodeid] = record.result.cost_usd
+        if report.when not in ("setup", "call", "teardown"):
+            self._finish(nodeid)  # a worker crashed while running it: no logfinish comes
+
+    def _finish(self, nodeid: str) -> None:
+        started = self.running.pop(nodeid, None)
+        if started is not None:
+            self.durations.append(time.monotonic() - started)
+
+    # -- the end ----------------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self) -> None:
+        self.close()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_keyboard_interrupt(self) -> None:
+        self.close()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_internalerror(self) -> None:
+        self.close()
+
+    def pytest_unconfigure(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self.lock:
+            if self.closed:
+                return
+            self.closed = True
+            self._hide()
+        self.stop.set()
+        if self.thread is not None and self.thread is not threading.current_thread():
+            self.thread.join(timeout=5)
+        if self.output is not None:
+            self.output.close()
+
+    # -- drawing ----------------------------------------------------------------------------
+
+    def _begin(self) -> None:
+        """The first eval run starts: choose the form, and start the clock."""
+        if self.config.pluginmanager.get_plugin("terminalreporter") is None:
+            self.closed = True
+            return
+        stream = sys.stdout  # pytest's terminal (its capture is suspended in this hook)
+        self.live = _is_live(self.config, stream)
+        self.output = _Output(stream)
+        self.next_line = time.monotonic() + self.interval
+        tick = LIVE_SECONDS if self.live else min(self.interval, LIVE_SECONDS)
+        self.thread = threading.Thread(
+            target=self._tick, args=(tick,), name="plugin-evals-progress", daemon=True
+        )
+        self.thread.start()
+
+    def _tick(self, seconds: float) -> None:
+        while not self.stop.wait(seconds):
+            with self.lock:
+                if self.closed:
+                    return
+                if self.live:
+                    self._show()
+                elif time.monotonic() >= self.next_line and self.running:
+                    self._plain_line()
+
+    def progress(self) -> Progress:
+        from pytest_plugin_evals.reporting.progress import Progress, Running, eta_seconds
+
+        now = time.monotonic()
+        ledger = self.config.stash.get(ledger_key, None)
+        spent = ledger.spent() if ledger is not None else sum(self.costs.values())
+        elapsed = [now - started for started in self.running.values()]
+        total = len(self.evals or ())
+        done = len(self.durations)
+        mean = sum(self.durations) / done if done else None
+        return Progress(
+            done=done,
+            total=total,
+            running=tuple(
+                Running(nodeid.rpartition("::")[2], seconds)
+                for nodeid, seconds in zip(self.running, elapsed, strict=True)
+            ),
+            spent_usd=spent,
+            ceiling_usd=self.ceiling,
+            eta_seconds=eta_seconds(
+                mean, max(total - done - len(self.running), 0), elapsed, self.peak
+            ),
+        )
+
+    def _terminal(self) -> Any:
+        return self.config.get_terminal_writer()
+
+    def _flush_terminal(self) -> None:
+        if self.output is not None:
+            self._terminal().flush()
+
+    def _column(self) -> int | None:
+        """Where pytest's cursor is on its line, if it is on the screen's line too."""
+        tw = self._terminal()
+        column = int(tw.width_of_current_line)
+        return column if 0 <= column < tw.fullwidth else None
+
+    def _back(self, column: int) -> str:
+        """Up from the status line, back to pytest's cursor."""
+        return "\x1b[1A\r" + (f"\x1b[{column}C" if column else "")
+
+    def _show(self) -> None:
+        """Draw (or redraw) the live line under pytest's current line."""
+        if not self.live or self.output is None or self.closed:
+            return
+        column = self._column()
+        if self.held or not self.running or column is None:
+            self._hide()
+            return
+        from pytest_plugin_evals.reporting.progress import progress_line
+
+        tw = self._terminal()
+        line = progress_line(self.progress(), width=max(tw.fullwidth - 1, 1))
+        if tw.hasmarkup:
+            line = tw.markup(line, cyan=True)
+        down = "\x1b[1B\r" if self.shown is not None else "\n\r"
+        self.output.write(f"{down}{line}\x1b[K{self._back(column)}")
+        self.shown = column
+
+    def _hide(self) -> None:
+        if self.shown is None or self.output is None:
+            return
+        self.output.write(f"\x1b[1B\r\x1b[K{self._back(self.shown)}")
+        self.shown = None
+
+    def _plain_line(self) -> None:
+        """A line of its own; pytest's line in progress goes on under it, indented to where it
+        was (when pytest next writes: a line printed after this one needs no indent)."""
+        if self.output is None:
+            return
+        from pytest_plugin_evals.reporting.progress import progress_line
+
+        column = int(self._terminal().width_of_current_line)
+        before = "\n" if column and self.pad is None else ""
+        self.output.write(f"{before}{progress_line(self.progress())}\n")
+        self.pad = column if column > 0 else None
+        self.next_line = time.monotonic() + self.interval
+
+    def _indent(self) -> None:
+        if self.pad is not None and self.output is not None:
+            self.output.write(" " * self.pad)
+        self.pad = None

@@ -1,0 +1,197 @@
+"""A session compared with an earlier one, case by case (pure).
+
+Cases are matched by name and by their folder relative to the suite root. For each, the
+*change* is the after score minus the before score (with-arm scores, the means of the graded
+runs) with its 95% interval, from the two sessions' run scores (Newcombe when every score is 0
+or 1, else Welch; see :mod:`pytest_plugin_evals.stats`). The verdict:
+
+* ``improved`` / ``regressed``: the change's interval lies wholly above / below 0 (beyond noise);
+* ``unchanged``: it does not (or a side has no graded run, so there is nothing to compare);
+* ``new``: only this session ran the case; ``gone``: only the earlier one did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pytest_plugin_evals import stats
+from pytest_plugin_evals.records import JSONObject, interval_from_json, opt_number
+from pytest_plugin_evals.scoring import clean, mean
+from pytest_plugin_evals.stats import Interval
+
+if TYPE_CHECKING:  # the document module holds a Comparison: it imports this one
+    from pytest_plugin_evals.reporting.result import CaseResult, SessionResult
+
+#: Every verdict, in the order counts are given.
+VERDICTS = ("improved", "regressed", "unchanged", "new", "gone")
+
+
+@dataclass(frozen=True)
+class CaseChange:
+    """One case's score before and after, the change and its verdict."""
+
+    name: str
+    #: The case folder relative to its suite root (``.`` for a suite file's cases).
+    dir: str
+    before: float | None
+    after: float | None
+    change: float | None
+    change_interval: Interval | None
+    delta_before: float | None
+    delta_after: float | None
+    verdict: str
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """This session against an earlier one."""
+
+    #: The earlier session's result document.
+    against: str
+    against_started_at: str
+    cases: tuple[CaseChange, ...] = ()
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(VERDICTS, 0)
+        for case in self.cases:
+            counts[case.verdict] += 1
+        return counts
+
+    @property
+    def regressions(self) -> tuple[CaseChange, ...]:
+        return tuple(c for c in self.cases if c.verdict == "regressed")
+
+    @property
+    def regressed(self) -> bool:
+        return bool(self.regressions)
+
+
+def _key(case: CaseResult) -> tuple[str, str]:
+    return case.name, case.dir
+
+
+def run_scores(case: CaseResult) -> list[float]:
+    """The with-arm scores of the case's graded runs, in run order (kept within ``[0, 1]``)."""
+    return [min(1.0, max(0.0, r.result.score)) for r in case.with_runs if r.result.graded]
+
+
+def _score(case: CaseResult, scores: Sequence[float]) -> float | None:
+    return mean(scores) if scores else case.aggregates.score
+
+
+def _changed(before: CaseResult, after: CaseResult) -> CaseChange:
+    old, new = run_scores(before), run_scores(after)
+    score_before, score_after = _score(before, old), _score(after, new)
+    change = interval = None
+    if score_before is not None and score_after is not None:
+        change = clean(score_after - score_before)
+        interval = stats.difference_interval(new, old)
+    verdict = "unchanged"
+    if stats.excludes_zero(interval):
+        assert interval is not None
+        verdict = "improved" if interval[0] > 0 else "regressed"
+    return CaseChange(
+        name=after.name,
+        dir=after.dir,
+        before=score_before,
+        after=score_after,
+        change=change,
+        change_interval=interval,
+        delta_before=before.aggregates.delta,
+        delta_after=after.aggregates.delta,
+        verdict=verdict,
+    )
+
+
+def _alone(case: CaseResult, verdict: str) -> CaseChange:
+    score = _score(case, run_scores(case))
+    is_new = verdict == "new"
+    return CaseChange(
+        name=case.name,
+        dir=case.dir,
+        before=None if is_new else score,
+        after=score if is_new else None,
+        change=None,
+        change_interval=None,
+        delta_before=None if is_new else case.aggregates.delta,
+        delta_after=case.aggregates.delta if is_new else None,
+        verdict=verdict,
+    )
+
+
+def compare(before: SessionResult, after: SessionResult, against: str) -> Comparison:
+    """``after`` (this session) against ``before`` (the earlier one, read from ``against``):
+    this session's cases in their order, then the cases only the earlier one ran."""
+    earlier: dict[tuple[str, str], list[CaseResult]] = {}
+    for case in before.cases:
+        earlier.setdefault(_key(case), []).append(case)
+    changes: list[CaseChange] = []
+    for case in after.cases:
+        matches = earlier.get(_key(case))
+        if matches:
+            changes.append(_changed(matches.pop(0), case))
+        else:
+            changes.append(_alone(case, "new"))
+    left = {id(c) for cases in earlier.values() for c in cases}
+    changes.extend(_alone(c, "gone") for c in before.cases if id(c) in left)
+    return Comparison(against=against, against_started_at=before.started_at, cases=tuple(changes))
+
+
+# -- the document's ``comparison`` ---------------------------------------------------------
+
+
+def _interval_json(interval: Interval | None) -> list[float] | None:
+    return None if interval is None else [interval[0], interval[1]]
+
+
+def comparison_json(comparison: Comparison) -> JSONObject:
+    """The document's ``comparison`` (builtins only)."""
+    return {
+        "against": comparison.against,
+        "againstStartedAt": comparison.against_started_at,
+        "cases": [
+            {
+                "name": c.name,
+                "dir": c.dir,
+                "before": c.before,
+                "after": c.after,
+                "change": c.change,
+                "changeInterval": _interval_json(c.change_interval),
+                "deltaBefore": c.delta_before,
+                "deltaAfter": c.delta_after,
+                "verdict": c.verdict,
+            }
+            for c in comparison.cases
+        ],
+        "counts": comparison.counts,
+        "regressed": comparison.regressed,
+    }
+
+
+def comparison_from_json(doc: Any) -> Comparison | None:
+    """The ``comparison`` a document holds, if it holds one (read leniently)."""
+    if not isinstance(doc, Mapping):
+        return None
+    cases = tuple(
+        CaseChange(
+            name=str(c.get("name") or ""),
+            dir=str(c.get("dir") or ""),
+            before=opt_number(c.get("before")),
+            after=opt_number(c.get("after")),
+            change=opt_number(c.get("change")),
+            change_interval=interval_from_json(c.get("changeInterval")),
+            delta_before=opt_number(c.get("deltaBefore")),
+            delta_after=opt_number(c.get("deltaAfter")),
+            verdict=verdict if (verdict := str(c.get("verdict"))) in VERDICTS else "unchanged",
+        )
+        for c in doc.get("cases") or []
+        if isinstance(c, Mapping)
+    )
+    return Comparison(
+        against=str(doc.get("against") or ""),
+        against_started_at=str(doc.get("againstStartedAt") or ""),
+        cases=cases,
+    )

@@ -1,0 +1,417 @@
+"""The session's result, typed: cases with their runs and aggregates, the suite's numbers, the gate.
+
+:func:`summarize` turns the items' records into a :class:`SessionResult`: cases with their runs
+and aggregates, sorted, so the order the records arrived in does not matter. The document that
+writes it as ``aggregate-result.json`` and reads it back is :mod:`.document`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from fnmatch import fnmatchcase
+from pathlib import PurePath
+
+from pytest_plugin_evals import stats
+from pytest_plugin_evals.model import SECOND_ARMS, BaselinePlugin, PluginInfo
+from pytest_plugin_evals.records import (
+    CaseInfo,
+    LoadErrorRecord,
+    Record,
+    RunRecord,
+    SkippedRun,
+)
+from pytest_plugin_evals.reporting.compare import (
+    Comparison,
+)
+from pytest_plugin_evals.scoring import (
+    CaseAggregates,
+    Gate,
+    Timing,
+    case_aggregates,
+    clean,
+    gate,
+    mean,
+    timing,
+)
+from pytest_plugin_evals.shards import (
+    ShardPlan,
+    ShardSource,
+)
+from pytest_plugin_evals.stats import Interval
+
+#: ``partialReason`` when runs could not be made and no other reason was given.
+INFRA_PARTIAL_REASON = "infra_errors"
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One case of the session: its runs by arm, its numbers and its NOTES."""
+
+    case: CaseInfo
+    two_arm: bool
+    with_runs: tuple[RunRecord, ...]
+    without_runs: tuple[RunRecord, ...]
+    aggregates: CaseAggregates
+    notes: str | None = None
+    #: The second arm loaded ``--eval-baseline-plugin`` (``without_runs`` are its runs).
+    baseline: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.case.name
+
+    @property
+    def second_arm(self) -> str:
+        """The arm Δ compares the with arm with: ``without``, or ``baseline`` in an A/B."""
+        return "baseline" if self.baseline else "without"
+
+    @property
+    def dir(self) -> str:
+        """The case folder, relative to its suite root (``.`` for a suite file's cases)."""
+        return relative(self.case.dir, self.case.suite_root)
+
+    @property
+    def runs(self) -> tuple[RunRecord, ...]:
+        return (*self.with_runs, *self.without_runs)
+
+    @property
+    def cost_usd(self) -> float:
+        return sum(r.result.cost_usd for r in self.runs)
+
+
+@dataclass(frozen=True)
+class SuiteInfo:
+    root: str | None
+    ablation: str
+    threshold: float
+    concurrency: int
+    agent: str
+    case_filter: str | None = None
+    tag_filters: tuple[str, ...] = ()
+    plugins: tuple[PluginInfo, ...] = ()
+    #: What ``--eval-baseline-plugin`` resolved to (one per plugin under test).
+    baseline_plugins: tuple[BaselinePlugin, ...] = ()
+
+
+@dataclass(frozen=True)
+class NotStarted:
+    """Selected runs of one case that were never started (an interruption, ``-x``)."""
+
+    #: The node id every run item of the case shares (its id without the ``[run]`` label).
+    nodeid: str
+    case: str
+    runs: int
+
+
+@dataclass(frozen=True)
+class SuiteAggregates:
+    cases_total: int = 0
+    cases_passed: int = 0
+    overall_score: float | None = None
+    overall_pass_rate: float | None = None
+    mean_delta: float | None = None
+    overall_score_without: float | None = None
+    runs_total: int = 0
+    runs_graded: int = 0
+    runs_errored: int = 0
+    runs_not_made: int = 0
+    runs_skipped: int = 0
+    runs_not_started: int = 0
+    threshold_met: bool = False
+    #: The suite's mean Δ's 95% interval, cases as the unit, and whether it excludes 0.
+    mean_delta_interval: Interval | None = None
+    mean_delta_significant: bool | None = None
+    #: The session's reducer (cases may have their own: ``CaseAggregates.reducer``).
+    reducer: str = "mean"
+    #: Cases whose runs disagree within an arm.
+    cases_unstable: int = 0
+    #: Latency, tokens and turns of every graded run.
+    timing: Timing = field(default_factory=Timing)
+    #: Runs made again after the provider refused them, and how long the session was paused
+    #: for that (wall-clock seconds; see ``--eval-rate-limit-retries``).
+    rate_limit_retries: int = 0
+    rate_limit_wait_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    """Everything a session's reports show."""
+
+    started_at: str
+    duration_seconds: float
+    cost_usd: float
+    partial: bool
+    partial_reason: str | None
+    suite: SuiteInfo
+    cases: tuple[CaseResult, ...] = ()
+    aggregates: SuiteAggregates = SuiteAggregates()
+    load_errors: tuple[LoadErrorRecord, ...] = ()
+    #: Runs that could not be made, by infrastructure kind (most first).
+    errors: dict[str, int] = field(default_factory=dict)
+    #: Runs never started, by reason.
+    skipped: dict[str, int] = field(default_factory=dict)
+    #: Selected runs the session never got to, by case.
+    not_started: tuple[NotStarted, ...] = ()
+    #: Why no gate was applied (no with-arm run was selected), if none was.
+    ungated: str | None = None
+    #: This session against an earlier one (``--eval-compare``), when asked.
+    comparison: Comparison | None = None
+    #: The split, when the session ran one shard of the suite (``--eval-shard``).
+    shard: ShardPlan | None = None
+    #: The shards' results folders a merged result was made from.
+    shards: tuple[ShardSource, ...] = ()
+
+    @property
+    def two_arm(self) -> bool:
+        if self.cases:
+            return any(c.two_arm for c in self.cases)
+        return self.suite.ablation in ("with-without", "with-baseline")
+
+    @property
+    def baseline(self) -> bool:
+        """Whether the second arm loaded ``--eval-baseline-plugin`` (an A/B of two plugins)."""
+        if self.cases:
+            return any(c.baseline for c in self.cases)
+        return self.suite.ablation == "with-baseline"
+
+    @property
+    def threshold(self) -> float:
+        return self.suite.threshold
+
+
+def relative(path: str | None, root: str | None) -> str:
+    if not path:
+        return ""
+    if root:
+        try:
+            rel = PurePath(path).relative_to(root)
+        except ValueError:
+            return PurePath(path).as_posix()
+        return rel.as_posix() or "."
+    return PurePath(path).as_posix()
+
+
+def _dedupe(records: Iterable[Record]) -> list[Record]:
+    """One record per nodeid, the last one received winning (setup and call both report)."""
+    by_id: dict[str, Record] = {}
+    for index, record in enumerate(records):
+        key = record.nodeid or f"#{index}"
+        by_id.pop(key, None)
+        by_id[key] = record
+    return list(by_id.values())
+
+
+def _case_key(case: CaseInfo) -> tuple[str, str, str, str]:
+    return (case.suite_root, relative(case.dir, case.suite_root), case.name, case.path)
+
+
+def case_notes(with_runs: Sequence[RunRecord]) -> str | None:
+    """The NOTES of a case: the first with-arm run error (runs in order), else the failing
+    scored grader with the highest weight (the first one wins ties)."""
+    for record in with_runs:
+        run = record.result
+        if run.infra_error:
+            return f"error: {run.infra_error}" + (f": {run.error}" if run.error else "")
+        if run.error:
+            return run.error
+        if run.aborted is not None:
+            return run.aborted.message
+    worst = None
+    for record in with_runs:
+        if not record.result.graded:
+            continue
+        for verdict in record.result.verdicts:
+            if verdict.passed or not verdict.counts:
+                continue
+            if worst is None or verdict.weight > worst.weight:
+                worst = verdict
+    return None if worst is None else f"{worst.name}: {worst.explanation}"
+
+
+def _run_order(record: RunRecord) -> tuple[int, str]:
+    return record.run, record.nodeid
+
+
+@dataclass
+class _Slot:
+    case: CaseInfo
+    runs: list[RunRecord] = field(default_factory=list)
+    two_arm: bool = False
+    baseline: bool = False
+
+
+def summarize(
+    records: Iterable[Record],
+    *,
+    started_at: str,
+    duration_seconds: float,
+    threshold: float,
+    ablation: str,
+    concurrency: int,
+    agent: str,
+    root: str | None = None,
+    case_filter: str | None = None,
+    tag_filters: Sequence[str] = (),
+    partial_reason: str | None = None,
+    not_started: Sequence[NotStarted] = (),
+    reducer: str = "mean",
+    case_reducers: Sequence[tuple[str, str]] = (),
+    baseline_plugins: Sequence[BaselinePlugin] = (),
+    rate_limit_wait_seconds: float | None = None,
+) -> SessionResult:
+    """The session's result from the items' records, whatever order they arrived in.
+
+    ``not_started`` are selected runs the session never got to: the result is then partial
+    (``partial_reason`` says why) and the threshold is not met. ``reducer`` turns a case's runs
+    into its verdict; ``case_reducers`` are ``(glob, reducer)`` pairs for the cases whose name
+    matches (the first match wins).
+    """
+    slots: dict[tuple[str, str, str, str], _Slot] = {}
+    load_errors: list[LoadErrorRecord] = []
+    plugins: dict[tuple[str, str], PluginInfo] = {}
+    skipped: Counter[str] = Counter()
+    for record in _dedupe(records):
+        if isinstance(record, LoadErrorRecord):
+            load_errors.append(record)
+            continue
+        slot = slots.setdefault(_case_key(record.case), _Slot(record.case))
+        slot.case = record.case
+        slot.two_arm = slot.two_arm or record.two_arm
+        if record.plugin is not None:
+            plugins[(record.plugin.name, str(record.plugin.path))] = record.plugin
+        slot.baseline = slot.baseline or record.arm == "baseline"
+        if isinstance(record, SkippedRun):
+            skipped[record.reason] += 1
+            continue
+        slot.runs.append(record)
+        slot.two_arm = slot.two_arm or record.arm in SECOND_ARMS
+
+    cases = tuple(
+        _case_result(slot, threshold, case_reducer(slot.case.name, reducer, case_reducers))
+        for _, slot in sorted(slots.items())
+        if slot.runs
+    )
+    every_run = [r.result for c in cases for r in c.runs]
+    errors = Counter(str(r.infra_error) for r in every_run if r.infra_error)
+    partial = bool(partial_reason) or bool(errors) or bool(not_started)
+    roots = {c.case.suite_root for c in cases if c.case.suite_root}
+    scored = [c.aggregates for c in cases if c.aggregates.score is not None]
+    deltas = [a.delta for a in scored if a.delta is not None]
+    result_gate, ungated = session_gate(cases, threshold)
+    started = {r.nodeid for c in cases for r in c.runs}
+    unseen = [
+        n for n in not_started if not any(nodeid.startswith(n.nodeid + "[") for nodeid in started)
+    ]
+    aggregates = SuiteAggregates(
+        cases_total=len(cases) + len(unseen),
+        cases_passed=sum(1 for c in cases if c.aggregates.passed),
+        overall_score=mean([a.score for a in scored if a.score is not None]),
+        overall_pass_rate=mean([a.pass_rate for a in scored if a.pass_rate is not None]),
+        mean_delta=mean(deltas) if deltas else None,
+        overall_score_without=mean(
+            [a.score_without for a in scored if a.score_without is not None]
+        ),
+        runs_total=len(every_run),
+        runs_graded=sum(1 for r in every_run if r.graded),
+        runs_errored=sum(1 for r in every_run if r.graded and r.error),
+        runs_not_made=sum(errors.values()),
+        runs_skipped=sum(skipped.values()),
+        runs_not_started=sum(n.runs for n in not_started),
+        threshold_met=result_gate.met and not not_started,
+        mean_delta_interval=(interval := stats.mean_delta_interval(deltas)),
+        mean_delta_significant=None if interval is None else stats.excludes_zero(interval),
+        reducer=reducer,
+        cases_unstable=sum(1 for c in cases if c.aggregates.unstable),
+        timing=timing([r for r in every_run if r.graded]),
+        rate_limit_retries=sum(r.retries for r in every_run),
+        # The session's pause when it is known, else what its runs waited (which overlap).
+        rate_limit_wait_seconds=round(
+            rate_limit_wait_seconds
+            if rate_limit_wait_seconds is not None
+            else sum(r.retry_wait_seconds for r in every_run),
+            3,
+        ),
+    )
+    load_errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
+    return SessionResult(
+        started_at=started_at,
+        duration_seconds=clean(duration_seconds) or 0.0,
+        cost_usd=clean(sum(r.cost_usd for r in every_run)) or 0.0,
+        partial=partial,
+        partial_reason=(partial_reason or INFRA_PARTIAL_REASON) if partial else None,
+        suite=SuiteInfo(
+            root=root if root is not None else (roots.pop() if len(roots) == 1 else None),
+            ablation=ablation,
+            threshold=threshold,
+            concurrency=concurrency,
+            agent=agent,
+            case_filter=case_filter,
+            tag_filters=tuple(tag_filters),
+            plugins=tuple(plugins[k] for k in sorted(plugins)),
+            baseline_plugins=tuple(baseline_plugins),
+        ),
+        cases=cases,
+        aggregates=aggregates,
+        load_errors=tuple(load_errors),
+        errors=dict(sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))),
+        skipped=dict(sorted(skipped.items())),
+        not_started=tuple(sorted(not_started, key=lambda n: n.nodeid)),
+        ungated=ungated,
+    )
+
+
+#: Said when a session selected no with-arm run (``-m "evals(arm='without')"``).
+UNGATED = "no with-arm run was selected: no threshold applies (the runs are measurements)"
+
+
+def session_gate(cases: Sequence[CaseResult], threshold: float) -> tuple[Gate, str | None]:
+    """The threshold applied to the cases with a with-arm run (without-arm runs alone are
+    measurements); the second value says why no gate applies, when none does."""
+    gated = [c for c in cases if c.with_runs]
+    if cases and not gated:
+        return Gate(met=True, message=UNGATED), UNGATED
+    reducers = {c.aggregates.reducer for c in gated}
+    if reducers <= {"mean"}:
+        return gate([(c.name, c.aggregates.score) for c in gated], threshold), None
+    return (
+        gate(
+            [(c.name, c.aggregates.score) for c in gated],
+            threshold,
+            reducer=reducers.pop() if len(reducers) == 1 else "case's",
+            passed=[c.aggregates.passed for c in gated],
+        ),
+        None,
+    )
+
+
+def case_reducer(name: str, default: str, case_reducers: Sequence[tuple[str, str]]) -> str:
+    """The reducer of the case called ``name``: the first ``(glob, reducer)`` that matches."""
+    for pattern, reducer in case_reducers:
+        if fnmatchcase(name, pattern):
+            return reducer
+    return default
+
+
+def _case_result(slot: _Slot, threshold: float, reducer: str = "mean") -> CaseResult:
+    with_runs = tuple(sorted((r for r in slot.runs if r.arm not in SECOND_ARMS), key=_run_order))
+    without_runs = tuple(sorted((r for r in slot.runs if r.arm in SECOND_ARMS), key=_run_order))
+    aggregates = case_aggregates(
+        [r.result for r in with_runs],
+        [r.result for r in without_runs] if slot.two_arm else None,
+        threshold,
+        reducer,
+    )
+    if slot.baseline:  # the second arm's numbers are the baseline's: named so where it is said
+        unstable = tuple("baseline" if a == "without" else a for a in aggregates.unstable)
+        aggregates = replace(aggregates, unstable=unstable)
+    return CaseResult(
+        case=slot.case,
+        two_arm=slot.two_arm,
+        with_runs=with_runs,
+        without_runs=without_runs,
+        aggregates=aggregates,
+        notes=case_notes(with_runs),
+        baseline=slot.baseline,
+    )

@@ -1,0 +1,377 @@
+"""An A/B of the plugin against another version of itself: ``--eval-baseline-plugin``.
+
+The plugin lives in a subfolder of a git repository made here with two commits; between them
+its SKILL.md learned to wave. The agent reads the SKILL.md of the plugin its arm loads
+(``$EVAL_PLUGIN_DIR``), so what it answers says which version it was given.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+import pytest
+from scipy.stats import ttest_ind
+
+from tests.helpers import write_tree
+
+#: Answers from the SKILL.md it is given: the skill that says "wave" is called (a Skill tool
+#: call) and waves; "please" comes on run 1, and on run 2 too with that skill.
+AGENT = """\
+import json, os, sys
+sys.stdin.read()
+plugin = os.environ["EVAL_PLUGIN_DIR"]
+skill = ""
+if plugin:
+    with open(os.path.join(plugin, "skills", "greet", "SKILL.md"), encoding="utf-8") as fh:
+        skill = fh.read()
+run = int(os.environ["EVAL_RUN"])
+words = ["hello"]
+if "wave" in skill:
+    words.append("*waves*")
+    with open(os.environ["EVAL_TRACE_FILE"], "a", encoding="utf-8") as fh:
+        call = {"type": "tool_call", "name": "Skill", "input": {"skill": "demo:greet"}}
+        fh.write(json.dumps(call) + "\\n")
+if run == 1 or ("wave" in skill and run == 2):
+    words.append("please")
+print(" ".join(words), f"| arm={os.environ['EVAL_ARM']} dir={plugin} home={os.environ['HOME']}")
+"""
+
+OLD_SKILL = "---\nname: greet\ndescription: Greets.\n---\nSay hello.\n"
+NEW_SKILL = "---\nname: greet\ndescription: Greets.\n---\nSay hello, and wave.\n"
+
+CASE = {
+    "plugin/evals/greet/prompt.md": "---\nruns: 3\n---\nGreet me.\n",
+    "plugin/evals/greet/graders/waves.md": "---\ntype: regex\npattern: waves\n---\n",
+    "plugin/evals/greet/graders/polite.md": "---\ntype: regex\npattern: please\n---\n",
+    "plugin/evals/greet/graders/skill.md": "---\ntype: tool_used\ntool: Skill\n---\n",
+}
+
+#: Run scores (waves, polite, skill: equal weights) by the agent's rules above.
+WITH_SCORES = [1.0, 1.0, 2 / 3]  # the new SKILL.md: waves and calls the skill
+BASELINE_SCORES = [1 / 3, 0.0, 0.0]  # the old one: only "please" on run 1
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=Eval Test", "-c", "user.email=eval@example.org",
+         "-c", "commit.gpgsign=false", *args],
+        cwd=root, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def manifest(version: str) -> str:
+    return json.dumps({"name": "demo", "version": version})
+
+
+@pytest.fixture
+def plugin_repo(pytester: pytest.Pytester) -> Path:
+    """A repository whose plugin (in ``plugin/``) changed its SKILL.md in the last commit."""
+    root = pytester.path
+    git(root, "init", "-q")
+    write_tree(
+        root,
+        {
+            "README.md": "a plugin\n",
+            "plugin/.claude-plugin/plugin.json": manifest("1.0.0"),
+            "plugin/skills/greet/SKILL.md": OLD_SKILL,
+            **CASE,
+        },
+    )
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "greet")
+    write_tree(
+        root,
+        {
+            "plugin/.claude-plugin/plugin.json": manifest("1.1.0"),
+            "plugin/skills/greet/SKILL.md": NEW_SKILL,
+        },
+    )
+    git(root, "commit", "-q", "-a", "-m", "greet: wave")
+    (root / "agent.py").write_text(AGENT, encoding="utf-8")
+    return root
+
+
+def agent_value(root: Path) -> str:
+    import shlex
+    import sys
+
+    return "cmd:" + shlex.join([sys.executable, str(root / "agent.py")])
+
+
+def run_ab(pytester: pytest.Pytester, root: Path, baseline: str, *args: str) -> Any:
+    return pytester.runpytest(
+        "plugin/evals",
+        "-v",
+        "--eval-agent",
+        agent_value(root),
+        "--eval-baseline-plugin",
+        baseline,
+        "--eval-threshold",
+        "0.6",  # runs are measurements: the with arm's mean decides (with both arms': 0.5)
+        "--eval-json",
+        "out.json",
+        *args,
+    )
+
+
+def answer_field(run: dict[str, Any], name: str) -> str:
+    found = re.search(rf"{name}=(\S*)", run["answer"])
+    assert found is not None, run["answer"]
+    return found.group(1)
+
+
+def check_ab(doc: dict[str, Any], with_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """What every A/B document holds: the arms, Δ = with − baseline with its interval, and
+    every grader scored in both arms. Returns the case and its baseline runs."""
+    assert doc["suite"]["ablation"] == "with-baseline"
+    (case,) = doc["cases"]
+    assert set(case["arms"]) == {"with", "baseline"}
+    with_runs, base_runs = case["arms"]["with"], case["arms"]["baseline"]
+    assert [r["arm"] for r in with_runs] == ["with"] * 3
+    assert [r["arm"] for r in base_runs] == ["baseline"] * 3
+    assert [r["nodeid"].rsplit("::", 1)[1] for r in base_runs] == [
+        f"greet[baseline-{n}]" for n in (1, 2, 3)
+    ]
+    # The with arm loaded the plugin under test; its answers wave.
+    assert {answer_field(r, "dir") for r in with_runs} == {str(with_dir)}
+    assert all("*waves*" in r["answer"] for r in with_runs)
+    assert not any("*waves*" in r["answer"] for r in base_runs)
+    # Every run had a home of its own, none of them yours.
+    homes = [answer_field(r, "home") for r in with_runs + base_runs]
+    assert len(set(homes)) == 6
+    assert all(not Path(h).is_relative_to(with_dir) for h in homes)
+
+    assert [r["score"] for r in with_runs] == pytest.approx(WITH_SCORES)
+    assert [r["score"] for r in base_runs] == pytest.approx(BASELINE_SCORES)
+    # Both arms load a plugin: the skill grader is scored in both (no indicator in an A/B).
+    for run in with_runs + base_runs:
+        (skill,) = [v for v in run["graders"] if v["name"] == "skill"]
+        assert skill["scored"] is True and skill["withOnly"] is False
+    agg = case["aggregates"]
+    assert agg["score"] == pytest.approx(mean(WITH_SCORES))
+    assert agg["scoreWithout"] == pytest.approx(mean(BASELINE_SCORES))  # the second arm's
+    assert agg["delta"] == pytest.approx(mean(WITH_SCORES) - mean(BASELINE_SCORES))
+    welch = ttest_ind(WITH_SCORES, BASELINE_SCORES, equal_var=False).confidence_interval(0.95)
+    assert agg["deltaInterval"] == pytest.approx([max(-1, welch.low), min(1, welch.high)])
+    assert doc["aggregates"]["meanDelta"] == pytest.approx(agg["delta"])
+    return case, base_runs
+
+
+def check_terminal(result: Any, plugin_args: list[str], baseline_line: str) -> None:
+    result.assert_outcomes(passed=6)
+    out = result.stdout.str()
+    for label in ("with-1", "with-3", "baseline-1", "baseline-3"):
+        item = re.escape(f"plugin/evals/greet::greet[{label}]")
+        assert re.search(rf"^(?:{item} PASSED|\[gw\d\] .* PASSED {item})", out, re.M), label
+    assert "without-" not in result.stdout.str()
+    result.stdout.re_match_lines([r"CASE +WITH +BASE +Δ +RUNS +COST +NOTES$"])
+    result.stdout.re_match_lines([r"greet +0\.89 +0\.11 +\+0\.78 "])
+    result.stdout.fnmatch_lines([baseline_line])
+
+
+def test_ab_against_a_git_ref(
+    pytester: pytest.Pytester, plugin_repo: Path, plugin_args: list[str], read_doc: Any
+) -> None:
+    head_before = git(plugin_repo, "rev-parse", "HEAD")
+    old = git(plugin_repo, "rev-parse", "HEAD~1")
+    result = run_ab(
+        pytester, plugin_repo, "git:HEAD~1", "--eval-report", "report.html", *plugin_args
+    )
+    assert result.ret == pytest.ExitCode.OK
+    check_terminal(result, plugin_args, f"BASE: demo 1.0.0 from git:HEAD~1 ({old[:12]})*")
+    doc = read_doc()
+    _, base_runs = check_ab(doc, plugin_repo / "plugin")
+    assert doc["suite"]["baselinePlugin"] == {
+        "spec": "git:HEAD~1",
+        "name": "demo",
+        "version": "1.0.0",
+        "path": "plugin",  # the plugin's subfolder, taken at that commit
+        "commit": old,
+    }
+    assert doc["suite"]["plugins"] == [
+        {"name": "demo", "version": "1.1.0", "path": str(plugin_repo / "plugin")}
+    ]
+    # One checkout for the session, whichever process made it, and gone at its end.
+    (checkout,) = {answer_field(r, "dir") for r in base_runs}
+    assert not Path(checkout).is_relative_to(plugin_repo)
+    assert not Path(checkout).exists()
+    # The repository was not touched: no worktree, same HEAD, nothing changed.
+    assert git(plugin_repo, "rev-parse", "HEAD") == head_before
+    assert len(git(plugin_repo, "worktree", "list").splitlines()) == 1
+    assert (
+        git(plugin_repo, "status", "--porcelain", "--", "plugin/skills", "plugin/.claude-plugin")
+        == ""
+    )
+    # The HTML report names the baseline arm.
+    page = (pytester.path / "report.html").read_text(encoding="utf-8")
+    assert "Baseline plugin (demo v1.0.0 from git:HEAD~1 (" + old[:12] + "))" in page
+    assert "Baseline (no plugin)" not in page
+
+
+def test_ab_against_a_folder(
+    pytester: pytest.Pytester, plugin_repo: Path, plugin_args: list[str], read_doc: Any
+) -> None:
+    old = pytester.path / "released" / "demo"
+    write_tree(
+        old,
+        {
+            ".claude-plugin/plugin.json": manifest("0.9.0"),
+            "skills/greet/SKILL.md": OLD_SKILL,
+        },
+    )
+    result = run_ab(pytester, plugin_repo, "released/demo", *plugin_args)
+    assert result.ret == pytest.ExitCode.OK
+    check_terminal(result, plugin_args, f"BASE: demo 0.9.0 from {old} · Δ = WITH − BASE")
+    doc = read_doc()
+    _, base_runs = check_ab(doc, plugin_repo / "plugin")
+    assert doc["suite"]["baselinePlugin"] == {
+        "spec": str(old),
+        "name": "demo",
+        "version": "0.9.0",
+        "path": str(old),
+    }
+    # The folder is loaded where it is (and left there).
+    assert {answer_field(r, "dir") for r in base_runs} == {str(old)}
+    assert (old / "skills/greet/SKILL.md").is_file()
+
+
+def test_ini_twin_and_selecting_the_baseline_arm(
+    pytester: pytest.Pytester, plugin_repo: Path, read_doc: Any
+) -> None:
+    pytester.makeini("[pytest]\neval_baseline_plugin = git:HEAD~1\n")
+    result = pytester.runpytest(
+        "plugin/evals", "-p", "no:cacheprovider", "-v", "--eval-agent", agent_value(plugin_repo),
+        "--eval-json", "out.json", "-m", "evals(arm='baseline')",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.OK
+    result.assert_outcomes(passed=3, deselected=3)
+    doc = read_doc()
+    assert doc["suite"]["baselinePlugin"]["spec"] == "git:HEAD~1"
+    (case,) = doc["cases"]
+    assert case["arms"]["with"] == [] and len(case["arms"]["baseline"]) == 3
+
+
+def test_a_document_with_a_baseline_reads_back(
+    pytester: pytest.Pytester, plugin_repo: Path, read_doc: Any
+) -> None:
+    result = run_ab(pytester, plugin_repo, "git:HEAD~1", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.OK
+    from pytest_plugin_evals.reporting.document import document_json, load_document
+
+    doc = read_doc()
+    again = load_document(doc)
+    assert again.baseline and again.two_arm
+    (case,) = again.cases
+    assert case.second_arm == "baseline" and len(case.without_runs) == 3
+    assert again.suite.baseline_plugins[0].commit == git(plugin_repo, "rev-parse", "HEAD~1")
+    written = document_json(again)
+    assert written["suite"]["baselinePlugin"] == doc["suite"]["baselinePlugin"]
+    assert written["cases"][0]["arms"].keys() == {"with", "baseline"}
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("git:no-such-ref", "--eval-baseline-plugin git:no-such-ref: no commit 'no-such-ref' in "
+                            "the git repository {root}"),
+        ("git:HEAD~7", "--eval-baseline-plugin git:HEAD~7: no commit 'HEAD~7' in the git "
+                       "repository {root}"),
+        ("git:HEAD~1", "--eval-baseline-plugin git:HEAD~1: plugin/ is not in HEAD~1 ({short})"),
+    ],
+    ids=["unknown-ref", "too-far-back", "plugin-not-there-yet"],
+)  # fmt: skip
+def test_a_bad_ref_is_one_usage_line(
+    pytester: pytest.Pytester, plugin_args: list[str], value: str, message: str
+) -> None:
+    root = pytester.path
+    git(root, "init", "-q")
+    write_tree(root, {"README.md": "first\n"})
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "first")
+    write_tree(
+        root,
+        {
+            "plugin/.claude-plugin/plugin.json": manifest("1.0.0"),
+            "plugin/skills/greet/SKILL.md": NEW_SKILL,
+            **CASE,
+            "agent.py": AGENT,
+        },
+    )
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "plugin")
+    line = message.format(root=root, short=git(root, "rev-parse", "HEAD~1")[:12])
+    result = pytester.runpytest(
+        "plugin/evals", *plugin_args, "--eval-agent", agent_value(root),
+        "--eval-baseline-plugin", value,
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.assert_outcomes()  # no item ran
+    output = result.stdout.str() + result.stderr.str()
+    assert output.count(line) == 1, output
+    assert f"ERROR: {line}" in result.stderr.lines
+    assert "Traceback" not in output
+
+
+def test_a_plugin_outside_git_is_one_usage_line(
+    pytester: pytest.Pytester, plugin_args: list[str]
+) -> None:
+    root = pytester.path
+    write_tree(root, {"plugin/.claude-plugin/plugin.json": manifest("1.0.0"), **CASE})
+    (root / "agent.py").write_text(AGENT, encoding="utf-8")
+    if subprocess.run(["git", "-C", str(root), "rev-parse"], capture_output=True).returncode == 0:
+        pytest.skip("the temporary folder is inside a git repository")
+    result = pytester.runpytest(
+        "plugin/evals", *plugin_args, "--eval-agent", agent_value(root),
+        "--eval-baseline-plugin", "git:HEAD",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    line = (
+        f"ERROR: --eval-baseline-plugin git:HEAD: the plugin demo at {root / 'plugin'} is not "
+        "in a git repository"
+    )
+    assert line in result.stderr.lines
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--eval-baseline-plugin", "nowhere"],
+         "--eval-baseline-plugin must be a plugin folder or git:REF (got 'nowhere': no such "
+         "folder)"),
+        (["--eval-baseline-plugin", "plugin/skills"],
+         "--eval-baseline-plugin must be a plugin folder or git:REF (got 'plugin/skills': no "
+         ".claude-plugin/plugin.json in that folder)"),
+        (["--eval-baseline-plugin", "git:"],
+         '--eval-baseline-plugin git: needs a commit, branch or tag, e.g. "git:HEAD~1" '
+         "(got 'git:')"),
+        (["--eval-baseline-plugin", "git:--output=x"],
+         '--eval-baseline-plugin git: needs a commit, branch or tag, e.g. "git:HEAD~1" '
+         "(got 'git:--output=x')"),
+        (["--eval-baseline-plugin", "plugin", "--eval-ablation", "none"],
+         "--eval-baseline-plugin needs two arms, but the ablation is none (one arm, so no arm "
+         "to load it)"),
+    ],
+    ids=["missing-folder", "not-a-plugin", "empty-ref", "option-as-ref", "one-arm"],
+)  # fmt: skip
+def test_a_bad_value_is_one_usage_line(
+    pytester: pytest.Pytester, args: list[str], message: str
+) -> None:
+    write_tree(
+        pytester.path,
+        {
+            "plugin/.claude-plugin/plugin.json": manifest("1.0.0"),
+            "plugin/skills/greet/SKILL.md": NEW_SKILL,
+            **CASE,
+        },
+    )
+    result = pytester.runpytest("plugin/evals", "-p", "no:cacheprovider", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert [line for line in result.stderr.lines if line] == [f"ERROR: {message}"]
+    assert "Traceback" not in result.stdout.str()

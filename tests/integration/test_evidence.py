@@ -1,0 +1,188 @@
+"""Intervals and reducers as a plugin author sees them: the JSON, the terminal, the exit status."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from typing import Any
+
+import pytest
+from statsmodels.stats.proportion import confint_proportions_2indep
+
+#: A deterministic agent: run N of an arm passes when N is at most that arm's pass count.
+AGENT = """\
+import json, os, sys
+passes = json.load(open(sys.argv[1], encoding="utf-8"))
+case = os.environ["EVAL_CASE"]
+arm = os.environ["EVAL_ARM"]
+run = int(os.environ["EVAL_RUN"])
+print("PASS" if run <= passes[case][arm] else "FAIL")
+"""
+
+GRADER = "---\ntype: regex\npattern: PASS\n---\n"
+
+
+def make_suite(pytester: pytest.Pytester, cases: dict[str, tuple[int, int]], runs: int) -> str:
+    pytester.makefile(".json", **{".claude-plugin/plugin": '{"name": "helper"}'})
+    for name in cases:
+        pytester.makefile(".md", **{f"evals/{name}/prompt": f"---\nruns: {runs}\n---\nDo {name}"})
+        pytester.makefile(".md", **{f"evals/{name}/graders/passes": GRADER})
+    script = pytester.path / "agent.py"
+    script.write_text(AGENT, encoding="utf-8")
+    passes = {name: {"with": w, "without": wo} for name, (w, wo) in cases.items()}
+    table = pytester.path / "passes.json"
+    table.write_text(json.dumps(passes), encoding="utf-8")
+    return "cmd:" + shlex.join([sys.executable, str(script), str(table)])
+
+
+def run(pytester: pytest.Pytester, agent: str, plugin_args: list[str], *extra: str) -> Any:
+    return pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent, "--eval-json", "out.json", *extra
+    )
+
+
+def newcombe(s1: int, n1: int, s2: int, n2: int) -> list[float]:
+    low, high = confint_proportions_2indep(s1, n1, s2, n2, method="newcomb", compare="diff")
+    return [float(low), float(high)]
+
+
+def test_eight_of_ten_against_two_of_ten_is_beyond_noise(
+    pytester: pytest.Pytester, plugin_args: list[str], read_doc: Any
+) -> None:
+    agent = make_suite(pytester, {"clear-win": (8, 2), "coin-flip": (1, 0)}, runs=10)
+    # coin-flip makes 10 runs as well: 1 of 10 against 0 of 10.
+    result = run(pytester, agent, plugin_args, "--eval-threshold", "0.5")
+    doc = read_doc()
+    cases = {c["name"]: c["aggregates"] for c in doc["cases"]}
+    win = cases["clear-win"]
+    assert win["delta"] == pytest.approx(0.6)
+    assert win["deltaInterval"] == pytest.approx(newcombe(8, 10, 2, 10), abs=1e-6)
+    assert win["deltaSignificant"] is True
+    flip = cases["coin-flip"]
+    assert flip["deltaInterval"] == pytest.approx(newcombe(1, 10, 0, 10), abs=1e-6)
+    assert flip["deltaSignificant"] is False
+    assert win["scoreInterval"][0] < 0.8 < win["scoreInterval"][1]
+    assert win["unstable"] == ["with", "without"]
+    low, high = win["deltaInterval"]
+    result.stdout.re_match_lines(
+        [
+            rf"clear-win\s+0\.80\s+0\.20\s+\+0\.60 \[\+{low:.2f}, \+{high:.2f}\]\s+20\s+",
+            r"Δ beyond noise \(95% interval excludes 0\): 1 of 2 case\(s\) — clear-win",
+            r"unstable: 2 case\(s\) whose runs disagree within an arm: clear-win \(with, "
+            r"without\), coin-flip \(with\)",
+        ],
+        consecutive=False,
+    )
+    assert doc["aggregates"]["meanDeltaInterval"] is not None
+    assert doc["aggregates"]["reducer"] == "mean"
+    assert doc["aggregates"]["latency"]["p95Seconds"] >= doc["aggregates"]["latency"]["p50Seconds"]
+
+
+def test_one_of_three_against_none_includes_zero_and_asks_for_more_runs(
+    pytester: pytest.Pytester, plugin_args: list[str], read_doc: Any
+) -> None:
+    agent = make_suite(pytester, {"maybe": (1, 0)}, runs=3)
+    result = run(pytester, agent, plugin_args, "--eval-threshold", "0")
+    assert result.ret == 0
+    agg = read_doc()["cases"][0]["aggregates"]
+    assert agg["deltaInterval"] == pytest.approx(newcombe(1, 3, 0, 3), abs=1e-6)
+    assert agg["deltaInterval"][0] < 0 < agg["deltaInterval"][1]
+    assert agg["deltaSignificant"] is False
+    result.stdout.re_match_lines(
+        [
+            r"Δ beyond noise \(95% interval excludes 0\): 0 of 1 case\(s\)$",
+            r"wide intervals: the Δ of 1 case\(s\) spans more than 1\.0 \(maybe\) — about "
+            r"--eval-runs \d+ would narrow them",
+        ],
+        consecutive=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("reducer", "passes", "outcome"),
+    [
+        ("any", 1, "passed"),  # pass@k: one of three is enough
+        ("all", 2, "failed"),  # pass^k: one failure fails the case
+        ("at-least:2", 2, "passed"),
+        ("at-least:2", 1, "failed"),
+    ],
+)
+def test_reducers_decide_the_case(
+    pytester: pytest.Pytester,
+    plugin_args: list[str],
+    read_doc: Any,
+    reducer: str,
+    passes: int,
+    outcome: str,
+) -> None:
+    agent = make_suite(pytester, {"flaky": (passes, 0)}, runs=3)
+    result = run(pytester, agent, plugin_args, "--eval-reducer", reducer)
+    doc = read_doc()
+    agg = doc["cases"][0]["aggregates"]
+    assert agg["reducer"] == reducer
+    assert doc["aggregates"]["reducer"] == reducer
+    assert agg["passed"] is (outcome == "passed")
+    assert doc["aggregates"]["thresholdMet"] is (outcome == "passed")
+    assert result.ret == (0 if outcome == "passed" else 1)
+    if outcome == "failed" and reducer == "all":
+        # Under all (and threshold 1) each failed run fails its item, as under mean.
+        result.assert_outcomes(passed=5, failed=1)
+    elif outcome == "failed":
+        # The failure is on the case's last run, naming the reducer (JUnit and --lf see it).
+        result.stdout.fnmatch_lines([f"*case flaky: failed under the {reducer} reducer*"])
+        result.assert_outcomes(passed=5, failed=1)
+    else:
+        result.assert_outcomes(passed=6)
+
+
+def test_a_case_can_have_its_own_reducer(
+    pytester: pytest.Pytester, plugin_args: list[str], read_doc: Any
+) -> None:
+    agent = make_suite(pytester, {"smoke-a": (1, 0), "strict-b": (3, 0)}, runs=3)
+    pytester.makeini("[pytest]\neval_case_reducers =\n    smoke-* = any\n")
+    result = run(pytester, agent, plugin_args)
+    assert result.ret == 0
+    cases = {c["name"]: c["aggregates"] for c in read_doc()["cases"]}
+    assert cases["smoke-a"]["reducer"] == "any" and cases["smoke-a"]["passed"] is True
+    assert cases["strict-b"]["reducer"] == "mean" and cases["strict-b"]["passed"] is True
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--eval-reducer", "most"), "--eval-reducer must be mean, all, any or at-least:M*"),
+        (("--eval-reducer", "at-least:0"), "--eval-reducer must be mean, all, any or at-least:M*"),
+    ],
+)
+def test_a_bad_reducer_is_one_line(
+    pytester: pytest.Pytester, args: tuple[str, ...], message: str
+) -> None:
+    agent = make_suite(pytester, {"one": (1, 0)}, runs=1)
+    result = pytester.runpytest("evals", "-p", "no:cacheprovider", "--eval-agent", agent, *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {message}"])
+    assert "Traceback" not in result.stderr.str()
+
+
+def test_a_bad_case_reducer_line_is_one_line(pytester: pytest.Pytester) -> None:
+    agent = make_suite(pytester, {"one": (1, 0)}, runs=1)
+    pytester.makeini("[pytest]\neval_case_reducers =\n    smoke-* any\n")
+    result = pytester.runpytest("evals", "-p", "no:cacheprovider", "--eval-agent", agent)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(['ERROR: ini eval_case_reducers: each line is "GLOB = REDUCER"*'])
+
+
+def test_python_tests_with_numbered_parameters_are_not_eval_runs(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``test_x[0]`` looks like a run label; it is not an eval item: no eval notices."""
+    pytester.makepyfile(
+        "import pytest\n@pytest.mark.parametrize('n', [0, 1])\ndef test_x(n):\n    assert n < 2\n"
+    )
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("CLAUDE_CODE_OAUTH_TOKEN", raising=False)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    assert "credential" not in result.stdout.str()
+    assert "plugin evals" not in result.stdout.str()

@@ -1,0 +1,258 @@
+"""Rate limits waited out: a run the provider refused (a ``cmd:`` agent's ``api_error`` line)
+is made again after a pause every process of the session honours, up to a bound; runs in
+flight are capped by ``--eval-max-concurrency``; the waits end with the session."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import write_tree
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+
+#: Counts its attempts across the session (a file under a lock): the first $EVAL_RL_REFUSE
+#: (-1: every one) are refused with a 429 ``api_error`` line (``retry_after`` from
+#: $EVAL_RL_RETRY_AFTER when set) and exit 1 — only those of the cases $EVAL_RL_CASES names
+#: (comma-separated), when set; the others answer "done" after $EVAL_RL_NAP seconds. Each
+#: attempt appends {case, start, end, refused} to log.jsonl.
+AGENT = """\
+import fcntl, json, os, sys, time
+sys.stdin.read()
+start = time.time()
+state, case = os.environ["EVAL_RL_DIR"], os.environ["EVAL_CASE"]
+cases = os.environ.get("EVAL_RL_CASES")
+targeted = not cases or case in cases.split(",")
+with open(os.path.join(state, "counter"), "a+") as fh:
+    fcntl.flock(fh, fcntl.LOCK_EX)
+    fh.seek(0)
+    seen = len(fh.read())
+    if targeted:
+        fh.write("x")
+refuse = int(os.environ.get("EVAL_RL_REFUSE", "0"))
+refused = targeted and (refuse < 0 or seen < refuse)
+if not refused:
+    time.sleep(float(os.environ.get("EVAL_RL_NAP", "0")))
+line = {"case": case, "start": start, "end": time.time(), "refused": refused}
+with open(os.path.join(state, "log.jsonl"), "a") as log:
+    log.write(json.dumps(line) + "\\n")
+if refused:
+    event = {"type": "api_error", "status": 429, "message": "slow down"}
+    if os.environ.get("EVAL_RL_RETRY_AFTER"):
+        event["retry_after"] = float(os.environ["EVAL_RL_RETRY_AFTER"])
+    with open(os.environ["EVAL_TRACE_FILE"], "a") as trace:
+        trace.write(json.dumps(event) + "\\n")
+    sys.exit(1)
+print("done")
+"""
+
+
+def make_suite(root: Path, names: list[str], timeout: int = 60) -> str:
+    files = {"agent.py": AGENT}
+    for name in names:
+        files[f"evals/{name}/prompt.md"] = (
+            f"---\nruns: 1\ntimeout_seconds: {timeout}\n---\nCase {name}.\n"
+        )
+        files[f"evals/{name}/graders/done.md"] = "---\ntype: regex\npattern: done\n---\n"
+    write_tree(root, files)
+    (root / "state").mkdir()
+    return "cmd:" + shlex.join([sys.executable, str(root / "agent.py")])
+
+
+def attempts(root: Path) -> list[dict[str, Any]]:
+    path = root / "state" / "log.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture
+def limited(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    monkeypatch.setenv("EVAL_RL_DIR", str(pytester.path / "state"))
+    return monkeypatch
+
+
+def all_runs(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [run for case in doc["cases"] for runs in case["arms"].values() for run in runs]
+
+
+def test_a_burst_of_rate_limits_is_waited_out_by_every_process(
+    pytester: pytest.Pytester, plugin_args: list[str], limited: pytest.MonkeyPatch
+) -> None:
+    agent = make_suite(pytester.path, ["a", "b", "c", "d", "e", "f"])
+    limited.setenv("EVAL_RL_CASES", "a")
+    limited.setenv("EVAL_RL_REFUSE", "2")
+    limited.setenv("EVAL_RL_RETRY_AFTER", "2")
+    limited.setenv("EVAL_RL_NAP", "0.8")
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent, "--eval-json", "out.json",
+        "--eval-run-ahead", "off",
+    )  # fmt: skip
+    result.assert_outcomes(passed=6)
+    doc = json.loads((pytester.path / "out.json").read_text())
+    assert doc["partial"] is False and doc["errors"] == {}
+    assert doc["aggregates"]["runsTotal"] == 6  # the run count is unchanged
+    assert doc["aggregates"]["rateLimitRetries"] == 2
+    assert 4 <= doc["aggregates"]["rateLimitWaitSeconds"] < 30
+    result.stdout.fnmatch_lines(["rate limits: 2 retries, waited *s"])
+    (retried,) = [run for run in all_runs(doc) if run["retries"]]
+    assert retried["retries"] == 2 and retried["retryWaitSeconds"] >= 3.5
+    assert "refused by the provider 2 times: made 3 times" in retried["notes"][0]
+    log = attempts(pytester.path)
+    assert len(log) == 8 and sum(a["refused"] for a in log) == 2
+    # The pause is the session's: once a refusal was known, no process started a run until
+    # its retry-after had passed (a run whose start was under way as it came is let be).
+    for refusal in (a for a in log if a["refused"]):
+        early = [
+            round(a["start"] - refusal["end"], 2)
+            for a in log
+            if refusal["end"] + 0.6 <= a["start"] < refusal["end"] + 2.0
+        ]
+        assert not early, f"runs started {early} s into a 2 s pause"
+
+
+def test_a_run_still_refused_after_the_bound_is_an_error(
+    pytester: pytest.Pytester, plugin_args: list[str], limited: pytest.MonkeyPatch
+) -> None:
+    agent = make_suite(pytester.path, ["a"])
+    limited.setenv("EVAL_RL_REFUSE", "-1")
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent, "--eval-json", "out.json",
+        "--eval-rate-limit-retries", "2",
+    )  # fmt: skip
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*rate_limit: API error 429: slow down*"])
+    doc = json.loads((pytester.path / "out.json").read_text())
+    (run,) = all_runs(doc)
+    assert run["infraError"] == "rate_limit" and run["retries"] == 2
+    assert doc["partial"] is True and doc["errors"] == {"rate_limit": 1}
+    assert doc["cases"][0]["aggregates"]["score"] is None  # kept out of the scores
+    assert any("still refused after 2 times" in note for note in run["notes"])
+    assert len(attempts(pytester.path)) == 3
+    # No retry-after: exponential backoff with jitter, 0.5-1 s then 1-2 s.
+    assert 1.5 <= run["retryWaitSeconds"] < 10
+
+
+def test_no_retries_keeps_a_refused_run_an_error_at_once(
+    pytester: pytest.Pytester, limited: pytest.MonkeyPatch
+) -> None:
+    agent = make_suite(pytester.path, ["a"])
+    limited.setenv("EVAL_RL_REFUSE", "-1")
+    pytester.makeini("[pytest]\neval_rate_limit_retries = 0\n")
+    result = pytester.runpytest(
+        "evals", "-n0", "-p", "no:cacheprovider", "--eval-agent", agent, "--eval-json", "out.json"
+    )
+    result.assert_outcomes(errors=1)
+    (run,) = all_runs(json.loads((pytester.path / "out.json").read_text()))
+    assert run["infraError"] == "rate_limit" and run["retries"] == 0
+    assert len(attempts(pytester.path)) == 1
+    assert "rate limits:" not in result.stdout.str()
+
+
+def test_a_wait_longer_than_the_runs_timeout_is_not_waited(
+    pytester: pytest.Pytester, limited: pytest.MonkeyPatch
+) -> None:
+    agent = make_suite(pytester.path, ["a"], timeout=5)
+    limited.setenv("EVAL_RL_REFUSE", "-1")
+    limited.setenv("EVAL_RL_RETRY_AFTER", "3600")
+    start = time.monotonic()
+    result = pytester.runpytest(
+        "evals", "-n0", "-p", "no:cacheprovider", "--eval-agent", agent, "--eval-json", "out.json"
+    )
+    assert time.monotonic() - start < 30
+    result.assert_outcomes(errors=1)
+    (run,) = all_runs(json.loads((pytester.path / "out.json").read_text()))
+    assert run["infraError"] == "rate_limit" and run["retries"] == 0
+    assert any("asked to wait 3600s, longer than the run's timeout (5s)" in n for n in run["notes"])
+    assert len(attempts(pytester.path)) == 1
+
+
+@pytest.mark.parametrize("cap", [1, 2])
+def test_max_concurrency_caps_the_runs_in_flight_across_processes(
+    pytester: pytest.Pytester, limited: pytest.MonkeyPatch, cap: int
+) -> None:
+    agent = make_suite(pytester.path, ["a", "b", "c", "d", "e", "f"])
+    limited.setenv("EVAL_RL_NAP", "0.7")
+    result = pytester.runpytest(
+        "evals", "-n2", "-p", "no:cacheprovider", "--eval-agent", agent,
+        "--eval-run-ahead", "always", "--eval-max-concurrency", str(cap),
+    )  # fmt: skip
+    result.assert_outcomes(passed=6)
+    log = attempts(pytester.path)
+    edges = sorted([(a["start"], 1) for a in log] + [(a["end"], -1) for a in log])
+    now = peak = 0
+    for _, step in edges:
+        now += step
+        peak = max(peak, now)
+    assert peak == cap  # -n2 with runs made ahead would have up to 4 in flight
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "accepts"),
+    [
+        ("--eval-rate-limit-retries", "-1", "a whole number from 0 to 100"),
+        ("--eval-rate-limit-retries", "two", "a whole number from 0 to 100"),
+        ("--eval-max-concurrency", "0", "a whole number from 1 to 1000"),
+        ("--eval-max-concurrency", "1.5", "a whole number from 1 to 1000"),
+    ],
+)
+def test_a_bad_value_is_one_line(
+    pytester: pytest.Pytester, option: str, value: str, accepts: str
+) -> None:
+    result = pytester.runpytest("-p", "no:cacheprovider", f"{option}={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {option} must be {accepts} (got '{value}')"])
+    assert "Traceback" not in result.stderr.str()
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux: real signals")
+@pytest.mark.parametrize("workers", ["-n0", "-n2"])
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_an_interruption_ends_the_waits_at_once(
+    pytester: pytest.Pytester, workers: str, how: str
+) -> None:
+    agent = make_suite(pytester.path, ["a", "b", "c", "d"], timeout=120)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "evals", workers, "-p", "no:cacheprovider",
+         f"--eval-agent={agent}", "--eval-json=out.json", "--eval-run-ahead=always"],
+        cwd=pytester.path,
+        env={**os.environ, "EVAL_RL_DIR": str(pytester.path / "state"), "EVAL_RL_REFUSE": "-1",
+             "EVAL_RL_CASES": "b,c,d", "EVAL_RL_RETRY_AFTER": "100",
+             "PYTHONPATH": os.pathsep.join(sys.path)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not any(a["refused"] for a in attempts(pytester.path)):
+            assert time.monotonic() < deadline, "no run was refused"
+            time.sleep(0.05)
+        time.sleep(1.0)  # every process is waiting out the 100 s pause now
+        stopped, stopped_at = time.monotonic(), time.time()
+        if how == "ctrl-c":
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGTERM)
+        output, _ = proc.communicate(timeout=60)
+        took = time.monotonic() - stopped
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    text = output.decode(errors="replace")
+    assert took < 20, text
+    assert proc.returncode == 2, text
+    doc = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    assert doc["partial"] is True and doc["partialReason"] == "interrupted", text
+    assert "a" in {c["name"] for c in doc["cases"]}  # the run made before is kept
+    log = attempts(pytester.path)
+    assert not [a for a in log if a["start"] > stopped_at], "a run was made after the stop"

@@ -1,0 +1,53 @@
+"""The HTML report shows the comparison with an earlier session (--eval-compare), as written."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+import pytest
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def make_case(pytester: pytest.Pytester, name: str) -> None:
+    """A case of five runs, passed by an answer that says hi."""
+    pytester.makefile(".md", **{f"evals/{name}/prompt": "---\nruns: 5\n---\nSay hi\n"})
+    pytester.makefile(".md", **{f"evals/{name}/graders/hi": "---\ntype: regex\npattern: hi\n---\n"})
+
+
+def test_the_report_shows_a_case_that_regressed_since_the_earlier_session(
+    pytester: pytest.Pytester, scripted_agent: Any, plugin_args: list[str]
+) -> None:
+    make_case(pytester, "greets")
+    make_case(pytester, HOSTILE)
+    answer = {"match": "Say hi", "reply": "hi"}
+    before = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", scripted_agent([answer]),
+        "--eval-output-dir", "before",
+    )  # fmt: skip
+    before.assert_outcomes(passed=10)
+    after = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", scripted_agent([{**answer, "reply": "bye"}]),
+        "--eval-output-dir", "after", "--eval-compare", "before",
+    )  # fmt: skip
+    after.assert_outcomes(failed=10)
+
+    page = (pytester.path / "after" / "report.html").read_text(encoding="utf-8")
+    doc = json.loads((pytester.path / "after" / "aggregate-result.json").read_text())
+    assert doc["comparison"]["counts"]["regressed"] == 2
+    section = re.search(r'<section class="comparison".*?</section>', page, re.S)
+    assert section, "a comparison section"
+    text = html.unescape(re.sub(r"<[^>]+>", " ", section.group(0)))
+    assert "2 case(s) regressed since that session." in text
+    rows = re.findall(r'<tr class="change-row" data-verdict="(\w+)">(.*?)</tr>', section.group(0))
+    assert [verdict for verdict, _ in rows] == ["regressed", "regressed"]
+    cells = [" ".join(html.unescape(re.sub(r"<[^>]+>", " ", row)).split()) for _, row in rows]
+    # A name is text: the case named like an image tag is shown as those characters.
+    assert any(c.startswith(f"regressed {HOSTILE} 100% → 0%") for c in cells), cells
+    assert HOSTILE not in section.group(0)
+    for cell in cells:
+        assert "100% → 0%" in cell and "-100.0 pts" in cell, cell
+    assert section.group(0).count('class="mark delta sig down"') == 2
