@@ -148,11 +148,15 @@ class BaselinePlugin:
 class ToolCall:
     """One tool call the agent made, in order."""
 
+    #: The canonical name (``Bash``, ``Read``, ``Skill``, ``mcp__<server>__<tool>`` …): what
+    #: graders match, the same for every agent (see :mod:`pytest_plugin_evals.agents.canonical`).
     name: str
     input: dict[str, Any] = field(default_factory=dict)
     output: str | None = None
     is_error: bool = False
     id: str | None = None
+    #: The agent's own name for the tool, when it differs from ``name`` (``run_shell_command``).
+    original_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -355,6 +359,8 @@ class ToolCallBrief:
     name: str
     input: str = "{}"
     is_error: bool = False
+    #: The agent's own name for the tool, when it differs from ``name``.
+    original_name: str | None = None
 
 
 def brief_tool_calls(calls: Sequence[ToolCall]) -> tuple[ToolCallBrief, ...]:
@@ -364,7 +370,7 @@ def brief_tool_calls(calls: Sequence[ToolCall]) -> tuple[ToolCallBrief, ...]:
         text = json.dumps(call.input, ensure_ascii=False, separators=(",", ":"), default=str)
         if len(text) > TOOL_INPUT_LIMIT:
             text = text[: TOOL_INPUT_LIMIT - 1] + "…"
-        kept.append(ToolCallBrief(call.name, text, call.is_error))
+        kept.append(ToolCallBrief(call.name, text, call.is_error, call.original_name))
     return tuple(kept)
 
 

@@ -66,8 +66,11 @@ def case_key(case: Case) -> str:
     return f"{readable}-{short_hash(f'{rel}::{case.name}')}"
 
 
-def run_folder(runs_dir: Path, case: Case, arm: str, run: int) -> Path:
-    return runs_dir / case_key(case) / f"{arm}-{run}"
+def run_folder(runs_dir: Path, case: Case, arm: str, run: int, agent: str | None = None) -> Path:
+    """A run's folder: ``<case key>/<arm>-<run>``, or ``<case key>/<agent>-<arm>-<run>`` in a
+    session of several agents (``--eval-agents``)."""
+    name = f"{arm}-{run}" if agent is None else f"{agent}-{arm}-{run}"
+    return runs_dir / case_key(case) / name
 
 
 def _call_json(call: ToolCall) -> dict[str, Any]:
@@ -77,6 +80,7 @@ def _call_json(call: ToolCall) -> dict[str, Any]:
         "output": call.output,
         "isError": call.is_error,
         "id": call.id,
+        **({"originalName": call.original_name} if call.original_name else {}),
     }
 
 
@@ -127,7 +131,12 @@ def transcript_from_meta(meta: dict[str, Any], cwd: Path, trace: Path | None) ->
     """The transcript a kept run's ``meta.json`` describes (see :func:`transcript_meta`)."""
     calls = [
         ToolCall(
-            c["name"], c.get("input") or {}, c.get("output"), bool(c.get("isError")), c.get("id")
+            c["name"],
+            c.get("input") or {},
+            c.get("output"),
+            bool(c.get("isError")),
+            c.get("id"),
+            c.get("originalName") or None,
         )
         for c in meta.get("toolCalls") or []
     ]

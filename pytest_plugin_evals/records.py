@@ -96,6 +96,8 @@ class RunRecord:
     plugin: PluginInfo | None
     two_arm: bool
     result: RunResult
+    #: The agent's label in a session of several agents (``--eval-agents``), else None.
+    agent: str | None = None
 
     @property
     def arm(self) -> Arm:
@@ -117,6 +119,8 @@ class SkippedRun:
     arm: Arm
     run: int
     reason: str
+    #: The agent's label in a session of several agents (``--eval-agents``), else None.
+    agent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -280,7 +284,10 @@ def mock_call_from_json(doc: Mapping[str, Any]) -> MockCall:
 
 
 def tool_call_to_json(call: ToolCallBrief) -> JSONObject:
-    return {"name": call.name, "input": call.input, "isError": call.is_error}
+    doc: JSONObject = {"name": call.name, "input": call.input, "isError": call.is_error}
+    if call.original_name:
+        doc["originalName"] = call.original_name
+    return doc
 
 
 def tool_call_from_json(doc: Mapping[str, Any]) -> ToolCallBrief:
@@ -288,6 +295,7 @@ def tool_call_from_json(doc: Mapping[str, Any]) -> ToolCallBrief:
         name=str(doc.get("name", "")),
         input=str(doc.get("input", "")),
         is_error=bool(doc.get("isError")),
+        original_name=_opt_str(doc.get("originalName")),
     )
 
 
@@ -462,6 +470,8 @@ def to_json(record: Record) -> JSONObject:
         "arm": record.arm,
         "run": record.run,
     }
+    if record.agent is not None:
+        doc["agent"] = record.agent
     if isinstance(record, RunRecord):
         doc["result"] = run_to_json(record.result)
     else:
@@ -493,10 +503,11 @@ def from_json(doc: Any) -> Record:
     case = case_from_json(doc["case"])
     plugin = plugin_from_json(doc.get("plugin"))
     two_arm = bool(doc.get("twoArm"))
+    agent = _opt_str(doc.get("agent"))
     if kind == "run":
         if not _is_map(doc.get("result")):
             raise RecordError("a run record needs its result")
-        return RunRecord(nodeid, case, plugin, two_arm, run_from_json(doc["result"]))
+        return RunRecord(nodeid, case, plugin, two_arm, run_from_json(doc["result"]), agent)
     return SkippedRun(
         nodeid=nodeid,
         case=case,
@@ -505,6 +516,7 @@ def from_json(doc: Any) -> Record:
         arm=cast(Arm, str(doc.get("arm") or "with")),
         run=_int(doc.get("run"), 1),
         reason=str(doc.get("reason", "")),
+        agent=agent,
     )
 
 

@@ -105,6 +105,7 @@ def execute_run(
     environ: Mapping[str, str] | None = None,
     paid_budget: float | None = None,
     mock_plan: MockPlan | None = None,
+    agent_label: str | None = None,
 ) -> RunOutcome:
     """Make one run of ``case`` in ``arm`` and grade it.
 
@@ -134,6 +135,7 @@ def execute_run(
         allowed_tools=case.allowed_tools,
         env=env,
         rate_limit_retries=options.rate_limit_retries,
+        agent_label=agent_label,
     )
     started_at = utc_iso()
     start = time.monotonic()
@@ -191,7 +193,7 @@ def execute_run(
     trace_path = ""
     if options.runs_dir is not None:
         mark_inert(options.runs_dir)
-        dest = run_folder(options.runs_dir, case, arm, run)
+        dest = run_folder(options.runs_dir, case, arm, run, agent_label)
         trace_path = record_run(
             dest, transcript, getattr(agent, "name", "agent"), redact=redactor.data
         )

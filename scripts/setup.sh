@@ -21,3 +21,16 @@ if [ "${SKIP_CLAUDE_INSTALL:-}" != "1" ]; then
       "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" >/dev/null
   fi
 fi
+
+# The other agent CLIs the end-to-end tests drive (pinned, one "package@version" per line), in
+# a project-local folder too. Skipped with SKIP_CLAUDE_INSTALL=1 (the example needs none).
+AGENT_CLIS=(
+  "@github/copilot@1.0.102"
+  "@openai/codex@0.169.0"
+  "@google/gemini-cli@0.61.0"
+  "opencode-ai@1.18.33"
+)
+if [ "${SKIP_CLAUDE_INSTALL:-}" != "1" ] && [ "${#AGENT_CLIS[@]}" -gt 0 ]; then
+  mkdir -p .ci/agents
+  npm install --prefix .ci/agents --no-audit --no-fund --loglevel=error "${AGENT_CLIS[@]}" >/dev/null
+fi

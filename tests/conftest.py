@@ -63,3 +63,24 @@ def claude_bin() -> str:
     if os.environ.get("CI"):
         pytest.fail(reason)
     pytest.skip(reason)
+
+
+#: Where scripts/setup.sh installs the other agent CLIs the end-to-end tests drive.
+AGENT_CLIS = Path(__file__).resolve().parents[1] / ".ci" / "agents" / "node_modules" / ".bin"
+
+
+def agent_cli(name: str) -> str:
+    """An agent CLI's binary for the end-to-end tests: ``$EVAL_<NAME>_BIN``, else the one
+    scripts/setup.sh installed, else ``name`` on PATH. Outside CI a test that needs a missing
+    one skips; in CI (``$CI`` set) it fails."""
+    found = os.environ.get(f"EVAL_{name.upper()}_BIN")
+    if not found and (AGENT_CLIS / name).exists():
+        found = str(AGENT_CLIS / name)
+    found = found or shutil.which(name)
+    if found:
+        return found
+    variable = f"EVAL_{name.upper()}_BIN"
+    reason = f"the {name} binary was not found (run scripts/setup.sh or set {variable})"
+    if os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)

@@ -132,3 +132,33 @@ needs_marker_arguments = pytest.mark.skipif(
     tuple(int(part) for part in pytest.__version__.split(".")[:2]) < (8, 3),
     reason="marker arguments in -m need pytest 8.3",
 )
+
+
+#: What a shell prints past the fences when confinement works.
+FENCE_DONE = "fence-probe-end"
+
+
+def fence_probe(root: Path) -> tuple[str, Path, Path]:
+    """A shell command that tries the fences of a confined agent run in a pytester project at
+    ``root``: it writes in its cwd, reads a file planted beside the project, lists the evals
+    folder and writes into the project. Base64-encoded, so an agent's own path checks cannot
+    refuse it (bubblewrap must hold). Returns the command, the planted file and the file it
+    tries to write outside."""
+    import base64
+
+    planted = root.parent / f"{root.name}-operator-notes.txt"
+    planted.write_text("operator-only-7d1c", encoding="utf-8")
+    outside = root / "escaped.txt"
+    script = (
+        f"echo made > made.txt; cat {planted} 2>&1; ls {root / 'evals'} 2>&1; "
+        f"echo x > {outside} 2>&1; echo {FENCE_DONE}"
+    )
+    return f"echo {base64.b64encode(script.encode()).decode()} | base64 -d | sh", planted, outside
+
+
+def assert_fenced(output: str, outside: Path, case_name: str) -> None:
+    """The probe of :func:`fence_probe` ran and every fence held."""
+    assert FENCE_DONE in output, output
+    assert "operator-only-7d1c" not in output
+    assert case_name not in output.replace(FENCE_DONE, "")  # the evals folder looks empty
+    assert not outside.exists()

@@ -1,4 +1,5 @@
-"""Agent adapters: ``claude`` (the default), ``cmd:<command line>``, ``py:<module>:<function>``
+"""Agent adapters: ``claude`` (the default), the other agent CLIs (``copilot``, ``codex``,
+``opencode``, ``gemini``: :data:`CLI_AGENTS`), ``cmd:<command line>``, ``py:<module>:<function>``
 and ``replay:<results folder>``, each turning a :class:`RunRequest` into a ``Transcript``.
 
 :func:`check_spec` validates an ``--eval-agent`` value (the form, and what can be checked
@@ -9,6 +10,7 @@ way, through :func:`split_spec`. An adapter's module is imported only when it is
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the same names, typed, for type checkers
@@ -23,18 +25,25 @@ class AgentError(Exception):
     """An agent that cannot be set up (bad ``--eval-agent`` value, missing module)."""
 
 
-AGENT_FORMS = '"claude", "cmd:<command line>", "py:<module>:<function>", "replay:<results folder>"'
+#: Agent CLIs other than Claude Code, each an adapter in ``agents/<name>/`` whose module has
+#: ``make_agent(binary, *, grants, disallow, unconfined_shell) -> Agent``.
+CLI_AGENTS = ("copilot", "codex", "opencode", "gemini")
 
-KINDS = ("claude", "cmd", "py", "replay")
+AGENT_FORMS = (
+    '"claude", "copilot", "codex", "opencode", "gemini", "cmd:<command line>", '
+    '"py:<module>:<function>", "replay:<results folder>"'
+)
+
+KINDS = ("claude", *CLI_AGENTS, "cmd", "py", "replay")
 
 
 def split_spec(spec: str) -> tuple[str, str]:
     """``(kind, argument)`` of an ``--eval-agent`` value; AgentError when it names no agent."""
     spec = spec.strip()
-    if spec == "claude":
-        return "claude", ""
+    if spec == "claude" or spec in CLI_AGENTS:
+        return spec, ""
     kind, sep, argument = spec.partition(":")
-    if sep and kind in KINDS and kind != "claude":
+    if sep and kind in ("cmd", "py", "replay"):
         return kind, argument
     raise AgentError(f"--eval-agent must be one of {AGENT_FORMS} (got {spec!r})")
 
@@ -66,9 +75,25 @@ def make_agent(
     grants: tuple[str, ...] = (),
     disallow: tuple[str, ...] = (),
     unconfined_shell: bool = False,
+    binaries: Mapping[str, str | None] | None = None,
 ) -> Agent:
-    """Build the adapter named by ``--eval-agent``."""
+    """Build the adapter named by ``--eval-agent`` (``binaries``: an agent CLI's binary by
+    agent name, from ``--eval-<agent>-bin``; else the CLI is looked up on ``PATH``)."""
     kind, argument = split_spec(spec)
+    if kind in CLI_AGENTS:
+        try:
+            module = importlib.import_module(f"{__name__}.{kind}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{kind}":
+                raise
+            raise AgentError(f"--eval-agent {kind}: this version has no {kind} adapter") from None
+        agent: Agent = module.make_agent(
+            (binaries or {}).get(kind),
+            grants=grants,
+            disallow=disallow,
+            unconfined_shell=unconfined_shell,
+        )
+        return agent
     if kind == "cmd":
         from pytest_plugin_evals.agents.command import CommandAgent
 
@@ -95,7 +120,15 @@ def make_agent(
 #: start-up does not.
 _FROM_BASE = ("DEFAULT_CAPABILITIES", "Agent", "Capabilities", "RunRequest", "capabilities_of")
 
-__all__ = ["AGENT_FORMS", "AgentError", "check_spec", "make_agent", "split_spec", *_FROM_BASE]
+__all__ = [
+    "AGENT_FORMS",
+    "CLI_AGENTS",
+    "AgentError",
+    "check_spec",
+    "make_agent",
+    "split_spec",
+    *_FROM_BASE,
+]
 
 
 def __getattr__(name: str) -> Any:

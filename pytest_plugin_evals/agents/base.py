@@ -37,6 +37,8 @@ class RunRequest:
     #: How many times the session makes a run again when the provider refuses it (a rate
     #: limit, an overload): while it does, the agent need not retry on its own.
     rate_limit_retries: int = 0
+    #: The agent's label in a session of several agents (``--eval-agents``), else None.
+    agent_label: str | None = None
 
     @property
     def loads_plugin(self) -> bool:

@@ -36,7 +36,14 @@ class ReplayAgent:
         return cls(folder)
 
     def run(self, request: RunRequest) -> Transcript:
-        source = run_folder(self.folder / "runs", request.case, request.arm, request.run)
+        runs = self.folder / "runs"
+        source = run_folder(runs, request.case, request.arm, request.run)
+        if request.agent_label is not None:
+            # A session of several agents: that agent's recorded run, else one recorded by a
+            # session of one agent.
+            labelled = run_folder(runs, request.case, request.arm, request.run, request.agent_label)
+            if (labelled / META).exists() or not (source / META).exists():
+                source = labelled
         meta_path = source / META
         if not meta_path.exists():
             return Transcript(

@@ -54,7 +54,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
     config.addinivalue_line(
         "markers",
-        "evals(case, arm, run): an eval run; select with -m \"evals(arm='with')\"",
+        "evals(case, arm, run, agent): an eval run (agent under --eval-agents); select with "
+        "-m \"evals(arm='with')\"",
     )
     settings = read_settings(config)
     config.stash[settings_key] = settings

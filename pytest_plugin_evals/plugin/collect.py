@@ -172,7 +172,8 @@ def _entries_items(
 
 
 def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
-    """The items of one case: its arms × its runs, in the order they run."""
+    """The items of one case: its agents (``--eval-agents``) × arms × runs, in the order they
+    run."""
     settings = parent.config.stash[settings_key]
     try:
         plugins = case_plugins(case)
@@ -219,13 +220,16 @@ def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
     arms: tuple[Arm, ...] = ("with", second) if two_arm else ("single",)
     for tag in marker_tags(case.tags):
         parent.config.addinivalue_line("markers", f"{tag}: eval case tag")
-    for arm in arms:
-        for run in range(1, runs + 1):
-            item = EvalItem.create(parent, case, arm, run, plugin, two_arm)
-            item.mock_plan = mock_plan
-            item.baseline = baseline
-            item.runs_per_case = runs
-            yield item
+    # Under --eval-agents every case runs on each agent, one agent's items after another's.
+    labels: tuple[str | None, ...] = tuple(label for label, _ in settings.agents) or (None,)
+    for agent in labels:
+        for arm in arms:
+            for run in range(1, runs + 1):
+                item = EvalItem.create(parent, case, arm, run, plugin, two_arm, agent)
+                item.mock_plan = mock_plan
+                item.baseline = baseline
+                item.runs_per_case = runs
+                yield item
 
 
 def _mock_errors(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -23,6 +24,7 @@ import pytest
 
 from pytest_plugin_evals.plugin.keys import (
     agent_key,
+    agents_key,
     judge_key,
     ledger_key,
     maker_key,
@@ -53,9 +55,12 @@ def eval_settings(pytestconfig: pytest.Config) -> EvalSettings:
 
 @pytest.fixture(scope="session")
 def eval_agent(eval_settings: EvalSettings, pytestconfig: pytest.Config) -> Agent:
-    """The agent under test, as ``--eval-agent`` names it."""
+    """The agent under test, as ``--eval-agent`` names it (None under ``--eval-agents``: each
+    eval item then runs on the agent its label names, see :func:`agent_for`)."""
     from pytest_plugin_evals.agents import AgentError
 
+    if eval_settings.agents:
+        return cast("Agent", None)
     try:
         agent = _make_agent(eval_settings)
     except AgentError as exc:
@@ -67,16 +72,34 @@ def eval_agent(eval_settings: EvalSettings, pytestconfig: pytest.Config) -> Agen
     pytest.fail(problem, pytrace=False)
 
 
-def _make_agent(settings: EvalSettings) -> Agent:
+def _make_agent(settings: EvalSettings, spec: str | None = None) -> Agent:
     from pytest_plugin_evals.agents import make_agent
 
     return make_agent(
-        settings.agent,
+        settings.agent if spec is None else spec,
         claude_bin=settings.claude_bin,
+        binaries=dict(settings.agent_bins),
         grants=settings.allow_tools,
         disallow=settings.disallow_tools,
         unconfined_shell=settings.unconfined_shell,
     )
+
+
+#: Makes each agent of ``--eval-agents`` once per process (a run made ahead asks from a thread).
+_AGENTS_LOCK = threading.Lock()
+
+
+def agent_for(config: pytest.Config, label: str) -> Agent:
+    """The agent ``--eval-agents`` labels ``label``, made the first time an item asks for it;
+    :class:`~pytest_plugin_evals.agents.AgentError` when it cannot be made."""
+    settings = config.stash[settings_key]
+    specs = dict(settings.agents)
+    with _AGENTS_LOCK:
+        made = config.stash.setdefault(agents_key, {})
+        agent = made.get(label)
+        if agent is None:
+            agent = made[label] = _make_agent(settings, specs[label])
+        return agent
 
 
 # -- the agent, made once before any run --------------------------------------------------------
@@ -86,16 +109,28 @@ def _make_agent(settings: EvalSettings) -> Agent:
 AGENT_PROBLEM_FILE = "agent-problem.txt"
 
 
-def agent_problem(settings: EvalSettings) -> str | None:
-    """Why the agent ``--eval-agent`` names cannot be made or started, found without starting
+def agent_problem(settings: EvalSettings, labels: Sequence[str] = ()) -> str | None:
+    """Why the agent ``--eval-agent`` names (or an agent of ``--eval-agents`` among
+    ``labels``, those of the selected items) cannot be made or started, found without starting
     anything: the adapter is made (a ``py:`` module is imported, the ``claude`` binary looked
     up), and a ``cmd:`` program must exist and be executable (``PATH`` is searched for a bare
     name, as when it runs)."""
+    if settings.agents:
+        specs = dict(settings.agents)
+        for label in labels:
+            problem = _spec_problem(settings, specs[label])
+            if problem is not None:
+                return f"--eval-agents {label}: {problem}"
+        return None
+    return _spec_problem(settings, None)
+
+
+def _spec_problem(settings: EvalSettings, spec: str | None) -> str | None:
     from pytest_plugin_evals.agents import AgentError
     from pytest_plugin_evals.agents.command import CommandAgent
 
     try:
-        agent = _make_agent(settings)
+        agent = _make_agent(settings, spec)
     except AgentError as exc:
         return str(exc)
     if isinstance(agent, CommandAgent):
@@ -104,6 +139,16 @@ def agent_problem(settings: EvalSettings) -> str | None:
         if reason is not None:
             return f"--eval-agent cmd: cannot start {program!r}: {reason}"
     return None
+
+
+def _agent_labels(items: Sequence[pytest.Item]) -> list[str]:
+    """The ``--eval-agents`` labels of the selected eval items, in the order first met."""
+    labels: dict[str, None] = {}
+    for item in items:
+        label = getattr(item, "agent_label", None)
+        if isinstance(label, str):
+            labels.setdefault(label, None)
+    return list(labels)
 
 
 def _not_startable(program: str) -> str | None:
@@ -145,9 +190,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     option = config.option
     if getattr(option, "collectonly", False) or getattr(option, "setupplan", False):
         return
-    if not _uses_our_agent(session.items):
+    settings = config.stash[settings_key]
+    if settings.agents:  # --eval-agents makes its agents itself: each selected one is checked
+        problem = agent_problem(settings, _agent_labels(session.items))
+    elif not _uses_our_agent(session.items):
         return
-    problem = agent_problem(config.stash[settings_key])
+    else:
+        problem = agent_problem(settings)
     if problem is None:
         return
     if not hasattr(config, "workerinput"):
@@ -267,6 +316,8 @@ def eval_run(
         # nothing is spent (the test function, which would read the run, is not called).
         yield cast("RunOutcome", None)
         return
+    if item.agent_label is not None:  # --eval-agents: the agent the item's label names
+        eval_agent = _labelled_agent(config, item.agent_label)
     ahead = config.stash.get(run_ahead_key, None)
     started = ahead.take(item) if ahead is not None else None
     nextitem = item.stash.get(next_item_key, None)
@@ -292,3 +343,15 @@ def eval_run(
     if result.infra_error:
         pytest.fail(f"{result.infra_error}: {result.error}", pytrace=False)
     yield outcome
+
+
+def _labelled_agent(config: pytest.Config, label: str) -> Agent:
+    """The agent of an item under ``--eval-agents`` (one that cannot be made fails the item
+    with one line; the other agents' items still run)."""
+    from pytest_plugin_evals.agents import AgentError
+
+    try:
+        return agent_for(config, label)
+    except AgentError as exc:
+        problem = f"--eval-agents {label}: {exc}"
+    pytest.fail(problem, pytrace=False)

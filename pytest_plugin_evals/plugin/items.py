@@ -163,6 +163,8 @@ class EvalItem(pytest.Function):
     runs_per_case: int | None = None
     #: The plugin the baseline arm loads, in an A/B (``--eval-baseline-plugin``).
     baseline: PluginInfo | None = None
+    #: The label of the agent this item runs on, in a session of several (``--eval-agents``).
+    agent_label: str | None = None
 
     @classmethod
     def create(
@@ -173,12 +175,19 @@ class EvalItem(pytest.Function):
         run: int,
         plugin: PluginInfo | None,
         two_arm: bool,
+        agent: str | None = None,
     ) -> EvalItem:
         label = f"{arm}-{run}" if arm != "single" else f"{run}"
+        if agent is not None:
+            label = f"{agent}-{label}"
         item = cls.from_parent(parent, name=f"{case.name}[{label}]", callobj=_run_eval)
         as_parsed(item)
         item.case, item.arm, item.run, item.plugin, item.two_arm = case, arm, run, plugin, two_arm
-        item.add_marker(pytest.mark.evals(case=case.name, arm=arm, run=run))
+        item.agent_label = agent
+        if agent is None:
+            item.add_marker(pytest.mark.evals(case=case.name, arm=arm, run=run))
+        else:
+            item.add_marker(pytest.mark.evals(case=case.name, arm=arm, run=run, agent=agent))
         for tag in marker_tags(case.tags):
             item.add_marker(tag)
         return item
@@ -196,7 +205,8 @@ class EvalItem(pytest.Function):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = (self.case.line - 1) if self.case.line else 0
-        return self.case.path, line, f"eval {self.case.name} [{self.arm}] run {self.run}"
+        on = f" on {self.agent_label}" if self.agent_label is not None else ""
+        return self.case.path, line, f"eval {self.case.name} [{self.arm}] run {self.run}{on}"
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, EvalFailure):
@@ -208,14 +218,24 @@ class EvalItem(pytest.Function):
         report_record(
             self,
             SkippedRun(
-                self.nodeid, self.case_info, self.plugin, self.two_arm, self.arm, self.run, reason
+                self.nodeid,
+                self.case_info,
+                self.plugin,
+                self.two_arm,
+                self.arm,
+                self.run,
+                reason,
+                self.agent_label,
             ),
         )
 
     def record_run(self, result: RunResult) -> None:
         """Report the run that was made."""
         report_record(
-            self, RunRecord(self.nodeid, self.case_info, self.plugin, self.two_arm, result)
+            self,
+            RunRecord(
+                self.nodeid, self.case_info, self.plugin, self.two_arm, result, self.agent_label
+            ),
         )
 
 

@@ -45,6 +45,8 @@ result_key: pytest.StashKey[SessionResult] = pytest.StashKey()
 reported_mocks_key: pytest.StashKey[set[str]] = pytest.StashKey()
 #: config: the agent the ``eval_agent`` fixture made (for runs made ahead of their setup).
 agent_key: pytest.StashKey[Agent] = pytest.StashKey()
+#: config: under ``--eval-agents``, the agents made so far in this process, by label.
+agents_key: pytest.StashKey[dict[str, Agent]] = pytest.StashKey()
 #: config: the judge the ``eval_judge`` fixture made (None: no judge), once it made it.
 judge_key: pytest.StashKey[Judge | None] = pytest.StashKey()
 #: config: this process's run maker, and its runs made ahead of their items' setup.

@@ -26,16 +26,24 @@ if TYPE_CHECKING:
 class Option:
     flag: str
     help: str
-    kind: str = "string"  # string | bool | list
+    kind: str = "string"  # string | bool | list | lines (a list whose ini twin is a linelist)
     metavar: str | None = None
 
 
 OPTIONS: tuple[Option, ...] = (
     Option(
         "--eval-agent",
-        'the agent under test: "claude" (default), "cmd:<command line>", '
-        '"py:<module>:<function>" or "replay:<results folder>"',
+        'the agent under test: "claude" (default), "copilot", "codex", "opencode", "gemini", '
+        '"cmd:<command line>", "py:<module>:<function>" or "replay:<results folder>"',
         metavar="AGENT",
+    ),
+    Option(
+        "--eval-agents",
+        "run every case on each of several agents, comma-separated (claude,copilot,codex), "
+        "each LABEL=SPEC or as --eval-agent names it; repeatable (a cmd:/py:/replay: spec "
+        "takes the rest of its value); not with --eval-agent",
+        kind="lines",
+        metavar="AGENTS",
     ),
     Option("--eval-runs", "runs per case and arm, overriding each case's own (1-50)", metavar="N"),
     Option(
@@ -95,6 +103,10 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("--eval-keep-temp", "keep each run's sandbox folder", kind="bool"),
     Option("--eval-claude-bin", "the claude binary (default: claude on PATH)", metavar="PATH"),
+    *(
+        Option(f"--eval-{name}-bin", f"the {name} binary (default: {name} on PATH)", metavar="PATH")
+        for name in ("copilot", "codex", "opencode", "gemini")
+    ),
     Option("--eval-model", "the model of every run, overriding each case's own", metavar="MODEL"),
     Option(
         "--eval-allow-tools",
@@ -205,7 +217,7 @@ def add_options(parser: pytest.Parser) -> None:
         if opt.kind == "bool":
             group.addoption(opt.flag, action="store_true", default=None, dest=dest, help=opt.help)
             parser.addini(dest, opt.help, type="bool", default=False)
-        elif opt.kind == "list":
+        elif opt.kind in ("list", "lines"):
             group.addoption(
                 opt.flag,
                 action="append",
@@ -214,7 +226,10 @@ def add_options(parser: pytest.Parser) -> None:
                 metavar=opt.metavar,
                 help=opt.help,
             )
-            parser.addini(dest, opt.help, type="args", default=[])
+            if opt.kind == "lines":
+                parser.addini(dest, opt.help, type="linelist", default=[])
+            else:
+                parser.addini(dest, opt.help, type="args", default=[])
         else:
             group.addoption(opt.flag, default=None, dest=dest, metavar=opt.metavar, help=opt.help)
             parser.addini(dest, opt.help, default=None)
@@ -285,7 +300,7 @@ def read_settings(config: pytest.Config) -> EvalSettings:
     json_path = _path(config, "--eval-json")
     if json_path is not None and json_path.suffix != ".json":
         raise pytest.UsageError(f"--eval-json must name a .json file (got {json_path.name!r})")
-    agent = _agent(config)
+    agent, agents = _agents(config)
     tags, _ = _value(config, "--eval-tag")
     env_pass, _ = _value(config, "--eval-env-pass")
     keep, _ = _value(config, "--eval-keep-temp")
@@ -295,6 +310,11 @@ def read_settings(config: pytest.Config) -> EvalSettings:
         config, "--eval-grader-timeout", "a number of seconds above 0", lambda v: 0 < v < 1e6
     )
     claude_bin, _ = _value(config, "--eval-claude-bin")
+    agent_bins = tuple(
+        (name, str(raw))
+        for name in ("copilot", "codex", "opencode", "gemini")
+        if (raw := _value(config, f"--eval-{name}-bin")[0])
+    )
     model, _ = _value(config, "--eval-model")
     grants, _ = _value(config, "--eval-allow-tools")
     disallow, _ = _value(config, "--eval-disallow-tools")
@@ -333,6 +353,7 @@ def read_settings(config: pytest.Config) -> EvalSettings:
         json_path=json_path,
         report_path=_path(config, "--eval-report"),
         agent=agent,
+        agents=agents,
         case_glob=str(case_glob) if case_glob else None,
         tags=tuple(_split(tags)),
         eval_paths=tuple(Path(p).resolve() for p in config.getini("eval_paths")),
@@ -340,6 +361,7 @@ def read_settings(config: pytest.Config) -> EvalSettings:
         env_pass=tuple(_split(env_pass)),
         max_cost_usd=max_cost,
         claude_bin=str(claude_bin) if claude_bin else None,
+        agent_bins=agent_bins,
         model=str(model) if model else None,
         allow_tools=tuple(_split_tools(grants)),
         disallow_tools=tuple(_split(disallow)),
@@ -449,6 +471,39 @@ def _agent(config: pytest.Config) -> str:
         return check_spec(str(raw or "claude"))
     except AgentError as exc:
         raise pytest.UsageError(str(exc)) from None
+
+
+def _agents(config: pytest.Config) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """``--eval-agent`` or ``--eval-agents`` (never both: a usage error), each checked now.
+    A command-line option wins over the other's ini key."""
+    from pytest_plugin_evals.agents import AgentError
+    from pytest_plugin_evals.agents.roster import parse_agents
+
+    one = config.getoption(ini_name("--eval-agent"))
+    several = config.getoption(ini_name("--eval-agents"))
+    if one is not None and several is not None:
+        raise pytest.UsageError(
+            "--eval-agent and --eval-agents cannot be given together: name one agent with "
+            "--eval-agent, or every agent with --eval-agents"
+        )
+    if one is None and several is None:
+        ini_one = config.getini(ini_name("--eval-agent"))
+        several = config.getini(ini_name("--eval-agents")) or None
+        if ini_one and several:
+            raise pytest.UsageError(
+                "ini eval_agent and eval_agents cannot be given together: name one agent with "
+                "eval_agent, or every agent with eval_agents"
+            )
+    if one is not None or not several:
+        return _agent(config), ()
+    try:
+        agents = parse_agents(str(v) for v in several)
+    except AgentError as exc:
+        message = str(exc)
+        if config.getoption(ini_name("--eval-agents")) is None:
+            message = message.replace("--eval-agents", "ini eval_agents", 1)
+        raise pytest.UsageError(message) from None
+    return agents[0][1], agents
 
 
 def _split(values: Any) -> list[str]:

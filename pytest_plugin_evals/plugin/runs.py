@@ -24,6 +24,7 @@ import pytest
 
 from pytest_plugin_evals.plugin.keys import (
     agent_key,
+    agents_key,
     judge_key,
     ledger_key,
     shared_key,
@@ -88,9 +89,12 @@ class RunMaker:
             roots = [i.case.suite_root for i in item.session.items if isinstance(i, EvalItem)]
             root = common_suite_root(roots) or item.case.suite_root
             self.results = results_dir(self.settings, root, self.config.stash[stamp_key])
-            agent = self.config.stash.get(agent_key, None)
-            replayed = getattr(agent, "folder", None)
-            if replayed is None or Path(replayed).resolve() != self.results.resolve():
+            folder = getattr(self.config.stash.get(agent_key, None), "folder", None)
+            replayed = {Path(folder).resolve()} if folder is not None else set()
+            for _, spec in self.settings.agents:  # --eval-agents: its replays, made or not
+                if spec.startswith("replay:"):
+                    replayed.add(Path(spec.removeprefix("replay:")).expanduser().resolve())
+            if self.results.resolve() not in replayed:
                 claim_runs_folder(self.results / "runs", session_tag(self.config))
         return self.results
 
@@ -156,6 +160,7 @@ class RunMaker:
         from pytest_plugin_evals.runner import execute_run
 
         settings = self.settings
+        prefix = f"{item.agent_label}-" if item.agent_label is not None else ""
         ledger = self.config.stash.get(ledger_key, None)
         paid_budget = None
         if settings.max_cost_usd is not None and ledger is not None:
@@ -165,7 +170,7 @@ class RunMaker:
             item.arm,
             item.run,
             agent=agent,
-            run_root=self.root / f"{item.arm}-{item.run}-{next(self.made)}",
+            run_root=self.root / f"{prefix}{item.arm}-{item.run}-{next(self.made)}",
             plugin_dir=item.plugin_dir,
             # Indicators (graders that only show a plugin fired) are for a second arm without
             # a plugin; in an A/B both arms load one, and every grader is scored in both.
@@ -173,6 +178,7 @@ class RunMaker:
             options=self.options(item, judge),
             mock_plan=item.mock_plan,
             paid_budget=paid_budget,
+            agent_label=item.agent_label,
         )
         if outcome.result.infra_error == "auth" and stop_key in self.config.stash:
             # Every remaining run would be refused the same way: none is started.
@@ -200,7 +206,10 @@ class RunAhead:
         from pytest_plugin_evals.agents import capabilities_of
 
         stash = self.maker.config.stash
-        agent = stash.get(agent_key, None)
+        if item.agent_label is not None:  # --eval-agents: that agent, once an item made it
+            agent = stash.get(agents_key, {}).get(item.agent_label)
+        else:
+            agent = stash.get(agent_key, None)
         if agent is None or item.nodeid in self.pending:
             return  # the session's agent is not made yet (or is your own fixture's)
         if not capabilities_of(agent).separate_process:

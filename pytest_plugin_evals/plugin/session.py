@@ -41,8 +41,12 @@ CREDENTIALS_HINT = (
     "provider's variables; a /login session is not carried into a run's isolated home."
 )
 
-#: The ``[label]`` of a run item: ``[with-2]``, ``[without-1]``, ``[baseline-1]``, ``[3]``.
-_RUN_LABEL = re.compile(r"\[(?:with-|without-|baseline-)?\d+\]$")
+#: The ``[label]`` of a run item: ``[with-2]``, ``[without-1]``, ``[baseline-1]``, ``[3]``,
+#: and under ``--eval-agents`` the agent's label first: ``[codex-with-2]``, ``[fast-3]``.
+_RUN_LABEL = re.compile(
+    r"\[(?:(?P<agent>(?!(?:with|without|baseline)-)[A-Za-z][A-Za-z0-9_.]*)-)?"
+    r"(?:with-|without-|baseline-)?\d+\]$"
+)
 
 #: Scores are compared with this tolerance (as in scoring).
 _EPSILON = 1e-9
@@ -55,6 +59,20 @@ def case_group(nodeid: str) -> str | None:
         return None
     found = _RUN_LABEL.search(nodeid)
     return nodeid[: found.start()] if found else None
+
+
+def case_unit(nodeid: str) -> tuple[str, str | None] | None:
+    """The case group of a run item and its agent's label (None but under ``--eval-agents``):
+    what is decided, counted and scored together (a case on one agent)."""
+    if nodeid.partition("::")[0].endswith(".py"):
+        return None
+    found = _RUN_LABEL.search(nodeid)
+    return (nodeid[: found.start()], found.group("agent")) if found else None
+
+
+def _unit_order(entry: tuple[tuple[str, str | None], int]) -> tuple[str, str]:
+    (group, agent), _ = entry
+    return group, agent or ""
 
 
 def record_of(report: pytest.TestReport) -> Record | None:
@@ -86,10 +104,11 @@ class EvalSession:
         self.started_at = time.time()
         self.started_iso = utc_iso(self.started_at)
         self.records: dict[str, Record] = {}
-        #: Case group -> how many of its run items were selected.
-        self.expected: dict[str, int] = {}
-        #: Case group -> the node ids of its run items that have finished.
-        self.finished: dict[str, set[str]] = {}
+        #: Case group and agent label (see :func:`case_unit`) -> how many of its run items
+        #: were selected.
+        self.expected: dict[tuple[str, str | None], int] = {}
+        #: Case group and agent label -> the node ids of its run items that have finished.
+        self.finished: dict[tuple[str, str | None], set[str]] = {}
         self.result: SessionResult | None = None
         self.paths: list[tuple[str, Path]] = []
         self.gate_message: str | None = None
@@ -108,9 +127,9 @@ class EvalSession:
         if self.expected:
             return  # every xdist worker collects the same items
         for nodeid in nodeids:
-            group = case_group(nodeid)
-            if group is not None:
-                self.expected[group] = self.expected.get(group, 0) + 1
+            unit = case_unit(nodeid)
+            if unit is not None:
+                self.expected[unit] = self.expected.get(unit, 0) + 1
         if self.expected:
             from pytest_plugin_evals.plugin.interrupts import terminate_as_interrupt
 
@@ -120,7 +139,8 @@ class EvalSession:
 
     def _say_credentials(self) -> None:
         """Say at the start, in one line, when claude runs would have no credential."""
-        if self.settings.agent != "claude":
+        specs = [spec for _, spec in self.settings.agents] or [self.settings.agent]
+        if "claude" not in specs:
             return
         from pytest_plugin_evals.agents.claude.auth import credential_notice
 
@@ -156,22 +176,22 @@ class EvalSession:
         ):
             return
         done = report.when == "call" or (report.when == "setup" and not report.passed)
-        group = case_group(report.nodeid)
-        if not done or group is None or group not in self.expected:
+        unit = case_unit(report.nodeid)
+        if not done or unit is None or unit not in self.expected:
             return
-        finished = self.finished.setdefault(group, set())
+        finished = self.finished.setdefault(unit, set())
         finished.add(report.nodeid)
-        if len(finished) == self.expected[group]:
-            self._decide_case(group, report)
+        if len(finished) == self.expected[unit]:
+            self._decide_case(unit, report)
 
-    def _decide_case(self, group: str, report: pytest.TestReport) -> None:
+    def _decide_case(self, unit: tuple[str, str | None], report: pytest.TestReport) -> None:
         """The case's last run has reported: a case below the threshold fails that report."""
         from pytest_plugin_evals.model import SECOND_ARMS
         from pytest_plugin_evals.records import RunRecord
 
         runs = [
             r
-            for r in (self.records.get(nodeid) for nodeid in self.finished[group])
+            for r in (self.records.get(nodeid) for nodeid in self.finished[unit])
             if isinstance(r, RunRecord) and r.arm not in SECOND_ARMS and r.result.graded
         ]
         if not runs or report.failed:
@@ -185,7 +205,7 @@ class EvalSession:
             return
         from pytest_plugin_evals.reporting.terminal import plain
 
-        name = plain(runs[0].case.name)
+        name = plain(runs[0].case.name) + (f" on {unit[1]}" if unit[1] is not None else "")
         scores = ", ".join(f"{r.result.score:.2f}" for r in sorted(runs, key=lambda r: r.run))
         report.outcome = "failed"
         if reducer == "mean":
@@ -222,6 +242,7 @@ class EvalSession:
             root=str(self.suite_root()),
             concurrency=concurrency,
             agent=self.settings.agent,
+            agents=self.settings.agents,
             case_filter=self.settings.case_glob,
             tag_filters=self.settings.tags,
             partial_reason=self.partial_reason,
@@ -248,15 +269,15 @@ class EvalSession:
         """The selected runs of each case that never reported (an interruption, ``-x``)."""
         from pytest_plugin_evals.reporting.result import NotStarted
 
-        done: dict[str, int] = {}
+        done: dict[tuple[str, str | None], int] = {}
         for nodeid in self.records:
-            group = case_group(nodeid)
-            if group is not None:
-                done[group] = done.get(group, 0) + 1
+            unit = case_unit(nodeid)
+            if unit is not None:
+                done[unit] = done.get(unit, 0) + 1
         return [
-            NotStarted(group, group.rpartition("::")[2], count - done.get(group, 0))
-            for group, count in sorted(self.expected.items())
-            if count > done.get(group, 0)
+            NotStarted(group, group.rpartition("::")[2], count - done.get((group, agent), 0), agent)
+            for (group, agent), count in sorted(self.expected.items(), key=_unit_order)
+            if count > done.get((group, agent), 0)
         ]
 
     def _partial_reason(

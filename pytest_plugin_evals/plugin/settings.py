@@ -29,6 +29,9 @@ class EvalSettings:
     json_path: Path | None = None
     report_path: Path | None = None
     agent: str = "claude"
+    #: ``--eval-agents``: every agent of a session that runs several, ``(label, spec)`` in
+    #: order (empty: one agent, ``agent``).
+    agents: tuple[tuple[str, str], ...] = ()
     case_glob: str | None = None
     tags: tuple[str, ...] = ()
     eval_paths: tuple[Path, ...] = field(default_factory=tuple)
@@ -36,6 +39,8 @@ class EvalSettings:
     env_pass: tuple[str, ...] = ()
     max_cost_usd: float | None = None
     claude_bin: str | None = None
+    #: The other agent CLIs' binaries given with ``--eval-<agent>-bin``: ``(agent, path)``.
+    agent_bins: tuple[tuple[str, str], ...] = ()
     model: str | None = None
     allow_tools: tuple[str, ...] = ()
     disallow_tools: tuple[str, ...] = ()

@@ -53,7 +53,9 @@ def shared_settings(settings: EvalSettings) -> dict[str, Any]:
     return {
         "threshold": settings.threshold,
         "ablation": settings.ablation,
-        "agent": settings.agent,
+        "agent": ", ".join(f"{label}={spec}" for label, spec in settings.agents)
+        if settings.agents
+        else settings.agent,
         "runs": settings.runs,
         "model": settings.model,
         "judge": None if settings.no_judge else settings.judge,

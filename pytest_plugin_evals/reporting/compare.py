@@ -69,8 +69,10 @@ class Comparison:
         return bool(self.regressions)
 
 
-def _key(case: CaseResult) -> tuple[str, str]:
-    return case.name, case.dir
+def _key(case: CaseResult) -> tuple[str, str, str]:
+    """A case is the same case in both sessions by name and folder (and, under
+    ``--eval-agents``, on the same agent)."""
+    return case.name, case.dir, case.agent or ""
 
 
 def run_scores(case: CaseResult) -> list[float]:
@@ -94,7 +96,7 @@ def _changed(before: CaseResult, after: CaseResult) -> CaseChange:
         assert interval is not None
         verdict = "improved" if interval[0] > 0 else "regressed"
     return CaseChange(
-        name=after.name,
+        name=after.label,
         dir=after.dir,
         before=score_before,
         after=score_after,
@@ -110,7 +112,7 @@ def _alone(case: CaseResult, verdict: str) -> CaseChange:
     score = _score(case, run_scores(case))
     is_new = verdict == "new"
     return CaseChange(
-        name=case.name,
+        name=case.label,
         dir=case.dir,
         before=None if is_new else score,
         after=score if is_new else None,
@@ -125,7 +127,7 @@ def _alone(case: CaseResult, verdict: str) -> CaseChange:
 def compare(before: SessionResult, after: SessionResult, against: str) -> Comparison:
     """``after`` (this session) against ``before`` (the earlier one, read from ``against``):
     this session's cases in their order, then the cases only the earlier one ran."""
-    earlier: dict[tuple[str, str], list[CaseResult]] = {}
+    earlier: dict[tuple[str, str, str], list[CaseResult]] = {}
     for case in before.cases:
         earlier.setdefault(_key(case), []).append(case)
     changes: list[CaseChange] = []

@@ -33,6 +33,7 @@ from pytest_plugin_evals.reporting.compare import (
     comparison_json,
 )
 from pytest_plugin_evals.reporting.result import (
+    AgentSummary,
     CaseResult,
     NotStarted,
     SessionResult,
@@ -123,6 +124,7 @@ def case_json(case: CaseResult) -> JSONObject:
     described = case_to_json(info)
     return {
         "name": info.name,
+        **({"agent": case.agent} if case.agent is not None else {}),
         "dir": relative(info.dir, root),
         "source": info.source,
         "promptMarkdown": info.prompt,
@@ -175,6 +177,44 @@ def baseline_from_json(doc: Any) -> tuple[BaselinePlugin, ...]:
         )
         for e in entries
         if isinstance(e, Mapping)
+    )
+
+
+def agent_json(agent: AgentSummary) -> JSONObject:
+    """One agent of ``agents`` (a session of several agents)."""
+    return {
+        "agent": agent.label,
+        "spec": agent.spec,
+        "cases": agent.cases,
+        "casesPassed": agent.cases_passed,
+        "overallScore": agent.score,
+        "overallScoreWithout": agent.score_without,
+        "meanDelta": agent.mean_delta,
+        "meanDeltaInterval": interval_json(agent.mean_delta_interval),
+        "meanDeltaSignificant": agent.mean_delta_significant,
+        "runsTotal": agent.runs_total,
+        "runsGraded": agent.runs_graded,
+        "errors": dict(agent.errors),
+        "costUsd": agent.cost_usd,
+    }
+
+
+def agent_from_json(doc: Mapping[str, Any]) -> AgentSummary:
+    errors = as_map(doc.get("errors"))
+    return AgentSummary(
+        label=str(doc.get("agent") or ""),
+        spec=str(doc.get("spec") or ""),
+        cases=int(doc.get("cases") or 0),
+        cases_passed=int(doc.get("casesPassed") or 0),
+        score=opt_number(doc.get("overallScore")),
+        score_without=opt_number(doc.get("overallScoreWithout")),
+        mean_delta=opt_number(doc.get("meanDelta")),
+        mean_delta_interval=interval_from_json(doc.get("meanDeltaInterval")),
+        mean_delta_significant=_significant(doc.get("meanDeltaSignificant")),
+        runs_total=int(doc.get("runsTotal") or 0),
+        runs_graded=int(doc.get("runsGraded") or 0),
+        errors={str(k): int(v) for k, v in errors.items() if isinstance(v, int)},
+        cost_usd=opt_number(doc.get("costUsd")) or 0.0,
     )
 
 
@@ -234,6 +274,7 @@ def document_json(result: SessionResult) -> JSONObject:
                 else {}
             ),
         },
+        **({"agents": [agent_json(a) for a in result.agents]} if result.agents else {}),
         "cases": [case_json(c) for c in result.cases],
         "aggregates": aggregates,
         "loadErrors": [
@@ -242,7 +283,13 @@ def document_json(result: SessionResult) -> JSONObject:
         "errors": dict(result.errors),
         "skipped": dict(result.skipped),
         "notStarted": [
-            {"case": n.case, "nodeid": n.nodeid, "runs": n.runs} for n in result.not_started
+            {
+                "case": n.case,
+                **({"agent": n.agent} if n.agent is not None else {}),
+                "nodeid": n.nodeid,
+                "runs": n.runs,
+            }
+            for n in result.not_started
         ],
         **({"ungated": result.ungated} if result.ungated else {}),
         **(
@@ -302,9 +349,11 @@ def _case_from_json(doc: Mapping[str, Any]) -> CaseResult:
     baseline = "baseline" in arms
     two_arm = baseline or "without" in arms
 
+    agent = str(doc["agent"]) if doc.get("agent") else None
+
     def runs(arm: str) -> tuple[RunRecord, ...]:
         return tuple(
-            RunRecord(str(r.get("nodeid") or ""), info, None, two_arm, run_from_json(r))
+            RunRecord(str(r.get("nodeid") or ""), info, None, two_arm, run_from_json(r), agent)
             for r in arms.get(arm) or []
             if isinstance(r, Mapping)
         )
@@ -340,6 +389,7 @@ def _case_from_json(doc: Mapping[str, Any]) -> CaseResult:
         aggregates=aggregates,
         notes=str(notes) if notes else None,
         baseline=baseline,
+        agent=agent,
     )
 
 
@@ -410,7 +460,12 @@ def load_document(doc: Mapping[str, Any]) -> SessionResult:
         errors={str(k): int(v) for k, v in (doc.get("errors") or {}).items()},
         skipped={str(k): int(v) for k, v in (doc.get("skipped") or {}).items()},
         not_started=tuple(
-            NotStarted(str(n.get("nodeid", "")), str(n.get("case", "")), int(n.get("runs") or 0))
+            NotStarted(
+                str(n.get("nodeid", "")),
+                str(n.get("case", "")),
+                int(n.get("runs") or 0),
+                str(n["agent"]) if n.get("agent") else None,
+            )
             for n in doc.get("notStarted") or []
             if isinstance(n, Mapping)
         ),
@@ -418,4 +473,5 @@ def load_document(doc: Mapping[str, Any]) -> SessionResult:
         comparison=comparison_from_json(doc.get("comparison")),
         shard=plan_from_json(doc.get("shard")),
         shards=tuple(s for s in map(source_from_json, doc.get("shards") or ()) if s is not None),
+        agents=tuple(agent_from_json(a) for a in doc.get("agents") or () if isinstance(a, Mapping)),
     )

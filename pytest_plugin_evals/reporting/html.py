@@ -186,6 +186,27 @@ def _effect(result: SessionResult) -> dict[str, Any] | None:
             "total": len(deltas), "note": note, "significance": significance.strip()}  # fmt: skip
 
 
+def _agents(result: SessionResult) -> list[dict[str, Any]]:
+    """Each agent's row of a session of several agents (``--eval-agents``)."""
+    return [
+        {
+            "label": a.label,
+            "spec": a.spec,
+            "cases": a.cases,
+            "score": a.score,
+            "score_without": a.score_without,
+            "mean_delta": a.mean_delta,
+            "interval": (
+                f"{interval_pts(a.mean_delta_interval)} pts"
+                if a.mean_delta_interval is not None
+                else "—"
+            ),
+            "not_made": sum(a.errors.values()),
+        }
+        for a in result.agents
+    ]
+
+
 def render_html(result: SessionResult, document: Mapping[str, Any] | None = None) -> str:
     """The report page for a session's result. ``document`` is the result document it embeds
     (by default ``document_json(result)``); the comparison with an earlier session is read
@@ -203,6 +224,7 @@ def render_html(result: SessionResult, document: Mapping[str, Any] | None = None
         banners=_banners(result),
         effect=_effect(result),
         baseline_label=_baseline_label(result),
+        agents=_agents(result),
         answer_limit=ANSWER_LIMIT,
         css=Markup(_resource("report.css")),
         js=Markup(_resource("report.js")),

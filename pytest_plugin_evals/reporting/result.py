@@ -57,10 +57,19 @@ class CaseResult:
     notes: str | None = None
     #: The second arm loaded ``--eval-baseline-plugin`` (``without_runs`` are its runs).
     baseline: bool = False
+    #: The agent's label in a session of several agents (``--eval-agents``): a case on each
+    #: agent is a result of its own, with its own arms, scores and Δ.
+    agent: str | None = None
 
     @property
     def name(self) -> str:
         return self.case.name
+
+    @property
+    def label(self) -> str:
+        """The case's name, and the agent it ran on in a session of several (``plants on
+        codex``)."""
+        return self.name if self.agent is None else f"{self.name} on {self.agent}"
 
     @property
     def second_arm(self) -> str:
@@ -103,6 +112,8 @@ class NotStarted:
     nodeid: str
     case: str
     runs: int
+    #: The agent's label in a session of several agents (``--eval-agents``).
+    agent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -136,6 +147,63 @@ class SuiteAggregates:
 
 
 @dataclass(frozen=True)
+class AgentSummary:
+    """One agent of a session of several (``--eval-agents``): its cases' numbers side by side
+    with the other agents' ("the plugin helps claude +0.60 and codex +0.10")."""
+
+    label: str
+    spec: str
+    cases: int = 0
+    cases_passed: int = 0
+    #: Means over the agent's cases of their with-arm score, second-arm score and Δ.
+    score: float | None = None
+    score_without: float | None = None
+    mean_delta: float | None = None
+    #: The mean Δ's 95% interval (the agent's cases as the unit), and whether it excludes 0.
+    mean_delta_interval: Interval | None = None
+    mean_delta_significant: bool | None = None
+    runs_total: int = 0
+    runs_graded: int = 0
+    #: Runs of this agent that could not be made, by infrastructure kind.
+    errors: dict[str, int] = field(default_factory=dict)
+    cost_usd: float = 0.0
+
+
+def agent_summaries(
+    cases: Sequence[CaseResult], agents: Sequence[tuple[str, str]]
+) -> tuple[AgentSummary, ...]:
+    """Per agent of ``agents`` (``(label, spec)``, in order), the numbers of its cases."""
+    summaries = []
+    for label, spec in agents:
+        own = [c for c in cases if c.agent == label]
+        scored = [c.aggregates for c in own if c.aggregates.score is not None]
+        deltas = [a.delta for a in scored if a.delta is not None]
+        runs = [r.result for c in own for r in c.runs]
+        errors = Counter(str(r.infra_error) for r in runs if r.infra_error)
+        interval = stats.mean_delta_interval(deltas)
+        summaries.append(
+            AgentSummary(
+                label=label,
+                spec=spec,
+                cases=len(own),
+                cases_passed=sum(1 for c in own if c.aggregates.passed),
+                score=mean([a.score for a in scored if a.score is not None]),
+                score_without=mean(
+                    [a.score_without for a in scored if a.score_without is not None]
+                ),
+                mean_delta=mean(deltas) if deltas else None,
+                mean_delta_interval=interval,
+                mean_delta_significant=None if interval is None else stats.excludes_zero(interval),
+                runs_total=len(runs),
+                runs_graded=sum(1 for r in runs if r.graded),
+                errors=dict(sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))),
+                cost_usd=clean(sum(r.cost_usd for r in runs)) or 0.0,
+            )
+        )
+    return tuple(summaries)
+
+
+@dataclass(frozen=True)
 class SessionResult:
     """Everything a session's reports show."""
 
@@ -162,6 +230,8 @@ class SessionResult:
     shard: ShardPlan | None = None
     #: The shards' results folders a merged result was made from.
     shards: tuple[ShardSource, ...] = ()
+    #: Each agent's numbers, in a session of several agents (``--eval-agents``).
+    agents: tuple[AgentSummary, ...] = ()
 
     @property
     def two_arm(self) -> bool:
@@ -240,6 +310,7 @@ class _Slot:
     runs: list[RunRecord] = field(default_factory=list)
     two_arm: bool = False
     baseline: bool = False
+    agent: str | None = None
 
 
 def summarize(
@@ -260,15 +331,18 @@ def summarize(
     case_reducers: Sequence[tuple[str, str]] = (),
     baseline_plugins: Sequence[BaselinePlugin] = (),
     rate_limit_wait_seconds: float | None = None,
+    agents: Sequence[tuple[str, str]] = (),
 ) -> SessionResult:
     """The session's result from the items' records, whatever order they arrived in.
 
     ``not_started`` are selected runs the session never got to: the result is then partial
     (``partial_reason`` says why) and the threshold is not met. ``reducer`` turns a case's runs
     into its verdict; ``case_reducers`` are ``(glob, reducer)`` pairs for the cases whose name
-    matches (the first match wins).
+    matches (the first match wins). ``agents`` are the ``(label, spec)`` of a session of
+    several agents: a case on each agent is then a :class:`CaseResult` of its own.
     """
-    slots: dict[tuple[str, str, str, str], _Slot] = {}
+    order = {label: index for index, (label, _) in enumerate(agents)}
+    slots: dict[tuple[tuple[str, str, str, str], int, str], _Slot] = {}
     load_errors: list[LoadErrorRecord] = []
     plugins: dict[tuple[str, str], PluginInfo] = {}
     skipped: Counter[str] = Counter()
@@ -276,7 +350,9 @@ def summarize(
         if isinstance(record, LoadErrorRecord):
             load_errors.append(record)
             continue
-        slot = slots.setdefault(_case_key(record.case), _Slot(record.case))
+        on = record.agent
+        slot_key = (_case_key(record.case), order.get(on or "", -1), on or "")
+        slot = slots.setdefault(slot_key, _Slot(record.case, agent=on))
         slot.case = record.case
         slot.two_arm = slot.two_arm or record.two_arm
         if record.plugin is not None:
@@ -302,7 +378,12 @@ def summarize(
     result_gate, ungated = session_gate(cases, threshold)
     started = {r.nodeid for c in cases for r in c.runs}
     unseen = [
-        n for n in not_started if not any(nodeid.startswith(n.nodeid + "[") for nodeid in started)
+        n
+        for n in not_started
+        if not any(
+            nodeid.startswith(n.nodeid + "[" + (f"{n.agent}-" if n.agent else ""))
+            for nodeid in started
+        )
     ]
     aggregates = SuiteAggregates(
         cases_total=len(cases) + len(unseen),
@@ -346,7 +427,7 @@ def summarize(
             ablation=ablation,
             threshold=threshold,
             concurrency=concurrency,
-            agent=agent,
+            agent=", ".join(label for label, _ in agents) if agents else agent,
             case_filter=case_filter,
             tag_filters=tuple(tag_filters),
             plugins=tuple(plugins[k] for k in sorted(plugins)),
@@ -357,8 +438,9 @@ def summarize(
         load_errors=tuple(load_errors),
         errors=dict(sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))),
         skipped=dict(sorted(skipped.items())),
-        not_started=tuple(sorted(not_started, key=lambda n: n.nodeid)),
+        not_started=tuple(sorted(not_started, key=lambda n: (n.nodeid, n.agent or ""))),
         ungated=ungated,
+        agents=agent_summaries(cases, agents),
     )
 
 
@@ -374,10 +456,10 @@ def session_gate(cases: Sequence[CaseResult], threshold: float) -> tuple[Gate, s
         return Gate(met=True, message=UNGATED), UNGATED
     reducers = {c.aggregates.reducer for c in gated}
     if reducers <= {"mean"}:
-        return gate([(c.name, c.aggregates.score) for c in gated], threshold), None
+        return gate([(c.label, c.aggregates.score) for c in gated], threshold), None
     return (
         gate(
-            [(c.name, c.aggregates.score) for c in gated],
+            [(c.label, c.aggregates.score) for c in gated],
             threshold,
             reducer=reducers.pop() if len(reducers) == 1 else "case's",
             passed=[c.aggregates.passed for c in gated],
@@ -414,4 +496,5 @@ def _case_result(slot: _Slot, threshold: float, reducer: str = "mean") -> CaseRe
         aggregates=aggregates,
         notes=case_notes(with_runs),
         baseline=slot.baseline,
+        agent=slot.agent,
     )

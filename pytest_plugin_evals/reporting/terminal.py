@@ -117,7 +117,7 @@ def cut(text: str, limit: int = NOTES_LIMIT) -> str:
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
-def _row(case: CaseResult, two_arm: bool) -> list[str]:
+def _row(case: CaseResult, two_arm: bool, agents: bool = False) -> list[str]:
     agg = case.aggregates
     if two_arm:
         delta = _signed(agg.delta)
@@ -130,7 +130,8 @@ def _row(case: CaseResult, two_arm: bool) -> list[str]:
             score = _with_interval(score, agg.score_interval, signed=False)
         numbers = [score, _percent(agg.pass_rate)]
     notes = cut(case.notes) if case.notes else ""
-    return [plain(case.name), *numbers, str(len(case.runs)), _money(case.cost_usd), notes]
+    named = [plain(case.name), *([plain(case.agent or MISSING)] if agents else [])]
+    return [*named, *numbers, str(len(case.runs)), _money(case.cost_usd), notes]
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -202,7 +203,7 @@ def _more_runs(result: SessionResult) -> str | None:
             continue
         first = [r.result.score for r in case.with_runs if r.result.graded]
         second = [r.result.score for r in case.without_runs if r.result.graded]
-        wide.append((case.name, runs_for_width(first, second if two_arm else None, limit)))
+        wide.append((case.label, runs_for_width(first, second if two_arm else None, limit)))
     if not wide:
         return None
     what = "Δ" if two_arm else "score"
@@ -236,7 +237,7 @@ def evidence_lines(result: SessionResult) -> list[str]:
     if result.two_arm:
         with_delta = [c for c in result.cases if c.aggregates.delta_interval is not None]
         if with_delta:
-            up = [c.name for c in with_delta if c.aggregates.delta_significant]
+            up = [c.label for c in with_delta if c.aggregates.delta_significant]
             lines.append(
                 f"Δ beyond noise (95% interval excludes 0): {len(up)} of {len(with_delta)} "
                 "case(s)" + (f" — {_names(up)}" if up else "")
@@ -245,7 +246,7 @@ def evidence_lines(result: SessionResult) -> list[str]:
     if timing:
         lines.append(timing)
     unstable = [
-        f"{c.name} ({', '.join(c.aggregates.unstable)})"
+        f"{c.label} ({', '.join(c.aggregates.unstable)})"
         for c in result.cases
         if c.aggregates.unstable
     ]
@@ -301,15 +302,45 @@ def rate_limit_lines(result: SessionResult) -> list[str]:
     return [f"rate limits: {retries}, waited {waited}"]
 
 
+def agent_lines(result: SessionResult) -> list[str]:
+    """In a session of several agents (``--eval-agents``), each agent's numbers on one line:
+    ``claude: mean Δ +0.60 [+0.20, +1.00] · codex: mean Δ +0.10 [-0.30, +0.50]`` (``score`` in
+    one arm), then the runs of an agent that could not be made."""
+    if not result.agents:
+        return []
+    parts = []
+    for agent in result.agents:
+        if result.two_arm:
+            number = "mean Δ " + _signed(agent.mean_delta)
+            if agent.mean_delta is not None:
+                number = "mean Δ " + _with_interval(
+                    _signed(agent.mean_delta), agent.mean_delta_interval, signed=True
+                )
+        else:
+            number = f"score {_num(agent.score)}"
+        parts.append(f"{agent.label}: {number}")
+    lines = [" · ".join(parts)]
+    for agent in result.agents:
+        if agent.errors:
+            kinds = ", ".join(f"{kind} {count}" for kind, count in agent.errors.items())
+            lines.append(
+                f"{agent.label}: {sum(agent.errors.values())} run(s) could not be made ({kinds})"
+            )
+    return lines
+
+
 def summary_lines(result: SessionResult, *, report_paths: Sequence[str] = ()) -> list[str]:
     """The summary table, its footer, the partial and load-error notices and the report paths."""
     two_arm = result.two_arm
+    agents = any(c.agent is not None for c in result.cases)
     header = (
         ["CASE", "WITH", "BASE" if result.baseline else "W/OUT", "Δ", "RUNS", "COST", "NOTES"]
         if two_arm
         else ["CASE", "SCORE", "PASS%", "RUNS", "COST", "NOTES"]
     )
-    rows = [_row(c, two_arm) for c in result.cases]
+    if agents:
+        header.insert(1, "AGENT")
+    rows = [_row(c, two_arm, agents) for c in result.cases]
     lines = [line.rstrip() for line in _table(header, rows)] if rows else []
     agg = result.aggregates
     headline = (
@@ -319,10 +350,14 @@ def summary_lines(result: SessionResult, *, report_paths: Sequence[str] = ()) ->
         if two_arm
         else f"score {_num(agg.overall_score)}"
     )
+    counted = f"{len(result.cases)} case(s)"
+    if result.agents:  # a case on each agent is a row: say the cases and the agents
+        cases = len({(c.case.suite_root, c.case.path, c.name) for c in result.cases})
+        counted = f"{cases} case(s) × {len(result.agents)} agent(s)"
     lines.append(
-        f"{len(result.cases)} case(s) · {headline} · {_duration(result.duration_seconds)}"
-        f" · {_money(result.cost_usd)}"
+        f"{counted} · {headline} · {_duration(result.duration_seconds)} · {_money(result.cost_usd)}"
     )
+    lines.extend(agent_lines(result))
     lines.extend(baseline_lines(result))
     lines.extend(evidence_lines(result))
     lines.extend(rate_limit_lines(result))

@@ -1,4 +1,4 @@
-"""The HTTP side of the scripted model: parse, log, match, answer (Messages API or OpenAI)."""
+"""The HTTP side of the scripted model: parse, log, match, answer (Anthropic, OpenAI, Gemini)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from . import gemini
 from .openai_chat import CHAT_PATHS, ChatAnswer, error_doc, openai_request, sse_chunks
+from .openai_responses import RESPONSES_PATHS, ResponsesAnswer, responses_request, sse_events
 from .rules import ApiError, Request
 
 if TYPE_CHECKING:
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
 #: Text and tool input are streamed in deltas of at most this many characters.
 DELTA_SIZE = 16
 
-_SECRET_HEADERS = frozenset({"x-api-key", "authorization"})
+_SECRET_HEADERS = frozenset({"x-api-key", "authorization", "x-goog-api-key"})
 
 
 def count_tokens(body: dict[str, Any]) -> int:
@@ -66,7 +68,12 @@ class Handler(BaseHTTPRequestHandler):
             except ValueError:
                 body = None
         parse = openai_request if path in CHAT_PATHS else Request.from_body
-        summary = parse(body if isinstance(body, dict) else {})
+        if path in RESPONSES_PATHS:
+            parse = responses_request
+        if gemini.is_gemini_path(path):
+            summary = gemini.gemini_request(body if isinstance(body, dict) else {}, path)
+        else:
+            summary = parse(body if isinstance(body, dict) else {})
         self.entry = {
             "method": self.command,
             "path": path,
@@ -111,6 +118,10 @@ class Handler(BaseHTTPRequestHandler):
             return self._json(200, model.message(chosen, summary.model))
         if method == "POST" and path in CHAT_PATHS:
             return self._chat(body, summary)
+        if method == "POST" and gemini.is_gemini_path(path):
+            return self._gemini(path, body, summary)
+        if method == "POST" and path in RESPONSES_PATHS:
+            return self._responses(body, summary)
         if method == "POST" and path == "/v1/messages/count_tokens":
             return self._json(
                 200, {"input_tokens": count_tokens(body if isinstance(body, dict) else {})}
@@ -143,9 +154,48 @@ class Handler(BaseHTTPRequestHandler):
         include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
         self._stream(sse_chunks(answer.chunks(include_usage, DELTA_SIZE)))
 
+    def _responses(self, body: Any, summary: Request) -> None:
+        model = self.model
+        if not isinstance(body, dict):
+            return self._error(ApiError(400, "invalid_request_error", "body is not JSON"))
+        self.entry["rule"], chosen = model.choose(summary)
+        model._wait(chosen.delay)
+        if chosen.error is not None:
+            return self._error(chosen.error)
+        answer = ResponsesAnswer(
+            chosen,
+            summary.model,
+            usage=model.usage,
+            next_id=model._next_id,
+            default_text=model.default_text,
+        )
+        if not self.entry["stream"]:
+            return self._json(200, answer.response())
+        self._stream(sse_events(answer.events(DELTA_SIZE)))
+
+    def _gemini(self, path: str, body: Any, summary: Request) -> None:
+        model, method = self.model, gemini.gemini_method(path)
+        if not isinstance(body, dict):
+            return self._error(ApiError(400, "invalid_request_error", "body is not JSON"))
+        if method == "countTokens":
+            return self._json(200, gemini.count_tokens(body))
+        self.entry["stream"] = method == "streamGenerateContent"
+        self.entry["rule"], chosen = model.choose(summary)
+        model._wait(chosen.delay)
+        if chosen.error is not None:
+            return self._error(chosen.error)
+        answer = gemini.GeminiAnswer(
+            chosen, summary.model, usage=model.usage, default_text=model.default_text
+        )
+        if not self.entry["stream"]:
+            return self._json(200, answer.response())
+        self._stream(gemini.sse_events(answer.chunks(DELTA_SIZE)))
+
     def _error(self, err: ApiError) -> None:
         extra = {} if err.retry_after is None else {"retry-after": f"{err.retry_after:g}"}
-        if self.entry["path"] in CHAT_PATHS:
+        if gemini.is_gemini_path(self.entry["path"]):
+            return self._json(err.status, gemini.error_doc(err), extra)
+        if self.entry["path"] in CHAT_PATHS or self.entry["path"] in RESPONSES_PATHS:
             return self._json(err.status, error_doc(err), extra)
         doc = {"type": "error", "error": {"type": err.type, "message": err.message}}
         self._json(err.status, doc, extra)

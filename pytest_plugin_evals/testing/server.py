@@ -10,8 +10,10 @@ It serves ``POST /v1/messages`` (streaming server-sent events when the body asks
 ``stream: true``, one JSON message otherwise), ``POST /v1/messages/count_tokens`` and
 ``GET /v1/models``; anything else is a 404 in the API's error shape. It also speaks the OpenAI
 chat completions API (``POST /v1/chat/completions``, JSON or ``stream: true`` server-sent
-events) with the same rules, delays and errors; see :mod:`.openai_chat`. Every response carries
-usage (``usage=(input_tokens, output_tokens)``) so an agent prices its calls above zero.
+events) with the same rules, delays and errors; see :mod:`.openai_chat`; and the OpenAI
+Responses API (``POST /v1/responses``, Codex CLI's), see :mod:`.openai_responses`. Every
+response carries usage (``usage=(input_tokens, output_tokens)``) so an agent prices its calls
+above zero.
 Standard library only: a ``ThreadingHTTPServer`` in a background thread.
 """
 
@@ -23,8 +25,10 @@ from collections.abc import Iterable, Iterator
 from http.server import ThreadingHTTPServer
 from typing import Any
 
+from .gemini import is_gemini_path
 from .handler import DELTA_SIZE, Handler, count_tokens
 from .openai_chat import CHAT_PATHS
+from .openai_responses import RESPONSES_PATHS
 from .rules import Reply, Request, Rule, TextBlock, ToolUseBlock, text
 
 __all__ = ["DELTA_SIZE", "TEST_API_KEY", "ScriptedModel", "count_tokens"]
@@ -127,6 +131,11 @@ class ScriptedModel:
             "DISABLE_ERROR_REPORTING": "1",
         }
 
+    def gemini_env(self) -> dict[str, str]:
+        """Variables that point Gemini CLI at this server: ``GOOGLE_GEMINI_BASE_URL`` and
+        ``GEMINI_API_KEY``."""
+        return {"GOOGLE_GEMINI_BASE_URL": self.base_url, "GEMINI_API_KEY": TEST_API_KEY}
+
     # -- script and log --------------------------------------------------------------------
 
     def add(self, *rules: Rule) -> ScriptedModel:
@@ -163,6 +172,21 @@ class ScriptedModel:
     def chat_requests(self) -> list[dict[str, Any]]:
         """The logged chat completions requests only (OpenAI-compatible model calls)."""
         return [r for r in self.requests if r["path"] in CHAT_PATHS]
+
+    @property
+    def gemini_requests(self) -> list[dict[str, Any]]:
+        """The logged Gemini ``generateContent`` / ``streamGenerateContent`` requests only
+        (Gemini CLI's model calls; ``countTokens`` left out)."""
+        return [
+            r
+            for r in self.requests
+            if is_gemini_path(r["path"]) and not r["path"].endswith(":countTokens")
+        ]
+
+    @property
+    def responses_requests(self) -> list[dict[str, Any]]:
+        """The logged Responses API requests only (Codex CLI's model calls)."""
+        return [r for r in self.requests if r["path"] in RESPONSES_PATHS]
 
     def choose(self, request: Request) -> tuple[int | None, Reply]:
         """The first live rule matching ``request`` (counted as used), else the default text."""

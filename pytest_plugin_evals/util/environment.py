@@ -31,12 +31,20 @@ PASS_NAMES = frozenset(
         "https_proxy",
         "no_proxy",
         "all_proxy",
+        # GitHub Copilot CLI: its model, offline switch, sign-in token and host.
+        "COPILOT_MODEL",
+        "COPILOT_OFFLINE",
+        "COPILOT_GITHUB_TOKEN",
+        "COPILOT_GH_HOST",
+        # OpenAI Codex CLI: its endpoint and key (the adapter makes them its model provider).
+        "OPENAI_BASE_URL",
+        "OPENAI_API_KEY",
     }
 )
 
 #: Variables passed through by prefix: locale, provider credentials, model settings, and the
 #: operator's own ``EVAL_*`` variables (as the reference passes them).
-PASS_PREFIXES = ("LC_", "ANTHROPIC_", "CLAUDE_CODE_", "EVAL_")
+PASS_PREFIXES = ("LC_", "ANTHROPIC_", "CLAUDE_CODE_", "EVAL_", "COPILOT_PROVIDER_")
 
 #: Cloud provider variables, passed only when the operator selected that provider.
 _PROVIDER_PREFIXES = {

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,10 +82,12 @@ def run_process(
     timeout: float,
     out_dir: Path,
     json_lines: bool = False,
+    stop_on: Callable[[bytes], bool] | None = None,
 ) -> ProcessResult:
     """Run ``argv`` in its own process group; what it prints goes to ``stdout.txt`` and
     ``stderr.txt`` in ``out_dir``, each kept within a budget (:class:`Capture`; stdout read as
-    JSON lines when ``json_lines``)."""
+    JSON lines when ``json_lines``). ``stop_on`` sees each piece of stdout as it arrives; when
+    it returns True the process group is killed (a limit the agent cannot enforce itself)."""
     stdout_path = out_dir / "stdout.txt"
     stderr_path = out_dir / "stderr.txt"
     start = time.monotonic()
@@ -116,7 +119,7 @@ def run_process(
     with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
         captures = (Capture(out, json_lines=json_lines), Capture(err, json_lines=False))
         try:
-            timed_out = _pump(proc, stdin_text.encode("utf-8"), captures, start + timeout)
+            timed_out = _pump(proc, stdin_text.encode("utf-8"), captures, start + timeout, stop_on)
         except BaseException:
             _kill_group(proc)
             proc.wait()
@@ -153,6 +156,7 @@ def _pump(
     stdin: bytes,
     captures: tuple[Capture, Capture],
     deadline: float,
+    stop_on: Callable[[bytes], bool] | None = None,
 ) -> bool:
     """Feed ``stdin`` and read both output pipes until they close or the process has been
     gone a moment; kill the group at ``deadline``. Returns whether it timed out."""
@@ -195,6 +199,15 @@ def _pump(
                         continue
                     if chunk:
                         readers[key.fd].feed(chunk)
+                        if (
+                            stop_on is not None
+                            and ended is None
+                            and key.fd == proc.stdout.fileno()
+                            and stop_on(chunk)
+                        ):
+                            _kill_group(proc)
+                            proc.wait()
+                            ended = time.monotonic()
                     else:
                         selector.unregister(key.fd)
                     continue

@@ -304,7 +304,11 @@ def test_python_agent(
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ("bogus", '--eval-agent must be one of "claude", "cmd:<command line>"*'),
+        (
+            "bogus",
+            '--eval-agent must be one of "claude", "copilot", "codex", "opencode", "gemini", '
+            '"cmd:<command line>"*',
+        ),
         ("cmd:", '--eval-agent cmd: needs a command line, e.g. "cmd:./my-agent --fast"'),
         ('cmd:"unclosed', "--eval-agent cmd: cannot split the command line: No closing quotation"),
         (

@@ -1,0 +1,346 @@
+"""``--eval-agent codex``: the real ``codex exec --json``, one isolated run each.
+
+The child gets ``exec --json --skip-git-repo-check --ephemeral -s <sandbox mode>``, its model
+provider as ``-c`` overrides (a custom provider ``eval`` with ``wire_api = "responses"``, its
+``base_url`` the operator's ``OPENAI_BASE_URL`` or OpenAI's, its key read from
+``OPENAI_API_KEY``), the prompt on stdin (``-`` as the prompt argument), and an environment in
+the run's sandbox: HOME, TMPDIR and ``CODEX_HOME`` (the run's ``config/codex``, made before the
+run) there. Analytics are off, no session is written (``--ephemeral``), the shell's environment
+is Codex's ``core`` set (no credential reaches a command), web search is off unless granted.
+
+The with arm installs the plugin into the run's ``CODEX_HOME`` the way Codex installs plugins:
+a marketplace folder in the run's ``config/`` (``.claude-plugin/marketplace.json`` naming the
+plugin, which Codex reads in Claude's plugin layout), ``codex plugin marketplace add`` and
+``codex plugin add <plugin>@eval``. Codex copies the plugin into ``CODEX_HOME/plugins/cache``
+and lists its skills to the model; the with arm must have every skill there, the without arm
+no plugin at all. ``--ignore-user-config`` is not given: the only config file read is the one
+those two commands wrote in the run's own ``CODEX_HOME``.
+
+Codex's own sandbox (``-s``) confines every shell command and patch: ``read-only`` by default,
+``workspace-write`` (writes in the working directory and the run's TMPDIR, ``/tmp`` excluded,
+``.git`` read-only) when the case may write. Neither confines reads: a granted ``Bash`` runs
+only with ``--eval-unconfined-shell``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from pytest_plugin_evals.agents import confine
+from pytest_plugin_evals.agents.base import AgentError, Capabilities, RunRequest, infra_kind
+from pytest_plugin_evals.agents.claude.permissions import base_tool, plan_tools
+from pytest_plugin_evals.agents.codex.events import StreamSummary, parse_file
+from pytest_plugin_evals.agents.workspace import copy_add_dirs
+from pytest_plugin_evals.model import STOPPED, Transcript
+from pytest_plugin_evals.util.manifest import plugin_name
+from pytest_plugin_evals.util.process import format_timeout, run_process
+
+#: The one line of a run refused because Codex's sandbox does not confine a shell's reads.
+#: The name of the run's model provider and of the plugin's marketplace.
+PROVIDER = "eval"
+MARKETPLACE = "eval"
+
+#: OpenAI's endpoint, when the operator sets no ``OPENAI_BASE_URL``.
+OPENAI_URL = "https://api.openai.com/v1"
+
+#: Canonical tools that write: in the case and granted, the sandbox becomes workspace-write.
+WRITERS = frozenset({"Bash", "Write", "Edit", "MultiEdit", "NotebookEdit"})
+
+#: Seconds each plugin install step may take.
+INSTALL_TIMEOUT = 120.0
+
+#: Warnings Codex gives for every custom model name; not worth a note.
+_NOISE = re.compile(r"^Model metadata for `.*` not found")
+
+
+def find_binary(configured: str | None) -> str:
+    """``--eval-codex-bin``, else ``codex`` on PATH — or one clear line (AgentError)."""
+    if configured:
+        path = Path(configured).expanduser()
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path.resolve())
+        found = shutil.which(configured)
+        if found:
+            return found
+        raise AgentError(f"--eval-codex-bin: {configured} is not an executable file")
+    found = shutil.which("codex")
+    if found is None:
+        raise AgentError(
+            "--eval-agent codex: the codex binary is not on PATH "
+            "(npm install -g @openai/codex, or pass --eval-codex-bin)"
+        )
+    return found
+
+
+def make_agent(
+    binary: str | None,
+    *,
+    grants: tuple[str, ...] = (),
+    disallow: tuple[str, ...] = (),
+    unconfined_shell: bool = False,
+) -> CodexAgent:
+    return CodexAgent(
+        find_binary(binary), grants=grants, disallow=disallow, unconfined_shell=unconfined_shell
+    )
+
+
+def _toml(value: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def provider_config(base_url: str, *, retries: bool) -> str:
+    """The ``model_providers.eval`` override: the endpoint, the Responses API, the key's
+    variable; no retries of its own when the session retries refused runs."""
+    fields = [
+        f"name={_toml(PROVIDER)}",
+        f"base_url={_toml(base_url)}",
+        'wire_api="responses"',
+        'env_key="OPENAI_API_KEY"',
+    ]
+    if not retries:
+        fields += ["request_max_retries=0", "stream_max_retries=0"]
+    return f"model_providers.{PROVIDER}={{{','.join(fields)}}}"
+
+
+def write_marketplace(plugin_dir: Path, folder: Path) -> str:
+    """A one-plugin marketplace in ``folder`` (its entry a link to the plugin); the plugin's
+    name."""
+    name = plugin_name(plugin_dir)
+    (folder / ".claude-plugin").mkdir(parents=True)
+    (folder / "plugin").symlink_to(plugin_dir.resolve(), target_is_directory=True)
+    doc = {
+        "name": MARKETPLACE,
+        "owner": {"name": "pytest-plugin-evals"},
+        "plugins": [{"name": name, "source": "./plugin"}],
+    }
+    (folder / ".claude-plugin" / "marketplace.json").write_text(json.dumps(doc), "utf-8")
+    return name
+
+
+def skill_folders(plugin_dir: Path) -> list[str]:
+    """The plugin's skills, by folder (as Codex's cache lays them out)."""
+    return sorted(p.parent.name for p in plugin_dir.glob("skills/*/SKILL.md"))
+
+
+@dataclass(frozen=True)
+class CodexAgent:
+    binary: str
+    grants: tuple[str, ...] = ()
+    disallow: tuple[str, ...] = ()
+    #: Run a granted shell although Codex's sandbox leaves its reads open.
+    unconfined_shell: bool = False
+    name: str = "codex"
+    capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True, uses_mocks=False)
+
+    def argv(
+        self,
+        request: RunRequest,
+        base_url: str,
+        sandbox: str,
+        web: bool,
+        note: str | None = None,
+    ) -> list[str]:
+        argv = [
+            self.binary,
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "--ephemeral",
+            "-s",
+            sandbox,
+            "-c",
+            f"model_provider={PROVIDER}",
+            "-c",
+            provider_config(base_url, retries=request.rate_limit_retries <= 0),
+            "-c",
+            "analytics.enabled=false",
+            "-c",
+            'shell_environment_policy.inherit="core"',
+            "-c",
+            "sandbox_workspace_write.exclude_slash_tmp=true",
+            "-c",
+            f"web_search={_toml('live' if web else 'disabled')}",
+        ]
+        if request.model:
+            argv += ["-c", f"model={_toml(request.model)}"]
+        appended = "\n\n".join(p for p in (request.case.append_system_prompt, note) if p)
+        if appended:
+            argv += ["-c", f"developer_instructions={_toml(appended)}"]
+        argv.append("-")
+        return argv
+
+    def run(self, request: RunRequest) -> Transcript:
+        box, case = request.sandbox, request.case
+        context = copy_add_dirs(request)
+        note = None
+        if context:
+            listed = ", ".join(str(p) for p in context)
+            note = f"Reference folders you may read (read-only): {listed}"
+        plan = plan_tools(
+            case_tools=request.allowed_tools,
+            case_disallowed=case.disallowed_tools,
+            grants=self.grants,
+            operator_disallowed=self.disallow,
+            read_roots=[],
+            write_roots=[],
+            deny_read=[],
+            deny_edit=[],
+        )
+        allowed = {base_tool(a) for a in plan.allowed}
+        # Codex's own sandbox confines writes and network, not reads; every run (its shell is
+        # always there) runs inside bubblewrap, which hides the operator's files.
+        if not self.unconfined_shell and (problem := confine.problem()) is not None:
+            return Transcript(error=problem, infra_error="sandbox", cwd=box.cwd)
+        env = dict(request.env)
+        for key in [k for k in env if k.startswith("CODEX_")]:
+            del env[key]
+        if not env.get("OPENAI_API_KEY", "").strip():
+            return Transcript(
+                error="--eval-agent codex needs OPENAI_API_KEY (and OPENAI_BASE_URL for an "
+                "endpoint other than OpenAI's) in the environment",
+                infra_error="auth",
+                cwd=box.cwd,
+            )
+        base_url = env.get("OPENAI_BASE_URL", "").strip() or OPENAI_URL
+        codex_home = box.config / "codex"
+        codex_home.mkdir(exist_ok=True)
+        env["CODEX_HOME"] = str(codex_home)
+        refused = self._install(request, env, codex_home)
+        if refused is not None:
+            return Transcript(error=refused, infra_error="plugin_load", cwd=box.cwd)
+        sandbox = "workspace-write" if allowed & WRITERS else "read-only"
+        box.snapshot()
+        argv = self.argv(request, base_url, sandbox, "WebSearch" in allowed, note)
+        if not self.unconfined_shell:
+            argv = confine.confined_argv(argv, confine.for_run(request, self.binary))
+        result = run_process(
+            argv,
+            stdin_text=request.prompt,
+            cwd=box.cwd,
+            env=env,
+            timeout=request.timeout_seconds,
+            out_dir=box.out,
+            json_lines=True,
+        )
+        if result.stopped:
+            return Transcript(
+                error=STOPPED,
+                infra_error="interrupted",
+                cwd=box.cwd,
+                duration_seconds=result.duration_seconds,
+            )
+        if result.start_error is not None:
+            return Transcript(
+                error=result.start_error,
+                infra_error="agent_start",
+                cwd=box.cwd,
+                duration_seconds=result.duration_seconds,
+            )
+        trace = box.trace_file
+        result.stdout_path.replace(trace)
+        plugin = plugin_name(request.plugin_dir) if request.plugin_dir is not None else None
+        transcript, summary = parse_file(trace, plugin=plugin)
+        transcript.cwd = box.cwd
+        transcript.duration_seconds = result.duration_seconds
+        transcript.files_created = box.created_files()
+        transcript.stderr_tail = result.stderr_tail()
+        transcript.notes.extend(result.notes)
+        transcript.notes.extend(
+            f"not granted (add --eval-allow-tools): {t}" for t in plan.not_granted
+        )
+        if self.unconfined_shell:
+            transcript.unconfined_shell = True
+            transcript.notes.append(
+                f"codex sandbox: {sandbox}; run unconfined on purpose (--eval-unconfined-shell): "
+                "its shell could read the operator's files"
+            )
+        else:
+            transcript.notes.append(f"codex sandbox: {sandbox}, inside bubblewrap")
+        transcript.notes.extend(f"codex: {w}" for w in summary.warnings if not _NOISE.match(w))
+        if transcript.total_tokens is not None:
+            transcript.notes.append("cost unknown: codex reports tokens, no price (reported as 0)")
+        self._classify(request, transcript, summary, result.returncode, result.timed_out)
+        return transcript
+
+    def _install(self, request: RunRequest, env: dict[str, str], home: Path) -> str | None:
+        """Install the plugin into the run's CODEX_HOME (with arm) and check what Codex holds:
+        every skill of the plugin in the with arm, no plugin in the without arm."""
+        cache = home / "plugins" / "cache"
+        if request.plugin_dir is None:
+            if cache.exists() and any(cache.iterdir()):
+                return "a plugin was installed in the without arm"
+            return None
+        box = request.sandbox
+        folder = box.config / "marketplace"
+        try:
+            name = write_marketplace(request.plugin_dir, folder)
+        except OSError as exc:
+            return f"could not make the plugin's marketplace: {exc}"
+        logs = box.config / "install"
+        logs.mkdir(exist_ok=True)
+        steps = (
+            [self.binary, "plugin", "marketplace", "add", str(folder)],
+            [self.binary, "plugin", "add", f"{name}@{MARKETPLACE}", "--json"],
+        )
+        for argv in steps:
+            done = run_process(
+                argv,
+                stdin_text="",
+                cwd=box.cwd,
+                env=env,
+                timeout=INSTALL_TIMEOUT,
+                out_dir=logs,
+            )
+            if done.start_error is not None:
+                return done.start_error
+            if done.timed_out or done.returncode != 0:
+                tail = " ".join(done.stderr_tail().splitlines()[:1]) or f"exit {done.returncode}"
+                return f"codex {' '.join(argv[1:4])} failed: {tail}"
+        installed = list((cache / MARKETPLACE / name).glob("*"))
+        if not installed:
+            return f"plugin {name} was not installed"
+        missing = [
+            s
+            for s in skill_folders(request.plugin_dir)
+            if not any((v / "skills" / s / "SKILL.md").is_file() for v in installed)
+        ]
+        if missing:
+            listed = ", ".join(f"skill {name}:{s}" for s in missing)
+            return f"plugin {name} was installed without its {listed}"
+        return None
+
+    def _classify(
+        self,
+        request: RunRequest,
+        transcript: Transcript,
+        summary: StreamSummary,
+        returncode: int | None,
+        timed_out: bool,
+    ) -> None:
+        if timed_out:
+            transcript.error = format_timeout(request.timeout_seconds)
+            return
+        if summary.failure is not None:
+            transcript.infra_error = infra_kind(summary.status)
+            transcript.error = f"exit {returncode}: {summary.failure}"
+            return
+        if not summary.thread_started:
+            tail = transcript.stderr_tail.splitlines()[-3:]
+            transcript.infra_error = "agent_start"
+            transcript.error = f"codex exited {returncode} without starting the run" + (
+                ": " + " ".join(tail) if tail else ""
+            )
+            return
+        if returncode != 0:
+            tail = transcript.stderr_tail.splitlines()[-3:]
+            transcript.error = f"exit {returncode}" + (": " + " ".join(tail) if tail else "")
+        if not transcript.final_message and not transcript.tool_calls:
+            transcript.infra_error = "no_answer"
+            transcript.error = "the model never answered"

@@ -1,0 +1,287 @@
+"""``--eval-agent copilot``: GitHub Copilot CLI (``copilot``), one isolated run each.
+
+The child gets ``--output-format json --no-auto-update --disable-client-telemetry
+--no-custom-instructions --no-ask-user``, the tools the case may use (:mod:`.tools`),
+``--plugin-dir`` in the with arm only, and the prompt on stdin. Its home is the run's own
+(``COPILOT_HOME`` in the run's ``config/``); the model endpoint and key are the operator's usual
+Copilot variables (``COPILOT_PROVIDER_*``, ``COPILOT_MODEL``, or ``COPILOT_GITHUB_TOKEN``),
+passed through the environment allowlist. With a custom provider the run is offline
+(``COPILOT_OFFLINE=true``: no GitHub sign-in, telemetry, web tools or update checks).
+
+Trust checks as for Claude Code: the with arm must list every skill of the plugin in its
+``session.skills_loaded`` event, the without arm none.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from pytest_plugin_evals.agents import confine
+from pytest_plugin_evals.agents.base import AgentError, Capabilities, RunRequest, infra_kind
+from pytest_plugin_evals.agents.claude.agent import plugin_contents
+from pytest_plugin_evals.agents.claude.shell import credential_names
+from pytest_plugin_evals.agents.copilot.events import CopilotSummary, parse_file
+from pytest_plugin_evals.agents.copilot.tools import CopilotTools, plan_tools
+from pytest_plugin_evals.agents.workspace import copy_add_dirs
+from pytest_plugin_evals.model import STOPPED, InfraKind, Transcript
+from pytest_plugin_evals.util.process import format_timeout, run_process
+
+#: Copilot reports neither tokens nor a price for a custom provider.
+COST_UNKNOWN = "cost unknown: copilot reports no tokens and no price (reported as 0)"
+
+#: Copilot's ``session.error`` types, as infrastructure error kinds.
+ERROR_TYPES: dict[str, InfraKind] = {
+    "authentication": "auth",
+    "rate_limit": "rate_limit",
+}
+
+
+def find_binary(configured: str | None) -> str:
+    """``--eval-copilot-bin``, else ``copilot`` on PATH — or one clear line (AgentError)."""
+    if configured:
+        path = Path(configured).expanduser()
+        if path.is_file():
+            return str(path.resolve())
+        found = shutil.which(configured)
+        if found:
+            return found
+        raise AgentError(f"--eval-copilot-bin: {configured} is not an executable file")
+    found = shutil.which("copilot")
+    if found is None:
+        raise AgentError(
+            "--eval-agent copilot: the copilot binary was not found on PATH "
+            "(npm install -g @github/copilot, or pass --eval-copilot-bin)"
+        )
+    return found
+
+
+def model_env(env: dict[str, str], home: Path) -> dict[str, str]:
+    """The Copilot variables set for every run, on top of the run's environment: its own home
+    (``home``), no update, and offline when a custom provider is set."""
+    extra = {"COPILOT_AUTO_UPDATE": "false", "COPILOT_HOME": str(home)}
+    if env.get("COPILOT_PROVIDER_BASE_URL") and "COPILOT_OFFLINE" not in env:
+        extra["COPILOT_OFFLINE"] = "true"
+    return extra
+
+
+class TurnLimit:
+    """Stops a run that starts more model turns than ``max_turns`` (Copilot has no limit of its
+    own): counts ``assistant.turn_start`` events in the stream as it arrives."""
+
+    NEEDLE = b'"type":"assistant.turn_start"'
+
+    def __init__(self, max_turns: int) -> None:
+        self.max_turns = max_turns
+        self.turns = 0
+        self.reached = False
+        self._tail = b""
+
+    def __call__(self, chunk: bytes) -> bool:
+        data = self._tail + chunk
+        self.turns += data.count(self.NEEDLE)
+        self._tail = data[-(len(self.NEEDLE) - 1) :]
+        self.reached = self.turns > self.max_turns
+        return self.reached
+
+
+@dataclass(frozen=True)
+class CopilotAgent:
+    binary: str
+    grants: tuple[str, ...] = ()
+    disallow: tuple[str, ...] = ()
+    #: Run a granted shell unconfined (``--eval-unconfined-shell``).
+    unconfined_shell: bool = False
+    name: str = "copilot"
+    capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True)
+
+    def argv(
+        self, request: RunRequest, tools: CopilotTools, add_dirs: list[Path], secrets: list[str]
+    ) -> list[str]:
+        argv = [
+            self.binary,
+            "--output-format",
+            "json",
+            "--no-auto-update",
+            "--disable-client-telemetry",
+            "--no-custom-instructions",
+            "--no-ask-user",
+            "--no-remote",
+            "--available-tools=" + ",".join(tools.available),
+        ]
+        argv += [f"--allow-tool={rule}" for rule in tools.allow]
+        argv += [f"--deny-tool={rule}" for rule in tools.deny]
+        if secrets:
+            argv.append("--secret-env-vars=" + ",".join(secrets))
+        for folder in add_dirs:
+            argv += ["--add-dir", str(folder)]
+        if request.plugin_dir is not None:
+            argv += ["--plugin-dir", str(request.plugin_dir.resolve())]
+        if request.model:
+            argv.append(f"--model={request.model}")
+        return argv
+
+    def tools(self, request: RunRequest) -> CopilotTools:
+        return plan_tools(
+            case_tools=request.allowed_tools,
+            case_disallowed=request.case.disallowed_tools,
+            grants=self.grants,
+            operator_disallowed=self.disallow,
+        )
+
+    def run(self, request: RunRequest) -> Transcript:
+        box, case = request.sandbox, request.case
+        refused = self._refusal(request)
+        if refused is not None:
+            return Transcript(error=refused[1], infra_error=refused[0], cwd=box.cwd)
+        tools = self.tools(request)
+        # Copilot's own command sandbox is off by default (and needs more than bubblewrap):
+        # the whole CLI runs inside bubblewrap, which hides the operator's files.
+        if not self.unconfined_shell and (problem := confine.problem()) is not None:
+            return Transcript(error=problem, infra_error="sandbox", cwd=box.cwd)
+        env = dict(request.env)
+        home = box.config / "copilot"
+        home.mkdir(parents=True, exist_ok=True)
+        env.update(model_env(env, home))
+        context = copy_add_dirs(request)
+        prompt = request.prompt
+        if context:
+            listed = ", ".join(str(p) for p in context)
+            prompt += f"\n\nReference folders you may read (read-only): {listed}"
+        box.snapshot()
+        argv = self.argv(request, tools, context, credential_names(env))
+        if not self.unconfined_shell:
+            argv = confine.confined_argv(argv, confine.for_run(request, self.binary))
+        limit = TurnLimit(request.max_turns)
+        result = run_process(
+            argv,
+            stdin_text=prompt,
+            cwd=box.cwd,
+            env=env,
+            timeout=request.timeout_seconds,
+            out_dir=box.out,
+            json_lines=True,
+            stop_on=limit,
+        )
+        if result.stopped:
+            return Transcript(
+                error=STOPPED,
+                infra_error="interrupted",
+                cwd=box.cwd,
+                duration_seconds=result.duration_seconds,
+            )
+        if result.start_error is not None:
+            return Transcript(
+                error=result.start_error,
+                infra_error="agent_start",
+                cwd=box.cwd,
+                duration_seconds=result.duration_seconds,
+            )
+        trace = box.trace_file
+        result.stdout_path.replace(trace)
+        transcript, summary = parse_file(trace)
+        transcript.cwd = box.cwd
+        transcript.duration_seconds = result.duration_seconds
+        transcript.files_created = box.created_files()
+        transcript.stderr_tail = result.stderr_tail()
+        transcript.notes.extend(result.notes)
+        transcript.notes.extend(
+            f"not granted (add --eval-allow-tools): {t}" for t in tools.not_granted
+        )
+        transcript.notes.extend(f"not supported by copilot: {t}" for t in tools.unsupported)
+        transcript.notes.append(COST_UNKNOWN)
+        if case.append_system_prompt:
+            transcript.notes.append("append_system_prompt: not supported by copilot (ignored)")
+        if self.unconfined_shell:
+            transcript.unconfined_shell = True
+            transcript.notes.append(
+                "run unconfined on purpose (--eval-unconfined-shell): its tools could reach "
+                "the operator's files"
+            )
+        if limit.reached:
+            transcript.turns = min(transcript.turns, request.max_turns)
+            transcript.error = f"reached max_turns ({request.max_turns}): the run was stopped"
+            return transcript
+        self._classify(request, transcript, summary, result.returncode, result.timed_out)
+        return transcript
+
+    def _refusal(self, request: RunRequest) -> tuple[InfraKind, str] | None:
+        """What this adapter cannot do for the case, as a run error (kind, one line)."""
+        if request.case.history_file:
+            return (
+                "harness",
+                "history_file: the copilot agent cannot continue a Claude Code history",
+            )
+        mocks = request.mocks
+        if mocks is not None and mocks.mcp_config is not None:
+            return "harness", (
+                "MCP stand-ins are not supported by the copilot agent yet: run with "
+                "--eval-mocks off to use the plugin's own servers"
+            )
+        return None
+
+    def _classify(
+        self,
+        request: RunRequest,
+        transcript: Transcript,
+        summary: CopilotSummary,
+        returncode: int | None,
+        timed_out: bool,
+    ) -> None:
+        if timed_out:
+            transcript.error = format_timeout(request.timeout_seconds)
+            return
+        if summary.error is not None:
+            kind = ERROR_TYPES.get(summary.error_type or "")
+            transcript.infra_error = kind or infra_kind(summary.error_status)
+            transcript.error = f"exit {returncode}: {summary.error_text}"
+            return
+        if summary.skills is None or summary.result is None:
+            tail = transcript.stderr_tail.splitlines()[-3:]
+            transcript.infra_error = "agent_start"
+            transcript.error = f"copilot exited {returncode} without finishing the run" + (
+                ": " + " ".join(tail) if tail else ""
+            )
+            return
+        trust = self._trust_problem(request, summary)
+        if trust is not None:
+            transcript.infra_error = "plugin_load"
+            transcript.error = trust
+            return
+        if returncode not in (0, None):
+            transcript.error = f"exit {returncode}"
+        if not transcript.final_message and not transcript.tool_calls:
+            transcript.infra_error = "no_answer"
+            transcript.error = "the model never answered"
+
+    def _trust_problem(self, request: RunRequest, summary: CopilotSummary) -> str | None:
+        """The with arm must load every skill of the plugin; the without arm none."""
+        plugin_dir = request.plugin_dir or request.case.suite_root.parent
+        name, skills, _commands = plugin_contents(plugin_dir)
+        loaded = summary.plugin_skills(name)
+        if request.plugin_dir is None:
+            if request.arm == "without" and loaded:
+                return f"plugin {name} was loaded in the without arm ({', '.join(loaded)})"
+            return None
+        missing = [f"skill {name}:{s}" for s in skills if f"{name}:{s}" not in loaded]
+        if missing:
+            return f"plugin {name} was loaded without its " + ", ".join(missing)
+        return None
+
+
+def make_agent(
+    binary: str | None,
+    *,
+    grants: tuple[str, ...] = (),
+    disallow: tuple[str, ...] = (),
+    unconfined_shell: bool = False,
+) -> CopilotAgent:
+    """The ``--eval-agent copilot`` adapter (``binary``: ``--eval-copilot-bin``, else PATH)."""
+    return CopilotAgent(
+        find_binary(binary),
+        grants=grants,
+        disallow=disallow,
+        unconfined_shell=unconfined_shell,
+    )

@@ -1,0 +1,141 @@
+"""Which of Copilot CLI's tools a run is offered and may use: pure rules, no process.
+
+The case's ``allowed_tools`` are in Claude Code's names (the canonical ones). A run is offered
+(``--available-tools``) only:
+
+* the readers ``view``, ``glob`` and ``grep``, always: Copilot's own path check holds them to
+  the working directory (and the folders given with ``--add-dir``);
+* the read-only tools the case lists: ``Skill`` → ``skill``, ``Task``/``Agent`` → ``task``
+  and its agent tools;
+* a tool that acts only when the case lists it **and** the operator grants it
+  (``--eval-allow-tools``): ``Write`` → ``create``, ``Edit``/``MultiEdit`` → ``edit`` (approved
+  with ``--allow-tool write``, which Copilot holds to the working directory), ``Bash`` →
+  ``bash`` and its session tools (approved with ``--allow-tool shell`` or, for a narrowed grant
+  ``Bash(npm test *)``, ``shell(npm test:*)``).
+
+Everything else is not offered, and nothing is approved beyond the above (no
+``--allow-all-tools``): an unapproved call is refused, since no one can answer the prompt.
+A case entry Copilot has no tool or rule for (a ``Write(docs/**)`` path pattern, web tools,
+MCP tools) is dropped with a note. The case's ``disallowed_tools`` and
+``--eval-disallow-tools`` remove tools whatever else says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pytest_plugin_evals.agents.claude.permissions import base_tool, grants_for
+
+#: Offered in every run.
+READERS = ("view", "glob", "grep")
+
+#: Read-only canonical tools: offered when the case lists them, no grant needed.
+READ_ONLY: dict[str, tuple[str, ...]] = {
+    "Read": READERS,
+    "Glob": READERS,
+    "Grep": READERS,
+    "LS": READERS,
+    "Skill": ("skill",),
+    "Task": ("task", "read_agent", "list_agents", "write_agent"),
+    "Agent": ("task", "read_agent", "list_agents", "write_agent"),
+}
+
+#: Canonical tools that act: offered when listed and granted, with their approval rule.
+WRITERS: dict[str, tuple[str, ...]] = {
+    "Write": ("create",),
+    "Edit": ("edit",),
+    "MultiEdit": ("edit",),
+}
+#: A canonical reader -> the one Copilot tool it names.
+READERS_OF = {"Read": "view", "LS": "view", "Glob": "glob", "Grep": "grep"}
+SHELL_NAMES = ("bash", "read_bash", "write_bash", "stop_bash", "list_bash")
+
+
+def shell_rule(grant: str) -> str:
+    """A Claude Code shell grant as a Copilot approval rule: ``Bash`` → ``shell``,
+    ``Bash(npm test *)`` or ``Bash(npm test:*)`` → ``shell(npm test:*)``, ``Bash(git status)``
+    → ``shell(git status)``."""
+    spec = grant.strip()[len(base_tool(grant)) :].strip()
+    if not spec.startswith("(") or not spec.endswith(")"):
+        return "shell"
+    command = spec[1:-1].strip()
+    for tail in (":*", " *", "*"):
+        if command.endswith(tail):
+            return f"shell({command[: -len(tail)].strip()}:*)"
+    return f"shell({command})"
+
+
+@dataclass(frozen=True)
+class CopilotTools:
+    #: ``--available-tools``: what the model is offered.
+    available: tuple[str, ...]
+    #: ``--allow-tool`` rules.
+    allow: tuple[str, ...]
+    #: ``--deny-tool`` rules.
+    deny: tuple[str, ...]
+    #: Whether a shell is offered.
+    shell: bool
+    #: Case entries dropped for want of a grant (add ``--eval-allow-tools``).
+    not_granted: tuple[str, ...] = ()
+    #: Case entries Copilot has no tool or rule for.
+    unsupported: tuple[str, ...] = ()
+
+
+def plan_tools(
+    *,
+    case_tools: Iterable[str],
+    case_disallowed: Iterable[str],
+    grants: Iterable[str],
+    operator_disallowed: Iterable[str],
+) -> CopilotTools:
+    grants = [g.strip() for g in grants if g.strip()]
+    available: list[str] = list(READERS)
+    allow: list[str] = []
+    not_granted: list[str] = []
+    unsupported: list[str] = []
+    for entry in case_tools:
+        entry = entry.strip()
+        if not entry:
+            continue
+        tool = base_tool(entry)
+        if tool in READ_ONLY:
+            available.extend(READ_ONLY[tool])
+        elif tool == "Bash" or tool in WRITERS:
+            forms = grants_for(entry, grants)
+            if not forms:
+                not_granted.append(entry)
+            elif tool == "Bash":
+                available.extend(SHELL_NAMES)
+                allow.extend(shell_rule(form) for form in forms)
+            elif any(base_tool(f) != f for f in forms):
+                unsupported.append(entry)  # Copilot cannot hold a write to a path pattern
+            else:
+                available.extend(WRITERS[tool])
+                allow.append("write")
+        else:
+            unsupported.append(entry)
+    denied_tools = {base_tool(e) for e in [*case_disallowed, *operator_disallowed] if e.strip()}
+    removed: set[str] = set()
+    for tool in denied_tools:
+        removed.update(READ_ONLY.get(tool, ()) if tool not in READERS_OF else (READERS_OF[tool],))
+        removed.update(WRITERS.get(tool, ()))
+        if tool == "Bash":
+            removed.update(SHELL_NAMES)
+    deny = ["shell"] if "Bash" in denied_tools else []
+    if {"Write", "Edit"} <= denied_tools:
+        deny.append("write")
+    offered = [t for t in dict.fromkeys(available) if t not in removed]
+    if not any(t in offered for t in ("create", "edit")):
+        allow = [rule for rule in allow if rule != "write"]
+    shell = "bash" in offered
+    if not shell:
+        allow = [rule for rule in allow if not rule.startswith("shell")]
+    return CopilotTools(
+        available=tuple(offered),
+        allow=tuple(dict.fromkeys(allow)),
+        deny=tuple(dict.fromkeys(deny)),
+        shell=shell,
+        not_granted=tuple(not_granted),
+        unsupported=tuple(unsupported),
+    )

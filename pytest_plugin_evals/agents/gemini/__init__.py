@@ -1,0 +1,9 @@
+"""``--eval-agent gemini``: Gemini CLI's ``gemini -p`` — its command line and run (:mod:`.agent`),
+the tools a run may use (:mod:`.tools`), the plugin as a Gemini CLI extension
+(:mod:`.extension`) and its stream-json trace (:mod:`.stream_json`)."""
+
+from __future__ import annotations
+
+from pytest_plugin_evals.agents.gemini.agent import GeminiAgent, find_binary, make_agent
+
+__all__ = ["GeminiAgent", "find_binary", "make_agent"]

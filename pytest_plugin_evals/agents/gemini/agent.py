@@ -1,0 +1,328 @@
+"""``--eval-agent gemini``: Gemini CLI (``gemini -p``), one isolated run each.
+
+The child gets ``--prompt=<prompt> -o stream-json -m <model> --skip-trust --approval-mode
+yolo``, and ``-e <extension>`` in the with arm (the plugin translated into a Gemini CLI
+extension, linked into the run's home with ``gemini extensions link <dir> --consent``) or
+``-e none`` in the without arm. Its home (``HOME``, ``GEMINI_CLI_HOME``) is the run's own; its
+``settings.json`` pins API-key auth, turns usage statistics, telemetry and auto-update off,
+offers only the tools the run may use (``tools.core``, see :mod:`.tools`) and stops at the
+case's ``max_turns`` (``model.maxSessionTurns``). The model endpoint and key come from the
+operator's ``GOOGLE_GEMINI_BASE_URL`` and ``GEMINI_API_KEY`` (or ``GOOGLE_API_KEY``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pytest_plugin_evals.agents import confine
+from pytest_plugin_evals.agents.base import AgentError, Capabilities, RunRequest, infra_kind
+from pytest_plugin_evals.agents.gemini.extension import Extension, gemini_server, translate
+from pytest_plugin_evals.agents.gemini.stream_json import StreamSummary, api_status, parse_file
+from pytest_plugin_evals.agents.gemini.tools import GeminiTools, plan_tools, shell_granted
+from pytest_plugin_evals.agents.workspace import copy_add_dirs
+from pytest_plugin_evals.model import STOPPED, Transcript
+from pytest_plugin_evals.util.process import format_timeout, run_process
+
+#: The model when neither the case, ``--eval-model`` nor ``$GEMINI_MODEL`` names a Gemini one.
+DEFAULT_MODEL = "gemini-2.5-flash"
+
+#: The operator's variables Gemini CLI reads for its endpoint, key and model.
+OPERATOR_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GEMINI_MODEL")
+
+#: Every run says its cost is not known (Gemini CLI reports tokens only).
+COST_NOTE = "cost unknown: gemini reports tokens, no price (reported as 0)"
+
+#: Exit code of a run stopped at ``model.maxSessionTurns``.
+TURN_LIMIT_EXIT = 53
+
+
+def find_binary(configured: str | None) -> str:
+    """``--eval-gemini-bin``, else ``gemini`` on PATH — or one clear line (AgentError)."""
+    if configured:
+        path = Path(configured).expanduser()
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path.resolve())
+        found = shutil.which(configured)
+        if found:
+            return found
+        raise AgentError(f"--eval-gemini-bin: {configured} is not an executable file")
+    found = shutil.which("gemini")
+    if found is None:
+        raise AgentError(
+            "gemini was not found on PATH: install it (npm install -g @google/gemini-cli) "
+            "or pass --eval-gemini-bin"
+        )
+    return found
+
+
+def pick_model(requested: str | None, env: Mapping[str, str]) -> tuple[str, str | None]:
+    """The model to pin, and a note when the requested one is not a Gemini model."""
+    fallback = env.get("GEMINI_MODEL") or DEFAULT_MODEL
+    if not requested:
+        return fallback, None
+    if requested.startswith(("gemini", "gemma", "models/")) or "/" in requested:
+        return requested, None
+    return fallback, f"model {requested} is not a Gemini model: {fallback} is used"
+
+
+def settings_for(
+    tools: GeminiTools,
+    *,
+    max_turns: int,
+    max_attempts: int | None,
+    mcp_servers: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The run's ``~/.gemini/settings.json``."""
+    settings: dict[str, Any] = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False, "logPrompts": False},
+        "general": {
+            "enableAutoUpdate": False,
+            "enableAutoUpdateNotification": False,
+            "checkpointing": {"enabled": False},
+        },
+        "model": {"maxSessionTurns": max_turns},
+        "tools": {"core": list(tools.core)},
+    }
+    if tools.exclude:
+        settings["tools"]["exclude"] = list(tools.exclude)
+    if max_attempts is not None:
+        settings["general"]["maxAttempts"] = max_attempts
+    if mcp_servers:
+        settings["mcpServers"] = dict(mcp_servers)
+    return settings
+
+
+def _mock_servers(request: RunRequest) -> dict[str, Any] | None:
+    mocks = request.mocks
+    if mocks is None or mocks.mcp_config is None:
+        return None
+    try:
+        doc = json.loads(mocks.mcp_config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    servers = doc.get("mcpServers") if isinstance(doc, dict) else None
+    if not isinstance(servers, dict):
+        return None
+    translated = {
+        str(name): gemini_server(config)
+        for name, config in servers.items()
+        if isinstance(config, dict)
+    }
+    return {name: config for name, config in translated.items() if config is not None}
+
+
+@dataclass(frozen=True)
+class GeminiAgent:
+    binary: str
+    grants: tuple[str, ...] = ()
+    disallow: tuple[str, ...] = ()
+    #: Run a granted shell unconfined (``--eval-unconfined-shell``).
+    unconfined_shell: bool = False
+    name: str = "gemini"
+    capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True)
+
+    def environment(self, request: RunRequest) -> dict[str, str]:
+        env = dict(request.env)
+        for key in OPERATOR_VARIABLES:
+            if key not in env and os.environ.get(key):
+                env[key] = os.environ[key]
+        box = request.sandbox
+        env.update(
+            {
+                "GEMINI_CLI_HOME": str(box.home),
+                "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(box.config / "gemini-system.json"),
+                "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(box.config / "gemini-defaults.json"),
+                "GEMINI_TELEMETRY_ENABLED": "false",
+                "NO_BROWSER": "1",
+            }
+        )
+        return env
+
+    def argv(self, request: RunRequest, model: str, extension: str | None) -> list[str]:
+        argv = [
+            self.binary,
+            f"--prompt={request.prompt}",
+            "--output-format",
+            "stream-json",
+            "--model",
+            model,
+            "--skip-trust",
+            "--approval-mode",
+            "yolo",
+            "--extensions",
+            extension or "none",
+        ]
+        for folder in copy_add_dirs(request):
+            argv += ["--include-directories", str(folder)]
+        return argv
+
+    def _link(self, request: RunRequest, env: dict[str, str], extension: Extension) -> str | None:
+        """Link the extension into the run's home; the problem in one line, or None."""
+        out = request.sandbox.out / "gemini-link"
+        out.mkdir(exist_ok=True)
+        result = run_process(
+            [self.binary, "extensions", "link", str(extension.folder), "--consent"],
+            stdin_text="",
+            cwd=request.sandbox.cwd,
+            env=env,
+            timeout=min(120.0, request.timeout_seconds),
+            out_dir=out,
+        )
+        if result.start_error is not None:
+            return result.start_error
+        said = result.stdout + result.stderr_tail()
+        if result.returncode != 0 or "linked successfully" not in said:
+            tail = " ".join(result.stderr_tail().splitlines()[-3:]).strip()
+            return f"gemini extensions link exited {result.returncode}" + (
+                f": {tail}" if tail else ""
+            )
+        return None
+
+    def run(self, request: RunRequest) -> Transcript:
+        box, case = request.sandbox, request.case
+        env = self.environment(request)
+        tools = plan_tools(
+            case_tools=request.allowed_tools,
+            case_disallowed=case.disallowed_tools,
+            grants=self.grants,
+            operator_disallowed=self.disallow,
+        )
+        shell = shell_granted(tools)
+        # Gemini's own sandbox needs a container runtime: the whole CLI runs inside
+        # bubblewrap instead, which hides the operator's files from its tools.
+        if not self.unconfined_shell and (problem := confine.problem()) is not None:
+            return Transcript(error=problem, infra_error="sandbox", cwd=box.cwd)
+        model, model_note = pick_model(request.model, env)
+        mock_servers = _mock_servers(request)
+        strict_mocks = request.mocks is not None and request.mocks.strict
+        gemini_dir = box.home / ".gemini"
+        gemini_dir.mkdir(exist_ok=True)
+        max_attempts = 1 if request.rate_limit_retries > 0 else None
+        settings = settings_for(
+            tools, max_turns=request.max_turns, max_attempts=max_attempts,
+            mcp_servers=mock_servers,
+        )  # fmt: skip
+        (gemini_dir / "settings.json").write_text(json.dumps(settings, indent=2), "utf-8")
+        extension: Extension | None = None
+        notes: list[str] = []
+        if request.plugin_dir is not None:
+            try:
+                extension = translate(
+                    request.plugin_dir, box.config / "gemini-extension", with_mcp=not strict_mocks
+                )
+            except (OSError, ValueError) as exc:
+                return Transcript(
+                    error=f"the plugin could not be made a Gemini extension: {exc}",
+                    infra_error="plugin_load",
+                    cwd=box.cwd,
+                )
+            notes.extend(extension.notes)
+            problem = self._link(request, env, extension)
+            if problem is not None:
+                return Transcript(
+                    error=f"extension {extension.name} was not loaded: {problem}",
+                    infra_error="plugin_load",
+                    cwd=box.cwd,
+                )
+        box.snapshot()
+        argv = self.argv(request, model, extension.name if extension else None)
+        if not self.unconfined_shell:
+            argv = confine.confined_argv(argv, confine.for_run(request, self.binary))
+        result = run_process(
+            argv,
+            stdin_text="",
+            cwd=box.cwd,
+            env=env,
+            timeout=request.timeout_seconds,
+            out_dir=box.out,
+            json_lines=True,
+        )
+        if result.stopped:
+            return Transcript(
+                error=STOPPED, infra_error="interrupted", cwd=box.cwd,
+                duration_seconds=result.duration_seconds,
+            )  # fmt: skip
+        if result.start_error is not None:
+            return Transcript(
+                error=result.start_error, infra_error="agent_start", cwd=box.cwd,
+                duration_seconds=result.duration_seconds,
+            )  # fmt: skip
+        trace = box.trace_file
+        result.stdout_path.replace(trace)
+        servers = [*(extension.mcp_servers if extension else ()), *(mock_servers or {})]
+        transcript, summary = parse_file(trace, servers)
+        transcript.cwd = box.cwd
+        transcript.duration_seconds = result.duration_seconds
+        transcript.files_created = box.created_files()
+        transcript.stderr_tail = result.stderr_tail()
+        transcript.notes.extend(result.notes)
+        transcript.notes.extend(notes)
+        transcript.notes.extend(tools.notes)
+        transcript.notes.append(COST_NOTE)
+        if model_note:
+            transcript.notes.append(model_note)
+        transcript.notes.extend(
+            f"not granted (add --eval-allow-tools): {t}" for t in tools.not_granted
+        )
+        if self.unconfined_shell:
+            transcript.unconfined_shell = True
+            transcript.notes.append(
+                "run unconfined on purpose (--eval-unconfined-shell): its tools could reach "
+                "the operator's files" + (" (a shell was granted)" if shell else "")
+            )
+        self._classify(request, transcript, summary, result.returncode, result.timed_out)
+        return transcript
+
+    def _classify(
+        self,
+        request: RunRequest,
+        transcript: Transcript,
+        summary: StreamSummary,
+        returncode: int | None,
+        timed_out: bool,
+    ) -> None:
+        if timed_out:
+            transcript.error = format_timeout(request.timeout_seconds)
+            return
+        message = summary.error_message
+        if returncode == TURN_LIMIT_EXIT or summary.error_type == "FatalTurnLimitedError":
+            transcript.error = f"max turns ({request.max_turns}) reached"
+            return
+        if message is not None and message.startswith("[API Error"):
+            status = api_status(message, transcript.stderr_tail)
+            transcript.infra_error = infra_kind(status)
+            transcript.error = f"exit {returncode}: {message.splitlines()[0]}"
+            return
+        if summary.init is None or summary.result is None:
+            tail = transcript.stderr_tail.splitlines()[-3:]
+            transcript.infra_error = "agent_start"
+            transcript.error = f"gemini exited {returncode} without finishing the run" + (
+                ": " + " ".join(t.strip() for t in tail) if tail else ""
+            )
+            return
+        if message is not None or returncode != 0:
+            transcript.error = f"exit {returncode}: {message or 'gemini failed'}"
+            return
+        if not transcript.final_message and not transcript.tool_calls:
+            transcript.infra_error = "no_answer"
+            transcript.error = "the model never answered"
+
+
+def make_agent(
+    binary: str | None,
+    *,
+    grants: tuple[str, ...] = (),
+    disallow: tuple[str, ...] = (),
+    unconfined_shell: bool = False,
+) -> GeminiAgent:
+    return GeminiAgent(
+        find_binary(binary), grants=grants, disallow=disallow, unconfined_shell=unconfined_shell
+    )

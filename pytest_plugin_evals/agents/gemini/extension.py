@@ -1,0 +1,202 @@
+"""A Claude Code plugin as a Gemini CLI extension, written in the run's own folders.
+
+A plugin that ships its own ``gemini-extension.json`` is copied as it is (its ``.git`` and
+the evals folder left out). Otherwise the extension is made from the Claude layout:
+
+* ``gemini-extension.json``: the plugin's name (lower case, dashes), version and description;
+  ``contextFileName`` when the plugin has a ``GEMINI.md``;
+* ``skills/``: copied as they are (Gemini CLI reads the same ``SKILL.md`` files);
+* ``commands/*.md`` → ``commands/*.toml`` (``description`` from the front matter, the body as
+  ``prompt``, ``$ARGUMENTS`` → ``{{args}}``);
+* MCP servers (``.mcp.json``, or ``mcpServers`` in the manifest) → ``mcpServers``, with
+  ``${CLAUDE_PLUGIN_ROOT}`` replaced by the plugin's folder; ``http``/``sse`` servers by URL.
+
+Hooks and agents have no Gemini CLI equivalent here and are left out (the run says so).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_plugin_evals.util import frontmatter
+from pytest_plugin_evals.util.manifest import plugin_name, read_manifest
+
+_ROOT_VAR = re.compile(r"\$\{CLAUDE_PLUGIN_ROOT\}|\$CLAUDE_PLUGIN_ROOT\b")
+
+
+@dataclass(frozen=True)
+class Extension:
+    """The extension made for one run."""
+
+    folder: Path
+    name: str
+    skills: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    mcp_servers: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def extension_name(name: str) -> str:
+    """Gemini CLI's form of a name: lower case, digits and dashes."""
+    cleaned = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")
+    return cleaned or "plugin"
+
+
+def toml_string(value: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's, DEL aside)."""
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007F")
+
+
+def _skill_names(folder: Path) -> tuple[str, ...]:
+    names = []
+    for skill_md in sorted(folder.glob("skills/*/SKILL.md")):
+        name = skill_md.parent.name
+        with contextlib.suppress(OSError, UnicodeDecodeError, ValueError):
+            head = frontmatter.split(skill_md.read_text(encoding="utf-8"))
+            if head.yaml_text is not None:
+                data = frontmatter.load_yaml(head.yaml_text).data
+                given = data.get("name") if isinstance(data, dict) else None
+                if isinstance(given, str) and given.strip():
+                    name = given.strip()
+        names.append(name)
+    return tuple(names)
+
+
+def _command_toml(source: Path) -> str:
+    text = source.read_text(encoding="utf-8", errors="replace")
+    description = ""
+    body = text
+    with contextlib.suppress(ValueError):
+        head = frontmatter.split(text)
+        if head.yaml_text is not None:
+            data = frontmatter.load_yaml(head.yaml_text).data
+            given = data.get("description") if isinstance(data, dict) else None
+            if isinstance(given, str):
+                description = given.strip()
+            body = head.body
+    body = body.replace("$ARGUMENTS", "{{args}}").strip() + "\n"
+    lines = [f"description = {toml_string(description)}"] if description else []
+    lines.append(f"prompt = {toml_string(body)}")
+    return "\n".join(lines) + "\n"
+
+
+def _substitute(value: Any, root: str) -> Any:
+    if isinstance(value, str):
+        return _ROOT_VAR.sub(lambda _: root, value)
+    if isinstance(value, list):
+        return [_substitute(v, root) for v in value]
+    if isinstance(value, dict):
+        return {k: _substitute(v, root) for k, v in value.items()}
+    return value
+
+
+def gemini_server(config: dict[str, Any]) -> dict[str, Any] | None:
+    """One Claude-format MCP server entry in Gemini CLI's form (None: not translatable)."""
+    kind = config.get("type")
+    server: dict[str, Any]
+    if isinstance(config.get("command"), str):
+        server = {k: config[k] for k in ("command", "args", "env", "cwd") if k in config}
+        return server
+    url = config.get("url")
+    if isinstance(url, str):
+        key = "url" if kind == "sse" else "httpUrl"
+        server = {key: url}
+        if isinstance(config.get("headers"), dict):
+            server["headers"] = config["headers"]
+        return server
+    return None
+
+
+def plugin_mcp_servers(plugin_dir: Path) -> dict[str, Any]:
+    """The plugin's MCP servers (``.mcp.json``, else the manifest's ``mcpServers``), raw."""
+    found: Any = None
+    with contextlib.suppress(OSError, ValueError):
+        found = json.loads((plugin_dir / ".mcp.json").read_text(encoding="utf-8"))
+    if found is None:
+        declared = (read_manifest(plugin_dir) or {}).get("mcpServers")
+        if isinstance(declared, str):
+            with contextlib.suppress(OSError, ValueError):
+                found = json.loads((plugin_dir / declared).read_text(encoding="utf-8"))
+        else:
+            found = declared
+    if isinstance(found, dict) and isinstance(found.get("mcpServers"), dict):
+        found = found["mcpServers"]
+    return (
+        {str(k): v for k, v in found.items() if isinstance(v, dict)}
+        if isinstance(found, dict)
+        else {}
+    )
+
+
+def translate(plugin_dir: Path, target: Path, *, with_mcp: bool = True) -> Extension:
+    """Write the extension for ``plugin_dir`` into ``target`` (a fresh folder) and describe it.
+
+    ``with_mcp``: translate the plugin's MCP servers (off when stand-ins replace them)."""
+    plugin_dir = plugin_dir.resolve()
+    own = plugin_dir / "gemini-extension.json"
+    if own.is_file():
+        shutil.copytree(
+            plugin_dir,
+            target,
+            ignore=shutil.ignore_patterns(".git", "evals", "node_modules"),
+            symlinks=True,
+        )
+        shipped: Any = None
+        with contextlib.suppress(OSError, ValueError):
+            shipped = json.loads(own.read_text(encoding="utf-8"))
+        shipped = shipped if isinstance(shipped, dict) else {}
+        declared = shipped.get("mcpServers")
+        return Extension(
+            folder=target,
+            name=str(shipped.get("name") or target.name),
+            skills=_skill_names(target),
+            commands=tuple(sorted(p.stem for p in target.glob("commands/**/*.toml"))),
+            mcp_servers=tuple(str(k) for k in declared) if isinstance(declared, dict) else (),
+        )
+    target.mkdir(parents=True)
+    manifest = read_manifest(plugin_dir) or {}
+    name = extension_name(plugin_name(plugin_dir))
+    doc: dict[str, Any] = {"name": name, "version": str(manifest.get("version") or "0.0.0")}
+    if isinstance(manifest.get("description"), str):
+        doc["description"] = manifest["description"]
+    notes: list[str] = []
+    if (plugin_dir / "GEMINI.md").is_file():
+        shutil.copyfile(plugin_dir / "GEMINI.md", target / "GEMINI.md")
+        doc["contextFileName"] = "GEMINI.md"
+    if (plugin_dir / "skills").is_dir():
+        shutil.copytree(plugin_dir / "skills", target / "skills")
+    commands: list[str] = []
+    for source in sorted(plugin_dir.glob("commands/*.md")):
+        (target / "commands").mkdir(exist_ok=True)
+        (target / "commands" / f"{source.stem}.toml").write_text(
+            _command_toml(source), encoding="utf-8"
+        )
+        commands.append(source.stem)
+    servers: dict[str, Any] = {}
+    if with_mcp:
+        for server, config in plugin_mcp_servers(plugin_dir).items():
+            translated = gemini_server(_substitute(config, str(plugin_dir)))
+            if translated is None:
+                notes.append(f"MCP server {server}: no command or url, left out")
+            else:
+                servers[server] = translated
+    if servers:
+        doc["mcpServers"] = servers
+    for part in ("hooks", "agents"):
+        if (plugin_dir / part).exists():
+            notes.append(f"plugin {part}/ has no Gemini CLI equivalent here: not loaded")
+    (target / "gemini-extension.json").write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    return Extension(
+        folder=target,
+        name=name,
+        skills=_skill_names(target),
+        commands=tuple(commands),
+        mcp_servers=tuple(servers),
+        notes=tuple(notes),
+    )

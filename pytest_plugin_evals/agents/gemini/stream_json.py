@@ -1,0 +1,174 @@
+"""Gemini CLI's ``-o stream-json`` trace → the common :class:`Transcript`.
+
+The events (one JSON object a line)::
+
+    {"type": "init", "session_id": …, "model": "gemini-2.5-flash"}
+    {"type": "message", "role": "user", "content": "<the prompt>"}
+    {"type": "message", "role": "assistant", "content": "Run", "delta": true}
+    {"type": "tool_use", "tool_name": "run_shell_command", "tool_id": …, "parameters": {…}}
+    {"type": "tool_result", "tool_id": …, "status": "success" | "error", "output": "…",
+     "error": {"type", "message"}}
+    {"type": "error", "severity": …, "message": …}          (a warning; the run goes on)
+    {"type": "result", "status": "success" | "error", "error": {"type", "message"},
+     "stats": {"input_tokens", "output_tokens", "duration_ms", "tool_calls", …}}
+
+The final message is the assistant text after the last tool result; a model turn is counted
+each time the assistant speaks or calls tools after the start or after tool results. Gemini CLI
+reports no price: the cost stays unknown. Pure parsing, streamed line by line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_plugin_evals.agents.canonical import canonical, mcp_name
+from pytest_plugin_evals.model import ToolCall, Transcript
+from pytest_plugin_evals.util.jsonlines import amount, count, load_event
+
+
+@dataclass
+class StreamSummary:
+    init: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def error_message(self) -> str | None:
+        error = (self.result or {}).get("error")
+        if isinstance(error, dict):
+            return str(error.get("message") or error.get("type") or "error")
+        return None
+
+    @property
+    def error_type(self) -> str | None:
+        error = (self.result or {}).get("error")
+        return str(error.get("type")) if isinstance(error, dict) and error.get("type") else None
+
+
+def tool_name(name: str, mcp_servers: Iterable[str] = ()) -> str:
+    """The canonical name of a Gemini CLI tool; ``mcp_<server>_<tool>`` of a known server →
+    ``mcp__<server>__<tool>``."""
+    for server in sorted(mcp_servers, key=len, reverse=True):
+        for prefix in (f"mcp_{server}_", f"{server}__"):
+            if name.startswith(prefix) and len(name) > len(prefix):
+                return mcp_name(server, name[len(prefix) :])
+    return canonical("gemini", name)
+
+
+class _Builder:
+    def __init__(self, mcp_servers: Iterable[str]) -> None:
+        self.servers = tuple(mcp_servers)
+        self.calls: list[ToolCall] = []
+        self.by_id: dict[str, int] = {}
+        self.text: list[str] = []
+        self.turns = 0
+        #: The assistant may start a new turn: at the start, and after tool results.
+        self.turn_open = True
+        self.summary = StreamSummary()
+
+    def _speaks(self) -> None:
+        if self.turn_open:
+            self.turns += 1
+            self.turn_open = False
+            self.text = []
+
+    def feed(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "init":
+            self.summary.init = event
+        elif kind == "message" and event.get("role") == "assistant":
+            self._speaks()
+            content = event.get("content")
+            if isinstance(content, str):
+                self.text.append(content)
+        elif kind == "tool_use":
+            self._speaks()
+            original = str(event.get("tool_name") or "")
+            name = tool_name(original, self.servers)
+            params = event.get("parameters")
+            tool_id = event.get("tool_id")
+            if tool_id is not None:
+                self.by_id[str(tool_id)] = len(self.calls)
+            self.calls.append(
+                ToolCall(
+                    name=name,
+                    input=params if isinstance(params, dict) else {},
+                    id=str(tool_id) if tool_id is not None else None,
+                    original_name=original if original != name else None,
+                )
+            )
+        elif kind == "tool_result":
+            self.turn_open = True
+            index = self.by_id.get(str(event.get("tool_id")))
+            if index is not None:
+                call = self.calls[index]
+                output = event.get("output")
+                if output is None and isinstance(event.get("error"), dict):
+                    output = event["error"].get("message")
+                text = output if isinstance(output, str) or output is None else json.dumps(output)
+                self.calls[index] = ToolCall(
+                    name=call.name,
+                    input=call.input,
+                    output=text,
+                    is_error=event.get("status") != "success",
+                    id=call.id,
+                    original_name=call.original_name,
+                )
+        elif kind == "error":
+            message = event.get("message")
+            if isinstance(message, str) and message:
+                self.summary.warnings.append(message)
+        elif kind == "result":
+            self.summary.result = event
+
+
+def parse_events(
+    lines: Iterable[str], mcp_servers: Iterable[str] = ()
+) -> tuple[Transcript, StreamSummary]:
+    """Fold stream-json lines into a transcript; unparseable lines are skipped."""
+    builder = _Builder(mcp_servers)
+    for line in lines:
+        event = load_event(line)
+        if event is not None:
+            builder.feed(event)
+    summary = builder.summary
+    transcript = Transcript(
+        tool_calls=builder.calls,
+        final_message="" if builder.turn_open and builder.calls else "".join(builder.text),
+        turns=builder.turns,
+    )
+    stats = (summary.result or {}).get("stats")
+    if isinstance(stats, dict):
+        transcript.input_tokens = count(stats.get("input_tokens"))
+        transcript.output_tokens = count(stats.get("output_tokens"))
+        latency = amount(stats.get("duration_ms"))
+        transcript.latency_ms = latency if latency else None
+    return transcript, summary
+
+
+def parse_file(path: Path, mcp_servers: Iterable[str] = ()) -> tuple[Transcript, StreamSummary]:
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        transcript, summary = parse_events(fh, mcp_servers)
+    transcript.trace_path = path
+    return transcript, summary
+
+
+_CODE = re.compile(r'"code"\s*:\s*(\d{3})')
+_STATUS_LINE = re.compile(r"^\s*status:\s*(\d{3})\s*,?\s*$", re.MULTILINE)
+
+
+def api_status(message: str | None, stderr: str) -> int | None:
+    """The HTTP status of an API error, from the result's message (Google's error JSON) or
+    the error Gemini CLI prints on stderr."""
+    for pattern, text in ((_CODE, message or ""), (_STATUS_LINE, stderr)):
+        found = pattern.findall(text)
+        if found:
+            return int(found[-1])
+    if message and ("try again later" in message or "quota" in message.lower()):
+        return 429
+    return None

@@ -1,0 +1,295 @@
+"""``--eval-agent opencode``: the real ``opencode run --format json``, one isolated run each.
+
+The child gets ``run --format json --title <case>`` (naming the session itself, opencode makes
+no title-generation request to the model), the prompt on stdin, and an environment in the
+run's sandbox: HOME and the XDG folders there, ``OPENCODE_DISABLE_AUTOUPDATE``,
+``…_MODELS_FETCH``, ``…_DEFAULT_PLUGINS``, ``…_LSP_DOWNLOAD``, ``…_CLAUDE_CODE`` (and its
+``_SKILLS``, ``_PROMPT``), ``…_EXTERNAL_SKILLS`` and ``…_PROJECT_CONFIG`` on,
+and its whole configuration in ``OPENCODE_CONFIG_CONTENT`` (:mod:`.config`). The with arm loads
+the plugin from ``OPENCODE_CONFIG_DIR``, a folder in the run's sandbox holding copies of the
+plugin's ``skills/`` and ``commands/``; the without arm has no such folder. Before the run,
+``opencode debug skill`` (the same environment) lists the skills opencode sees: the with arm
+must see every skill of the plugin, the without arm none of them.
+
+opencode has no command sandbox: the whole CLI runs inside bubblewrap
+(:mod:`pytest_plugin_evals.agents.confine`), unless ``--eval-unconfined-shell``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from pytest_plugin_evals.agents import confine
+from pytest_plugin_evals.agents.base import AgentError, Capabilities, RunRequest, infra_kind
+from pytest_plugin_evals.agents.claude.agent import plugin_contents
+from pytest_plugin_evals.agents.claude.permissions import base_tool, plan_tools
+from pytest_plugin_evals.agents.opencode.config import permission_rules, run_config
+from pytest_plugin_evals.agents.opencode.events import StreamSummary, parse_file
+from pytest_plugin_evals.agents.workspace import copy_add_dirs
+from pytest_plugin_evals.model import STOPPED, Transcript
+from pytest_plugin_evals.util.process import format_timeout, run_process
+
+#: What the run's environment sets, whatever the operator's says.
+FIXED_ENV = {
+    "OPENCODE_DISABLE_AUTOUPDATE": "1",
+    "OPENCODE_DISABLE_MODELS_FETCH": "1",
+    "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+    "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+    "OPENCODE_DISABLE_CLAUDE_CODE": "1",
+    "OPENCODE_DISABLE_CLAUDE_CODE_SKILLS": "1",
+    "OPENCODE_DISABLE_CLAUDE_CODE_PROMPT": "1",
+    "OPENCODE_DISABLE_EXTERNAL_SKILLS": "1",
+    "OPENCODE_DISABLE_PROJECT_CONFIG": "1",
+    "OPENCODE_DISABLE_SHARE": "1",
+}
+
+#: Seconds ``opencode debug skill`` may take.
+SKILL_LIST_TIMEOUT = 60.0
+
+
+def find_binary(configured: str | None) -> str:
+    """``--eval-opencode-bin``, else ``opencode`` on PATH — or one clear line (AgentError)."""
+    if configured:
+        found = shutil.which(configured) or (configured if os.path.isfile(configured) else None)
+        if found is None:
+            raise AgentError(f"--eval-opencode-bin: {configured} is not an executable file")
+        return str(Path(found).resolve()) if os.sep in configured else found
+    found = shutil.which("opencode")
+    if found is None:
+        raise AgentError(
+            "opencode not found on PATH: install it (npm install -g opencode-ai) or pass "
+            "--eval-opencode-bin"
+        )
+    return found
+
+
+def make_agent(
+    binary: str | None,
+    *,
+    grants: tuple[str, ...] = (),
+    disallow: tuple[str, ...] = (),
+    unconfined_shell: bool = False,
+) -> OpencodeAgent:
+    return OpencodeAgent(
+        find_binary(binary), grants=grants, disallow=disallow, unconfined_shell=unconfined_shell
+    )
+
+
+def plugin_config_dir(plugin_dir: Path, target: Path) -> Path:
+    """Translate a Claude plugin into an opencode config folder at ``target``: copies of its
+    ``skills/`` and ``commands/`` (opencode writes into its config folder; the plugin stays as
+    it is)."""
+    target.mkdir(parents=True, exist_ok=True)
+    for part in ("skills", "commands"):
+        source = plugin_dir / part
+        if source.is_dir():
+            shutil.copytree(source, target / part, symlinks=False)
+    return target
+
+
+@dataclass(frozen=True)
+class OpencodeAgent:
+    binary: str
+    grants: tuple[str, ...] = ()
+    disallow: tuple[str, ...] = ()
+    #: Run a granted shell although opencode cannot confine it (``--eval-unconfined-shell``).
+    unconfined_shell: bool = False
+    name: str = "opencode"
+    capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True, uses_mocks=False)
+
+    def run(self, request: RunRequest) -> Transcript:
+        box, case = request.sandbox, request.case
+        context = copy_add_dirs(request)
+        plan = plan_tools(
+            case_tools=request.allowed_tools,
+            case_disallowed=case.disallowed_tools,
+            grants=self.grants,
+            operator_disallowed=self.disallow,
+            read_roots=[],
+            write_roots=[],
+            deny_read=[],
+            deny_edit=[],
+        )
+        allowed = tuple(dict.fromkeys(plan.allowed))
+        shells = sorted({base_tool(a) for a in allowed} & {"Bash", "PowerShell"})
+        # opencode has no command sandbox: the whole CLI runs inside bubblewrap, which hides
+        # the operator's files from its tools.
+        if not self.unconfined_shell and (problem := confine.problem()) is not None:
+            return Transcript(error=problem, infra_error="sandbox", cwd=box.cwd)
+        env = dict(request.env)
+        env.update(FIXED_ENV)
+        env.pop("OPENCODE_CONFIG", None)
+        env.pop("OPENCODE_CONFIG_DIR", None)
+        external = list(context)
+        qualify: dict[str, str] = {}
+        skills: list[str] = []
+        if request.plugin_dir is not None:
+            folder = plugin_config_dir(request.plugin_dir.resolve(), box.config / "opencode-plugin")
+            env["OPENCODE_CONFIG_DIR"] = str(folder)
+            external.append(folder / "skills")
+            plugin, skills, _ = plugin_contents(request.plugin_dir)
+            qualify = {s: f"{plugin}:{s}" for s in skills}
+        permission, unmapped = permission_rules(allowed, external_allowed=external)
+        config = run_config(
+            model=request.model, permission=permission, env=env, max_turns=request.max_turns
+        )
+        env["OPENCODE_CONFIG_CONTENT"] = json.dumps(config)
+        trust = self._trust_problem(request, env)
+        if trust is not None:
+            return trust
+        box.snapshot()
+        argv = [self.binary, "run", "--format", "json", "--title", f"eval {case.name}"]
+        if not self.unconfined_shell:
+            argv = confine.confined_argv(argv, confine.for_run(request, self.binary))
+        result = run_process(
+            argv,
+            stdin_text=request.prompt,
+            cwd=box.cwd,
+            env=env,
+            timeout=request.timeout_seconds,
+            out_dir=box.out,
+            json_lines=True,
+        )
+        if result.stopped:
+            return Transcript(
+                error=STOPPED,
+                infra_error="interrupted",
+                cwd=box.cwd,
+                duration_seconds=result.duration_seconds,
+            )
+        if result.start_error is not None:
+            return Transcript(
+                error=result.start_error,
+                infra_error="agent_start",
+                cwd=box.cwd,
+                duration_seconds=result.duration_seconds,
+            )
+        trace = box.trace_file
+        result.stdout_path.replace(trace)
+        transcript, summary = parse_file(trace, qualify_skill=qualify)
+        transcript.cwd = box.cwd
+        transcript.duration_seconds = result.duration_seconds
+        transcript.files_created = box.created_files()
+        transcript.stderr_tail = result.stderr_tail()
+        transcript.notes.extend(result.notes)
+        transcript.notes.extend(
+            f"not granted (add --eval-allow-tools): {t}" for t in plan.not_granted
+        )
+        transcript.notes.extend(f"opencode has no such tool: {t}" for t in unmapped)
+        transcript.notes.extend(
+            f"{key} is not supported by opencode (ignored)"
+            for key, value in (
+                ("append_system_prompt", case.append_system_prompt),
+                ("history_file", case.history_file),
+            )
+            if value
+        )
+        if self.unconfined_shell:
+            transcript.unconfined_shell = True
+            transcript.notes.append(
+                "run unconfined on purpose (--eval-unconfined-shell): its tools could reach "
+                "the operator's files" + (f" ({', '.join(shells)} granted)" if shells else "")
+            )
+        if summary.priced_tokens and summary.cost == 0:
+            transcript.notes.append(
+                f"cost unknown: opencode has no price for {config['model']} (reported as 0)"
+            )
+        self._classify(request, transcript, summary, result.returncode, result.timed_out)
+        return transcript
+
+    def _classify(
+        self,
+        request: RunRequest,
+        transcript: Transcript,
+        summary: StreamSummary,
+        returncode: int | None,
+        timed_out: bool,
+    ) -> None:
+        if timed_out:
+            transcript.error = format_timeout(request.timeout_seconds)
+            return
+        if summary.error_name is not None:
+            message = summary.error_message or summary.error_name
+            if summary.error_status is not None or summary.error_name == "APIError":
+                transcript.infra_error = infra_kind(summary.error_status)
+                transcript.retry_after = summary.retry_after
+            elif summary.error_name == "ProviderAuthError":
+                transcript.infra_error = "auth"
+            transcript.error = f"exit {returncode}: {message}"
+            return
+        if summary.events == 0:
+            tail = transcript.stderr_tail.splitlines()[-3:]
+            transcript.infra_error = "agent_start"
+            transcript.error = f"opencode exited {returncode} without starting the session" + (
+                ": " + " ".join(line.strip() for line in tail) if tail else ""
+            )
+            return
+        if returncode not in (0, None):
+            tail = transcript.stderr_tail.splitlines()[-3:]
+            transcript.error = f"exit {returncode}" + (
+                ": " + " ".join(line.strip() for line in tail) if tail else ""
+            )
+        if not transcript.final_message and not transcript.tool_calls and not transcript.error:
+            transcript.infra_error = "no_answer"
+            transcript.error = "the model never answered"
+
+    def _trust_problem(self, request: RunRequest, env: dict[str, str]) -> Transcript | None:
+        """The with arm must see every skill of the plugin, the without arm none of them (what
+        ``opencode debug skill`` lists in the run's own environment)."""
+        box = request.sandbox
+        plugin_dir = request.plugin_dir or request.case.suite_root.parent
+        name, skills, _ = plugin_contents(plugin_dir)
+        if not skills or (request.plugin_dir is None and request.arm != "without"):
+            return None
+        listing = box.root / "skills-listed"
+        listing.mkdir(exist_ok=True)
+        result = run_process(
+            [self.binary, "debug", "skill"],
+            stdin_text="",
+            cwd=box.cwd,
+            env=env,
+            timeout=SKILL_LIST_TIMEOUT,
+            out_dir=listing,
+        )
+        if result.stopped:
+            return Transcript(error=STOPPED, infra_error="interrupted", cwd=box.cwd)
+        if result.start_error is not None:
+            return Transcript(error=result.start_error, infra_error="agent_start", cwd=box.cwd)
+        seen = _listed_skills(result.stdout)
+        if seen is None:
+            tail = " ".join(result.stderr_tail().splitlines()[-3:])
+            problem = f"opencode could not list its skills (exit {result.returncode}) {tail}"
+            return Transcript(error=problem.strip(), infra_error="agent_start", cwd=box.cwd)
+        if request.plugin_dir is None:
+            leaked = sorted(set(skills) & set(seen))
+            if leaked:
+                found = ", ".join(leaked)
+                problem = f"plugin {name} was loaded in the without arm: skill {found}"
+                return Transcript(error=problem, infra_error="plugin_load", cwd=box.cwd)
+            return None
+        missing = [s for s in skills if s not in seen]
+        if missing:
+            problem = f"plugin {name} was loaded without its " + ", ".join(
+                f"skill {name}:{s}" for s in missing
+            )
+            return Transcript(error=problem, infra_error="plugin_load", cwd=box.cwd)
+        return None
+
+
+def _listed_skills(stdout: str) -> list[str] | None:
+    """The skill names ``opencode debug skill`` printed (a JSON array), None when unreadable."""
+    start = stdout.find("[")
+    if start < 0:
+        return None
+    try:
+        data = json.loads(stdout[start:])
+    except ValueError:
+        return None
+    if not isinstance(data, list):
+        return None
+    return [str(item.get("name")) for item in data if isinstance(item, dict) and item.get("name")]

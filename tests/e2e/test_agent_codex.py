@@ -1,0 +1,240 @@
+"""``--eval-agent codex`` end to end: the real Codex CLI against the scripted model, offline.
+
+Codex speaks only the OpenAI Responses API, which the scripted model serves too:
+``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` (the operator's usual variables, through the
+allowlist) become the run's model provider. Each test builds a small plugin with pytester and
+runs ``pytest evals`` as a plugin author would.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text, tool_use
+from tests.conftest import agent_cli
+
+SKILL_MD = """---
+name: next-version
+description: Work out the next semantic version. Use when asked which version to release.
+---
+Bump the patch part for fixes, the minor part for features.
+"""
+#: How Codex lists the plugin's skill to the model (its developer message).
+LISTED = "release-helper:next-version: Work out the next semantic version"
+#: The skill's file, from the run's working directory (``home/cwd``) to its ``CODEX_HOME``
+#: (``config/codex``), where the with arm installed the plugin: the model reads it with the
+#: shell, as Codex tells it to.
+SKILL_FILE = (
+    "../../config/codex/plugins/cache/eval/release-helper/1.2.0/skills/next-version/SKILL.md"
+)
+KEY = "sk-test-codex-key-0123456789"
+
+Run = Callable[..., tuple[pytest.RunResult, dict[str, Any]]]
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> str:
+    return agent_cli("codex")
+
+
+@pytest.fixture
+def run_codex(
+    pytester: pytest.Pytester,
+    codex_bin: str,
+    scripted_model: ScriptedModel,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Run:
+    """Run ``pytest evals --eval-agent codex`` against the scripted model; returns the result
+    and the JSON document."""
+    monkeypatch.setenv("OPENAI_BASE_URL", scripted_model.openai_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+
+    def run(*args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+        out = pytester.path / "out.json"
+        out.unlink(missing_ok=True)
+        result = pytester.runpytest(
+            "evals", "-p", "no:cacheprovider", "--eval-agent", "codex",
+            f"--eval-codex-bin={codex_bin}", "--eval-model", "fake-model",
+            "--eval-json", "out.json", *args,
+        )  # fmt: skip
+        doc = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
+        return result, doc
+
+    return run
+
+
+def make_plugin(pytester: pytest.Pytester, front: str, graders: dict[str, str]) -> None:
+    pytester.makefile(
+        ".json",
+        **{".claude-plugin/plugin": json.dumps({"name": "release-helper", "version": "1.2.0"})},
+    )
+    pytester.makefile(".md", **{"skills/next-version/SKILL": SKILL_MD})
+    pytester.makefile(
+        ".md",
+        **{
+            "evals/next/prompt": f"---\nruns: 1\n{front}---\n"
+            "We fixed two bugs since v1.4.0. Which version should we release next?\n"
+        },
+    )
+    for name, body in graders.items():
+        pytester.makefile(".md", **{f"evals/next/graders/{name}": body})
+
+
+def meta(run: dict[str, Any]) -> dict[str, Any]:
+    """The kept run's ``meta.json`` (its tool calls, with the agent's own names)."""
+    data: dict[str, Any] = json.loads(
+        (Path(run["tracePath"]).parent / "meta.json").read_text(encoding="utf-8")
+    )
+    return data
+
+
+def sessions(model: ScriptedModel) -> list[list[dict[str, Any]]]:
+    """The logged Responses requests by Codex session (its ``session-id`` header)."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for request in model.responses_requests:
+        found.setdefault(request["headers"].get("session-id", ""), []).append(request)
+    return list(found.values())
+
+
+@pytest.mark.parametrize("workers", ["-n0", "-n2"])
+def test_the_skill_fires_in_the_with_arm_only(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_codex: Run, workers: str
+) -> None:
+    make_plugin(
+        pytester,
+        "allowed_tools: [Skill]\n",
+        {
+            "answer": "---\ntype: regex\npattern: '1\\.4\\.1'\n---\n",
+            "skill-fired": "---\ntype: tool_used\ntool: Skill\n"
+            "input_match: release-helper:next-version\n---\n",
+        },
+    )
+    scripted_model.add(
+        Rule(when_tool_result="Bump the patch part", reply=text("1.4.1: fixes only.")),
+        # The without arm has no such file: any other tool result.
+        Rule(when_tool_result="", reply=text("Let us say 2.0.0.")),
+        Rule(
+            when_prompt="release next",
+            reply=tool_use("exec_command", {"cmd": f"cat {SKILL_FILE}"}),
+        ),
+    )
+    result, doc = run_codex(workers)
+    result.assert_outcomes(passed=2)
+    (case,) = doc["cases"]
+    with_run, without_run = case["arms"]["with"][0], case["arms"]["without"][0]
+    fired = {g["name"]: g for g in with_run["graders"]}["skill-fired"]
+    assert fired["passed"] is True, fired
+    assert with_run["score"] == 1.0 and without_run["score"] == 0.0
+    assert case["aggregates"]["delta"] == 1.0
+    # Codex reports the tokens of both requests (1200 in, 40 out each) and no price.
+    assert with_run["inputTokens"] == 2400 and with_run["outputTokens"] == 80
+    assert with_run["costUsd"] == 0
+    (call,) = meta(with_run)["toolCalls"]
+    assert (call["name"], call["originalName"]) == ("Skill", "exec_command")
+    assert call["input"] == {
+        "skill": "release-helper:next-version",
+        "command": f"/bin/bash -lc 'cat {SKILL_FILE}'",
+    }
+    assert call["isError"] is False and "Bump the patch part" in call["output"]
+    (missed,) = meta(without_run)["toolCalls"]
+    assert (missed["name"], missed["originalName"]) == ("Bash", "exec_command")
+    assert missed["isError"] is True
+    # Two sessions; each starts with the prompt, and only the with arm's first request lists
+    # the plugin's skill.
+    runs = sessions(scripted_model)
+    assert len(runs) == 2
+    firsts = [r[0] for r in runs]
+    assert all("release next" in r["prompt"] for r in firsts)
+    assert all("exec_command" in r["tools"] for r in firsts)
+    assert sorted(LISTED in r["system"] for r in firsts) == [False, True]
+
+
+def test_a_shell_call_is_recorded_and_the_operator_secret_stays_out(
+    pytester: pytest.Pytester,
+    scripted_model: ScriptedModel,
+    run_codex: Run,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    secret = "codex-e2e-secret-4815162342"
+    monkeypatch.setenv("PLUGIN_EVAL_TEST_SECRET_TOKEN", secret)
+    make_plugin(
+        pytester,
+        "allowed_tools: [Bash]\n",
+        {
+            "shell": "---\ntype: tool_used\ntool: Bash\n---\n",
+            "made": "---\ntype: file_exists\npath: made.txt\n---\n",
+        },
+    )
+    scripted_model.add(
+        Rule(when_tool_result="PWD=", reply=text("Done.")),
+        Rule(
+            when_prompt="release next",
+            reply=tool_use("exec_command", {"cmd": "env; echo made > made.txt"}),
+        ),
+    )
+    result, doc = run_codex("--eval-ablation", "none", "--eval-allow-tools", "Bash")
+    result.assert_outcomes(passed=1)
+    (run,) = doc["cases"][0]["arms"]["with"]
+    (call,) = meta(run)["toolCalls"]
+    assert (call["name"], call["originalName"]) == ("Bash", "exec_command")
+    assert "echo made > made.txt" in call["input"]["command"]
+    assert "PWD=" in call["output"] and call["isError"] is False
+    assert run["answer"] == "Done."
+    # Neither the secret nor the API key reached the model: not in any request's body, and
+    # the key only as the (redacted) authorization header.
+    bodies = [json.dumps(r["body"]) for r in scripted_model.requests]
+    assert len(bodies) == 2
+    assert all(secret not in b and KEY not in b for b in bodies)
+    assert all(r["headers"]["authorization"] == "<redacted>" for r in scripted_model.requests)
+
+
+def test_the_shell_is_confined_to_the_run(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_codex: Run
+) -> None:
+    """Codex's sandbox leaves reads open; bubblewrap around the whole CLI hides the operator's
+    files (a file beside the project, the evals folder) and keeps writes in the run."""
+    planted = pytester.path.parent / f"{pytester.path.name}-operator-notes.txt"
+    planted.write_text("operator-only-7d1c", encoding="utf-8")
+    make_plugin(
+        pytester,
+        "allowed_tools: [Bash, Write]\n",
+        {"made": "---\ntype: file_exists\npath: made.txt\n---\n"},
+    )
+    outside = pytester.path / "escaped.txt"
+    command = (
+        f"echo made > made.txt; cat {planted} 2>&1; ls {pytester.path / 'evals'} 2>&1; "
+        f"echo x > {outside} 2>&1; echo end"
+    )
+    scripted_model.add(
+        Rule(when_tool_result="end", reply=text("Done.")),
+        Rule(when_prompt="release next", reply=tool_use("exec_command", {"cmd": command})),
+    )
+    result, doc = run_codex(
+        "--eval-ablation", "none", "--eval-allow-tools", "Bash", "--eval-allow-tools", "Write"
+    )
+    result.assert_outcomes(passed=1)
+    (run,) = doc["cases"][0]["arms"]["with"]
+    (call,) = meta(run)["toolCalls"]
+    assert "operator-only-7d1c" not in call["output"]
+    assert "next" not in call["output"]  # the evals folder is empty, no case in it
+    assert not outside.exists()
+    assert "made.txt" in run["filesCreated"]
+
+
+def test_a_rate_limit_is_an_infrastructure_error(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_codex: Run
+) -> None:
+    make_plugin(pytester, "", {"any": "---\ntype: regex\npattern: x\n---\n"})
+    scripted_model.add(Rule(reply=error(429)))
+    result, doc = run_codex("--eval-ablation", "none", "--eval-rate-limit-retries", "1")
+    result.assert_outcomes(errors=1)
+    (run,) = doc["cases"][0]["arms"]["with"]
+    assert run["infraError"] == "rate_limit"
+    assert "429" in run["error"]
+    # The session made the run twice; Codex itself did not retry (one request per run).
+    assert [r["status"] for r in scripted_model.requests] == [429, 429]
