@@ -120,6 +120,11 @@ def test_the_skill_fires_in_the_with_arm_only(
     assert fired["passed"] is True
     (call,) = with_run["toolCallList"]
     assert call["name"] == "Skill" and call["originalName"] == "activate_skill"
+    # Claude Code's form is added, so an input_match written for claude means the same here.
+    assert json.loads(call["input"]) == {
+        "name": "next-version",
+        "skill": "release-helper:next-version",
+    }
     assert with_run["inputTokens"] == 2 * scripted_model.usage[0]
     # The with arm's first request lists the plugin's skill; the without arm's does not.
     firsts = first_requests(scripted_model)

@@ -259,6 +259,13 @@ class GeminiAgent:
         result.stdout_path.replace(trace)
         servers = [*(extension.mcp_servers if extension else ()), *(mock_servers or {})]
         transcript, summary = parse_file(trace, servers)
+        if extension is not None:
+            # Claude Code's form, ``{"skill": "<plugin>:<skill>"}``, so one suite's
+            # ``input_match`` means the same for every agent.
+            for call in transcript.tool_calls:
+                skill = call.input.get("name")
+                if call.name == "Skill" and skill in extension.skills:
+                    call.input.setdefault("skill", f"{extension.name}:{skill}")
         transcript.cwd = box.cwd
         transcript.duration_seconds = result.duration_seconds
         transcript.files_created = box.created_files()

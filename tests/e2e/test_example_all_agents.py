@@ -1,0 +1,61 @@
+"""The example plugin's suite under all five agent CLIs in one session, offline, against one
+scripted model (``examples/release-helper/all_agents.py``, as a plugin author runs it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import agent_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "examples" / "release-helper" / "all_agents.py"
+AGENTS = ("claude", "copilot", "codex", "opencode", "gemini")
+
+
+@pytest.fixture(scope="module")
+def binaries() -> dict[str, str]:
+    found = {name: agent_cli(name) for name in AGENTS if name != "claude"}
+    claude = os.environ.get("EVAL_CLAUDE_BIN")
+    if not claude:
+        pytest.skip("EVAL_CLAUDE_BIN is not set")
+    return {"claude": claude, **found}
+
+
+def test_the_skill_case_and_a_decoy_under_every_agent(
+    binaries: dict[str, str], tmp_path: Path
+) -> None:
+    out = tmp_path / "results"
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--output", str(out),
+         *[f"--{name}-bin={path}" for name, path in binaries.items()],
+         "-k", "suggests-next-version or decoy-capital", "-n2"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    shown = done.stdout[-6000:] + done.stderr[-2000:]
+    assert done.returncode == 0, shown
+    doc = json.loads((out / "aggregate-result.json").read_text(encoding="utf-8"))
+    summary = {a["agent"]: a for a in doc["agents"]}
+    assert list(summary) == list(AGENTS), shown
+    for name, agent in summary.items():
+        assert agent["errors"] == {}, (name, agent)
+        assert agent["runsGraded"] == agent["runsTotal"] == 4, (name, agent)
+        assert agent["casesPassed"] == agent["cases"] == 2, (name, agent)
+        # The skill case: 1.00 with the plugin, 0.00 without; the decoy 1.00 in both arms.
+        assert agent["meanDelta"] == pytest.approx(0.5), (name, agent)
+    cases = {(c["name"], c["agent"]): c for c in doc["cases"]}
+    for name in AGENTS:
+        skill = cases["suggests-next-version", name]
+        assert skill["aggregates"]["delta"] == 1.0, (name, skill["aggregates"])
+        (run,) = skill["arms"]["with"]
+        # Each CLI's own skill tool, under the canonical name.
+        assert "Skill" in [c["name"] for c in run["toolCallList"]], (name, run["toolCallList"])
+    # The session's own per-agent line and the script's one line per agent.
+    assert "claude: mean Δ +0.50" in done.stdout and "gemini: mean Δ +0.50" in done.stdout
+    lines = done.stdout.split("per agent (", 1)[1].splitlines()[1:]
+    assert [line.split()[0] for line in lines] == list(AGENTS), lines
