@@ -249,6 +249,9 @@ class Transcript:
     input_tokens: int | None = None
     output_tokens: int | None = None
     cost_usd: float = 0.0
+    #: False when the agent reports no price for what it spent (``cost_usd`` is then 0, not
+    #: what the run cost: the spend is unknown).
+    cost_known: bool = True
     duration_seconds: float = 0.0
     #: The run error, graded on what the run produced (timeout, max turns, non-zero exit).
     error: str | None = None
@@ -411,6 +414,8 @@ class RunResult:
     unconfined_shell: bool = False
     #: The first :data:`TOOL_CALLS_KEPT` tool calls, in order (``tool_calls`` counts them all).
     tool_call_list: tuple[ToolCallBrief, ...] = ()
+    #: False when the agent's own spend is unknown (``cost_usd`` holds the judge's only).
+    cost_known: bool = True
     #: How many times the run was made again after a rate limit (or an overloaded provider)
     #: refused it, and the seconds it waited for that (see ``--eval-rate-limit-retries``).
     retries: int = 0

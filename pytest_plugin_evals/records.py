@@ -378,6 +378,7 @@ def run_to_json(result: RunResult) -> JSONObject:
         "outputTokens": result.output_tokens,
         "toolCalls": result.tool_calls,
         "toolCallList": [tool_call_to_json(c) for c in result.tool_call_list],
+        **({} if result.cost_known else {"costUnknown": True}),
         "filesCreated": list(result.files_created),
     }
     if result.notes:
@@ -409,6 +410,7 @@ def run_from_json(doc: Mapping[str, Any]) -> RunResult:
         verdicts=tuple(verdict_from_json(v) for v in doc.get("graders") or [] if _is_map(v)),
         turns=_int(doc.get("turns")),
         cost_usd=_float(doc.get("costUsd")),
+        cost_known=doc.get("costUnknown") is not True,
         judge_cost_usd=_float(doc.get("judgeCostUsd")),
         duration_seconds=_float(duration) if duration is not None else None,
         started_at=_opt_str(doc.get("startedAt")),

@@ -206,6 +206,7 @@ def execute_run(
         verdicts=grades.verdicts,
         turns=transcript.turns,
         cost_usd=round(transcript.cost_usd + grades.judge_cost_usd, 10),
+        cost_known=transcript.cost_known,
         judge_cost_usd=grades.judge_cost_usd,
         duration_seconds=round(duration, 3),
         started_at=started_at,

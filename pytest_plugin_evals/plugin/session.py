@@ -465,6 +465,13 @@ class EvalSession:
             say(shard_line(self.result.shard))
         for line in self._skipped_judge_lines():
             say(line, yellow=True)
+        unpriced = sum(1 for c in self.result.cases for r in c.runs if not r.result.cost_known)
+        if unpriced and self.settings.max_cost_usd is not None:
+            say(
+                f"--eval-max-cost-usd could not see the spend of {unpriced} run(s): their agent "
+                "reports no price",
+                yellow=True,
+            )
         unconfined = sum(1 for c in self.result.cases for r in c.runs if r.result.unconfined_shell)
         if unconfined:
             say(

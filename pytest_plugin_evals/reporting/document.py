@@ -257,6 +257,7 @@ def document_json(result: SessionResult) -> JSONObject:
         "startedAt": result.started_at,
         "durationSeconds": result.duration_seconds,
         "costUsd": result.cost_usd,
+        **({} if all(c.cost_known for c in result.cases) else {"costUnknown": True}),
         "partial": result.partial,
         **({"partialReason": result.partial_reason} if result.partial else {}),
         "suite": {

@@ -89,6 +89,11 @@ class CaseResult:
     def cost_usd(self) -> float:
         return sum(r.result.cost_usd for r in self.runs)
 
+    @property
+    def cost_known(self) -> bool:
+        """False when an agent of one of its runs reported no price: ``cost_usd`` is less."""
+        return all(r.result.cost_known for r in self.runs)
+
 
 @dataclass(frozen=True)
 class SuiteInfo:

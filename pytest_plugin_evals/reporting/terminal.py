@@ -131,7 +131,8 @@ def _row(case: CaseResult, two_arm: bool, agents: bool = False) -> list[str]:
         numbers = [score, _percent(agg.pass_rate)]
     notes = cut(case.notes) if case.notes else ""
     named = [plain(case.name), *([plain(case.agent or MISSING)] if agents else [])]
-    return [*named, *numbers, str(len(case.runs)), _money(case.cost_usd), notes]
+    cost = _money(case.cost_usd) + ("+?" if not case.cost_known else "")
+    return [*named, *numbers, str(len(case.runs)), cost, notes]
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -356,6 +357,11 @@ def summary_lines(result: SessionResult, *, report_paths: Sequence[str] = ()) ->
         counted = f"{cases} case(s) × {len(result.agents)} agent(s)"
     lines.append(
         f"{counted} · {headline} · {_duration(result.duration_seconds)} · {_money(result.cost_usd)}"
+        + (
+            ""
+            if all(c.cost_known for c in result.cases)
+            else " + unknown (agents that report no price)"
+        )
     )
     lines.extend(agent_lines(result))
     lines.extend(baseline_lines(result))

@@ -133,7 +133,8 @@ def test_the_skill_fires_in_the_with_arm_only(
     assert case["aggregates"]["delta"] == 1.0
     # Codex reports the tokens of both requests (1200 in, 40 out each) and no price.
     assert with_run["inputTokens"] == 2400 and with_run["outputTokens"] == 80
-    assert with_run["costUsd"] == 0
+    assert with_run["costUsd"] == 0 and with_run["costUnknown"] is True
+    assert doc["costUnknown"] is True
     (call,) = meta(with_run)["toolCalls"]
     assert (call["name"], call["originalName"]) == ("Skill", "exec_command")
     assert call["input"] == {

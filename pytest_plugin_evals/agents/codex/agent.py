@@ -264,8 +264,8 @@ class CodexAgent:
         else:
             transcript.notes.append(f"codex sandbox: {sandbox}, inside bubblewrap")
         transcript.notes.extend(f"codex: {w}" for w in summary.warnings if not _NOISE.match(w))
-        if transcript.total_tokens is not None:
-            transcript.notes.append("cost unknown: codex reports tokens, no price (reported as 0)")
+        transcript.cost_known = False
+        transcript.notes.append("cost unknown: codex reports tokens, no price")
         self._classify(request, transcript, summary, result.returncode, result.timed_out)
         return transcript
 

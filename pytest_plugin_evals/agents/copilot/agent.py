@@ -30,7 +30,7 @@ from pytest_plugin_evals.model import STOPPED, InfraKind, Transcript
 from pytest_plugin_evals.util.process import format_timeout, run_process
 
 #: Copilot reports neither tokens nor a price for a custom provider.
-COST_UNKNOWN = "cost unknown: copilot reports no tokens and no price (reported as 0)"
+COST_UNKNOWN = "cost unknown: copilot reports no tokens and no price"
 
 #: Copilot's ``session.error`` types, as infrastructure error kinds.
 ERROR_TYPES: dict[str, InfraKind] = {
@@ -191,6 +191,7 @@ class CopilotAgent:
             f"not granted (add --eval-allow-tools): {t}" for t in tools.not_granted
         )
         transcript.notes.extend(f"not supported by copilot: {t}" for t in tools.unsupported)
+        transcript.cost_known = False
         transcript.notes.append(COST_UNKNOWN)
         if case.append_system_prompt:
             transcript.notes.append("append_system_prompt: not supported by copilot (ignored)")

@@ -36,7 +36,7 @@ DEFAULT_MODEL = "gemini-2.5-flash"
 OPERATOR_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GEMINI_MODEL")
 
 #: Every run says its cost is not known (Gemini CLI reports tokens only).
-COST_NOTE = "cost unknown: gemini reports tokens, no price (reported as 0)"
+COST_NOTE = "cost unknown: gemini reports tokens, no price"
 
 #: Exit code of a run stopped at ``model.maxSessionTurns``.
 TURN_LIMIT_EXIT = 53
@@ -273,6 +273,7 @@ class GeminiAgent:
         transcript.notes.extend(result.notes)
         transcript.notes.extend(notes)
         transcript.notes.extend(tools.notes)
+        transcript.cost_known = False
         transcript.notes.append(COST_NOTE)
         if model_note:
             transcript.notes.append(model_note)

@@ -196,9 +196,8 @@ class OpencodeAgent:
                 "the operator's files" + (f" ({', '.join(shells)} granted)" if shells else "")
             )
         if summary.priced_tokens and summary.cost == 0:
-            transcript.notes.append(
-                f"cost unknown: opencode has no price for {config['model']} (reported as 0)"
-            )
+            transcript.cost_known = False
+            transcript.notes.append(f"cost unknown: opencode has no price for {config['model']}")
         self._classify(request, transcript, summary, result.returncode, result.timed_out)
         return transcript
 
