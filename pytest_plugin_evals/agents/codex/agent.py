@@ -35,9 +35,10 @@ from typing import ClassVar
 from pytest_plugin_evals.agents import confine
 from pytest_plugin_evals.agents.base import AgentError, Capabilities, RunRequest, infra_kind
 from pytest_plugin_evals.agents.claude.permissions import base_tool, plan_tools
+from pytest_plugin_evals.agents.cli import run_cli
 from pytest_plugin_evals.agents.codex.events import StreamSummary, parse_file
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
-from pytest_plugin_evals.model import STOPPED, Transcript
+from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.manifest import plugin_name
 from pytest_plugin_evals.util.process import format_timeout, run_process
 
@@ -218,33 +219,17 @@ class CodexAgent:
         sandbox = "workspace-write" if allowed & WRITERS else "read-only"
         box.snapshot()
         argv = self.argv(request, base_url, sandbox, "WebSearch" in allowed, note)
-        if not self.unconfined_shell:
-            argv = confine.confined_argv(argv, confine.for_run(request, self.binary))
-        result = run_process(
+        result, failed = run_cli(
+            request,
             argv,
-            stdin_text=request.prompt,
-            cwd=box.cwd,
+            binary=self.binary,
             env=env,
-            timeout=request.timeout_seconds,
-            out_dir=box.out,
-            json_lines=True,
+            stdin_text=request.prompt,
+            unconfined=self.unconfined_shell,
         )
-        if result.stopped:
-            return Transcript(
-                error=STOPPED,
-                infra_error="interrupted",
-                cwd=box.cwd,
-                duration_seconds=result.duration_seconds,
-            )
-        if result.start_error is not None:
-            return Transcript(
-                error=result.start_error,
-                infra_error="agent_start",
-                cwd=box.cwd,
-                duration_seconds=result.duration_seconds,
-            )
+        if failed is not None:
+            return failed
         trace = box.trace_file
-        result.stdout_path.replace(trace)
         plugin = plugin_name(request.plugin_dir) if request.plugin_dir is not None else None
         transcript, summary = parse_file(trace, plugin=plugin)
         transcript.cwd = box.cwd

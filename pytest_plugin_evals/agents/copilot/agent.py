@@ -23,11 +23,12 @@ from pytest_plugin_evals.agents import confine
 from pytest_plugin_evals.agents.base import AgentError, Capabilities, RunRequest, infra_kind
 from pytest_plugin_evals.agents.claude.agent import plugin_contents
 from pytest_plugin_evals.agents.claude.shell import credential_names
+from pytest_plugin_evals.agents.cli import run_cli
 from pytest_plugin_evals.agents.copilot.events import CopilotSummary, parse_file
 from pytest_plugin_evals.agents.copilot.tools import CopilotTools, plan_tools
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
-from pytest_plugin_evals.model import STOPPED, InfraKind, Transcript
-from pytest_plugin_evals.util.process import format_timeout, run_process
+from pytest_plugin_evals.model import InfraKind, Transcript
+from pytest_plugin_evals.util.process import format_timeout
 
 #: Copilot reports neither tokens nor a price for a custom provider.
 COST_UNKNOWN = "cost unknown: copilot reports no tokens and no price"
@@ -152,35 +153,19 @@ class CopilotAgent:
             prompt += f"\n\nReference folders you may read (read-only): {listed}"
         box.snapshot()
         argv = self.argv(request, tools, context, credential_names(env))
-        if not self.unconfined_shell:
-            argv = confine.confined_argv(argv, confine.for_run(request, self.binary))
         limit = TurnLimit(request.max_turns)
-        result = run_process(
+        result, failed = run_cli(
+            request,
             argv,
-            stdin_text=prompt,
-            cwd=box.cwd,
+            binary=self.binary,
             env=env,
-            timeout=request.timeout_seconds,
-            out_dir=box.out,
-            json_lines=True,
+            stdin_text=prompt,
+            unconfined=self.unconfined_shell,
             stop_on=limit,
         )
-        if result.stopped:
-            return Transcript(
-                error=STOPPED,
-                infra_error="interrupted",
-                cwd=box.cwd,
-                duration_seconds=result.duration_seconds,
-            )
-        if result.start_error is not None:
-            return Transcript(
-                error=result.start_error,
-                infra_error="agent_start",
-                cwd=box.cwd,
-                duration_seconds=result.duration_seconds,
-            )
+        if failed is not None:
+            return failed
         trace = box.trace_file
-        result.stdout_path.replace(trace)
         transcript, summary = parse_file(trace)
         transcript.cwd = box.cwd
         transcript.duration_seconds = result.duration_seconds

@@ -22,11 +22,12 @@ from typing import Any, ClassVar
 
 from pytest_plugin_evals.agents import confine
 from pytest_plugin_evals.agents.base import AgentError, Capabilities, RunRequest, infra_kind
+from pytest_plugin_evals.agents.cli import run_cli
 from pytest_plugin_evals.agents.gemini.extension import Extension, gemini_server, translate
 from pytest_plugin_evals.agents.gemini.stream_json import StreamSummary, api_status, parse_file
 from pytest_plugin_evals.agents.gemini.tools import GeminiTools, plan_tools, shell_granted
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
-from pytest_plugin_evals.model import STOPPED, Transcript
+from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.process import format_timeout, run_process
 
 #: The model when neither the case, ``--eval-model`` nor ``$GEMINI_MODEL`` names a Gemini one.
@@ -234,29 +235,17 @@ class GeminiAgent:
                 )
         box.snapshot()
         argv = self.argv(request, model, extension.name if extension else None)
-        if not self.unconfined_shell:
-            argv = confine.confined_argv(argv, confine.for_run(request, self.binary))
-        result = run_process(
+        result, failed = run_cli(
+            request,
             argv,
-            stdin_text="",
-            cwd=box.cwd,
+            binary=self.binary,
             env=env,
-            timeout=request.timeout_seconds,
-            out_dir=box.out,
-            json_lines=True,
+            stdin_text="",
+            unconfined=self.unconfined_shell,
         )
-        if result.stopped:
-            return Transcript(
-                error=STOPPED, infra_error="interrupted", cwd=box.cwd,
-                duration_seconds=result.duration_seconds,
-            )  # fmt: skip
-        if result.start_error is not None:
-            return Transcript(
-                error=result.start_error, infra_error="agent_start", cwd=box.cwd,
-                duration_seconds=result.duration_seconds,
-            )  # fmt: skip
+        if failed is not None:
+            return failed
         trace = box.trace_file
-        result.stdout_path.replace(trace)
         servers = [*(extension.mcp_servers if extension else ()), *(mock_servers or {})]
         transcript, summary = parse_file(trace, servers)
         if extension is not None:

@@ -28,6 +28,7 @@ from pytest_plugin_evals.agents import confine
 from pytest_plugin_evals.agents.base import AgentError, Capabilities, RunRequest, infra_kind
 from pytest_plugin_evals.agents.claude.agent import plugin_contents
 from pytest_plugin_evals.agents.claude.permissions import base_tool, plan_tools
+from pytest_plugin_evals.agents.cli import run_cli
 from pytest_plugin_evals.agents.opencode.config import permission_rules, run_config
 from pytest_plugin_evals.agents.opencode.events import StreamSummary, parse_file
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
@@ -144,33 +145,17 @@ class OpencodeAgent:
             return trust
         box.snapshot()
         argv = [self.binary, "run", "--format", "json", "--title", f"eval {case.name}"]
-        if not self.unconfined_shell:
-            argv = confine.confined_argv(argv, confine.for_run(request, self.binary))
-        result = run_process(
+        result, failed = run_cli(
+            request,
             argv,
-            stdin_text=request.prompt,
-            cwd=box.cwd,
+            binary=self.binary,
             env=env,
-            timeout=request.timeout_seconds,
-            out_dir=box.out,
-            json_lines=True,
+            stdin_text=request.prompt,
+            unconfined=self.unconfined_shell,
         )
-        if result.stopped:
-            return Transcript(
-                error=STOPPED,
-                infra_error="interrupted",
-                cwd=box.cwd,
-                duration_seconds=result.duration_seconds,
-            )
-        if result.start_error is not None:
-            return Transcript(
-                error=result.start_error,
-                infra_error="agent_start",
-                cwd=box.cwd,
-                duration_seconds=result.duration_seconds,
-            )
+        if failed is not None:
+            return failed
         trace = box.trace_file
-        result.stdout_path.replace(trace)
         transcript, summary = parse_file(trace, qualify_skill=qualify)
         transcript.cwd = box.cwd
         transcript.duration_seconds = result.duration_seconds

@@ -1,0 +1,59 @@
+"""Running an agent CLI for one request: confined, bounded, its stdout kept as the run's trace.
+
+The part every CLI adapter shares (copilot, codex, opencode, gemini): the command line wrapped
+in bubblewrap unless the run is unconfined on purpose (:mod:`.confine`), run through
+:func:`pytest_plugin_evals.util.process.run_process` with the request's timeout, and a run
+that was stopped or could not start turned into its transcript at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from pytest_plugin_evals.agents import confine
+from pytest_plugin_evals.agents.base import RunRequest
+from pytest_plugin_evals.model import STOPPED, Transcript
+from pytest_plugin_evals.util.process import ProcessResult, run_process
+
+
+def run_cli(
+    request: RunRequest,
+    argv: Sequence[str],
+    *,
+    binary: str,
+    env: dict[str, str],
+    stdin_text: str,
+    unconfined: bool,
+    stop_on: Callable[[bytes], bool] | None = None,
+) -> tuple[ProcessResult, Transcript | None]:
+    """Run the CLI; returns the process result and, when the run was stopped or could not
+    start, its transcript (else None: the stdout is then the run's trace file)."""
+    box = request.sandbox
+    if not unconfined:
+        argv = confine.confined_argv(argv, confine.for_run(request, binary))
+    result = run_process(
+        list(argv),
+        stdin_text=stdin_text,
+        cwd=box.cwd,
+        env=env,
+        timeout=request.timeout_seconds,
+        out_dir=box.out,
+        json_lines=True,
+        stop_on=stop_on,
+    )
+    if result.stopped:
+        return result, Transcript(
+            error=STOPPED,
+            infra_error="interrupted",
+            cwd=box.cwd,
+            duration_seconds=result.duration_seconds,
+        )
+    if result.start_error is not None:
+        return result, Transcript(
+            error=result.start_error,
+            infra_error="agent_start",
+            cwd=box.cwd,
+            duration_seconds=result.duration_seconds,
+        )
+    result.stdout_path.replace(box.trace_file)
+    return result, None
