@@ -8,10 +8,13 @@ that was stopped or could not start turned into its transcript at once.
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from pytest_plugin_evals.agents import confine
-from pytest_plugin_evals.agents.base import RunRequest
+from pytest_plugin_evals.agents.base import AgentError, RunRequest
 from pytest_plugin_evals.model import STOPPED, Transcript
 from pytest_plugin_evals.util.process import ProcessResult, run_process
 
@@ -57,3 +60,24 @@ def run_cli(
         )
     result.stdout_path.replace(box.trace_file)
     return result, None
+
+
+def find_cli(name: str, configured: str | None, package: str) -> str:
+    """The agent CLI ``name``'s binary: ``--eval-<name>-bin`` when given (a path, or a command
+    on PATH), else ``name`` on PATH — or one clear line (:class:`AgentError`) that says how to
+    install it (``npm install -g <package>``)."""
+    if configured:
+        path = Path(configured).expanduser()
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path.resolve())
+        found = shutil.which(configured)
+        if found:
+            return found
+        raise AgentError(f"--eval-{name}-bin: {configured} is not an executable file")
+    found = shutil.which(name)
+    if found is None:
+        raise AgentError(
+            f"--eval-agent {name}: the {name} binary was not found on PATH "
+            f"(npm install -g {package}, or pass --eval-{name}-bin)"
+        )
+    return found

@@ -151,7 +151,7 @@ def test_the_plugin_becomes_a_config_folder(tmp_path: Path) -> None:
 
 def test_a_missing_binary_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(AgentError, match="opencode not found on PATH"):
+    with pytest.raises(AgentError, match="the opencode binary was not found on PATH"):
         find_binary(None)
     with pytest.raises(AgentError, match=r"--eval-opencode-bin: .*nope is not an executable"):
         find_binary(str(tmp_path / "nope"))

@@ -25,17 +25,15 @@ only with ``--eval-unconfined-shell``.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
 from pytest_plugin_evals.agents import confine
-from pytest_plugin_evals.agents.base import AgentError, Capabilities, RunRequest, infra_kind
+from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
 from pytest_plugin_evals.agents.claude.permissions import base_tool, plan_tools
-from pytest_plugin_evals.agents.cli import run_cli
+from pytest_plugin_evals.agents.cli import find_cli, run_cli
 from pytest_plugin_evals.agents.codex.events import StreamSummary, parse_file
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
@@ -62,21 +60,7 @@ _NOISE = re.compile(r"^Model metadata for `.*` not found")
 
 def find_binary(configured: str | None) -> str:
     """``--eval-codex-bin``, else ``codex`` on PATH — or one clear line (AgentError)."""
-    if configured:
-        path = Path(configured).expanduser()
-        if path.is_file() and os.access(path, os.X_OK):
-            return str(path.resolve())
-        found = shutil.which(configured)
-        if found:
-            return found
-        raise AgentError(f"--eval-codex-bin: {configured} is not an executable file")
-    found = shutil.which("codex")
-    if found is None:
-        raise AgentError(
-            "--eval-agent codex: the codex binary is not on PATH "
-            "(npm install -g @openai/codex, or pass --eval-codex-bin)"
-        )
-    return found
+    return find_cli("codex", configured, "@openai/codex")
 
 
 def make_agent(

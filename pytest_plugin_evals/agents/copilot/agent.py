@@ -14,16 +14,15 @@ Trust checks as for Claude Code: the with arm must list every skill of the plugi
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
 from pytest_plugin_evals.agents import confine
-from pytest_plugin_evals.agents.base import AgentError, Capabilities, RunRequest, infra_kind
+from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
 from pytest_plugin_evals.agents.claude.agent import plugin_contents
 from pytest_plugin_evals.agents.claude.shell import credential_names
-from pytest_plugin_evals.agents.cli import run_cli
+from pytest_plugin_evals.agents.cli import find_cli, run_cli
 from pytest_plugin_evals.agents.copilot.events import CopilotSummary, parse_file
 from pytest_plugin_evals.agents.copilot.tools import CopilotTools, plan_tools
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
@@ -42,21 +41,7 @@ ERROR_TYPES: dict[str, InfraKind] = {
 
 def find_binary(configured: str | None) -> str:
     """``--eval-copilot-bin``, else ``copilot`` on PATH — or one clear line (AgentError)."""
-    if configured:
-        path = Path(configured).expanduser()
-        if path.is_file():
-            return str(path.resolve())
-        found = shutil.which(configured)
-        if found:
-            return found
-        raise AgentError(f"--eval-copilot-bin: {configured} is not an executable file")
-    found = shutil.which("copilot")
-    if found is None:
-        raise AgentError(
-            "--eval-agent copilot: the copilot binary was not found on PATH "
-            "(npm install -g @github/copilot, or pass --eval-copilot-bin)"
-        )
-    return found
+    return find_cli("copilot", configured, "@github/copilot")
 
 
 def model_env(env: dict[str, str], home: Path) -> dict[str, str]:

@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 from pytest_plugin_evals.agents import confine
-from pytest_plugin_evals.agents.base import AgentError, Capabilities, RunRequest, infra_kind
-from pytest_plugin_evals.agents.cli import run_cli
+from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
+from pytest_plugin_evals.agents.cli import find_cli, run_cli
 from pytest_plugin_evals.agents.gemini.extension import Extension, gemini_server, translate
 from pytest_plugin_evals.agents.gemini.stream_json import StreamSummary, api_status, parse_file
 from pytest_plugin_evals.agents.gemini.tools import GeminiTools, plan_tools, shell_granted
@@ -45,21 +43,7 @@ TURN_LIMIT_EXIT = 53
 
 def find_binary(configured: str | None) -> str:
     """``--eval-gemini-bin``, else ``gemini`` on PATH — or one clear line (AgentError)."""
-    if configured:
-        path = Path(configured).expanduser()
-        if path.is_file() and os.access(path, os.X_OK):
-            return str(path.resolve())
-        found = shutil.which(configured)
-        if found:
-            return found
-        raise AgentError(f"--eval-gemini-bin: {configured} is not an executable file")
-    found = shutil.which("gemini")
-    if found is None:
-        raise AgentError(
-            "gemini was not found on PATH: install it (npm install -g @google/gemini-cli) "
-            "or pass --eval-gemini-bin"
-        )
-    return found
+    return find_cli("gemini", configured, "@google/gemini-cli")
 
 
 def pick_model(requested: str | None, env: Mapping[str, str]) -> tuple[str, str | None]:

@@ -18,17 +18,16 @@ opencode has no command sandbox: the whole CLI runs inside bubblewrap
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
 from pytest_plugin_evals.agents import confine
-from pytest_plugin_evals.agents.base import AgentError, Capabilities, RunRequest, infra_kind
+from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
 from pytest_plugin_evals.agents.claude.agent import plugin_contents
 from pytest_plugin_evals.agents.claude.permissions import base_tool, plan_tools
-from pytest_plugin_evals.agents.cli import run_cli
+from pytest_plugin_evals.agents.cli import find_cli, run_cli
 from pytest_plugin_evals.agents.opencode.config import permission_rules, run_config
 from pytest_plugin_evals.agents.opencode.events import StreamSummary, parse_file
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
@@ -55,18 +54,7 @@ SKILL_LIST_TIMEOUT = 60.0
 
 def find_binary(configured: str | None) -> str:
     """``--eval-opencode-bin``, else ``opencode`` on PATH — or one clear line (AgentError)."""
-    if configured:
-        found = shutil.which(configured) or (configured if os.path.isfile(configured) else None)
-        if found is None:
-            raise AgentError(f"--eval-opencode-bin: {configured} is not an executable file")
-        return str(Path(found).resolve()) if os.sep in configured else found
-    found = shutil.which("opencode")
-    if found is None:
-        raise AgentError(
-            "opencode not found on PATH: install it (npm install -g opencode-ai) or pass "
-            "--eval-opencode-bin"
-        )
-    return found
+    return find_cli("opencode", configured, "opencode-ai")
 
 
 def make_agent(
