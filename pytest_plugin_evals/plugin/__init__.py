@@ -152,6 +152,15 @@ def _enclosing_evals(path: Path) -> Path | None:
     return None
 
 
+def _may_name_a_case(arg: str, here: Path) -> bool:
+    """Whether a command-line argument could name runs, a file or a folder of a case (a node id
+    that is not a Python file's, or a path that is not a Python file)."""
+    path, sep, _ = arg.partition("::")
+    if path.endswith(".py"):
+        return False
+    return bool(sep) or (here / path).exists()
+
+
 def pytest_ignore_collect(collection_path: Path) -> bool | None:
     """Kept runs are never collected: what an agent produced is not the project's tests."""
     return True if is_inert(collection_path) else None
@@ -160,9 +169,11 @@ def pytest_ignore_collect(collection_path: Path) -> bool | None:
 @pytest.hookimpl(wrapper=True)
 def pytest_collection(session: pytest.Session) -> Any:
     """Collect what a directory case's node id, or a file of a case, names on the command line."""
+    config = session.config
+    if not any(_may_name_a_case(arg, config.invocation_params.dir) for arg in config.args):
+        return (yield)  # folders and Python files only: nothing to look up
     from pytest_plugin_evals.plugin.selection import case_arguments
 
-    config = session.config
     found = case_arguments(config)
     if found is None:
         return (yield)

@@ -419,15 +419,18 @@ def _rate_limits(config: pytest.Config) -> dict[str, Any]:
 
 def _reducers(config: pytest.Config) -> tuple[str, tuple[tuple[str, str], ...]]:
     """``--eval-reducer`` and ini ``eval_case_reducers``, checked (one line per mistake)."""
+    raw, where = _value(config, "--eval-reducer")
+    lines = config.getini("eval_case_reducers")
+    if not raw and not lines:
+        return "mean", ()  # nothing to check: the scoring module stays unimported
     from pytest_plugin_evals.scoring import parse_reducer
 
-    raw, where = _value(config, "--eval-reducer")
     try:
         reducer = parse_reducer(str(raw)) if raw else "mean"
     except ValueError as exc:
         raise pytest.UsageError(f"{where} {exc}") from None
     pairs: list[tuple[str, str]] = []
-    for line in config.getini("eval_case_reducers"):
+    for line in lines:
         pattern, sep, name = str(line).partition("=")
         if not sep or not pattern.strip():
             raise pytest.UsageError(
@@ -534,11 +537,11 @@ def _split_tools(values: Any) -> list[str]:
 def _baseline_plugin(config: pytest.Config, ablation: str) -> str | None:
     """``--eval-baseline-plugin``: ``git:REF`` or a plugin folder (a relative one from where
     pytest started, or from the ini file's folder), checked; it needs two arms."""
-    from pytest_plugin_evals.plugin.baseline import check_spec
-
     raw, where = _value(config, "--eval-baseline-plugin")
     if not raw:
         return None
+    from pytest_plugin_evals.plugin.baseline import check_spec
+
     cli = where.startswith("--")
     base = config.invocation_params.dir if cli or config.inipath is None else config.inipath.parent
     spec = check_spec(str(raw), Path(base), where)
@@ -561,12 +564,12 @@ SHARD_VARIABLES = (
 def _shard(config: pytest.Config) -> Shard | None:
     """``--eval-shard K/N``, or ``auto``: the first CI's parallel-job variables that are set
     (none set: the whole suite runs)."""
-    from pytest_plugin_evals.shards import parse_shard
-
     raw, where = _value(config, "--eval-shard")
     text = str(raw or "").strip()
     if not text:
         return None
+    from pytest_plugin_evals.shards import parse_shard
+
     if text.lower() == "auto":
         for index_name, total_name, first in SHARD_VARIABLES:
             index, total = os.environ.get(index_name), os.environ.get(total_name)

@@ -218,11 +218,12 @@ class EvalSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        from pytest_plugin_evals.plugin.runs import session_tag
-        from pytest_plugin_evals.util.process import SESSION_TAG, kill_tagged
+        if self.expected or self.records:
+            from pytest_plugin_evals.plugin.runs import session_tag
+            from pytest_plugin_evals.util.process import SESSION_TAG, kill_tagged
 
-        # Nothing a run started outlives the session (a worker stopped mid-run included).
-        kill_tagged(SESSION_TAG, session_tag(self.config))
+            # Nothing a run started outlives the session (a worker stopped mid-run included).
+            kill_tagged(SESSION_TAG, session_tag(self.config))
         plan = self._shard_plan()
         if not self.records and (plan is None or plan.cases_of(plan.index)):
             return  # (a shard none of the selected cases fell to still writes its document)
