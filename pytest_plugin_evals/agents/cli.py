@@ -81,3 +81,27 @@ def find_cli(name: str, configured: str | None, package: str) -> str:
             f"(npm install -g {package}, or pass --eval-{name}-bin)"
         )
     return found
+
+
+#: The note of a run made without bubblewrap, on purpose.
+UNCONFINED_NOTE = (
+    "run unconfined on purpose (--eval-unconfined-shell): its tools could reach the operator's "
+    "files"
+)
+
+
+def finish(
+    transcript: Transcript, request: RunRequest, result: ProcessResult, *, unconfined: bool
+) -> Transcript:
+    """What every CLI run's transcript gets from the run itself: its folder, duration, created
+    files, stderr tail, the process's notes, and whether it ran unconfined."""
+    box = request.sandbox
+    transcript.cwd = box.cwd
+    transcript.duration_seconds = result.duration_seconds
+    transcript.files_created = box.created_files()
+    transcript.stderr_tail = result.stderr_tail()
+    transcript.notes.extend(result.notes)
+    if unconfined:
+        transcript.unconfined_shell = True
+        transcript.notes.append(UNCONFINED_NOTE)
+    return transcript

@@ -33,7 +33,7 @@ from typing import ClassVar
 from pytest_plugin_evals.agents import confine
 from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
 from pytest_plugin_evals.agents.claude.permissions import base_tool, plan_tools
-from pytest_plugin_evals.agents.cli import find_cli, run_cli
+from pytest_plugin_evals.agents.cli import find_cli, finish, run_cli
 from pytest_plugin_evals.agents.codex.events import StreamSummary, parse_file
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
@@ -216,22 +216,12 @@ class CodexAgent:
         trace = box.trace_file
         plugin = plugin_name(request.plugin_dir) if request.plugin_dir is not None else None
         transcript, summary = parse_file(trace, plugin=plugin)
-        transcript.cwd = box.cwd
-        transcript.duration_seconds = result.duration_seconds
-        transcript.files_created = box.created_files()
-        transcript.stderr_tail = result.stderr_tail()
-        transcript.notes.extend(result.notes)
+        finish(transcript, request, result, unconfined=self.unconfined_shell)
         transcript.notes.extend(
             f"not granted (add --eval-allow-tools): {t}" for t in plan.not_granted
         )
-        if self.unconfined_shell:
-            transcript.unconfined_shell = True
-            transcript.notes.append(
-                f"codex sandbox: {sandbox}; run unconfined on purpose (--eval-unconfined-shell): "
-                "its shell could read the operator's files"
-            )
-        else:
-            transcript.notes.append(f"codex sandbox: {sandbox}, inside bubblewrap")
+        where = "unconfined" if self.unconfined_shell else "inside bubblewrap"
+        transcript.notes.append(f"codex sandbox: {sandbox}, {where}")
         transcript.notes.extend(f"codex: {w}" for w in summary.warnings if not _NOISE.match(w))
         transcript.cost_known = False
         transcript.notes.append("cost unknown: codex reports tokens, no price")

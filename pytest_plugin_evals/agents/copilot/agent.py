@@ -22,7 +22,7 @@ from pytest_plugin_evals.agents import confine
 from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
 from pytest_plugin_evals.agents.claude.agent import plugin_contents
 from pytest_plugin_evals.agents.claude.shell import credential_names
-from pytest_plugin_evals.agents.cli import find_cli, run_cli
+from pytest_plugin_evals.agents.cli import find_cli, finish, run_cli
 from pytest_plugin_evals.agents.copilot.events import CopilotSummary, parse_file
 from pytest_plugin_evals.agents.copilot.tools import CopilotTools, plan_tools
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
@@ -152,11 +152,7 @@ class CopilotAgent:
             return failed
         trace = box.trace_file
         transcript, summary = parse_file(trace)
-        transcript.cwd = box.cwd
-        transcript.duration_seconds = result.duration_seconds
-        transcript.files_created = box.created_files()
-        transcript.stderr_tail = result.stderr_tail()
-        transcript.notes.extend(result.notes)
+        finish(transcript, request, result, unconfined=self.unconfined_shell)
         transcript.notes.extend(
             f"not granted (add --eval-allow-tools): {t}" for t in tools.not_granted
         )
@@ -165,12 +161,6 @@ class CopilotAgent:
         transcript.notes.append(COST_UNKNOWN)
         if case.append_system_prompt:
             transcript.notes.append("append_system_prompt: not supported by copilot (ignored)")
-        if self.unconfined_shell:
-            transcript.unconfined_shell = True
-            transcript.notes.append(
-                "run unconfined on purpose (--eval-unconfined-shell): its tools could reach "
-                "the operator's files"
-            )
         if limit.reached:
             transcript.turns = min(transcript.turns, request.max_turns)
             transcript.error = f"reached max_turns ({request.max_turns}): the run was stopped"

@@ -20,10 +20,10 @@ from typing import Any, ClassVar
 
 from pytest_plugin_evals.agents import confine
 from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
-from pytest_plugin_evals.agents.cli import find_cli, run_cli
+from pytest_plugin_evals.agents.cli import find_cli, finish, run_cli
 from pytest_plugin_evals.agents.gemini.extension import Extension, gemini_server, translate
 from pytest_plugin_evals.agents.gemini.stream_json import StreamSummary, api_status, parse_file
-from pytest_plugin_evals.agents.gemini.tools import GeminiTools, plan_tools, shell_granted
+from pytest_plugin_evals.agents.gemini.tools import GeminiTools, plan_tools
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.process import format_timeout, run_process
@@ -180,7 +180,6 @@ class GeminiAgent:
             grants=self.grants,
             operator_disallowed=self.disallow,
         )
-        shell = shell_granted(tools)
         # Gemini's own sandbox needs a container runtime: the whole CLI runs inside
         # bubblewrap instead, which hides the operator's files from its tools.
         if not self.unconfined_shell and (problem := confine.problem()) is not None:
@@ -239,11 +238,7 @@ class GeminiAgent:
                 skill = call.input.get("name")
                 if call.name == "Skill" and skill in extension.skills:
                     call.input.setdefault("skill", f"{extension.name}:{skill}")
-        transcript.cwd = box.cwd
-        transcript.duration_seconds = result.duration_seconds
-        transcript.files_created = box.created_files()
-        transcript.stderr_tail = result.stderr_tail()
-        transcript.notes.extend(result.notes)
+        finish(transcript, request, result, unconfined=self.unconfined_shell)
         transcript.notes.extend(notes)
         transcript.notes.extend(tools.notes)
         transcript.cost_known = False
@@ -253,12 +248,6 @@ class GeminiAgent:
         transcript.notes.extend(
             f"not granted (add --eval-allow-tools): {t}" for t in tools.not_granted
         )
-        if self.unconfined_shell:
-            transcript.unconfined_shell = True
-            transcript.notes.append(
-                "run unconfined on purpose (--eval-unconfined-shell): its tools could reach "
-                "the operator's files" + (" (a shell was granted)" if shell else "")
-            )
         self._classify(request, transcript, summary, result.returncode, result.timed_out)
         return transcript
 

@@ -26,8 +26,8 @@ from typing import ClassVar
 from pytest_plugin_evals.agents import confine
 from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
 from pytest_plugin_evals.agents.claude.agent import plugin_contents
-from pytest_plugin_evals.agents.claude.permissions import base_tool, plan_tools
-from pytest_plugin_evals.agents.cli import find_cli, run_cli
+from pytest_plugin_evals.agents.claude.permissions import plan_tools
+from pytest_plugin_evals.agents.cli import find_cli, finish, run_cli
 from pytest_plugin_evals.agents.opencode.config import permission_rules, run_config
 from pytest_plugin_evals.agents.opencode.events import StreamSummary, parse_file
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
@@ -105,7 +105,6 @@ class OpencodeAgent:
             deny_edit=[],
         )
         allowed = tuple(dict.fromkeys(plan.allowed))
-        shells = sorted({base_tool(a) for a in allowed} & {"Bash", "PowerShell"})
         # opencode has no command sandbox: the whole CLI runs inside bubblewrap, which hides
         # the operator's files from its tools.
         if not self.unconfined_shell and (problem := confine.problem()) is not None:
@@ -145,11 +144,7 @@ class OpencodeAgent:
             return failed
         trace = box.trace_file
         transcript, summary = parse_file(trace, qualify_skill=qualify)
-        transcript.cwd = box.cwd
-        transcript.duration_seconds = result.duration_seconds
-        transcript.files_created = box.created_files()
-        transcript.stderr_tail = result.stderr_tail()
-        transcript.notes.extend(result.notes)
+        finish(transcript, request, result, unconfined=self.unconfined_shell)
         transcript.notes.extend(
             f"not granted (add --eval-allow-tools): {t}" for t in plan.not_granted
         )
@@ -162,12 +157,6 @@ class OpencodeAgent:
             )
             if value
         )
-        if self.unconfined_shell:
-            transcript.unconfined_shell = True
-            transcript.notes.append(
-                "run unconfined on purpose (--eval-unconfined-shell): its tools could reach "
-                "the operator's files" + (f" ({', '.join(shells)} granted)" if shells else "")
-            )
         if summary.priced_tokens and summary.cost == 0:
             transcript.cost_known = False
             transcript.notes.append(f"cost unknown: opencode has no price for {config['model']}")
