@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pytest_plugin_evals.agents import confine
 from pytest_plugin_evals.agents.base import AgentError, RunRequest
+from pytest_plugin_evals.agents.mcp import McpPlan
 from pytest_plugin_evals.model import STOPPED, Transcript
 from pytest_plugin_evals.util.process import ProcessResult, run_process
 
@@ -28,12 +29,20 @@ def run_cli(
     stdin_text: str,
     unconfined: bool,
     stop_on: Callable[[bytes], bool] | None = None,
+    mcp: McpPlan | None = None,
 ) -> tuple[ProcessResult, Transcript | None]:
     """Run the CLI; returns the process result and, when the run was stopped or could not
-    start, its transcript (else None: the stdout is then the run's trace file)."""
+    start, its transcript (else None: the stdout is then the run's trace file). ``mcp``: the
+    run's MCP servers, whose stand-ins a confined CLI must be able to start."""
     box = request.sandbox
     if not unconfined:
-        argv = confine.confined_argv(argv, confine.for_run(request, binary))
+        confinement = confine.for_run(
+            request,
+            binary,
+            also_readable=mcp.readable if mcp else (),
+            also_writable=mcp.writable if mcp else (),
+        )
+        argv = confine.confined_argv(argv, confinement)
     result = run_process(
         list(argv),
         stdin_text=stdin_text,

@@ -124,11 +124,19 @@ def _hidden(folder: Path, done: Sequence[Layer]) -> bool:
     return False
 
 
-def for_run(request: RunRequest, binary: str, *, also_readable: Sequence[Path] = ()) -> Confinement:
+def for_run(
+    request: RunRequest,
+    binary: str,
+    *,
+    also_readable: Sequence[Path] = (),
+    also_writable: Sequence[Path] = (),
+) -> Confinement:
     """What a run of an agent CLI may see: its run's home, cwd, config and tmp (writable); the
     CLI's install, the plugin in the with arm, the case's ``add_dirs`` and ``also_readable``
-    (read-only); not the operator's home, the project, the system temp folder (other runs), the
-    run's ``out`` folder, the evals folder or the case."""
+    (read-only); ``also_writable`` (the mock host's socket folder); not the operator's home,
+    the project, the system temp folder (other runs), the run's ``out`` folder, the evals
+    folder or the case."""
+
     from pytest_plugin_evals.agents.workspace import original_add_dirs
 
     box = request.sandbox
@@ -146,5 +154,5 @@ def for_run(request: RunRequest, binary: str, *, also_readable: Sequence[Path] =
         layers.append(("hide", case.suite_root.parent))  # the plugin, in the without arm
     layers += [("hide", case.suite_root), ("hide", case.dir), ("read", install_root(binary))]
     layers += [("read", p) for p in (*original_add_dirs(request), *also_readable)]
-    layers += [("write", p) for p in (box.home, box.cwd, box.config, box.tmp)]
+    layers += [("write", p) for p in (box.home, box.cwd, box.config, box.tmp, *also_writable)]
     return Confinement(tuple(layers))

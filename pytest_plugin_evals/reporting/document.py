@@ -182,6 +182,7 @@ def baseline_from_json(doc: Any) -> tuple[BaselinePlugin, ...]:
 
 def agent_json(agent: AgentSummary) -> JSONObject:
     """One agent of ``agents`` (a session of several agents)."""
+    latency, tokens = timing_json(agent.timing)
     return {
         "agent": agent.label,
         "spec": agent.spec,
@@ -196,6 +197,9 @@ def agent_json(agent: AgentSummary) -> JSONObject:
         "runsGraded": agent.runs_graded,
         "errors": dict(agent.errors),
         "costUsd": agent.cost_usd,
+        **({"costUnknown": True} if agent.cost_unknown else {}),
+        "latency": latency,
+        "tokens": tokens,
     }
 
 
@@ -215,6 +219,8 @@ def agent_from_json(doc: Mapping[str, Any]) -> AgentSummary:
         runs_graded=int(doc.get("runsGraded") or 0),
         errors={str(k): int(v) for k, v in errors.items() if isinstance(v, int)},
         cost_usd=opt_number(doc.get("costUsd")) or 0.0,
+        cost_unknown=doc.get("costUnknown") is True,
+        timing=_timing(doc, int(doc.get("runsGraded") or 0)),
     )
 
 

@@ -41,6 +41,11 @@ def _secs(x: float | None) -> str:
     return "—" if x is None else f"{x:.1f}s"
 
 
+def _tokens(given: int | None, taken: int | None) -> str:
+    """Input / output tokens, ``?`` where the agent does not report them."""
+    return f"{'?' if given is None else f'{given:,}'} / {'?' if taken is None else f'{taken:,}'}"
+
+
 def _width(score: float | None) -> float:
     return 0.0 if score is None else max(0.0, min(1.0, score)) * 100
 
@@ -202,6 +207,10 @@ def _agents(result: SessionResult) -> list[dict[str, Any]]:
                 else "—"
             ),
             "not_made": sum(a.errors.values()),
+            "latency_p50": a.timing.latency_p50,
+            "latency_p95": a.timing.latency_p95,
+            "tokens": _tokens(a.timing.input_tokens, a.timing.output_tokens),
+            "cost": _money(a.cost_usd) + ("+?" if a.cost_unknown else ""),
         }
         for a in result.agents
     ]

@@ -172,6 +172,10 @@ class AgentSummary:
     #: Runs of this agent that could not be made, by infrastructure kind.
     errors: dict[str, int] = field(default_factory=dict)
     cost_usd: float = 0.0
+    #: Some of its runs' cost is unknown (the CLI reports no price): ``cost_usd`` is a floor.
+    cost_unknown: bool = False
+    #: Latency, tokens and turns of its graded runs: how the agents compare beside the scores.
+    timing: Timing = field(default_factory=Timing)
 
 
 def agent_summaries(
@@ -203,6 +207,8 @@ def agent_summaries(
                 runs_graded=sum(1 for r in runs if r.graded),
                 errors=dict(sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))),
                 cost_usd=clean(sum(r.cost_usd for r in runs)) or 0.0,
+                cost_unknown=not all(c.cost_known for c in own),
+                timing=timing([r for r in runs if r.graded]),
             )
         )
     return tuple(summaries)

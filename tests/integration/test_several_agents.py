@@ -147,6 +147,16 @@ def test_every_case_runs_on_each_agent_and_delta_is_per_agent(
             0.95, len(values) - 1, loc=sum(values) / 2, scale=scipy_stats.sem(values)
         )
         assert summary["meanDeltaInterval"] == pytest.approx([max(low, -1), min(high, 1)])
+        # How the agents compare beside the scores: latency over the agent's graded runs, and
+        # tokens unknown (None, not 0) for an agent that reports none.
+        durations = sorted(
+            r["durationSeconds"] for c in own for arm in c["arms"].values() for r in arm
+        )
+        assert summary["latency"]["meanSeconds"] == pytest.approx(sum(durations) / len(durations))
+        assert summary["latency"]["p50Seconds"] == pytest.approx(
+            (durations[3] + durations[4]) / 2, abs=1e-3
+        )
+        assert summary["tokens"]["input"] is None and "costUnknown" not in summary
     assert doc["agents"][0]["meanDelta"] == pytest.approx(0.625)  # fast: (0.75 + 0.5) / 2
     assert doc["agents"][1]["meanDelta"] == pytest.approx(0.125)  # slow: (0.25 + 0) / 2
     # The terminal: an AGENT column, and each agent's mean Δ on one line.

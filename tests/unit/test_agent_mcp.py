@@ -1,0 +1,146 @@
+"""The MCP servers a run of an agent CLI gets (``agents/mcp.py``): decided once, as Claude Code's
+runs get them, from the real ``prepare_mocks``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_plugin_evals.agents.base import RunRequest
+from pytest_plugin_evals.agents.mcp import McpPlan, plan_for, plugin_prefix, substitute_root
+from pytest_plugin_evals.mocks import prepare_mocks
+from pytest_plugin_evals.model import Arm, Case
+from pytest_plugin_evals.sandbox import Sandbox
+from tests.helpers import write_tree
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX stand-ins")
+
+CREATE = "mcp__plugin_tracker-kit_tracker__create_issue"
+
+
+def make_plugin(root: Path, *, mocks: bool = True) -> Path:
+    """tracker-kit: ``.mcp.json``'s ``tracker`` and the manifest's ``people``; a mock for
+    ``tracker`` (a shadow) and ``kb`` (standalone)."""
+    real = {
+        "command": "${CLAUDE_PLUGIN_ROOT}/bin/serve",
+        "args": ["--root", "${CLAUDE_PLUGIN_ROOT}"],
+    }
+    files = {
+        ".claude-plugin/plugin.json": json.dumps(
+            {"name": "tracker-kit", "mcpServers": {"people": {"url": "https://people.test/mcp"}}}
+        ),
+        ".mcp.json": json.dumps({"mcpServers": {"tracker": real}}),
+        "evals/files-bug/prompt.md": "File a bug.",
+    }
+    if mocks:
+        files["evals/mocks/tracker/create_issue.md"] = "Created #1"
+        files["evals/mocks/kb/search.md"] = "found"
+    return write_tree(root / "tracker-kit", files)
+
+
+def request_for(
+    tmp_path: Path, plugin: Path, arm: Arm, *, mode: str = "on", real: bool = False
+) -> RunRequest:
+    case_dir = plugin / "evals" / "files-bug"
+    case = Case("files-bug", "File a bug.", "case_yaml", case_dir / "prompt.md", case_dir,
+                case_dir.parent)  # fmt: skip
+    box = Sandbox.create(tmp_path / f"run-{arm}")
+    loads = arm != "without"
+    mocks = prepare_mocks(
+        case, plugin, loads, box.out / "mocks", mode=mode,  # type: ignore[arg-type]
+        allow_real_servers=real, shared_host=True,
+    )  # fmt: skip
+    return RunRequest(
+        case=case, arm=arm, run=1, prompt=case.prompt, sandbox=box,
+        plugin_dir=plugin if loads else None, model=None, max_turns=5, timeout_seconds=60,
+        allowed_tools=(), mocks=mocks,
+    )  # fmt: skip
+
+
+def names(plan: McpPlan) -> dict[str, bool]:
+    return {s.name: s.stand_in for s in plan.servers}
+
+
+def test_with_arm_strict_gets_the_stand_ins_and_withholds_the_real_servers(
+    tmp_path: Path,
+) -> None:
+    plan = plan_for(request_for(tmp_path, make_plugin(tmp_path), "with"))
+    # The shadow takes the plugin server's own name; people has no mock and is withheld.
+    assert names(plan) == {"tracker": True, "kb": True}
+    assert set(plan.suppressed) == {"tracker", "people"}
+    assert plan.canonical("tracker", "create_issue") == CREATE
+    assert plan.canonical("people", "lookup") == "mcp__plugin_tracker-kit_people__lookup"
+    assert plan.canonical("kb", "search") == "mcp__kb__search"
+    tracker = next(s for s in plan.servers if s.name == "tracker")
+    assert tracker.command == sys.executable  # the stub, run by the harness's Python
+    assert tracker.granted_tools(["Bash"], []) == ("*",)  # a stand-in's tools are all allowed
+    # A confined CLI must be shown the Python, the stub and the mock host's socket folder.
+    assert Path(sys.prefix) in plan.readable
+    assert any(p.name == "stub.py" for p in plan.readable)
+    assert plan.writable and all(p.is_dir() for p in plan.writable)
+
+
+def test_without_arm_gets_only_the_standalone_stand_in(tmp_path: Path) -> None:
+    plan = plan_for(request_for(tmp_path, make_plugin(tmp_path), "without"))
+    assert names(plan) == {"kb": True}
+    assert plan.suppressed == ()
+    assert plan.canonical("kb", "search") == "mcp__kb__search"
+
+
+def test_real_servers_allowed_start_beside_the_stand_ins(tmp_path: Path) -> None:
+    plugin = make_plugin(tmp_path)
+    plan = plan_for(request_for(tmp_path, plugin, "with", real=True))
+    assert names(plan) == {"tracker": True, "kb": True, "people": False}
+    assert plan.suppressed == ("tracker",)  # the shadowed one only
+    people = next(s for s in plan.servers if s.name == "people")
+    assert people.url == "https://people.test/mcp" and people.command is None
+    lookup = "mcp__plugin_tracker-kit_people__lookup"
+    # A real server's tool needs the case to list it and the operator to grant it.
+    assert people.granted_tools([lookup], []) == ()
+    assert people.granted_tools([lookup], [lookup]) == ("lookup",)
+    assert people.granted_tools([lookup, "Bash"], ["mcp__*"]) == ("lookup",)
+    star = "mcp__plugin_tracker-kit_people__*"
+    assert people.granted_tools([star], [star]) == ("*",)
+
+
+def test_mocks_off_gives_the_plugins_own_servers_with_its_root(tmp_path: Path) -> None:
+    plugin = make_plugin(tmp_path)
+    plan = plan_for(request_for(tmp_path, plugin, "with", mode="off"))
+    assert names(plan) == {"tracker": False, "people": False}
+    tracker = next(s for s in plan.servers if s.name == "tracker")
+    assert tracker.command == f"{plugin}/bin/serve"
+    assert tracker.args == ["--root", str(plugin)]
+    assert plan.readable == () and plan.writable == ()
+    assert plan_for(request_for(tmp_path, plugin, "without", mode="off")).servers == ()
+
+
+def test_a_plugin_without_mocks_is_strict_by_default(tmp_path: Path) -> None:
+    """As ``--strict-mcp-config`` for Claude Code: no mock, no real server either."""
+    plan = plan_for(request_for(tmp_path, make_plugin(tmp_path, mocks=False), "with"))
+    assert plan.servers == ()
+    assert set(plan.suppressed) == {"tracker", "people"}
+
+
+def test_a_server_without_command_or_url_is_left_out_with_a_note(tmp_path: Path) -> None:
+    plugin = make_plugin(tmp_path, mocks=False)
+    (plugin / ".mcp.json").write_text(json.dumps({"mcpServers": {"odd": {"type": "stdio"}}}))
+    plan = plan_for(request_for(tmp_path, plugin, "with", mode="off"))
+    assert "odd" not in names(plan)
+    assert plan.notes == ("MCP server odd: no command or url, left out",)
+
+
+def test_split_reads_flat_tool_names_of_known_servers(tmp_path: Path) -> None:
+    plan = plan_for(request_for(tmp_path, make_plugin(tmp_path), "with"))
+    assert plan.split("tracker_create_issue", ("_",)) == ("tracker", "create_issue")
+    assert plan.split("mcp_tracker_create_issue", ("_",)) == ("tracker", "create_issue")
+    assert plan.split("mcp__kb__search") == ("kb", "search")
+    assert plan.split("bash") is None and plan.split("tracker_", ("_",)) is None
+
+
+def test_substitute_root_replaces_both_spellings_all_the_way_down() -> None:
+    value = {"a": ["${CLAUDE_PLUGIN_ROOT}/x", "$CLAUDE_PLUGIN_ROOT/y"], "n": 3}
+    assert substitute_root(value, "/p") == {"a": ["/p/x", "/p/y"], "n": 3}
+    assert plugin_prefix("tracker-kit", "tracker") == "mcp__plugin_tracker-kit_tracker__"
