@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shlex
@@ -29,10 +30,13 @@ def plugin_args(request: pytest.FixtureRequest) -> list[str]:
 
 @pytest.fixture
 def scripted_agent(pytester: pytest.Pytester) -> Callable[[list[dict[str, Any]]], str]:
-    """Write agent rules and return the ``--eval-agent`` value that runs them."""
+    """Write agent rules and return the ``--eval-agent`` value that runs them (each call its
+    own rules file: two agents of one session keep their own rules)."""
+    made = itertools.count()
 
     def make(rules: list[dict[str, Any]]) -> str:
-        path = pytester.path / "agent-rules.json"
+        n = next(made)
+        path = pytester.path / ("agent-rules.json" if n == 0 else f"agent-rules-{n}.json")
         path.write_text(json.dumps(rules), encoding="utf-8")
         return "cmd:" + shlex.join([sys.executable, str(AGENT), str(path)])
 

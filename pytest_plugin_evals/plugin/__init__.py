@@ -99,7 +99,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.pluginmanager.hasplugin("html"):
         from pytest_plugin_evals.plugin.html_extras import HtmlColumns
 
-        config.pluginmanager.register(HtmlColumns(), "plugin-evals-html")
+        columns = HtmlColumns(several_agents=bool(settings.agents))
+        config.pluginmanager.register(columns, "plugin-evals-html")
     from pytest_plugin_evals.plugin.progress import register_progress
 
     register_progress(config, settings)  # silent in a session without eval runs

@@ -1,5 +1,5 @@
-"""pytest-html integration: arm, run and score columns; the verdicts, tool calls and answer as
-extras.
+"""pytest-html integration: agent (under ``--eval-agents``), arm, run and score columns; the
+verdicts, tool calls and answer as extras.
 
 Only used when pytest-html is installed and active (``--html``). Everything shown is text:
 case names, prompts, explanations and answers come from suites and from a model's output, and
@@ -20,27 +20,41 @@ if TYPE_CHECKING:
 
 
 class HtmlColumns:
-    """Registered on the controller when pytest-html is active."""
+    """Registered on the controller when pytest-html is active. ``several_agents``: the
+    session runs every case on several agents (``--eval-agents``), and an Agent column comes
+    first."""
+
+    def __init__(self, several_agents: bool = False) -> None:
+        self.names = ["Agent"] if several_agents else []
+        self.names += ["Arm", "Run", "Score"]
 
     def pytest_html_results_table_header(self, cells: list[str]) -> None:
-        cells.insert(2, "<th>Arm</th>")
-        cells.insert(3, "<th>Run</th>")
-        cells.insert(4, '<th class="sortable" data-column-type="score">Score</th>')
+        for offset, name in enumerate(self.names):
+            th = (
+                '<th class="sortable" data-column-type="score">Score</th>'
+                if name == "Score"
+                else f"<th>{name}</th>"
+            )
+            cells.insert(2 + offset, th)
 
     def pytest_html_results_table_row(self, report: Any, cells: list[str]) -> None:
         from pytest_plugin_evals.records import RunRecord
 
         _escape_test_id(report, cells)
         record = record_of(report)
-        if not isinstance(record, RunRecord):
-            arm = run = score = ""
-        else:
+        values = dict.fromkeys(self.names, "")
+        if isinstance(record, RunRecord):
             result = record.result
-            arm, run = result.arm, str(result.run)
-            score = "" if result.infra_error else f"{result.score:.2f}"
-        cells.insert(2, f"<td>{html.escape(arm)}</td>")
-        cells.insert(3, f"<td>{html.escape(run)}</td>")
-        cells.insert(4, f'<td class="col-score">{html.escape(score)}</td>')  # sortable
+            values.update(
+                Agent=record.agent or "",
+                Arm=result.arm,
+                Run=str(result.run),
+                Score="" if result.infra_error else f"{result.score:.2f}",
+            )
+        for offset, name in enumerate(self.names):
+            value = html.escape(values[name])
+            cell = f'<td class="col-score">{value}</td>' if name == "Score" else f"<td>{value}</td>"
+            cells.insert(2 + offset, cell)  # col-score: sortable
 
 
 def _escape_test_id(report: Any, cells: list[str]) -> None:
@@ -56,13 +70,19 @@ def _escape_test_id(report: Any, cells: list[str]) -> None:
             cells[index] = f'<td class="col-testId">{html.escape(test_id)}</td>'
 
 
+def _original(name: str | None) -> str:
+    """The agent's own name for a tool, after the canonical one (``Bash (exec_command)``)."""
+    return f" <small>({html.escape(name)})</small>" if name else ""
+
+
 def _tool_calls_html(result: RunResult) -> str:
     """The run's tool calls in order (positions from 0, as ``tool_used`` and ``tool_order``
     name them), each name and compact input as text; a failed call is marked."""
     if not result.tool_calls:
         return "<p>Tool calls: none</p>"
     items = "".join(
-        f"<li>{'✗ ' if call.is_error else ''}<code>{html.escape(call.name)}</code> "
+        f"<li>{'✗ ' if call.is_error else ''}<code>{html.escape(call.name)}</code>"
+        f"{_original(call.original_name)} "
         f"{html.escape(call.input)}{' <em>(error)</em>' if call.is_error else ''}</li>"
         for call in result.tool_call_list
     )

@@ -207,15 +207,20 @@ def test_extras_escape_everything_the_run_brought() -> None:
         error=f"exit 1: {HOSTILE}",
         aborted=Abort("srv", HOSTILE, HOSTILE),
         mock_calls=(MockCall("srv", HOSTILE, {"q": HOSTILE}, f"<svg onload=alert(1)>{HOSTILE}"),),
-        tool_calls=1,
-        tool_call_list=(ToolCallBrief(HOSTILE, f"<svg onload=alert(1)>{HOSTILE}", True),),
+        tool_calls=2,
+        tool_call_list=(
+            ToolCallBrief(HOSTILE, f"<svg onload=alert(1)>{HOSTILE}", True),
+            ToolCallBrief("Bash", '{"command":"ls"}', original_name=HOSTILE),
+        ),
     )
     body, answer = extras_for(replace(record, result=result))
     assert body["format_type"] == "html"
     content = body["content"]
     for marker in ("<img", "<script", "<svg", "</li></ul><script"):
         assert marker not in content
-    assert content.count(html.escape(HOSTILE)) >= 8
+    assert content.count(html.escape(HOSTILE)) >= 9
+    # The agent's own name for a tool follows the canonical one, as text.
+    assert f"<code>Bash</code> <small>({html.escape(HOSTILE)})</small>" in content
     # The answer is a text extra: pytest-html writes it out as a text/plain file or data: URI.
     assert answer == {
         "name": "Answer",
