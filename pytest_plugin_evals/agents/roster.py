@@ -26,6 +26,15 @@ RESERVED_LABELS = frozenset({"with", "without", "baseline", "single"})
 _OPEN_KINDS = ("cmd:", "py:", "replay:")
 
 _LABELLED = re.compile(r"\s*([A-Za-z][A-Za-z0-9_.-]*)\s*=(.*)", re.DOTALL)
+#: Something meant as a label that is not one (``my agent=cmd:…``): said as such.
+_BAD_LABEL = re.compile(r"\s*([^=:,]+?)\s*=")
+
+
+def _label_problem(label: str) -> AgentError:
+    return AgentError(
+        f"--eval-agents: the label {label!r} must be a letter then letters, digits, "
+        f"_ or . (no -), and not {', '.join(sorted(RESERVED_LABELS))}"
+    )
 
 
 def _pieces(value: str) -> list[tuple[str | None, str]]:
@@ -37,6 +46,8 @@ def _pieces(value: str) -> list[tuple[str | None, str]]:
         labelled = _LABELLED.match(rest)
         if labelled is not None:
             label, rest = labelled.group(1), labelled.group(2)
+        elif (bad := _BAD_LABEL.match(rest)) is not None:
+            raise _label_problem(bad.group(1))
         body = rest.lstrip()
         if body.startswith(_OPEN_KINDS):
             spec, rest = body, ""
@@ -69,10 +80,7 @@ def parse_agents(values: Iterable[str]) -> tuple[tuple[str, str], ...]:
                 else:
                     label = kind
             if not LABEL.fullmatch(label) or label in RESERVED_LABELS:
-                raise AgentError(
-                    f"--eval-agents: the label {label!r} must be a letter then letters, digits, "
-                    f"_ or . (no -), and not {', '.join(sorted(RESERVED_LABELS))}"
-                )
+                raise _label_problem(label)
             if any(label == known for known, _ in agents):
                 raise AgentError(
                     f"--eval-agents: two agents are labelled {label!r}: name them "

@@ -239,6 +239,7 @@ def test_without_eval_agents_ids_are_unchanged(pytester: pytest.Pytester) -> Non
         (["--eval-agents", "claude,claude"], "*two agents are labelled 'claude'*"),
         (["--eval-agents", "with=claude"], "*the label 'with' must be*"),
         (["--eval-agents", "a-b=claude"], "*the label 'a-b' must be*"),
+        (["--eval-agents", "my agent=cmd:./a.sh --x=1"], "*the label 'my agent' must be*"),
         (["--eval-agents", "claude,,codex"], "*an empty agent*"),
     ],
 )
