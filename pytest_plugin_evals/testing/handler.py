@@ -12,7 +12,13 @@ from urllib.parse import urlsplit
 
 from . import gemini
 from .openai_chat import CHAT_PATHS, ChatAnswer, error_doc, openai_request, sse_chunks
-from .openai_responses import RESPONSES_PATHS, ResponsesAnswer, responses_request, sse_events
+from .openai_responses import (
+    RESPONSES_PATHS,
+    ResponsesAnswer,
+    offered_tools,
+    responses_request,
+    sse_events,
+)
 from .rules import ApiError, Request
 
 if TYPE_CHECKING:
@@ -87,6 +93,7 @@ class Handler(BaseHTTPRequestHandler):
             "stream": bool(isinstance(body, dict) and body.get("stream")),
             "prompt": summary.prompt,
             "tools": list(summary.tools),
+            "nested_tools": list(summary.nested_tools),
             "tool_result": summary.tool_result,
             "system": summary.system,
             "rule": None,
@@ -165,6 +172,7 @@ class Handler(BaseHTTPRequestHandler):
         answer = ResponsesAnswer(
             chosen,
             summary.model,
+            tools=offered_tools(body),
             usage=model.usage,
             next_id=model._next_id,
             default_text=model.default_text,

@@ -182,12 +182,14 @@ class Request:
     is set only when the last message (``role: system`` turns aside) carries ``tool_result``
     blocks: their text, joined by newlines. ``system`` is the text of the ``system`` field and
     of every ``role: system`` message (Claude Code puts its environment and skill listing in
-    one).
+    one). ``nested_tools`` are tools the model reaches only from code it sends another tool
+    (Codex's code mode: the ``tools.<name>`` of its JavaScript ``exec`` tool).
     """
 
     model: str = ""
     prompt: str = ""
     tools: tuple[str, ...] = ()
+    nested_tools: tuple[str, ...] = ()
     tool_result: str | None = None
     tool_result_error: bool = False
     system: str = ""
@@ -284,8 +286,8 @@ class Rule:
     """When a request matches every condition given, answer it with ``reply``.
 
     * ``when_prompt``: the user's latest prompt contains this string (or the regex matches it).
-    * ``when_tool_offered``: a tool of exactly this name is in the request's ``tools``
-      (a regex matches against each name).
+    * ``when_tool_offered``: a tool of exactly this name is in the request's ``tools`` or
+      ``nested_tools`` (a regex matches against each name).
     * ``when_tool_result``: the last message carries a ``tool_result`` whose text contains this
       string (or the regex matches it) — the way to answer after a tool ran.
     * ``when_model``: the requested model id contains this string (or the regex matches it).
@@ -319,11 +321,11 @@ class Rule:
         if self.when_model is not None and not _matches(self.when_model, request.model):
             return False
         if self.when_tool_offered is not None:
-            wanted = self.when_tool_offered
+            wanted, names = self.when_tool_offered, request.tools + request.nested_tools
             if isinstance(wanted, re.Pattern):
-                if not any(wanted.search(n) for n in request.tools):
+                if not any(wanted.search(n) for n in names):
                     return False
-            elif wanted not in request.tools:
+            elif wanted not in names:
                 return False
         if self.when_tool_result is not None:
             if request.tool_result is None:

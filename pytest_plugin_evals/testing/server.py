@@ -154,7 +154,8 @@ class ScriptedModel:
 
         Keys: ``method``, ``path`` (without the query), ``query``, ``headers`` (credentials
         redacted), ``body`` (parsed JSON, or None), ``model``, ``stream``, ``prompt`` (the user's
-        latest prompt text), ``tools`` (offered tool names), ``tool_result`` (text of the tool
+        latest prompt text), ``tools`` (offered tool names), ``nested_tools`` (tools reached
+        only through another tool's code: Codex's code mode), ``tool_result`` (text of the tool
         result the request carries, or None), ``system`` (the system text, including
         ``role: system`` messages), ``rule`` (index of the rule that answered, or None),
         ``status`` (the HTTP status sent; None while the answer is pending) and ``time``
