@@ -25,6 +25,7 @@ import sys
 import tempfile
 import threading
 import traceback
+from collections.abc import Mapping
 from pathlib import Path
 
 from ..util.process import Service, start_service, stop_service
@@ -136,13 +137,25 @@ def _spawn(listener: socket.socket, conn: socket.socket) -> None:
         os._exit(code)
 
 
+def agent_group(hello: Mapping[str, object], harness_pgid: int | None) -> int:
+    """The process group an abort kills: the stub's, or its parent's when the agent started
+    the stub as the leader of a group of its own (Codex does so for every MCP server) — unless
+    that parent's group is the harness's (a ``py:`` agent's stand-in)."""
+    own = int(str(hello["pgid"]))
+    parent = hello.get("parentPgid")
+    leader = own == int(str(hello.get("pid", -1)))
+    if leader and isinstance(parent, int) and parent > 1 and parent != harness_pgid:
+        return parent
+    return own
+
+
 def run_stand_in(hello: dict[str, object]) -> int:
     import anyio
 
     from .server import StandIn, serve
 
     stand_in = StandIn.load(Path(str(hello["spec"])))
-    stand_in.agent_pgid = int(str(hello["pgid"]))
+    stand_in.agent_pgid = agent_group(hello, stand_in.harness_pgid)
     stand_in.agent_pid = int(str(hello["ppid"]))
     anyio.run(serve, stand_in)
     return 0

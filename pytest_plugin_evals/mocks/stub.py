@@ -10,6 +10,7 @@ waits until that stand-in ends. When the host cannot be reached it becomes the s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -24,6 +25,8 @@ def main() -> None:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.connect(socket_path)
         hello = {"spec": spec, "pgid": os.getpgrp(), "ppid": os.getppid(), "pid": os.getpid()}
+        with contextlib.suppress(OSError):  # a server in a group of its own (Codex): the agent's
+            hello["parentPgid"] = os.getpgid(os.getppid())
         socket.send_fds(conn, [json.dumps(hello).encode()], [0, 1, 2])
     except (OSError, AttributeError):
         os.execv(sys.executable, [sys.executable, "-m", SERVER_MODULE, spec])
