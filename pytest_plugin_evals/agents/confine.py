@@ -135,7 +135,7 @@ def for_run(
     CLI's install, the plugin in the with arm, the case's ``add_dirs`` and ``also_readable``
     (read-only); ``also_writable`` (the mock host's socket folder); not the operator's home,
     the project, the system temp folder (other runs), the run's ``out`` folder, the evals
-    folder or the case."""
+    folder or the case (unless the plugin of the with arm is inside them)."""
 
     from pytest_plugin_evals.agents.workspace import original_add_dirs
 
@@ -152,7 +152,15 @@ def for_run(
         layers.append(("read", request.plugin_dir))
     elif case.suite_root.parent != Path(case.suite_root.anchor):
         layers.append(("hide", case.suite_root.parent))  # the plugin, in the without arm
-    layers += [("hide", case.suite_root), ("hide", case.dir), ("read", install_root(binary))]
+    # The evals folder and the case are hidden, unless the plugin is in them (a package.json
+    # suite at the plugin's root): the with arm must see its plugin.
+    plugin = request.plugin_dir.resolve() if request.plugin_dir is not None else None
+    layers += [
+        ("hide", folder)
+        for folder in (case.suite_root, case.dir)
+        if plugin is None or not plugin.is_relative_to(folder.resolve())
+    ]
+    layers.append(("read", install_root(binary)))
     layers += [("read", p) for p in (*original_add_dirs(request), *also_readable)]
     layers += [("write", p) for p in (box.home, box.cwd, box.config, box.tmp, *also_writable)]
     return Confinement(tuple(layers))

@@ -91,3 +91,32 @@ def test_a_confined_process_reaches_only_what_its_layers_show(tmp_path: Path) ->
     assert "operator-only" not in done.stdout
     assert (run / "made.txt").read_text(encoding="utf-8") == "made\n"
     assert not (tmp_path / "out.txt").exists()  # everything else is read-only
+
+
+def run_request(plugin: Path | None, suite_root: Path, case_dir: Path, box: Path) -> object:
+    from types import SimpleNamespace
+
+    sandbox = SimpleNamespace(**{k: box / k for k in ("home", "cwd", "config", "tmp")})
+    case = SimpleNamespace(suite_root=suite_root, dir=case_dir, add_dirs=())
+    return SimpleNamespace(sandbox=sandbox, case=case, plugin_dir=plugin)
+
+
+def test_a_run_hides_the_evals_folder_but_not_a_plugin_that_holds_its_suite(
+    tmp_path: Path,
+) -> None:
+    plugin = tmp_path / "plugin"
+    (plugin / "evals" / "case").mkdir(parents=True)
+    box = tmp_path / "box"
+    # Case folders under evals/: both hidden, the plugin shown.
+    request = run_request(plugin, plugin / "evals", plugin / "evals" / "case", box)
+    layers = confine.for_run(request, "/bin/true").layers  # type: ignore[arg-type]
+    assert ("read", plugin) in layers
+    assert ("hide", plugin / "evals") in layers and ("hide", plugin / "evals" / "case") in layers
+    # A package.json suite at the plugin's root: hiding it would hide the plugin itself.
+    request = run_request(plugin, plugin, plugin, box)
+    layers = confine.for_run(request, "/bin/true").layers  # type: ignore[arg-type]
+    assert ("read", plugin) in layers and ("hide", plugin) not in layers
+    # The without arm does not load the plugin: it stays hidden, suite and all.
+    request = run_request(None, plugin, plugin, box)
+    layers = confine.for_run(request, "/bin/true").layers  # type: ignore[arg-type]
+    assert ("hide", plugin) in layers and ("read", plugin) not in layers
