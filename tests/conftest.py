@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import shlex
@@ -30,14 +29,19 @@ def plugin_args(request: pytest.FixtureRequest) -> list[str]:
 
 @pytest.fixture
 def scripted_agent(pytester: pytest.Pytester) -> Callable[[list[dict[str, Any]]], str]:
-    """Write agent rules and return the ``--eval-agent`` value that runs them (each call its
-    own rules file: two agents of one session keep their own rules)."""
-    made = itertools.count()
+    """Write agent rules and return the ``--eval-agent`` value that runs them (other rules,
+    another file: two agents of one session keep their own rules; the same rules, the same
+    spec)."""
+    written: dict[str, Path] = {}
 
     def make(rules: list[dict[str, Any]]) -> str:
-        n = next(made)
-        path = pytester.path / ("agent-rules.json" if n == 0 else f"agent-rules-{n}.json")
-        path.write_text(json.dumps(rules), encoding="utf-8")
+        text = json.dumps(rules)
+        if text not in written:
+            n = len(written)
+            name = "agent-rules.json" if n == 0 else f"agent-rules-{n}.json"
+            written[text] = pytester.path / name
+        path = written[text]
+        path.write_text(text, encoding="utf-8")
         return "cmd:" + shlex.join([sys.executable, str(AGENT), str(path)])
 
     return make

@@ -117,13 +117,16 @@ class McpPlan:
 
     def split(self, name: str, separators: Iterable[str] = ("__", "_")) -> tuple[str, str] | None:
         """``(server, tool)`` of a CLI's flat tool name ``<server><sep><tool>`` (optionally
-        after ``mcp_`` or ``mcp__``), for a known server, the longest name first; else None."""
-        for server in sorted(self.prefixes, key=len, reverse=True):
+        after ``mcp_`` or ``mcp__``), for a known server, the longest name first; else None.
+        A server is also found by its name with every character outside ``[A-Za-z0-9_-]``
+        made ``_`` (as CLIs put it into tool names); the server's own name is returned."""
+        known = {**{normalize(s): s for s in self.prefixes}, **{s: s for s in self.prefixes}}
+        for flat in sorted(known, key=len, reverse=True):
             for head in ("mcp__", "mcp_", ""):
                 for sep in separators:
-                    start = f"{head}{server}{sep}"
+                    start = f"{head}{flat}{sep}"
                     if name.startswith(start) and len(name) > len(start):
-                        return server, name[len(start) :]
+                        return known[flat], name[len(start) :]
         return None
 
 

@@ -1,4 +1,5 @@
-"""End-to-end plumbing: ``pytest evals`` with the real ``claude`` binary and a scripted model."""
+"""End-to-end plumbing: ``pytest evals`` with the real ``claude`` binary (or another agent CLI)
+and a scripted model."""
 
 from __future__ import annotations
 
@@ -13,9 +14,61 @@ from typing import Any
 import pytest
 
 from pytest_plugin_evals.testing import ScriptedModel
+from pytest_plugin_evals.testing.server import TEST_API_KEY
+from tests.conftest import agent_cli
 
 #: ``run(*args) -> (pytester result, JSON document or {})``
 Run = Callable[..., tuple[pytest.RunResult, dict[str, Any]]]
+
+
+#: The key Codex runs read from ``OPENAI_API_KEY`` (the tests check no request carries it).
+CODEX_KEY = "sk-test-codex-key-0123456789"
+
+
+def cli_environment(agent: str, model: ScriptedModel) -> dict[str, str]:
+    """The variables that point ``agent``'s CLI at the scripted model: each CLI's usual ones."""
+    if agent == "copilot":
+        return {
+            "COPILOT_PROVIDER_TYPE": "anthropic",
+            "COPILOT_PROVIDER_BASE_URL": model.base_url,
+            "COPILOT_PROVIDER_API_KEY": TEST_API_KEY,
+            "COPILOT_MODEL": "claude-sonnet-4",
+        }
+    if agent == "codex":
+        return {"OPENAI_BASE_URL": model.openai_base_url, "OPENAI_API_KEY": CODEX_KEY}
+    if agent == "gemini":
+        return model.gemini_env()
+    return model.env()
+
+
+def cli_runner(
+    pytester: pytest.Pytester,
+    agent: str,
+    binary: str,
+    model: ScriptedModel,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    default_model: str | None = None,
+) -> Run:
+    """``run(*args, model=default_model)``: ``pytest evals --eval-agent <agent>`` with the real
+    binary against the scripted model; returns the result and the JSON document."""
+    for key, value in cli_environment(agent, model).items():
+        monkeypatch.setenv(key, value)
+
+    def run(
+        *args: str, model: str | None = default_model
+    ) -> tuple[pytest.RunResult, dict[str, Any]]:
+        out = pytester.path / "out.json"
+        out.unlink(missing_ok=True)
+        pinned = ("--eval-model", model) if model else ()
+        result = pytester.runpytest(
+            "evals", "-p", "no:cacheprovider", "--eval-agent", agent,
+            f"--eval-{agent}-bin={binary}", *pinned, "--eval-json", "out.json", *args,
+        )  # fmt: skip
+        doc = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
+        return result, doc
+
+    return run
 
 
 @pytest.fixture
@@ -27,20 +80,70 @@ def run_evals(
 ) -> Run:
     """Run ``pytest evals`` with the real binary against the scripted model (on loopback);
     returns the result and the JSON document it wrote."""
-    for key, value in scripted_model.env().items():
-        monkeypatch.setenv(key, value)
+    return cli_runner(pytester, "claude", claude_bin, scripted_model, monkeypatch)
 
-    def run(*args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
-        out = pytester.path / "out.json"
-        out.unlink(missing_ok=True)
-        result = pytester.runpytest(
-            "evals", "-p", "no:cacheprovider", "--eval-agent", "claude",
-            f"--eval-claude-bin={claude_bin}", "--eval-json", "out.json", *args,
-        )  # fmt: skip
-        doc = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
-        return result, doc
 
-    return run
+@pytest.fixture(scope="session")
+def copilot_bin() -> str:
+    return agent_cli("copilot")
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> str:
+    return agent_cli("codex")
+
+
+@pytest.fixture(scope="session")
+def opencode_bin() -> str:
+    return agent_cli("opencode")
+
+
+@pytest.fixture(scope="session")
+def gemini_bin() -> str:
+    return agent_cli("gemini")
+
+
+@pytest.fixture
+def run_copilot(
+    pytester: pytest.Pytester,
+    copilot_bin: str,
+    scripted_model: ScriptedModel,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Run:
+    return cli_runner(pytester, "copilot", copilot_bin, scripted_model, monkeypatch)
+
+
+@pytest.fixture
+def run_codex(
+    pytester: pytest.Pytester,
+    codex_bin: str,
+    scripted_model: ScriptedModel,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Run:
+    """Codex with a pinned model id (``model=None``: its default model, in code mode)."""
+    return cli_runner(
+        pytester, "codex", codex_bin, scripted_model, monkeypatch, default_model="fake-model"
+    )
+
+
+@pytest.fixture
+def run_opencode(
+    pytester: pytest.Pytester,
+    opencode_bin: str,
+    scripted_model: ScriptedModel,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Run:
+    return cli_runner(pytester, "opencode", opencode_bin, scripted_model, monkeypatch)
+
+
+@pytest.fixture
+def run_gemini(
+    pytester: pytest.Pytester,
+    gemini_bin: str,
+    scripted_model: ScriptedModel,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Run:
+    return cli_runner(pytester, "gemini", gemini_bin, scripted_model, monkeypatch)
 
 
 @pytest.fixture

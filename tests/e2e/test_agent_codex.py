@@ -9,14 +9,14 @@ runs ``pytest evals`` as a plugin author would.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text, tool_use
-from tests.conftest import agent_cli
+from tests.e2e.conftest import CODEX_KEY as KEY
+from tests.e2e.conftest import Run
 
 SKILL_MD = """---
 name: next-version
@@ -32,40 +32,6 @@ LISTED = "release-helper:next-version: Work out the next semantic version"
 SKILL_FILE = (
     "../../config/codex/plugins/cache/eval/release-helper/1.2.0/skills/next-version/SKILL.md"
 )
-KEY = "sk-test-codex-key-0123456789"
-
-Run = Callable[..., tuple[pytest.RunResult, dict[str, Any]]]
-
-
-@pytest.fixture(scope="session")
-def codex_bin() -> str:
-    return agent_cli("codex")
-
-
-@pytest.fixture
-def run_codex(
-    pytester: pytest.Pytester,
-    codex_bin: str,
-    scripted_model: ScriptedModel,
-    monkeypatch: pytest.MonkeyPatch,
-) -> Run:
-    """Run ``pytest evals --eval-agent codex`` against the scripted model; returns the result
-    and the JSON document."""
-    monkeypatch.setenv("OPENAI_BASE_URL", scripted_model.openai_base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-
-    def run(*args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
-        out = pytester.path / "out.json"
-        out.unlink(missing_ok=True)
-        result = pytester.runpytest(
-            "evals", "-p", "no:cacheprovider", "--eval-agent", "codex",
-            f"--eval-codex-bin={codex_bin}", "--eval-model", "fake-model",
-            "--eval-json", "out.json", *args,
-        )  # fmt: skip
-        doc = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
-        return result, doc
-
-    return run
 
 
 def make_plugin(pytester: pytest.Pytester, front: str, graders: dict[str, str]) -> None:
@@ -153,6 +119,59 @@ def test_the_skill_fires_in_the_with_arm_only(
     assert all("release next" in r["prompt"] for r in firsts)
     assert all("exec_command" in r["tools"] for r in firsts)
     assert sorted(LISTED in r["system"] for r in firsts) == [False, True]
+
+
+def test_the_default_model_calls_tools_from_code_and_they_are_recorded(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_codex: Run
+) -> None:
+    """Codex's default model gets one freeform JavaScript tool, ``exec`` (code mode), through
+    which it calls ``exec_command`` and ``apply_patch``; the scripted model turns the rules'
+    ``tool_use`` into such scripts, and each nested call is recorded by its canonical name."""
+    make_plugin(
+        pytester,
+        "allowed_tools: [Skill, Write]\n",
+        {
+            "skill-fired": "---\ntype: tool_used\ntool: Skill\n"
+            "input_match: release-helper:next-version\n---\n",
+            "wrote": "---\ntype: tool_used\ntool: Write\n---\n",
+            "notes": "---\ntype: file_exists\npath: NOTES.md\n---\n",
+        },
+    )
+    patch = "*** Begin Patch\n*** Add File: NOTES.md\n+1.4.1: fixes only.\n*** End Patch\n"
+    scripted_model.add(
+        Rule(
+            when_tool_result="Bump the patch part",
+            reply=tool_use("apply_patch", {"input": patch}),
+            times=1,
+        ),
+        Rule(when_tool_result="", reply=text("1.4.1: fixes only.")),
+        Rule(
+            when_prompt="release next",
+            when_tool_offered="exec_command",
+            reply=tool_use("exec_command", {"cmd": f"cat {SKILL_FILE}"}),
+        ),
+    )
+    result, doc = run_codex(
+        "--eval-ablation", "none", "--eval-allow-tools", "Write", model=None
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)
+    (run,) = doc["cases"][0]["arms"]["with"]
+    assert run["score"] == 1.0, run["graders"]
+    calls = [(c["name"], c["originalName"]) for c in meta(run)["toolCalls"]]
+    assert calls == [("Skill", "exec_command"), ("Write", "apply_patch")]
+    assert "NOTES.md" in run["filesCreated"]
+    # What Codex offered: ``exec`` (in an ``additional_tools`` input item, no ``tools``), the
+    # others only from inside it; the calls went back as ``exec`` scripts.
+    first, second, third = scripted_model.responses_requests
+    assert "exec" in first["tools"] and "exec_command" not in first["tools"]
+    assert {"exec_command", "apply_patch"} <= set(first["nested_tools"])
+    assert not first["body"].get("tools")
+    assert first["model"] != "fake-model"
+    (call,) = [i for i in second["body"]["input"] if i.get("type") == "custom_tool_call"]
+    assert call["name"] == "exec"
+    assert call["input"].startswith("const result = await tools.exec_command(")
+    assert "Bump the patch part" in second["tool_result"]
+    assert third["tool_result"].startswith("Script completed")
 
 
 def test_a_shell_call_is_recorded_and_the_operator_secret_stays_out(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import pytest
 from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text, tool_use
 from pytest_plugin_evals.testing.server import TEST_API_KEY
 from tests.conftest import agent_cli
+from tests.e2e.conftest import Run
 
 SKILL_MD = """---
 name: next-version
@@ -28,43 +28,6 @@ Bump the patch part for fixes, the minor part for features.
 """
 #: Text only the plugin's skill listing holds (its description).
 SKILL_LISTING = "Work out the next semantic version"
-
-Run = Callable[..., tuple[pytest.RunResult, dict[str, Any]]]
-
-
-@pytest.fixture(scope="session")
-def copilot_bin() -> str:
-    return agent_cli("copilot")
-
-
-@pytest.fixture
-def run_copilot(
-    pytester: pytest.Pytester,
-    copilot_bin: str,
-    scripted_model: ScriptedModel,
-    monkeypatch: pytest.MonkeyPatch,
-) -> Run:
-    """Run ``pytest evals --eval-agent copilot`` against the scripted model; returns the result
-    and the JSON document."""
-    for key, value in {
-        "COPILOT_PROVIDER_TYPE": "anthropic",
-        "COPILOT_PROVIDER_BASE_URL": scripted_model.base_url,
-        "COPILOT_PROVIDER_API_KEY": TEST_API_KEY,
-        "COPILOT_MODEL": "claude-sonnet-4",
-    }.items():
-        monkeypatch.setenv(key, value)
-
-    def run(*args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
-        out = pytester.path / "out.json"
-        out.unlink(missing_ok=True)
-        result = pytester.runpytest(
-            "evals", "-p", "no:cacheprovider", "--eval-agent", "copilot",
-            f"--eval-copilot-bin={copilot_bin}", "--eval-json", "out.json", *args,
-        )  # fmt: skip
-        doc = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
-        return result, doc
-
-    return run
 
 
 def make_plugin(pytester: pytest.Pytester, front: str, graders: dict[str, str]) -> None:
@@ -233,3 +196,41 @@ def test_max_turns_stops_a_run_that_goes_on(
     assert run["error"] == "reached max_turns (2): the run was stopped", run
     assert run["turns"] == 2
     assert 2 <= len(scripted_model.message_requests) <= 4  # not the endless loop it asked for
+
+
+def test_a_package_json_case_that_lists_no_tools_still_gets_the_skill(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_copilot: Run
+) -> None:
+    """As Claude Code offers its Skill tool whatever a case lists; and the suite at the
+    plugin's root must not hide the plugin from the with arm."""
+    pytester.makefile(
+        ".json",
+        **{".claude-plugin/plugin": json.dumps({"name": "release-helper", "version": "1.2.0"})},
+    )
+    pytester.makefile(".md", **{"skills/next-version/SKILL": SKILL_MD})
+    evals = [
+        {
+            "name": "uses-the-skill",
+            "input": "@release-helper We fixed two bugs since v1.4.0. What to release next?",
+            "expected": [{"callsTool": "Skill"}, {"includes": "1.4.1"}],
+        }
+    ]
+    pytester.makefile(
+        ".json", package=json.dumps({"name": "release-helper", "ai": {"evals": evals}})
+    )
+    scripted_model.add(
+        Rule(when_prompt="Bump the patch part", reply=text("1.4.1: fixes only.")),
+        Rule(when_prompt="release next", reply=tool_use("skill", {"skill": "next-version"})),
+    )
+    result = pytester.runpytest(
+        "package.json", "-p", "no:cacheprovider", "--eval-agent", "copilot",
+        f"--eval-copilot-bin={agent_cli('copilot')}", "--eval-json", "out.json",
+        "--eval-ablation", "none",
+    )  # fmt: skip
+    doc = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    (run,) = doc["cases"][0]["arms"]["with"]
+    assert run["error"] is None, run
+    assert all(g["passed"] for g in run["graders"]), run["graders"]
+    (call,) = meta(run)["toolCalls"]
+    assert (call["name"], call["isError"]) == ("Skill", False)
+    result.assert_outcomes(passed=1)

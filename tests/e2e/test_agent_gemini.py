@@ -9,13 +9,12 @@ author would.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text, tool_use
-from tests.conftest import agent_cli
+from tests.e2e.conftest import Run
 from tests.helpers import FENCE_DONE, assert_fenced, fence_probe
 
 SKILL_MD = """---
@@ -30,38 +29,6 @@ SKILL_LISTING = "Work out the next semantic version"
 ACTIVATED = '<activated_skill name="next-version">'
 #: What it sends back when the skill asked for is not one it has.
 UNKNOWN_SKILL = "must be equal to one of the allowed values"
-
-Run = Callable[..., tuple[pytest.RunResult, dict[str, Any]]]
-
-
-@pytest.fixture(scope="session")
-def gemini_bin() -> str:
-    return agent_cli("gemini")
-
-
-@pytest.fixture
-def run_gemini(
-    pytester: pytest.Pytester,
-    gemini_bin: str,
-    scripted_model: ScriptedModel,
-    monkeypatch: pytest.MonkeyPatch,
-) -> Run:
-    """Run ``pytest evals --eval-agent gemini`` against the scripted model; returns the result
-    and the JSON document."""
-    for key, value in scripted_model.gemini_env().items():
-        monkeypatch.setenv(key, value)
-
-    def run(*args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
-        out = pytester.path / "out.json"
-        out.unlink(missing_ok=True)
-        result = pytester.runpytest(
-            "evals", "-p", "no:cacheprovider", "--eval-agent", "gemini",
-            f"--eval-gemini-bin={gemini_bin}", "--eval-json", "out.json", *args,
-        )  # fmt: skip
-        doc = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
-        return result, doc
-
-    return run
 
 
 def make_plugin(
@@ -135,6 +102,31 @@ def test_the_skill_fires_in_the_with_arm_only(
     results = [r["tool_result"] for r in scripted_model.gemini_requests if r["tool_result"]]
     assert any(ACTIVATED in t and "Bump the patch part" in t for t in results)
     assert any(UNKNOWN_SKILL in t for t in results)
+
+
+def test_the_skill_tool_is_offered_when_the_case_lists_no_tools(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_gemini: Run
+) -> None:
+    """As Claude Code offers its Skill tool whatever a case lists; disallowing it removes it."""
+    make_plugin(pytester, tools="[]")
+    scripted_model.add(
+        Rule(when_tool_result=ACTIVATED, reply=text("1.4.1: fixes only.")),
+        Rule(
+            when_tool_offered="activate_skill",
+            reply=tool_use("activate_skill", {"name": "next-version"}),
+        ),
+    )
+    result, doc = run_gemini("--eval-ablation", "none")
+    result.assert_outcomes(passed=1)
+    (run,) = doc["cases"][0]["arms"]["with"]
+    assert {g["name"]: g["passed"] for g in run["graders"]} == {"answer": True, "skill-fired": True}
+    (first,) = first_requests(scripted_model)
+    assert "activate_skill" in first["tools"]
+    _, doc = run_gemini("--eval-ablation", "none", "--eval-disallow-tools", "Skill")
+    (run,) = doc["cases"][0]["arms"]["with"]
+    assert run["toolCallList"] == [] and run["answer"] == "OK"
+    _, first = first_requests(scripted_model)
+    assert "activate_skill" not in first["tools"] and "read_file" in first["tools"]
 
 
 def test_a_shell_call_is_recorded_as_bash(

@@ -3,20 +3,20 @@
 opencode's built-in Anthropic provider speaks the Messages API, so the scripted model serves it
 as it is: ``ANTHROPIC_BASE_URL`` and ``ANTHROPIC_API_KEY`` (the operator's usual variables,
 through the allowlist) point it there, offline. Each test builds a small plugin with pytester
-and runs ``pytest evals`` as a plugin author would.
+and runs ``pytest evals`` as a plugin author would; the last ones give it MCP servers (and
+their stand-ins), an agent and a hook.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text, tool_use
-from tests.conftest import agent_cli
+from tests.e2e.conftest import Run
 from tests.helpers import FENCE_DONE, assert_fenced, fence_probe
 
 SKILL_MD = """---
@@ -30,37 +30,10 @@ SKILL_LISTING = "Work out the next semantic version"
 #: How opencode's skill tool answers with a skill it loaded.
 LOADED = '<skill_content name="next-version">'
 
-Run = Callable[..., tuple[pytest.RunResult, dict[str, Any]]]
 
-
-@pytest.fixture(scope="session")
-def opencode_bin() -> str:
-    return agent_cli("opencode")
-
-
-@pytest.fixture
-def run_opencode(
-    pytester: pytest.Pytester,
-    opencode_bin: str,
-    scripted_model: ScriptedModel,
-    monkeypatch: pytest.MonkeyPatch,
-) -> Run:
-    """Run ``pytest evals --eval-agent opencode`` against the scripted model; returns the
-    result and the JSON document."""
-    for key, value in scripted_model.env().items():
-        monkeypatch.setenv(key, value)
-
-    def run(*args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
-        out = pytester.path / "out.json"
-        out.unlink(missing_ok=True)
-        result = pytester.runpytest(
-            "evals", "-p", "no:cacheprovider", "--eval-agent", "opencode",
-            f"--eval-opencode-bin={opencode_bin}", "--eval-json", "out.json", *args,
-        )  # fmt: skip
-        doc = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
-        return result, doc
-
-    return run
+#: The tools every run is offered, whatever the case lists: the scoped readers and the skill
+#: tool (as Claude Code offers its Skill tool).
+READERS = ["glob", "grep", "read", "skill"]
 
 
 def make_plugin(pytester: pytest.Pytester, front: str, graders: dict[str, str]) -> None:
@@ -140,7 +113,7 @@ def test_the_skill_fires_in_the_with_arm_only(
     assert all("title generator" not in r["system"] for rs in runs.values() for r in rs)
     firsts = [rs[0] for rs in runs.values()]
     assert all("release next" in r["prompt"] for r in firsts)
-    assert all(r["tools"] == ["skill"] for r in firsts), [r["tools"] for r in firsts]
+    assert all(r["tools"] == READERS for r in firsts), [r["tools"] for r in firsts]
     listed = sorted(SKILL_LISTING in r["system"] for r in firsts)
     assert listed == [False, True], listed
 
@@ -236,3 +209,164 @@ def test_a_refused_key_is_an_auth_error(
     (run,) = doc["cases"][0]["arms"]["with"]
     assert run["infraError"] == "auth", run
     assert "401" in run["error"] or "authentication" in run["error"].lower(), run["error"]
+
+
+# MCP servers and the plugin's agents. The tracker plugin declares two servers (``tracker`` in
+# ``.mcp.json``, ``people`` inline) that leave a marker file if they ever start, an agent and a
+# hook; its mocks shadow both servers and add a standalone one (``kb``). opencode names an MCP
+# tool ``<server>_<tool>``; the run's transcript carries Claude Code's name.
+
+CREATE = "mcp__plugin_tracker-kit_tracker__create_issue"
+SEARCH = "mcp__kb__search"
+
+CREATE_MD = """---
+expect:
+  title: string
+  priority: [low, medium, high]
+---
+
+Created issue #4821: {{input.title}}
+"""
+
+TRIAGER_MD = """---
+name: triager
+description: Files bugs in the tracker. Use for every bug report.
+tools: Read, mcp__plugin_tracker-kit_tracker__create_issue
+model: inherit
+---
+You triage bugs and file them.
+"""
+
+
+#: What a real server of the tracker leaves in the run's working directory (where opencode
+#: starts it; the confined CLI can write nowhere else) when it starts.
+MARKER = "real-server-started"
+
+
+def make_tracker(pytester: pytest.Pytester, front: str = "") -> None:
+    real = {"command": "sh", "args": ["-c", f"touch {MARKER}; exit 1"]}
+    manifest = {"name": "tracker-kit", "version": "0.3.0", "mcpServers": {"people": real}}
+    pytester.makefile(".json", **{".claude-plugin/plugin": json.dumps(manifest)})
+    pytester.makefile(".json", **{".mcp": json.dumps({"mcpServers": {"tracker": real}})})
+    pytester.makefile(".json", **{"hooks/hooks": json.dumps({"hooks": {}})})
+    pytester.makefile(
+        ".md",
+        **{
+            "agents/triager": TRIAGER_MD,
+            "evals/mocks/tracker/create_issue": CREATE_MD,
+            "evals/mocks/people/lookup": "alice is on call",
+            "evals/mocks/kb/search": "No known issue.",
+            "evals/files-bug/prompt": f"---\nruns: 1\n{front}---\n"
+            "File a bug: the app crashes on start.\n",
+            "evals/files-bug/graders/created": (
+                "---\ntype: regex\npattern: 'create_issue.*Crash on start'\n"
+                "target: mock_calls\n---\n"
+            ),
+            "evals/files-bug/graders/answer": "---\ntype: regex\npattern: '#4821'\n---\n",
+        },
+    )
+
+
+def first_requests(model: ScriptedModel) -> list[dict[str, Any]]:
+    """Each session's first request, the main sessions' (the prompt's) first."""
+    return [rs[0] for rs in sessions(model).values()]
+
+
+def test_stand_ins_answer_and_the_real_servers_are_withheld(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_opencode: Run
+) -> None:
+    make_tracker(pytester)
+    scripted_model.add(
+        Rule(when_tool_result="Created issue", reply=text("Filed as #4821.")),
+        Rule(when_tool_result="", reply=text("I could not file it.")),
+        Rule(
+            when_prompt="File a bug",
+            reply=tool_use("tracker_create_issue", {"title": "Crash on start", "priority": "high"}),
+        ),
+    )
+    result, doc = run_opencode("-n2")
+    (case,) = doc["cases"]
+    with_run, without_run = case["arms"]["with"][0], case["arms"]["without"][0]
+    verdicts = {g["name"]: g for g in with_run["graders"]}
+    assert verdicts["created"]["passed"] is True, verdicts
+    assert verdicts["answer"]["passed"] is True
+    mocks = with_run["mocks"]
+    kinds = {s["server"]: s["kind"] for s in mocks["servers"]}
+    assert kinds == {"tracker": "shadow", "people": "shadow", "kb": "standalone"}, kinds
+    assert mocks["calls"]["total"] == 1 and mocks["calls"]["errors"] == 0
+    assert [c["tool"] for c in with_run["mockCalls"]] == [CREATE]
+    (call,) = meta(with_run)["toolCalls"]
+    assert (call["name"], call["originalName"]) == (CREATE, "tracker_create_issue")
+    assert call["isError"] is False and "#4821" in call["output"]
+    # The without arm does not load the plugin: no shadow there, the standalone mock is.
+    assert without_run["answer"] == "I could not file it."
+    (missed,) = meta(without_run)["toolCalls"]
+    assert missed["isError"] is True or "unavailable tool" in (missed["output"] or "")
+    offered = sorted(tuple(r["tools"]) for r in first_requests(scripted_model))
+    assert offered == [
+        ("glob", "grep", "kb_search", "people_lookup", "read", "skill", "tracker_create_issue"),
+        ("glob", "grep", "kb_search", "read", "skill"),
+    ], offered
+    # Strict: the plugin's own servers never started, in either arm.
+    assert MARKER not in with_run["filesCreated"] + without_run["filesCreated"]
+    # The plugin's hooks have no opencode form: the with arm says so.
+    assert any("hooks" in n and "opencode" in n for n in with_run["notes"]), with_run["notes"]
+    result.assert_outcomes(passed=2)
+
+
+def test_mocks_off_starts_the_real_servers(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_opencode: Run
+) -> None:
+    make_tracker(pytester)
+    scripted_model.add(Rule(reply=text("nothing to do")))
+    _, doc = run_opencode("-n0", "--eval-ablation", "none", "--eval-mocks", "off")
+    (run,) = doc["cases"][0]["arms"]["with"]
+    created = {g["name"]: g for g in run["graders"]}["created"]
+    assert created["passed"] is False
+    assert created["explanation"].startswith("no mock stand-ins were active")
+    assert MARKER in run["filesCreated"]
+
+
+def test_the_plugin_agent_is_a_subagent_within_the_run(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_opencode: Run
+) -> None:
+    """The agent is offered to the task tool as Claude Code names it, in the with arm only; it
+    runs with its own prompt and only the tools its ``tools`` lists that the run allows."""
+    make_tracker(pytester, front="allowed_tools: [Task]\n")
+    task = {
+        "description": "file the bug",
+        "prompt": "Triage: the app crashes on start",
+        "subagent_type": "tracker-kit:triager",
+    }
+    scripted_model.add(
+        Rule(when_tool_result="Created issue", reply=text("Filed as #4821.")),
+        Rule(when_tool_result="Filed as", reply=text("The triager filed #4821.")),
+        Rule(when_tool_result="", reply=text("No triager here.")),
+        Rule(
+            when_prompt="Triage:",
+            reply=tool_use("tracker_create_issue", {"title": "Crash on start", "priority": "low"}),
+        ),
+        Rule(when_prompt="File a bug", reply=tool_use("task", task)),
+    )
+    result, doc = run_opencode("-n0")
+    (case,) = doc["cases"]
+    with_run, without_run = case["arms"]["with"][0], case["arms"]["without"][0]
+    assert with_run["answer"] == "The triager filed #4821."
+    assert without_run["answer"] == "No triager here."
+    assert [c["tool"] for c in with_run["mockCalls"]] == [CREATE]
+    assert {g["name"]: g["passed"] for g in with_run["graders"]}["created"] is True
+    calls = {c["name"]: c for c in meta(with_run)["toolCalls"]}
+    assert calls["Task"]["input"]["subagent_type"] == "tracker-kit:triager"
+    firsts = first_requests(scripted_model)
+    listed = sorted(
+        "tracker-kit:triager" in json.dumps([t for t in r["body"]["tools"] if t["name"] == "task"])
+        for r in firsts
+        if "File a bug" in r["prompt"]
+    )
+    assert listed == [False, True], listed
+    (sub,) = [r for r in firsts if "Triage:" in r["prompt"]]
+    assert "You triage bugs and file them." in sub["system"]
+    # Read and the one mocked tool it lists: not glob, skill, task or the other servers'.
+    assert sub["tools"] == ["read", "tracker_create_issue"], sub["tools"]
+    assert MARKER not in with_run["filesCreated"]
+    result.assert_outcomes(passed=2)

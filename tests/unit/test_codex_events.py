@@ -51,7 +51,7 @@ def test_items_become_tool_calls_with_canonical_and_original_names(tmp_path: Pat
         ("Bash", "exec_command", True),
         ("Write", "apply_patch", False),
         ("Edit", "apply_patch", False),
-        ("mcp__docs__search", None, False),
+        ("mcp__docs__search", "mcp__docs__search", False),
         ("WebSearch", "web_search", False),
         ("TodoWrite", "update_plan", False),
     ]
@@ -105,3 +105,25 @@ def test_a_failed_turn_names_its_status(tmp_path: Path) -> None:
     path = trace(tmp_path, {"type": "turn.failed", "error": {"message": "stream disconnected"}})
     assert parse_file(path)[1].status is None
     assert parse_file(tmp_path / "missing.jsonl")[1].thread_started is False
+
+
+def test_an_mcp_call_gets_the_name_the_run_gives_it_and_keeps_codexs(tmp_path: Path) -> None:
+    path = trace(
+        tmp_path,
+        done({"id": "i1", "type": "mcp_tool_call", "server": "tracker", "tool": "create_issue",
+              "arguments": {"title": "Crash"}, "result": None,
+              "error": {"message": "MCP tool call requires approval, but approval policy is never"},
+              "status": "failed"}),
+    )  # fmt: skip
+    names: list[tuple[str, str]] = []
+
+    def naming(server: str, tool: str) -> str:
+        names.append((server, tool))
+        return f"mcp__plugin_tracker-kit_{server}__{tool}"
+
+    (call,) = parse_file(path, mcp=naming)[0].tool_calls
+    assert names == [("tracker", "create_issue")]
+    assert call.name == "mcp__plugin_tracker-kit_tracker__create_issue"
+    assert call.original_name == "mcp__tracker__create_issue"
+    assert call.is_error is True and call.output is not None and "approval" in call.output
+    assert call.input == {"title": "Crash"}

@@ -10,7 +10,14 @@ import pytest
 from pytest_plugin_evals.agents import AgentError
 from pytest_plugin_evals.agents.copilot.agent import TurnLimit, find_binary
 from pytest_plugin_evals.agents.copilot.events import parse_events
-from pytest_plugin_evals.agents.copilot.tools import CopilotTools, plan_tools, shell_rule
+from pytest_plugin_evals.agents.copilot.tools import (
+    CopilotTools,
+    copilot_server,
+    plan_mcp,
+    plan_tools,
+    shell_rule,
+)
+from pytest_plugin_evals.agents.mcp import McpPlan, McpServer, plugin_prefix
 
 
 def plan(
@@ -27,6 +34,16 @@ def test_readers_always_and_read_only_tools_as_listed() -> None:
     tools = plan(["Skill", "Read"])
     assert tools.available == ("view", "glob", "grep", "skill")
     assert tools.allow == () and not tools.shell
+    assert "task" in plan(["Task"]).available and "task" not in plan([]).available
+
+
+def test_the_skill_tool_is_offered_whatever_the_case_lists_unless_disallowed() -> None:
+    assert "skill" in plan([]).available  # Claude Code offers its Skill tool the same way
+    assert "skill" not in plan([], disallowed=["Skill"]).available
+    operator = plan_tools(
+        case_tools=["Skill"], case_disallowed=(), grants=(), operator_disallowed=["Skill"]
+    )
+    assert "skill" not in operator.available
 
 
 def test_a_tool_that_acts_needs_the_case_and_a_grant() -> None:
@@ -56,6 +73,115 @@ def test_shell_grants_become_copilot_rules(grant: str, rule: str) -> None:
     assert shell_rule(grant) == rule
     tools = plan(["Bash"], grants=[grant])
     assert tools.shell and tools.allow == (rule,) and "bash" in tools.available
+
+
+def test_mcp_entries_are_left_to_the_mcp_plan() -> None:
+    tools = plan(["mcp__plugin_tk_tracker__create_issue"], grants=["mcp__*"])
+    assert tools.unsupported == () and tools.not_granted == ()
+
+
+TRACKER = plugin_prefix("tracker-kit", "tracker")
+
+
+def mcp_plan(*, strict: bool = False) -> McpPlan:
+    """A shadow stand-in for ``people``, a standalone ``kb`` and, unless strict, the plugin's
+    real ``tracker`` (withheld when strict, with ``billing``)."""
+    stub = {"type": "stdio", "command": "/py", "args": ["-I", "stub.py", "/s/host.sock", "p"]}
+    servers = [
+        McpServer("people", stub, plugin_prefix("tracker-kit", "people"), stand_in=True),
+        McpServer("kb", stub, "mcp__kb__", stand_in=True),
+    ]
+    if not strict:
+        real = {"command": "tracker-mcp", "args": ["--root", "/plugin"], "env": {"A": "1"}}
+        servers.append(McpServer("tracker", real, TRACKER, stand_in=False))
+    prefixes = {s.name: s.prefix for s in servers}
+    prefixes.update(tracker=TRACKER, billing=plugin_prefix("tracker-kit", "billing"))
+    suppressed = ("tracker", "people", "billing") if strict else ("people",)
+    return McpPlan(servers=tuple(servers), suppressed=suppressed, prefixes=prefixes)
+
+
+def test_every_server_is_given_and_offered_whole_and_stand_ins_are_approved() -> None:
+    given = plan_mcp(mcp_plan(), case_tools=[], grants=[], disallowed=[])
+    servers = given.config["mcpServers"]
+    assert list(servers) == ["people", "kb", "tracker"]
+    assert servers["tracker"] == {
+        "type": "stdio",
+        "command": "tracker-mcp",
+        "tools": ["*"],
+        "args": ["--root", "/plugin"],
+        "env": {"A": "1"},
+    }
+    assert given.available == ("people", "kb", "tracker")
+    assert given.allow == ("people", "kb")  # a real server's tools need a grant
+    assert given.disable == ()  # people is replaced by its stand-in of the same name
+
+
+def test_strict_turns_off_the_withheld_plugin_servers_but_not_a_shadowed_one() -> None:
+    given = plan_mcp(mcp_plan(strict=True), case_tools=[], grants=[], disallowed=[])
+    assert list(given.config["mcpServers"]) == ["people", "kb"]
+    assert given.disable == ("tracker", "billing")
+
+
+def test_a_real_server_s_tools_run_only_when_listed_and_granted() -> None:
+    create, search = TRACKER + "create_issue", TRACKER + "search"
+    given = plan_mcp(mcp_plan(), case_tools=[create, search], grants=[create], disallowed=[])
+    assert "tracker(create_issue)" in given.allow and "tracker(search)" not in given.allow
+    assert given.not_granted == (search,)
+    everything = plan_mcp(mcp_plan(), case_tools=[TRACKER + "*"], grants=["mcp__*"], disallowed=[])
+    assert "tracker" in everything.allow
+    assert plan_mcp(mcp_plan(), case_tools=[], grants=[create], disallowed=[]).allow == (
+        "people",
+        "kb",
+    )
+
+
+def test_disallowed_mcp_tools_are_denied_and_a_disallowed_server_is_not_offered() -> None:
+    one = plan_mcp(mcp_plan(), case_tools=[], grants=[], disallowed=["mcp__kb__search"])
+    assert one.deny == ("kb(search)",) and "kb" in one.available and "kb" in one.allow
+    whole = plan_mcp(mcp_plan(), case_tools=[], grants=[], disallowed=["mcp__kb__*"])
+    assert whole.deny == ("kb",) and "kb" not in whole.available and "kb" not in whole.allow
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (
+            {"type": "sse", "url": "https://x/sse", "headers": {"A": "b"}},
+            {"type": "sse", "url": "https://x/sse", "tools": ["*"], "headers": {"A": "b"}},
+        ),
+        ({"url": "https://x/mcp"}, {"type": "http", "url": "https://x/mcp", "tools": ["*"]}),
+        ({"type": "stdio"}, None),
+    ],
+)
+def test_remote_servers_keep_their_transport(
+    config: dict[str, Any], expected: dict[str, Any] | None
+) -> None:
+    assert copilot_server(config) == expected
+
+
+def test_mcp_calls_get_claude_code_s_names_from_the_plan() -> None:
+    lines = [
+        line("assistant.message", content="", toolRequests=[]),
+        line(
+            "tool.execution_start",
+            toolCallId="t1",
+            toolName="people-lookup",
+            mcpServerName="people",
+            mcpToolName="lookup",
+        ),
+        # Never ran (withheld): only the name Copilot's model used.
+        line("assistant.message", toolRequests=[{"toolCallId": "t2", "name": "billing-charge"}]),
+        line("assistant.message", toolRequests=[{"toolCallId": "t3", "name": "kb-search"}]),
+        line("assistant.message", toolRequests=[{"toolCallId": "t4", "name": "view"}]),
+    ]
+    transcript, _ = parse_events(lines, mcp_plan(strict=True))
+    names = [(c.name, c.original_name) for c in transcript.tool_calls]
+    assert names == [
+        ("mcp__plugin_tracker-kit_people__lookup", "people-lookup"),
+        ("mcp__plugin_tracker-kit_billing__charge", "billing-charge"),
+        ("mcp__kb__search", "kb-search"),
+        ("Read", "view"),
+    ]
 
 
 def test_disallowed_tools_win() -> None:
@@ -153,3 +279,26 @@ def test_the_allowlist_passes_copilot_settings_and_nothing_that_widens_a_run() -
         "COPILOT_PROVIDER_API_KEY",
         "COPILOT_PROVIDER_BASE_URL",
     ]
+
+
+def test_the_with_arm_must_load_the_plugin_s_skills_when_the_skill_tool_is_offered(
+    tmp_path: Any,
+) -> None:
+    from types import SimpleNamespace
+
+    from pytest_plugin_evals.agents.copilot.agent import CopilotAgent
+    from pytest_plugin_evals.agents.copilot.events import CopilotSummary
+
+    (tmp_path / ".claude-plugin").mkdir()
+    (tmp_path / ".claude-plugin" / "plugin.json").write_text('{"name": "rh"}', encoding="utf-8")
+    (tmp_path / "skills" / "next").mkdir(parents=True)
+    (tmp_path / "skills" / "next" / "SKILL.md").write_text("---\nname: next\n---\n", "utf-8")
+    request: Any = SimpleNamespace(plugin_dir=tmp_path, arm="with", case=None)
+    agent = CopilotAgent("copilot")
+    builtin = CopilotSummary(skills=[{"commandName": "github-pr-media", "source": "builtin"}])
+    problem = agent._trust_problem(request, builtin)
+    assert problem == "plugin rh was loaded without its skill rh:next"
+    loaded = CopilotSummary(skills=[{"commandName": "rh:next", "source": "plugin"}])
+    assert agent._trust_problem(request, loaded) is None
+    # Skill disallowed: Copilot loads no skill at all, there is nothing to check.
+    assert agent._trust_problem(request, builtin, skills_offered=False) is None

@@ -9,9 +9,10 @@ import pytest
 
 from pytest_plugin_evals.agents import AgentError
 from pytest_plugin_evals.agents.gemini.agent import find_binary, pick_model, settings_for
-from pytest_plugin_evals.agents.gemini.extension import translate
-from pytest_plugin_evals.agents.gemini.stream_json import api_status, parse_events
-from pytest_plugin_evals.agents.gemini.tools import plan_tools, shell_granted
+from pytest_plugin_evals.agents.gemini.extension import gemini_server, translate
+from pytest_plugin_evals.agents.gemini.stream_json import api_status, parse_events, tool_name
+from pytest_plugin_evals.agents.gemini.tools import mcp_servers, plan_tools, shell_granted
+from pytest_plugin_evals.agents.mcp import McpPlan, McpServer
 
 
 def make_plugin(root: Path) -> Path:
@@ -59,19 +60,27 @@ def test_a_claude_plugin_becomes_an_extension(tmp_path: Path) -> None:
     assert command["description"] == 'Bump "it"'
     assert command["prompt"] == "Bump {{args}} now.\nTab\there \\ \x7f end\n"
     assert ext.commands == ("bump",)
-    assert doc["mcpServers"] == {
-        "tracker": {"command": "node", "args": [f"{plugin.resolve()}/server.js"]},
-        "docs": {"httpUrl": "https://example.test/mcp"},
-    }
-    assert ext.mcp_servers == ("tracker", "docs")
-    assert any("broken" in n for n in ext.notes)
+    # The plugin's MCP servers go to the run's settings (as the run's plan says), not here.
+    assert "mcpServers" not in doc and ext.mcp_servers == ()
     assert any("hooks/" in n for n in ext.notes)
 
 
-def test_stand_ins_replace_the_plugins_servers(tmp_path: Path) -> None:
-    ext = translate(make_plugin(tmp_path), tmp_path / "ext", with_mcp=False)
-    doc = json.loads((tmp_path / "ext" / "gemini-extension.json").read_text())
-    assert "mcpServers" not in doc and ext.mcp_servers == ()
+def test_claude_mcp_entries_in_gemini_clis_form() -> None:
+    assert gemini_server(
+        {"type": "stdio", "command": "node", "args": ["s.js"], "env": {"A": "1"}}
+    ) == {
+        "command": "node",
+        "args": ["s.js"],
+        "env": {"A": "1"},
+    }
+    assert gemini_server({"type": "http", "url": "https://x.test/mcp", "headers": {"K": "v"}}) == {
+        "httpUrl": "https://x.test/mcp",
+        "headers": {"K": "v"},
+    }
+    assert gemini_server({"type": "sse", "url": "https://x.test/sse"}) == {
+        "url": "https://x.test/sse"
+    }
+    assert gemini_server({"type": "stdio"}) is None
 
 
 def test_a_plugin_with_its_own_extension_manifest_is_used_as_it_is(tmp_path: Path) -> None:
@@ -88,6 +97,23 @@ def test_a_plugin_with_its_own_extension_manifest_is_used_as_it_is(tmp_path: Pat
     )
 
 
+def test_an_own_extension_manifest_loses_the_servers_the_run_gives_or_withholds(
+    tmp_path: Path,
+) -> None:
+    plugin = make_plugin(tmp_path)
+    shipped = {"s": {"command": "x"}, "tracker": {"command": "y"}}
+    (plugin / "gemini-extension.json").write_text(
+        json.dumps({"name": "own-name", "version": "2.0.0", "mcpServers": shipped})
+    )
+    ext = translate(plugin, tmp_path / "ext", drop_mcp={"tracker"})
+    doc = json.loads((tmp_path / "ext" / "gemini-extension.json").read_text())
+    assert ext.mcp_servers == ("s",) and doc["mcpServers"] == {"s": {"command": "x"}}
+    assert json.loads((plugin / "gemini-extension.json").read_text())["mcpServers"] == shipped
+    ext = translate(plugin, tmp_path / "strict", own_mcp=False)
+    doc = json.loads((tmp_path / "strict" / "gemini-extension.json").read_text())
+    assert ext.mcp_servers == () and doc["mcpServers"] == {} and doc["name"] == "own-name"
+
+
 def test_tools_offered_follow_the_case_and_the_grants() -> None:
     plan = plan_tools(
         case_tools=("Read", "Skill", "Write", "Bash(git status *)", "WebFetch", "Frobnicate"),
@@ -98,6 +124,7 @@ def test_tools_offered_follow_the_case_and_the_grants() -> None:
     assert plan.core[:6] == (
         "read_file", "read_many_files", "glob", "grep_search", "list_directory", "activate_skill"
     )  # fmt: skip
+    assert "Skill" in plan.canonical
     assert "write_file" in plan.core
     assert "run_shell_command(git status)" in plan.core and "run_shell_command" not in plan.core
     assert "web_fetch" not in plan.core  # listed but not granted
@@ -120,7 +147,10 @@ def test_a_shell_is_offered_only_when_granted_and_disallowed_tools_are_excluded(
 
 def test_settings_pin_auth_and_turn_off_telemetry() -> None:
     plan = plan_tools(case_tools=(), case_disallowed=(), grants=(), operator_disallowed=())
-    settings = settings_for(plan, max_turns=7, max_attempts=1, mcp_servers={"m": {"command": "x"}})
+    settings = settings_for(
+        plan, max_turns=7, max_attempts=1, mcp_servers={"m": {"command": "x"}},
+        extension_servers=("own",),
+    )  # fmt: skip
     assert settings["security"]["auth"]["selectedType"] == "gemini-api-key"
     assert settings["privacy"]["usageStatisticsEnabled"] is False
     assert settings["telemetry"]["enabled"] is False
@@ -128,7 +158,97 @@ def test_settings_pin_auth_and_turn_off_telemetry() -> None:
     assert settings["general"]["maxAttempts"] == 1
     assert settings["model"]["maxSessionTurns"] == 7
     assert settings["mcpServers"] == {"m": {"command": "x"}}
-    assert "activate_skill" not in settings["tools"]["core"]
+    # tools.core denies what it does not name, MCP tools too: each server's are named.
+    assert settings["tools"]["core"][-2:] == ["mcp_m_*", "mcp_own_*"]
+
+
+def test_the_skill_tool_is_offered_whatever_the_case_lists_unless_disallowed() -> None:
+    plan = plan_tools(case_tools=(), case_disallowed=(), grants=(), operator_disallowed=())
+    assert "activate_skill" in plan.core and "Skill" in plan.canonical
+    for case_disallowed, operator in ((("Skill",), ()), ((), ("Skill",))):
+        plan = plan_tools(
+            case_tools=("Skill",),
+            case_disallowed=case_disallowed,
+            grants=(),
+            operator_disallowed=operator,
+        )
+        assert "activate_skill" not in plan.core and plan.exclude == ("activate_skill",)
+        assert "Skill" not in plan.canonical
+
+
+PREFIX = "mcp__plugin_kit_tracker__"
+
+
+def mcp_plan() -> McpPlan:
+    stand_in = McpServer(
+        "tracker",
+        {"type": "stdio", "command": "/py", "args": ["stub.py", "host.sock"]},
+        PREFIX,
+        stand_in=True,
+    )
+    real = McpServer(
+        "people", {"command": "node", "args": ["/p/people.js"]}, "mcp__plugin_kit_people__", False
+    )
+    docs = McpServer(
+        "docs", {"type": "http", "url": "https://x.test/mcp"}, "mcp__plugin_kit_docs__", False
+    )
+    kb = McpServer("kb", {"command": "/py", "args": []}, "mcp__kb__", stand_in=True)
+    return McpPlan(
+        servers=(stand_in, real, docs, kb),
+        suppressed=("wiki",),
+        prefixes={
+            "tracker": PREFIX,
+            "people": "mcp__plugin_kit_people__",
+            "docs": "mcp__plugin_kit_docs__",
+            "kb": "mcp__kb__",
+            "wiki": "mcp__plugin_kit_wiki__",
+            "web": "mcp__plugin_kit_web__",
+        },
+    )
+
+
+def test_mcp_servers_offer_a_real_servers_tools_only_when_listed_and_granted() -> None:
+    servers, notes = mcp_servers(
+        mcp_plan(),
+        case_tools=(
+            "mcp__plugin_kit_people__lookup",
+            "mcp__plugin_kit_people__delete",
+            "mcp__plugin_kit_docs__*",
+        ),
+        grants=("mcp__plugin_kit_people__lookup", " mcp__plugin_kit_docs__* "),
+        disallowed=(PREFIX + "close_issue", "mcp__kb"),
+    )
+    assert list(servers) == ["tracker", "people", "docs", "kb"]
+    # A stand-in offers every tool (less those disallowed), under the plan's name.
+    assert servers["tracker"] == {
+        "command": "/py",
+        "args": ["stub.py", "host.sock"],
+        "excludeTools": ["close_issue"],
+    }
+    assert servers["people"] == {
+        "command": "node",
+        "args": ["/p/people.js"],
+        "includeTools": ["lookup"],
+    }
+    assert servers["docs"] == {"httpUrl": "https://x.test/mcp"}  # all granted
+    assert servers["kb"]["includeTools"] == []  # the whole server disallowed
+    assert notes == ("not granted (add --eval-allow-tools): mcp__plugin_kit_people__delete",)
+
+
+def test_a_real_server_with_nothing_granted_starts_with_no_tool_offered() -> None:
+    servers, _ = mcp_servers(mcp_plan(), case_tools=(), grants=("Bash",), disallowed=())
+    assert servers["people"]["includeTools"] == [] and "includeTools" not in servers["tracker"]
+
+
+def test_gemini_mcp_tool_names_get_claude_codes_names_back() -> None:
+    plan = mcp_plan()
+    assert tool_name("mcp_tracker_create_issue", plan) == PREFIX + "create_issue"
+    assert tool_name("mcp_kb_search", plan) == "mcp__kb__search"
+    assert tool_name("mcp_wiki_page", plan) == "mcp__plugin_kit_wiki__page"
+    # A built-in tool is never taken for a server's ("web" is a server here).
+    assert tool_name("web_fetch", plan) == "WebFetch"
+    assert tool_name("mcp_own_get", plan, ("own",)) == "mcp__own__get"
+    assert tool_name("mcp_other_get", plan) == "mcp_other_get"
 
 
 def test_a_claude_model_name_is_not_sent_to_gemini() -> None:
@@ -173,13 +293,13 @@ TRACE = [
 
 
 def test_the_trace_becomes_a_transcript() -> None:
-    transcript, summary = parse_events([json.dumps(e) for e in TRACE] + ["not json"], ["tracker"])
+    transcript, summary = parse_events([json.dumps(e) for e in TRACE] + ["not json"], mcp_plan())
     assert transcript.final_message == "Done: hi."
     assert transcript.turns == 2
     shell, mcp = transcript.tool_calls
     assert (shell.name, shell.original_name) == ("Bash", "run_shell_command")
     assert shell.input == {"command": "echo hi"} and shell.output == "hi" and not shell.is_error
-    assert (mcp.name, mcp.original_name) == ("mcp__tracker__list_issues", "mcp_tracker_list_issues")
+    assert (mcp.name, mcp.original_name) == (PREFIX + "list_issues", "mcp_tracker_list_issues")
     assert mcp.is_error and mcp.output == "boom"
     assert (transcript.input_tokens, transcript.output_tokens) == (2400, 80)
     assert transcript.latency_ms == 529

@@ -11,11 +11,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from pytest_plugin_evals.agents import AgentError
-from pytest_plugin_evals.agents.opencode.agent import find_binary, plugin_config_dir
-from pytest_plugin_evals.agents.opencode.config import model_id, permission_rules, run_config
+from pytest_plugin_evals.agents.mcp import McpPlan, McpServer, plugin_prefix
+from pytest_plugin_evals.agents.opencode.agent import find_binary
+from pytest_plugin_evals.agents.opencode.config import (
+    agent_permission,
+    mcp_block,
+    mcp_tool_name,
+    model_id,
+    permission_rules,
+    run_config,
+)
 from pytest_plugin_evals.agents.opencode.events import parse_events
+from pytest_plugin_evals.agents.opencode.plugin import (
+    HOOKS_NOTE,
+    ClaudeAgent,
+    agent_markdown,
+    plugin_config_dir,
+    read_agent,
+)
 
 
 def event(kind: str, **part: object) -> str:
@@ -141,12 +157,164 @@ def test_the_plugin_becomes_a_config_folder(tmp_path: Path) -> None:
     (plugin / "commands").mkdir()
     (plugin / "commands" / "bump.md").write_text("Bump.\n")
     (plugin / "hooks").mkdir()
-    folder = plugin_config_dir(plugin, tmp_path / "run" / "opencode-plugin")
+    (plugin / "hooks" / "hooks.json").write_text("{}")
+    (plugin / "agents").mkdir()
+    (plugin / "agents" / "review.md").write_text(TRIAGER)
+    made = plugin_config_dir(plugin, tmp_path / "run" / "opencode-plugin")
+    folder = made.folder
     assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.md")) == [
         "commands/bump.md",
         "skills/next/SKILL.md",
     ]
     assert not (folder / "hooks").exists()
+    assert made.notes == (HOOKS_NOTE,)
+    # With the run's permission, the agents come too, named as Claude Code names them.
+    made = plugin_config_dir(
+        plugin,
+        tmp_path / "run2",
+        run_permission={"*": "deny", "read": "allow", "grep": "allow", "bash": "allow"},
+        run_model="anthropic/claude-sonnet-4-5",
+    )
+    assert made.agents == ("plugin:triager",)
+    text = (made.folder / "agents" / "plugin:triager.md").read_text(encoding="utf-8")
+    head, body = text.split("---\n")[1:]
+    front = yaml.safe_load(head)
+    assert front == {
+        "description": "Files bugs: in the tracker.",
+        "mode": "subagent",
+        "model": "anthropic/claude-haiku-4-5",
+        "permission": {"grep": "deny", "bash": "deny", "task": "deny"},
+    }
+    assert body == "You triage bugs.\n"
+
+
+TRIAGER = """---
+name: triager
+description: "Files bugs: in the tracker."
+tools: Read, Bash(git log:*, git show:*)
+disallowedTools: Bash
+model: haiku
+---
+You triage bugs.
+"""
+
+
+def test_a_claude_agent_is_read() -> None:
+    agent = read_agent_text(TRIAGER)
+    assert agent.name == "triager" and agent.model == "haiku"
+    assert agent.tools == ("Read", "Bash(git log:*, git show:*)")
+    assert agent.disallowed == ("Bash",)
+    bare = read_agent_text("---\ntools: [Read, Grep]\nmodel: inherit\n---\nHi\n")
+    assert (bare.name, bare.description, bare.model) == ("agent", "agent", None)
+    assert bare.tools == ("Read", "Grep") and bare.prompt == "Hi"
+    assert read_agent_text("No front matter.\n").tools is None
+
+
+def read_agent_text(text: str) -> ClaudeAgent:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "agent.md"
+        path.write_text(text, encoding="utf-8")
+        return read_agent(path)
+
+
+def test_an_agent_model_applies_only_to_an_anthropic_run() -> None:
+    agent = read_agent_text("---\nname: a\nmodel: opus\n---\nHi\n")
+    text, notes = agent_markdown(agent, run_permission={"*": "deny"}, run_model="openai/gpt-5")
+    assert "model:" not in text
+    assert notes == ["agent a: model opus not applied (the run's model is openai/gpt-5)"]
+    text, notes = agent_markdown(
+        agent, run_permission={"*": "deny"}, run_model="anthropic/claude-sonnet-4-5"
+    )
+    assert "model: anthropic/claude-opus-4-5" in text and notes == []
+
+
+def server(name: str, config: dict[str, Any], *, stand_in: bool) -> McpServer:
+    return McpServer(name, config, plugin_prefix("tracker-kit", name), stand_in=stand_in)
+
+
+def tracker_plan() -> McpPlan:
+    servers = (
+        server("t", {"command": "/py", "args": ["stub.py"], "env": {"A": "1"}}, stand_in=True),
+        server(
+            "t.b", {"type": "http", "url": "https://x/mcp", "headers": {"H": "v"}}, stand_in=False
+        ),
+        server("empty", {}, stand_in=False),
+    )
+    return McpPlan(servers=servers, prefixes={s.name: s.prefix for s in servers})
+
+
+def test_the_mcp_block_and_its_permissions() -> None:
+    plan = tracker_plan()
+    create = "mcp__plugin_tracker-kit_t_b__create"
+    block, rules, notes = mcp_block(
+        plan,
+        allowed=[create, "mcp__plugin_tracker-kit_t_b__drop"],
+        grants=[create],
+        disallowed=["mcp__plugin_tracker-kit_t__purge"],
+    )
+    assert block == {
+        "t": {"type": "local", "command": ["/py", "stub.py"], "enabled": True,
+              "environment": {"A": "1"}},
+        "t_b": {"type": "remote", "url": "https://x/mcp", "enabled": True, "headers": {"H": "v"}},
+    }  # fmt: skip
+    # Shorter names first, a real server's wildcard denied before its granted tools, so the
+    # stand-in's ``t_*`` does not open ``t_b``'s tools; a disallowed tool goes last.
+    assert list(rules.items()) == [
+        ("t_*", "allow"),
+        ("t_b_*", "deny"),
+        ("t_b_create", "allow"),
+        ("t_purge", "deny"),
+    ]
+    assert notes == ["MCP server empty: no command or url, left out"]
+
+
+def test_opencode_mcp_tools_get_claude_code_names() -> None:
+    plan = tracker_plan()
+    assert mcp_tool_name(plan, "t_b_create") == "mcp__plugin_tracker-kit_t_b__create"
+    assert mcp_tool_name(plan, "t_create-x") == "mcp__plugin_tracker-kit_t__create-x"
+    assert mcp_tool_name(plan, "bash") is None
+    names = {"t_b_create": "mcp__plugin_tracker-kit_t_b__create"}
+    transcript, _ = parse_events(
+        [event("tool_use", tool="t_b_create", callID="c", state={"status": "completed"})],
+        mcp_name=names.get,
+    )
+    (call,) = transcript.tool_calls
+    assert (call.name, call.original_name) == ("mcp__plugin_tracker-kit_t_b__create", "t_b_create")
+
+
+def test_an_agent_never_gets_more_than_the_run() -> None:
+    plan = tracker_plan()
+    run = {
+        "*": "deny",
+        "read": "allow",
+        "skill": "allow",
+        "bash": {"*": "deny", "git *": "allow"},
+        "t_*": "allow",
+        "t_b_*": "deny",
+        "t_b_create": "allow",
+        "external_directory": {"*": "deny"},
+    }
+    # No tools listed: all the run allows, but no subagents of its own.
+    assert agent_permission(run, None, plan) == {"task": "deny"}
+    # Asking for webfetch, which the run does not allow, allows nothing more.
+    listed = ["Read", "Bash", "WebFetch", "mcp__plugin_tracker-kit_t__create"]
+    assert agent_permission(run, listed, plan) == {
+        "skill": "deny",
+        "t_*": "deny",
+        "t_create": "allow",  # within the run's ``t_*``
+        "t_b_create": "deny",
+        "task": "deny",
+    }
+    whole = agent_permission(run, ["mcp__plugin_tracker-kit_t_b__*"], plan, ["Skill"])
+    assert whole == {
+        "read": "deny",
+        "skill": "deny",
+        "bash": "deny",
+        "t_*": "deny",
+        "task": "deny",
+    }
 
 
 def test_a_missing_binary_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,6 +16,11 @@ and lists its skills to the model; the with arm must have every skill there, the
 no plugin at all. ``--ignore-user-config`` is not given: the only config file read is the one
 those two commands wrote in the run's own ``CODEX_HOME``.
 
+The run's MCP servers (:func:`pytest_plugin_evals.agents.mcp.plan_for`: the stand-ins, the
+plugin's own servers in the with arm) are one ``-c mcp_servers={…}`` override
+(:mod:`.servers`), which also turns off the plugin's servers Codex would start itself and the
+run must not have.
+
 Codex's own sandbox (``-s``) confines every shell command and patch: ``read-only`` by default,
 ``workspace-write`` (writes in the working directory and the run's TMPDIR, ``/tmp`` excluded,
 ``.git`` read-only) when the case may write. Neither confines reads: a granted ``Bash`` runs
@@ -26,15 +31,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from pytest_plugin_evals.agents import confine
+from pytest_plugin_evals.agents import confine, mcp
 from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
 from pytest_plugin_evals.agents.claude.permissions import base_tool, plan_tools
 from pytest_plugin_evals.agents.cli import find_cli, finish, run_cli
 from pytest_plugin_evals.agents.codex.events import StreamSummary, parse_file
+from pytest_plugin_evals.agents.codex.servers import codex_servers, failed_servers
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.manifest import plugin_name
@@ -122,7 +129,7 @@ class CodexAgent:
     #: Run a granted shell although Codex's sandbox leaves its reads open.
     unconfined_shell: bool = False
     name: str = "codex"
-    capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True, uses_mocks=False)
+    capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True)
 
     def argv(
         self,
@@ -131,6 +138,7 @@ class CodexAgent:
         sandbox: str,
         web: bool,
         note: str | None = None,
+        servers: Sequence[str] = (),
     ) -> list[str]:
         argv = [
             self.binary,
@@ -158,6 +166,7 @@ class CodexAgent:
         appended = "\n\n".join(p for p in (request.case.append_system_prompt, note) if p)
         if appended:
             argv += ["-c", f"developer_instructions={_toml(appended)}"]
+        argv += servers  # -c mcp_servers={…}: the run's MCP servers (servers.py)
         argv.append("-")
         return argv
 
@@ -174,7 +183,9 @@ class CodexAgent:
             grants=self.grants,
             operator_disallowed=self.disallow,
             read_roots=[],
-            write_roots=[],
+            # A bare Write/Edit grant becomes path rules under the write roots: without one,
+            # it would be dropped and the sandbox stay read-only.
+            write_roots=[box.cwd],
             deny_read=[],
             deny_edit=[],
         )
@@ -202,7 +213,11 @@ class CodexAgent:
             return Transcript(error=refused, infra_error="plugin_load", cwd=box.cwd)
         sandbox = "workspace-write" if allowed & WRITERS else "read-only"
         box.snapshot()
-        argv = self.argv(request, base_url, sandbox, "WebSearch" in allowed, note)
+        # The run's MCP servers: stand-ins, the plugin's own (Codex's start is overridden).
+        mcp_plan = mcp.plan_for(request)
+        servers = codex_servers(mcp_plan, request.allowed_tools, self.grants, plan.disallowed)
+        web = "WebSearch" in allowed
+        argv = self.argv(request, base_url, sandbox, web, note, servers=servers.args())
         result, failed = run_cli(
             request,
             argv,
@@ -210,13 +225,17 @@ class CodexAgent:
             env=env,
             stdin_text=request.prompt,
             unconfined=self.unconfined_shell,
+            mcp=mcp_plan,
         )
         if failed is not None:
             return failed
         trace = box.trace_file
         plugin = plugin_name(request.plugin_dir) if request.plugin_dir is not None else None
-        transcript, summary = parse_file(trace, plugin=plugin)
+        transcript, summary = parse_file(
+            trace, plugin=plugin, mcp=lambda s, t: servers.canonical(mcp_plan, s, t)
+        )
         finish(transcript, request, result, unconfined=self.unconfined_shell)
+        transcript.notes.extend((*mcp_plan.notes, *servers.notes))
         transcript.notes.extend(
             f"not granted (add --eval-allow-tools): {t}" for t in plan.not_granted
         )
@@ -225,7 +244,11 @@ class CodexAgent:
         transcript.notes.extend(f"codex: {w}" for w in summary.warnings if not _NOISE.match(w))
         transcript.cost_known = False
         transcript.notes.append("cost unknown: codex reports tokens, no price")
-        self._classify(request, transcript, summary, result.returncode, result.timed_out)
+        failed_mcp, harness = failed_servers(mcp_plan, servers, transcript.stderr_tail)
+        self._classify(
+            request, transcript, summary, result.returncode, result.timed_out,
+            plugin_servers_failed=() if harness else tuple(failed_mcp),
+        )  # fmt: skip
         return transcript
 
     def _install(self, request: RunRequest, env: dict[str, str], home: Path) -> str | None:
@@ -282,6 +305,7 @@ class CodexAgent:
         summary: StreamSummary,
         returncode: int | None,
         timed_out: bool,
+        plugin_servers_failed: tuple[str, ...] = (),
     ) -> None:
         if timed_out:
             transcript.error = format_timeout(request.timeout_seconds)
@@ -289,6 +313,12 @@ class CodexAgent:
         if summary.failure is not None:
             transcript.infra_error = infra_kind(summary.status)
             transcript.error = f"exit {returncode}: {summary.failure}"
+            return
+        if plugin_servers_failed:
+            # The plugin's own server did not start: the plugin failed, not the harness.
+            tail = transcript.stderr_tail.splitlines()[-1:]
+            names = ", ".join(plugin_servers_failed)
+            transcript.error = f"the plugin's MCP server {names} did not start: " + " ".join(tail)
             return
         if not summary.thread_started:
             tail = transcript.stderr_tail.splitlines()[-3:]

@@ -10,11 +10,17 @@ and no price. Only completed items are read: a started item is seen again when i
 A shell command that reads a plugin skill's ``SKILL.md`` (Codex lists each skill with its file
 and the model reads it through the shell) is Codex's way of using a skill: it is recorded as a
 ``Skill`` call, ``{"skill": "<plugin>:<skill>"}``, with the command kept in its input.
+
+In code mode (Codex's default model) the model calls its tools from JavaScript sent to one
+``exec`` tool. The stream has no item for the script, and one for each tool it calls, the same
+items as for direct calls: they are read as above. One script may call several tools, so
+``turns`` (one per tool call) can count more answers than the model gave.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,7 +66,13 @@ def skill_read(command: str, plugin: str | None) -> str | None:
     return None
 
 
-def _call(item: dict[str, Any], plugin: str | None) -> ToolCall | None:
+#: Claude Code's name of a server's tool, from the names Codex reports (``server``, ``tool``).
+McpNaming = Callable[[str, str], str]
+
+
+def _call(
+    item: dict[str, Any], plugin: str | None, naming: McpNaming | None = None
+) -> ToolCall | None:
     kind = item.get("type")
     item_id = item.get("id") if isinstance(item.get("id"), str) else None
     failed = item.get("status") == "failed"
@@ -109,11 +121,12 @@ def _call(item: dict[str, Any], plugin: str | None) -> ToolCall | None:
             parts = [p for p in result.get("content") or [] if isinstance(p, dict)]
             output = "\n".join(str(p.get("text", "")) for p in parts) or None
         return ToolCall(
-            name=mcp_name(server, tool),
+            name=naming(server, tool) if naming is not None else mcp_name(server, tool),
             input=arguments if isinstance(arguments, dict) else {},
             output=output,
             is_error=failed or err is not None,
             id=item_id,
+            original_name=mcp_name(server, tool),
         )
     if kind == "web_search":
         return ToolCall(
@@ -140,9 +153,13 @@ def _failure(summary: StreamSummary, message: Any) -> None:
     summary.status = int(found.group(1)) if found else None
 
 
-def parse_file(path: Path, *, plugin: str | None = None) -> tuple[Transcript, StreamSummary]:
+def parse_file(
+    path: Path, *, plugin: str | None = None, mcp: McpNaming | None = None
+) -> tuple[Transcript, StreamSummary]:
     """The transcript and summary of a ``codex exec --json`` trace; ``plugin`` is the name
-    of the plugin loaded (None in the without arm): reading its skill files is a Skill call."""
+    of the plugin loaded (None in the without arm): reading its skill files is a Skill call;
+    ``mcp`` names an MCP tool call (default ``mcp__<server>__<tool>``; Codex's own name is
+    kept as its ``original_name``)."""
     transcript = Transcript(trace_path=path)
     summary = StreamSummary()
     if not path.exists():
@@ -163,7 +180,7 @@ def parse_file(path: Path, *, plugin: str | None = None) -> tuple[Transcript, St
                 elif item.get("type") == "error":
                     summary.warnings.append(str(item.get("message") or "").strip())
                 else:
-                    call = _call(item, plugin)
+                    call = _call(item, plugin, mcp)
                     if call is not None:
                         transcript.tool_calls.append(call)
             elif kind == "turn.completed":

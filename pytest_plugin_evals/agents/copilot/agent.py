@@ -1,30 +1,35 @@
 """``--eval-agent copilot``: GitHub Copilot CLI (``copilot``), one isolated run each.
 
 The child gets ``--output-format json --no-auto-update --disable-client-telemetry
---no-custom-instructions --no-ask-user``, the tools the case may use (:mod:`.tools`),
-``--plugin-dir`` in the with arm only, and the prompt on stdin. Its home is the run's own
+--no-custom-instructions --no-ask-user --disable-builtin-mcps``, the tools the case may use
+(:mod:`.tools`), ``--plugin-dir`` in the with arm only, the run's MCP servers as
+:mod:`pytest_plugin_evals.agents.mcp` decides (``--additional-mcp-config`` with the stand-ins
+and the plugin servers it keeps, ``--disable-mcp-server`` for the plugin servers that must not
+start), and the prompt on stdin. Its home is the run's own
 (``COPILOT_HOME`` in the run's ``config/``); the model endpoint and key are the operator's usual
 Copilot variables (``COPILOT_PROVIDER_*``, ``COPILOT_MODEL``, or ``COPILOT_GITHUB_TOKEN``),
 passed through the environment allowlist. With a custom provider the run is offline
 (``COPILOT_OFFLINE=true``: no GitHub sign-in, telemetry, web tools or update checks).
 
 Trust checks as for Claude Code: the with arm must list every skill of the plugin in its
-``session.skills_loaded`` event, the without arm none.
+``session.skills_loaded`` event, the without arm none (Copilot loads no skill when its ``skill``
+tool is not offered: a run that disallows ``Skill`` is not checked for them).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from pytest_plugin_evals.agents import confine
+from pytest_plugin_evals.agents import confine, mcp
 from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
 from pytest_plugin_evals.agents.claude.agent import plugin_contents
 from pytest_plugin_evals.agents.claude.shell import credential_names
 from pytest_plugin_evals.agents.cli import find_cli, finish, run_cli
 from pytest_plugin_evals.agents.copilot.events import CopilotSummary, parse_file
-from pytest_plugin_evals.agents.copilot.tools import CopilotTools, plan_tools
+from pytest_plugin_evals.agents.copilot.tools import CopilotMcp, CopilotTools, plan_mcp, plan_tools
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import InfraKind, Transcript
 from pytest_plugin_evals.util.process import format_timeout
@@ -84,8 +89,16 @@ class CopilotAgent:
     capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True)
 
     def argv(
-        self, request: RunRequest, tools: CopilotTools, add_dirs: list[Path], secrets: list[str]
+        self,
+        request: RunRequest,
+        tools: CopilotTools,
+        add_dirs: list[Path],
+        secrets: list[str],
+        servers: CopilotMcp | None = None,
+        mcp_config: Path | None = None,
     ) -> list[str]:
+        """The command line; ``mcp_config``: the file holding ``servers.config``."""
+        servers = servers or CopilotMcp(config={})
         argv = [
             self.binary,
             "--output-format",
@@ -95,10 +108,15 @@ class CopilotAgent:
             "--no-custom-instructions",
             "--no-ask-user",
             "--no-remote",
-            "--available-tools=" + ",".join(tools.available),
+            "--disable-builtin-mcps",
+            "--available-tools=" + ",".join((*tools.available, *servers.available)),
         ]
-        argv += [f"--allow-tool={rule}" for rule in tools.allow]
-        argv += [f"--deny-tool={rule}" for rule in tools.deny]
+        argv += [f"--allow-tool={rule}" for rule in (*tools.allow, *servers.allow)]
+        argv += [f"--deny-tool={rule}" for rule in (*tools.deny, *servers.deny)]
+        if mcp_config is not None:
+            argv += ["--additional-mcp-config", f"@{mcp_config}"]
+        for name in servers.disable:
+            argv += ["--disable-mcp-server", name]
         if secrets:
             argv.append("--secret-env-vars=" + ",".join(secrets))
         for folder in add_dirs:
@@ -123,6 +141,13 @@ class CopilotAgent:
         if refused is not None:
             return Transcript(error=refused[1], infra_error=refused[0], cwd=box.cwd)
         tools = self.tools(request)
+        plan = mcp.plan_for(request)
+        servers = plan_mcp(
+            plan,
+            case_tools=request.allowed_tools,
+            grants=self.grants,
+            disallowed=(*case.disallowed_tools, *self.disallow),
+        )
         # Copilot's own command sandbox is off by default (and needs more than bubblewrap):
         # the whole CLI runs inside bubblewrap, which hides the operator's files.
         if not self.unconfined_shell and (problem := confine.problem()) is not None:
@@ -136,8 +161,12 @@ class CopilotAgent:
         if context:
             listed = ", ".join(str(p) for p in context)
             prompt += f"\n\nReference folders you may read (read-only): {listed}"
+        mcp_config: Path | None = None
+        if servers.config.get("mcpServers"):
+            mcp_config = box.config / "copilot-mcp.json"
+            mcp_config.write_text(json.dumps(servers.config, indent=2), encoding="utf-8")
         box.snapshot()
-        argv = self.argv(request, tools, context, credential_names(env))
+        argv = self.argv(request, tools, context, credential_names(env), servers, mcp_config)
         limit = TurnLimit(request.max_turns)
         result, failed = run_cli(
             request,
@@ -147,14 +176,17 @@ class CopilotAgent:
             stdin_text=prompt,
             unconfined=self.unconfined_shell,
             stop_on=limit,
+            mcp=plan,
         )
         if failed is not None:
             return failed
         trace = box.trace_file
-        transcript, summary = parse_file(trace)
+        transcript, summary = parse_file(trace, plan)
         finish(transcript, request, result, unconfined=self.unconfined_shell)
+        transcript.notes.extend(plan.notes)
         transcript.notes.extend(
-            f"not granted (add --eval-allow-tools): {t}" for t in tools.not_granted
+            f"not granted (add --eval-allow-tools): {t}"
+            for t in (*tools.not_granted, *servers.not_granted)
         )
         transcript.notes.extend(f"not supported by copilot: {t}" for t in tools.unsupported)
         transcript.cost_known = False
@@ -165,7 +197,14 @@ class CopilotAgent:
             transcript.turns = min(transcript.turns, request.max_turns)
             transcript.error = f"reached max_turns ({request.max_turns}): the run was stopped"
             return transcript
-        self._classify(request, transcript, summary, result.returncode, result.timed_out)
+        self._classify(
+            request,
+            transcript,
+            summary,
+            result.returncode,
+            result.timed_out,
+            "skill" in tools.available,
+        )
         return transcript
 
     def _refusal(self, request: RunRequest) -> tuple[InfraKind, str] | None:
@@ -174,12 +213,6 @@ class CopilotAgent:
             return (
                 "harness",
                 "history_file: the copilot agent cannot continue a Claude Code history",
-            )
-        mocks = request.mocks
-        if mocks is not None and mocks.mcp_config is not None:
-            return "harness", (
-                "MCP stand-ins are not supported by the copilot agent yet: run with "
-                "--eval-mocks off to use the plugin's own servers"
             )
         return None
 
@@ -190,6 +223,7 @@ class CopilotAgent:
         summary: CopilotSummary,
         returncode: int | None,
         timed_out: bool,
+        skills_offered: bool = True,
     ) -> None:
         if timed_out:
             transcript.error = format_timeout(request.timeout_seconds)
@@ -206,7 +240,7 @@ class CopilotAgent:
                 ": " + " ".join(tail) if tail else ""
             )
             return
-        trust = self._trust_problem(request, summary)
+        trust = self._trust_problem(request, summary, skills_offered)
         if trust is not None:
             transcript.infra_error = "plugin_load"
             transcript.error = trust
@@ -217,14 +251,19 @@ class CopilotAgent:
             transcript.infra_error = "no_answer"
             transcript.error = "the model never answered"
 
-    def _trust_problem(self, request: RunRequest, summary: CopilotSummary) -> str | None:
-        """The with arm must load every skill of the plugin; the without arm none."""
+    def _trust_problem(
+        self, request: RunRequest, summary: CopilotSummary, skills_offered: bool = True
+    ) -> str | None:
+        """The with arm must load every skill of the plugin (when its ``skill`` tool is offered:
+        Copilot loads none without it); the without arm none."""
         plugin_dir = request.plugin_dir or request.case.suite_root.parent
         name, skills, _commands = plugin_contents(plugin_dir)
         loaded = summary.plugin_skills(name)
         if request.plugin_dir is None:
             if request.arm == "without" and loaded:
                 return f"plugin {name} was loaded in the without arm ({', '.join(loaded)})"
+            return None
+        if not skills_offered:
             return None
         missing = [f"skill {name}:{s}" for s in skills if f"{name}:{s}" not in loaded]
         if missing:

@@ -12,7 +12,11 @@ Pure parsing, streamed line by line. The events read (one JSON object a line):
 - ``result`` ``{exitCode, usage: {premiumRequests, totalApiDurationMs, sessionDurationMs}}``.
 
 Copilot reports no token counts and no price for a custom provider: tokens stay None.
-Tool names are made canonical with :mod:`pytest_plugin_evals.agents.canonical`.
+Tool names are made canonical with :mod:`pytest_plugin_evals.agents.canonical`; an MCP tool
+(Copilot's ``<server>-<tool>``) gets Claude Code's name from the run's MCP plan
+(:meth:`McpPlan.canonical`: ``mcp__plugin_<plugin>_<server>__<tool>`` for a plugin server or
+its stand-in), from the event's ``mcpServerName`` / ``mcpToolName``, or from the name itself
+for a call that never ran (an unknown or withheld tool).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_plugin_evals.agents.canonical import canonical, mcp_name
+from pytest_plugin_evals.agents.mcp import McpPlan
 from pytest_plugin_evals.model import ToolCall, Transcript
 from pytest_plugin_evals.util.jsonlines import amount, count, load_event
 
@@ -147,9 +152,18 @@ class _Builder:
             self.final = content
 
 
-def tool_call(call_id: str, call: _Call) -> ToolCall:
+def tool_name(call: _Call, plan: McpPlan | None = None) -> str:
+    """The canonical name of a call (an MCP tool's by ``plan`` when given)."""
+    if call.mcp is not None:
+        return plan.canonical(*call.mcp) if plan is not None else mcp_name(*call.mcp)
+    if plan is not None and (found := plan.split(call.name, ("-",))) is not None:
+        return plan.canonical(*found)
+    return canonical(AGENT, call.name)
+
+
+def tool_call(call_id: str, call: _Call, plan: McpPlan | None = None) -> ToolCall:
     """One call, named canonically (the agent's own name kept when it differs)."""
-    name = mcp_name(*call.mcp) if call.mcp else canonical(AGENT, call.name)
+    name = tool_name(call, plan)
     return ToolCall(
         name=name,
         input=call.input,
@@ -160,15 +174,18 @@ def tool_call(call_id: str, call: _Call) -> ToolCall:
     )
 
 
-def parse_events(lines: Iterable[str]) -> tuple[Transcript, CopilotSummary]:
-    """Fold the JSON lines into a transcript; lines that are not JSON objects are skipped."""
+def parse_events(
+    lines: Iterable[str], plan: McpPlan | None = None
+) -> tuple[Transcript, CopilotSummary]:
+    """Fold the JSON lines into a transcript; lines that are not JSON objects are skipped.
+    ``plan``: the run's MCP servers, which name its MCP tools canonically."""
     builder = _Builder()
     for line in lines:
         event = load_event(line)
         if event is not None:
             builder.feed(event)
     transcript = Transcript(
-        tool_calls=[tool_call(call_id, call) for call_id, call in builder.calls.items()],
+        tool_calls=[tool_call(call_id, call, plan) for call_id, call in builder.calls.items()],
         final_message=builder.final,
         turns=count(builder.turns) or 0,
     )
@@ -178,8 +195,8 @@ def parse_events(lines: Iterable[str]) -> tuple[Transcript, CopilotSummary]:
     return transcript, builder.summary
 
 
-def parse_file(path: Path) -> tuple[Transcript, CopilotSummary]:
+def parse_file(path: Path, plan: McpPlan | None = None) -> tuple[Transcript, CopilotSummary]:
     with path.open(encoding="utf-8", errors="replace") as fh:
-        transcript, summary = parse_events(fh)
+        transcript, summary = parse_events(fh, plan)
     transcript.trace_path = path
     return transcript, summary

@@ -5,8 +5,9 @@ The case's ``allowed_tools`` are in Claude Code's names (the canonical ones). A 
 
 * the readers ``view``, ``glob`` and ``grep``, always: Copilot's own path check holds them to
   the working directory (and the folders given with ``--add-dir``);
-* the read-only tools the case lists: ``Skill`` → ``skill``, ``Task``/``Agent`` → ``task``
-  and its agent tools;
+* ``skill``, always, as Claude Code offers its ``Skill`` tool whatever a case lists (Copilot
+  loads no skill at all without it);
+* the read-only tools the case lists: ``Task``/``Agent`` → ``task`` and its agent tools;
 * a tool that acts only when the case lists it **and** the operator grants it
   (``--eval-allow-tools``): ``Write`` → ``create``, ``Edit``/``MultiEdit`` → ``edit`` (approved
   with ``--allow-tool write``, which Copilot holds to the working directory), ``Bash`` →
@@ -15,20 +16,33 @@ The case's ``allowed_tools`` are in Claude Code's names (the canonical ones). A 
 
 Everything else is not offered, and nothing is approved beyond the above (no
 ``--allow-all-tools``): an unapproved call is refused, since no one can answer the prompt.
-A case entry Copilot has no tool or rule for (a ``Write(docs/**)`` path pattern, web tools,
-MCP tools) is dropped with a note. The case's ``disallowed_tools`` and
-``--eval-disallow-tools`` remove tools whatever else says.
+A case entry Copilot has no tool or rule for (a ``Write(docs/**)`` path pattern, web tools)
+is dropped with a note. The case's ``disallowed_tools`` and ``--eval-disallow-tools`` remove
+tools whatever else says.
+
+MCP servers (:func:`plan_mcp`, from :mod:`pytest_plugin_evals.agents.mcp`'s plan): each server
+of the run is given in ``--additional-mcp-config`` (which replaces the plugin's own server of
+the same name) and offered whole (``--available-tools=<server>``: Copilot names its tools
+``<server>-<tool>``); a stand-in's calls are approved (``--allow-tool=<server>``), a real
+server's only for the tools the case lists by Claude Code's name and the operator grants
+(``--allow-tool=<server>(<tool>)``). The plugin's servers that must not start are turned off
+(``--disable-mcp-server``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from pytest_plugin_evals.agents.claude.permissions import base_tool, grants_for
+from pytest_plugin_evals.agents.mcp import McpPlan
 
 #: Offered in every run.
 READERS = ("view", "glob", "grep")
+#: Offered in every run too (unless disallowed): Claude Code offers its Skill tool whatever a
+#: case lists, and Copilot loads no skill without it.
+ALWAYS = (*READERS, "skill")
 
 #: Read-only canonical tools: offered when the case lists them, no grant needed.
 READ_ONLY: dict[str, tuple[str, ...]] = {
@@ -90,14 +104,14 @@ def plan_tools(
     operator_disallowed: Iterable[str],
 ) -> CopilotTools:
     grants = [g.strip() for g in grants if g.strip()]
-    available: list[str] = list(READERS)
+    available: list[str] = list(ALWAYS)
     allow: list[str] = []
     not_granted: list[str] = []
     unsupported: list[str] = []
     for entry in case_tools:
         entry = entry.strip()
-        if not entry:
-            continue
+        if not entry or entry.startswith("mcp__"):
+            continue  # MCP tools: plan_mcp
         tool = base_tool(entry)
         if tool in READ_ONLY:
             available.extend(READ_ONLY[tool])
@@ -139,3 +153,100 @@ def plan_tools(
         not_granted=tuple(not_granted),
         unsupported=tuple(unsupported),
     )
+
+
+@dataclass(frozen=True)
+class CopilotMcp:
+    """The MCP part of a Copilot run's command line."""
+
+    #: ``--additional-mcp-config``'s document (``{"mcpServers": {}}``: no servers to give).
+    config: Mapping[str, Any]
+    #: Server names for ``--available-tools`` (each offers all its tools).
+    available: tuple[str, ...] = ()
+    #: ``--allow-tool`` rules: ``<server>`` or ``<server>(<tool>)``.
+    allow: tuple[str, ...] = ()
+    #: ``--deny-tool`` rules.
+    deny: tuple[str, ...] = ()
+    #: ``--disable-mcp-server`` names: plugin servers that must not start.
+    disable: tuple[str, ...] = ()
+    #: Case entries of a real server's tools not granted (add ``--eval-allow-tools``).
+    not_granted: tuple[str, ...] = ()
+
+
+def copilot_server(config: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A Claude-format MCP server entry in Copilot's ``mcp-config.json`` form; None when it
+    has neither a command nor a url."""
+    command = config.get("command")
+    if isinstance(command, str):
+        entry: dict[str, Any] = {"type": "stdio", "command": command, "tools": ["*"]}
+        for key in ("args", "env", "cwd"):
+            if config.get(key):
+                entry[key] = config[key]
+        return entry
+    url = config.get("url")
+    if isinstance(url, str):
+        kind = config.get("type")
+        entry = {"type": kind if kind in ("http", "sse") else "http", "url": url, "tools": ["*"]}
+        if config.get("headers"):
+            entry["headers"] = config["headers"]
+        return entry
+    return None
+
+
+def plan_mcp(
+    plan: McpPlan,
+    *,
+    case_tools: Iterable[str],
+    grants: Iterable[str],
+    disallowed: Iterable[str],
+) -> CopilotMcp:
+    """What Copilot gets for the run's MCP servers (see the module's docstring).
+
+    A disallowed entry by Claude Code's name denies that tool (``<server>(<tool>)``: still
+    offered, since Copilot cannot hide one tool of a server, but refused), or the whole server
+    for ``mcp__<…>__*`` or the bare prefix (not offered at all)."""
+    case_tools = [e.strip() for e in case_tools if e.strip()]
+    grants = [g.strip() for g in grants if g.strip()]
+    servers: dict[str, Any] = {}
+    available: list[str] = []
+    allow: list[str] = []
+    deny: list[str] = []
+    not_granted: list[str] = []
+    denied = [e.strip() for e in disallowed if e.strip().startswith("mcp__")]
+    for server in plan.servers:
+        entry = copilot_server(server.config)
+        if entry is None:
+            continue
+        servers[server.name] = entry
+        blocked = _denied_tools(server.prefix, denied)
+        if "*" in blocked:
+            deny.append(server.name)
+            continue
+        available.append(server.name)
+        deny.extend(f"{server.name}({tool})" for tool in blocked)
+        granted = server.granted_tools(case_tools, grants)
+        allow.extend(server.name if tool == "*" else f"{server.name}({tool})" for tool in granted)
+        if not server.stand_in:
+            not_granted.extend(
+                e for e in case_tools if e.startswith(server.prefix) and not grants_for(e, grants)
+            )
+    disable = tuple(name for name in plan.suppressed if name not in servers)
+    return CopilotMcp(
+        config={"mcpServers": servers},
+        available=tuple(available),
+        allow=tuple(dict.fromkeys(allow)),
+        deny=tuple(dict.fromkeys(deny)),
+        disable=disable,
+        not_granted=tuple(not_granted),
+    )
+
+
+def _denied_tools(prefix: str, denied: Iterable[str]) -> list[str]:
+    """The tools of the server with ``prefix`` that the disallowed entries name (``*``: all)."""
+    found: list[str] = []
+    for entry in denied:
+        if entry == prefix.rstrip("_"):
+            found.append("*")
+        elif entry.startswith(prefix):
+            found.append(entry[len(prefix) :] or "*")
+    return found

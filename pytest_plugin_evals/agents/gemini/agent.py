@@ -5,25 +5,27 @@ yolo``, and ``-e <extension>`` in the with arm (the plugin translated into a Gem
 extension, linked into the run's home with ``gemini extensions link <dir> --consent``) or
 ``-e none`` in the without arm. Its home (``HOME``, ``GEMINI_CLI_HOME``) is the run's own; its
 ``settings.json`` pins API-key auth, turns usage statistics, telemetry and auto-update off,
-offers only the tools the run may use (``tools.core``, see :mod:`.tools`) and stops at the
-case's ``max_turns`` (``model.maxSessionTurns``). The model endpoint and key come from the
-operator's ``GOOGLE_GEMINI_BASE_URL`` and ``GEMINI_API_KEY`` (or ``GOOGLE_API_KEY``).
+offers only the tools the run may use (``tools.core``, see :mod:`.tools`), gives the run's MCP
+servers (``mcpServers``: its stand-ins and, in the with arm, the plugin's own, as
+:mod:`pytest_plugin_evals.agents.mcp` decides) and stops at the case's ``max_turns``
+(``model.maxSessionTurns``). The model endpoint and key come from the operator's
+``GOOGLE_GEMINI_BASE_URL`` and ``GEMINI_API_KEY`` (or ``GOOGLE_API_KEY``).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pytest_plugin_evals.agents import confine
+from pytest_plugin_evals.agents import confine, mcp
 from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
 from pytest_plugin_evals.agents.cli import find_cli, finish, run_cli
-from pytest_plugin_evals.agents.gemini.extension import Extension, gemini_server, translate
+from pytest_plugin_evals.agents.gemini.extension import Extension, translate
 from pytest_plugin_evals.agents.gemini.stream_json import StreamSummary, api_status, parse_file
-from pytest_plugin_evals.agents.gemini.tools import GeminiTools, plan_tools
+from pytest_plugin_evals.agents.gemini.tools import GeminiTools, mcp_servers, plan_tools
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.process import format_timeout, run_process
@@ -62,8 +64,13 @@ def settings_for(
     max_turns: int,
     max_attempts: int | None,
     mcp_servers: Mapping[str, Any] | None,
+    extension_servers: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """The run's ``~/.gemini/settings.json``."""
+    """The run's ``~/.gemini/settings.json``. ``tools.core`` denies every tool it does not
+    name, MCP ones too: each MCP server's tools (``mcp_<server>_*``; its ``includeTools``
+    says which) are added, those of ``mcp_servers`` and of the extension's ``extension_servers``.
+    """
+    core = [*tools.core, *(f"mcp_{name}_*" for name in (*(mcp_servers or {}), *extension_servers))]
     settings: dict[str, Any] = {
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "privacy": {"usageStatisticsEnabled": False},
@@ -74,7 +81,7 @@ def settings_for(
             "checkpointing": {"enabled": False},
         },
         "model": {"maxSessionTurns": max_turns},
-        "tools": {"core": list(tools.core)},
+        "tools": {"core": list(dict.fromkeys(core))},
     }
     if tools.exclude:
         settings["tools"]["exclude"] = list(tools.exclude)
@@ -83,25 +90,6 @@ def settings_for(
     if mcp_servers:
         settings["mcpServers"] = dict(mcp_servers)
     return settings
-
-
-def _mock_servers(request: RunRequest) -> dict[str, Any] | None:
-    mocks = request.mocks
-    if mocks is None or mocks.mcp_config is None:
-        return None
-    try:
-        doc = json.loads(mocks.mcp_config.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    servers = doc.get("mcpServers") if isinstance(doc, dict) else None
-    if not isinstance(servers, dict):
-        return None
-    translated = {
-        str(name): gemini_server(config)
-        for name, config in servers.items()
-        if isinstance(config, dict)
-    }
-    return {name: config for name, config in translated.items() if config is not None}
 
 
 @dataclass(frozen=True)
@@ -185,22 +173,23 @@ class GeminiAgent:
         if not self.unconfined_shell and (problem := confine.problem()) is not None:
             return Transcript(error=problem, infra_error="sandbox", cwd=box.cwd)
         model, model_note = pick_model(request.model, env)
-        mock_servers = _mock_servers(request)
-        strict_mocks = request.mocks is not None and request.mocks.strict
-        gemini_dir = box.home / ".gemini"
-        gemini_dir.mkdir(exist_ok=True)
-        max_attempts = 1 if request.rate_limit_retries > 0 else None
-        settings = settings_for(
-            tools, max_turns=request.max_turns, max_attempts=max_attempts,
-            mcp_servers=mock_servers,
-        )  # fmt: skip
-        (gemini_dir / "settings.json").write_text(json.dumps(settings, indent=2), "utf-8")
+        plan = mcp.plan_for(request)
+        servers, server_notes = mcp_servers(
+            plan,
+            case_tools=request.allowed_tools,
+            grants=self.grants,
+            disallowed=(*case.disallowed_tools, *self.disallow),
+        )
         extension: Extension | None = None
-        notes: list[str] = []
+        notes: list[str] = [*plan.notes, *server_notes]
         if request.plugin_dir is not None:
+            strict = request.mocks is not None and request.mocks.strict
             try:
                 extension = translate(
-                    request.plugin_dir, box.config / "gemini-extension", with_mcp=not strict_mocks
+                    request.plugin_dir,
+                    box.config / "gemini-extension",
+                    own_mcp=not strict,
+                    drop_mcp={*(s.name for s in plan.servers), *plan.suppressed},
                 )
             except (OSError, ValueError) as exc:
                 return Transcript(
@@ -209,6 +198,17 @@ class GeminiAgent:
                     cwd=box.cwd,
                 )
             notes.extend(extension.notes)
+        gemini_dir = box.home / ".gemini"
+        gemini_dir.mkdir(exist_ok=True)
+        settings = settings_for(
+            tools,
+            max_turns=request.max_turns,
+            max_attempts=1 if request.rate_limit_retries > 0 else None,
+            mcp_servers=servers,
+            extension_servers=extension.mcp_servers if extension else (),
+        )
+        (gemini_dir / "settings.json").write_text(json.dumps(settings, indent=2), "utf-8")
+        if extension is not None:
             problem = self._link(request, env, extension)
             if problem is not None:
                 return Transcript(
@@ -225,12 +225,12 @@ class GeminiAgent:
             env=env,
             stdin_text="",
             unconfined=self.unconfined_shell,
+            mcp=plan,
         )
         if failed is not None:
             return failed
         trace = box.trace_file
-        servers = [*(extension.mcp_servers if extension else ()), *(mock_servers or {})]
-        transcript, summary = parse_file(trace, servers)
+        transcript, summary = parse_file(trace, plan, extension.mcp_servers if extension else ())
         if extension is not None:
             # Claude Code's form, ``{"skill": "<plugin>:<skill>"}``, so one suite's
             # ``input_match`` means the same for every agent.

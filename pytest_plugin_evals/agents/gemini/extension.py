@@ -1,15 +1,17 @@
 """A Claude Code plugin as a Gemini CLI extension, written in the run's own folders.
 
 A plugin that ships its own ``gemini-extension.json`` is copied as it is (its ``.git`` and
-the evals folder left out). Otherwise the extension is made from the Claude layout:
+the evals folder left out; of its ``mcpServers``, those the run gives otherwise or withholds are
+taken out). Otherwise the extension is made from the Claude layout:
 
 * ``gemini-extension.json``: the plugin's name (lower case, dashes), version and description;
   ``contextFileName`` when the plugin has a ``GEMINI.md``;
 * ``skills/``: copied as they are (Gemini CLI reads the same ``SKILL.md`` files);
 * ``commands/*.md`` → ``commands/*.toml`` (``description`` from the front matter, the body as
   ``prompt``, ``$ARGUMENTS`` → ``{{args}}``);
-* MCP servers (``.mcp.json``, or ``mcpServers`` in the manifest) → ``mcpServers``, with
-  ``${CLAUDE_PLUGIN_ROOT}`` replaced by the plugin's folder; ``http``/``sse`` servers by URL.
+* MCP servers (``.mcp.json``, or ``mcpServers`` in the manifest) are not put in the
+  extension: the run's settings get them, with its stand-ins (``agents/mcp.py`` decides which;
+  :func:`gemini_server` translates each).
 
 Hooks and agents have no Gemini CLI equivalent here and are left out (the run says so).
 """
@@ -20,14 +22,13 @@ import contextlib
 import json
 import re
 import shutil
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pytest_plugin_evals.util import frontmatter
 from pytest_plugin_evals.util.manifest import plugin_name, read_manifest
-
-_ROOT_VAR = re.compile(r"\$\{CLAUDE_PLUGIN_ROOT\}|\$CLAUDE_PLUGIN_ROOT\b")
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class Extension:
     name: str
     skills: tuple[str, ...] = ()
     commands: tuple[str, ...] = ()
+    #: The MCP servers of a plugin's own ``gemini-extension.json`` left in the extension.
     mcp_servers: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
 
@@ -86,16 +88,6 @@ def _command_toml(source: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _substitute(value: Any, root: str) -> Any:
-    if isinstance(value, str):
-        return _ROOT_VAR.sub(lambda _: root, value)
-    if isinstance(value, list):
-        return [_substitute(v, root) for v in value]
-    if isinstance(value, dict):
-        return {k: _substitute(v, root) for k, v in value.items()}
-    return value
-
-
 def gemini_server(config: dict[str, Any]) -> dict[str, Any] | None:
     """One Claude-format MCP server entry in Gemini CLI's form (None: not translatable)."""
     kind = config.get("type")
@@ -113,31 +105,14 @@ def gemini_server(config: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def plugin_mcp_servers(plugin_dir: Path) -> dict[str, Any]:
-    """The plugin's MCP servers (``.mcp.json``, else the manifest's ``mcpServers``), raw."""
-    found: Any = None
-    with contextlib.suppress(OSError, ValueError):
-        found = json.loads((plugin_dir / ".mcp.json").read_text(encoding="utf-8"))
-    if found is None:
-        declared = (read_manifest(plugin_dir) or {}).get("mcpServers")
-        if isinstance(declared, str):
-            with contextlib.suppress(OSError, ValueError):
-                found = json.loads((plugin_dir / declared).read_text(encoding="utf-8"))
-        else:
-            found = declared
-    if isinstance(found, dict) and isinstance(found.get("mcpServers"), dict):
-        found = found["mcpServers"]
-    return (
-        {str(k): v for k, v in found.items() if isinstance(v, dict)}
-        if isinstance(found, dict)
-        else {}
-    )
-
-
-def translate(plugin_dir: Path, target: Path, *, with_mcp: bool = True) -> Extension:
+def translate(
+    plugin_dir: Path, target: Path, *, own_mcp: bool = True, drop_mcp: Collection[str] = ()
+) -> Extension:
     """Write the extension for ``plugin_dir`` into ``target`` (a fresh folder) and describe it.
 
-    ``with_mcp``: translate the plugin's MCP servers (off when stand-ins replace them)."""
+    A plugin's own ``gemini-extension.json`` keeps its ``mcpServers`` unless ``own_mcp`` is
+    off (a strict run withholds them), less those named in ``drop_mcp`` (the run gives them
+    otherwise, or withholds them)."""
     plugin_dir = plugin_dir.resolve()
     own = plugin_dir / "gemini-extension.json"
     if own.is_file():
@@ -152,12 +127,20 @@ def translate(plugin_dir: Path, target: Path, *, with_mcp: bool = True) -> Exten
             shipped = json.loads(own.read_text(encoding="utf-8"))
         shipped = shipped if isinstance(shipped, dict) else {}
         declared = shipped.get("mcpServers")
+        kept: tuple[str, ...] = ()
+        if isinstance(declared, dict):
+            kept = tuple(str(k) for k in declared if own_mcp and str(k) not in drop_mcp)
+            if len(kept) < len(declared):
+                shipped["mcpServers"] = {k: v for k, v in declared.items() if str(k) in kept}
+                copied = target / "gemini-extension.json"
+                copied.unlink()
+                copied.write_text(json.dumps(shipped, indent=2), encoding="utf-8")
         return Extension(
             folder=target,
             name=str(shipped.get("name") or target.name),
             skills=_skill_names(target),
             commands=tuple(sorted(p.stem for p in target.glob("commands/**/*.toml"))),
-            mcp_servers=tuple(str(k) for k in declared) if isinstance(declared, dict) else (),
+            mcp_servers=kept,
         )
     target.mkdir(parents=True)
     manifest = read_manifest(plugin_dir) or {}
@@ -178,16 +161,6 @@ def translate(plugin_dir: Path, target: Path, *, with_mcp: bool = True) -> Exten
             _command_toml(source), encoding="utf-8"
         )
         commands.append(source.stem)
-    servers: dict[str, Any] = {}
-    if with_mcp:
-        for server, config in plugin_mcp_servers(plugin_dir).items():
-            translated = gemini_server(_substitute(config, str(plugin_dir)))
-            if translated is None:
-                notes.append(f"MCP server {server}: no command or url, left out")
-            else:
-                servers[server] = translated
-    if servers:
-        doc["mcpServers"] = servers
     for part in ("hooks", "agents"):
         if (plugin_dir / part).exists():
             notes.append(f"plugin {part}/ has no Gemini CLI equivalent here: not loaded")
@@ -197,6 +170,5 @@ def translate(plugin_dir: Path, target: Path, *, with_mcp: bool = True) -> Exten
         name=name,
         skills=_skill_names(target),
         commands=tuple(commands),
-        mcp_servers=tuple(servers),
         notes=tuple(notes),
     )

@@ -12,6 +12,10 @@ The events (one JSON object a line)::
     {"type": "result", "status": "success" | "error", "error": {"type", "message"},
      "stats": {"input_tokens", "output_tokens", "duration_ms", "tool_calls", …}}
 
+An MCP tool is ``mcp_<server>_<tool>`` in Gemini CLI (its server as the run's settings name
+it): it gets Claude Code's name back from the run's :class:`McpPlan`
+(``mcp__plugin_<plugin>_<server>__<tool>`` for a plugin's server and its stand-in).
+
 The final message is the assistant text after the last tool result; a model turn is counted
 each time the assistant speaks or calls tools after the start or after tool results. Gemini CLI
 reports no price: the cost stays unknown. Pure parsing, streamed line by line.
@@ -27,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_plugin_evals.agents.canonical import canonical, mcp_name
+from pytest_plugin_evals.agents.mcp import McpPlan
 from pytest_plugin_evals.model import ToolCall, Transcript
 from pytest_plugin_evals.util.jsonlines import amount, count, load_event
 
@@ -50,19 +55,24 @@ class StreamSummary:
         return str(error.get("type")) if isinstance(error, dict) and error.get("type") else None
 
 
-def tool_name(name: str, mcp_servers: Iterable[str] = ()) -> str:
-    """The canonical name of a Gemini CLI tool; ``mcp_<server>_<tool>`` of a known server →
-    ``mcp__<server>__<tool>``."""
-    for server in sorted(mcp_servers, key=len, reverse=True):
-        for prefix in (f"mcp_{server}_", f"{server}__"):
+def tool_name(name: str, mcp: McpPlan | None = None, own_servers: Iterable[str] = ()) -> str:
+    """The canonical name of a Gemini CLI tool. ``mcp_<server>_<tool>``: Claude Code's name
+    of that tool when ``mcp`` knows the server; ``mcp__<server>__<tool>`` for one of
+    ``own_servers`` (a plugin's own extension manifest's); else kept as it is."""
+    if name.startswith("mcp_"):
+        if mcp is not None and (found := mcp.split(name, ("_",))) is not None:
+            return mcp.canonical(*found)
+        for server in sorted(own_servers, key=len, reverse=True):
+            prefix = f"mcp_{server}_"
             if name.startswith(prefix) and len(name) > len(prefix):
                 return mcp_name(server, name[len(prefix) :])
     return canonical("gemini", name)
 
 
 class _Builder:
-    def __init__(self, mcp_servers: Iterable[str]) -> None:
-        self.servers = tuple(mcp_servers)
+    def __init__(self, mcp: McpPlan | None, own_servers: Iterable[str]) -> None:
+        self.mcp = mcp
+        self.servers = tuple(own_servers)
         self.calls: list[ToolCall] = []
         self.by_id: dict[str, int] = {}
         self.text: list[str] = []
@@ -89,7 +99,7 @@ class _Builder:
         elif kind == "tool_use":
             self._speaks()
             original = str(event.get("tool_name") or "")
-            name = tool_name(original, self.servers)
+            name = tool_name(original, self.mcp, self.servers)
             params = event.get("parameters")
             tool_id = event.get("tool_id")
             if tool_id is not None:
@@ -128,10 +138,11 @@ class _Builder:
 
 
 def parse_events(
-    lines: Iterable[str], mcp_servers: Iterable[str] = ()
+    lines: Iterable[str], mcp: McpPlan | None = None, own_servers: Iterable[str] = ()
 ) -> tuple[Transcript, StreamSummary]:
-    """Fold stream-json lines into a transcript; unparseable lines are skipped."""
-    builder = _Builder(mcp_servers)
+    """Fold stream-json lines into a transcript; unparseable lines are skipped. ``mcp``: the
+    run's MCP servers, ``own_servers``: those of the extension itself (see :func:`tool_name`)."""
+    builder = _Builder(mcp, own_servers)
     for line in lines:
         event = load_event(line)
         if event is not None:
@@ -151,9 +162,11 @@ def parse_events(
     return transcript, summary
 
 
-def parse_file(path: Path, mcp_servers: Iterable[str] = ()) -> tuple[Transcript, StreamSummary]:
+def parse_file(
+    path: Path, mcp: McpPlan | None = None, own_servers: Iterable[str] = ()
+) -> tuple[Transcript, StreamSummary]:
     with path.open(encoding="utf-8", errors="replace") as fh:
-        transcript, summary = parse_events(fh, mcp_servers)
+        transcript, summary = parse_events(fh, mcp, own_servers)
     transcript.trace_path = path
     return transcript, summary
 

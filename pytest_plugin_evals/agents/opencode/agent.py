@@ -5,11 +5,14 @@ no title-generation request to the model), the prompt on stdin, and an environme
 run's sandbox: HOME and the XDG folders there, ``OPENCODE_DISABLE_AUTOUPDATE``,
 ``…_MODELS_FETCH``, ``…_DEFAULT_PLUGINS``, ``…_LSP_DOWNLOAD``, ``…_CLAUDE_CODE`` (and its
 ``_SKILLS``, ``_PROMPT``), ``…_EXTERNAL_SKILLS`` and ``…_PROJECT_CONFIG`` on,
-and its whole configuration in ``OPENCODE_CONFIG_CONTENT`` (:mod:`.config`). The with arm loads
-the plugin from ``OPENCODE_CONFIG_DIR``, a folder in the run's sandbox holding copies of the
-plugin's ``skills/`` and ``commands/``; the without arm has no such folder. Before the run,
-``opencode debug skill`` (the same environment) lists the skills opencode sees: the with arm
-must see every skill of the plugin, the without arm none of them.
+and its whole configuration in ``OPENCODE_CONFIG_CONTENT`` (:mod:`.config`), the run's MCP
+servers included (stand-ins and, in the with arm, the plugin's own, as
+:mod:`pytest_plugin_evals.agents.mcp` decides). The with arm loads the plugin from
+``OPENCODE_CONFIG_DIR``, a folder in the run's sandbox holding copies of the plugin's
+``skills/`` and ``commands/`` and its agents translated (:mod:`.plugin`); the without arm has
+no such folder. Before the run, ``opencode debug skill`` (the same environment, without the
+MCP servers) lists the skills opencode sees: the with arm must see every skill of the plugin,
+the without arm none of them.
 
 opencode has no command sandbox: the whole CLI runs inside bubblewrap
 (:mod:`pytest_plugin_evals.agents.confine`), unless ``--eval-unconfined-shell``.
@@ -18,18 +21,23 @@ opencode has no command sandbox: the whole CLI runs inside bubblewrap
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar
 
-from pytest_plugin_evals.agents import confine
+from pytest_plugin_evals.agents import confine, mcp
 from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
 from pytest_plugin_evals.agents.claude.agent import plugin_contents
 from pytest_plugin_evals.agents.claude.permissions import plan_tools
 from pytest_plugin_evals.agents.cli import find_cli, finish, run_cli
-from pytest_plugin_evals.agents.opencode.config import permission_rules, run_config
+from pytest_plugin_evals.agents.opencode.config import (
+    mcp_block,
+    mcp_tool_name,
+    model_id,
+    permission_rules,
+    run_config,
+)
 from pytest_plugin_evals.agents.opencode.events import StreamSummary, parse_file
+from pytest_plugin_evals.agents.opencode.plugin import PluginFolder, plugin_config_dir
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import STOPPED, Transcript
 from pytest_plugin_evals.util.process import format_timeout, run_process
@@ -47,6 +55,10 @@ FIXED_ENV = {
     "OPENCODE_DISABLE_PROJECT_CONFIG": "1",
     "OPENCODE_DISABLE_SHARE": "1",
 }
+
+#: The tools a run may always use (Claude Code's names; where it can, opencode reads only in
+#: the run's folder and the ones ``external_directory`` opens).
+READERS = ("Read", "Glob", "Grep", "LS")
 
 #: Seconds ``opencode debug skill`` may take.
 SKILL_LIST_TIMEOUT = 60.0
@@ -69,18 +81,6 @@ def make_agent(
     )
 
 
-def plugin_config_dir(plugin_dir: Path, target: Path) -> Path:
-    """Translate a Claude plugin into an opencode config folder at ``target``: copies of its
-    ``skills/`` and ``commands/`` (opencode writes into its config folder; the plugin stays as
-    it is)."""
-    target.mkdir(parents=True, exist_ok=True)
-    for part in ("skills", "commands"):
-        source = plugin_dir / part
-        if source.is_dir():
-            shutil.copytree(source, target / part, symlinks=False)
-    return target
-
-
 @dataclass(frozen=True)
 class OpencodeAgent:
     binary: str
@@ -89,13 +89,14 @@ class OpencodeAgent:
     #: Run a granted shell although opencode cannot confine it (``--eval-unconfined-shell``).
     unconfined_shell: bool = False
     name: str = "opencode"
-    capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True, uses_mocks=False)
+    capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True)
 
     def run(self, request: RunRequest) -> Transcript:
         box, case = request.sandbox, request.case
         context = copy_add_dirs(request)
         plan = plan_tools(
-            case_tools=request.allowed_tools,
+            # Claude Code offers its Skill tool whatever the case lists: so does the run.
+            case_tools=("Skill", *request.allowed_tools),
             case_disallowed=case.disallowed_tools,
             grants=self.grants,
             operator_disallowed=self.disallow,
@@ -113,21 +114,50 @@ class OpencodeAgent:
         env.update(FIXED_ENV)
         env.pop("OPENCODE_CONFIG", None)
         env.pop("OPENCODE_CONFIG_DIR", None)
+        servers = mcp.plan_for(request)
+        disallowed = (*case.disallowed_tools, *self.disallow)
+        block, mcp_rules, notes = mcp_block(
+            servers, allowed=allowed, grants=self.grants, disallowed=disallowed
+        )
+        notes[:0] = servers.notes
         external = list(context)
         qualify: dict[str, str] = {}
-        skills: list[str] = []
+        folder: PluginFolder | None = None
         if request.plugin_dir is not None:
-            folder = plugin_config_dir(request.plugin_dir.resolve(), box.config / "opencode-plugin")
-            env["OPENCODE_CONFIG_DIR"] = str(folder)
-            external.append(folder / "skills")
+            external.append(box.config / "opencode-plugin" / "skills")
             plugin, skills, _ = plugin_contents(request.plugin_dir)
             qualify = {s: f"{plugin}:{s}" for s in skills}
-        permission, unmapped = permission_rules(allowed, external_allowed=external)
+        # MCP entries are the mcp block's; one of a server the run has not is no tool.
+        known = tuple(servers.prefixes.values())
+        own = [a for a in allowed if not a.startswith(known)]
+        # Reads are always allowed (scoped by external_directory), as for Claude Code.
+        readers = [t for t in READERS if t not in plan.disallowed]
+        permission, unmapped = permission_rules([*readers, *own], external_allowed=external)
+        permission.update(mcp_rules)
+        if request.plugin_dir is not None:
+            folder = plugin_config_dir(
+                request.plugin_dir.resolve(),
+                box.config / "opencode-plugin",
+                run_permission=permission,
+                run_model=model_id(request.model),
+                plan=servers,
+            )
+            env["OPENCODE_CONFIG_DIR"] = str(folder.folder)
+            notes.extend(folder.notes)
         config = run_config(
-            model=request.model, permission=permission, env=env, max_turns=request.max_turns
+            model=request.model,
+            permission=permission,
+            env=env,
+            max_turns=request.max_turns,
+            mcp=block,
         )
         env["OPENCODE_CONFIG_CONTENT"] = json.dumps(config)
-        trust = self._trust_problem(request, env)
+        # The skill listing starts no MCP server (nor should it ever).
+        listing_env = dict(env)
+        listing_env["OPENCODE_CONFIG_CONTENT"] = json.dumps(
+            {k: v for k, v in config.items() if k != "mcp"}
+        )
+        trust = self._trust_problem(request, listing_env)
         if trust is not None:
             return trust
         box.snapshot()
@@ -139,14 +169,21 @@ class OpencodeAgent:
             env=env,
             stdin_text=request.prompt,
             unconfined=self.unconfined_shell,
+            mcp=servers,
         )
         if failed is not None:
             return failed
         trace = box.trace_file
-        transcript, summary = parse_file(trace, qualify_skill=qualify)
+        transcript, summary = parse_file(
+            trace, qualify_skill=qualify, mcp_name=lambda name: mcp_tool_name(servers, name)
+        )
         finish(transcript, request, result, unconfined=self.unconfined_shell)
+        transcript.notes.extend(notes)
+        stand_ins = tuple(s.prefix for s in servers.servers if s.stand_in)
         transcript.notes.extend(
-            f"not granted (add --eval-allow-tools): {t}" for t in plan.not_granted
+            f"not granted (add --eval-allow-tools): {t}"
+            for t in plan.not_granted
+            if not t.startswith(stand_ins)
         )
         transcript.notes.extend(f"opencode has no such tool: {t}" for t in unmapped)
         transcript.notes.extend(

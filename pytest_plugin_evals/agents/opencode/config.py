@@ -18,9 +18,18 @@ Bash (granted)                         ``bash``; ``Bash(npm test *)`` → ``{"*"
 WebFetch, WebSearch (granted)          ``webfetch``, ``websearch``
 =====================================  ==================================================
 
+``skill`` is always allowed, as Claude Code always offers its Skill tool, unless the case's
+``disallowed_tools`` or ``--eval-disallow-tools`` name ``Skill``.
+
 Every path outside the run's working directory is an ``external_directory`` opencode asks
 about, and a headless run refuses: denied, except the plugin's copied skills and the case's
 ``add_dirs`` copies.
+
+MCP servers (:func:`mcp_block`, from :mod:`pytest_plugin_evals.agents.mcp`'s plan) go in the
+``mcp`` block, each under its name with every character outside ``[A-Za-z0-9_-]`` made ``_``
+(as opencode does); opencode names their tools ``<server>_<tool>``, and a permission rule of
+that name (or ``<server>_*``) allows them: every tool of a stand-in, the granted tools of a real
+server.
 """
 
 from __future__ import annotations
@@ -30,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_plugin_evals.agents.claude.permissions import base_tool
+from pytest_plugin_evals.agents.mcp import McpPlan, McpServer
+from pytest_plugin_evals.mocks.discover import normalize
 
 #: Canonical tool → the opencode permission that governs it.
 PERMISSIONS: dict[str, tuple[str, ...]] = {
@@ -121,11 +132,12 @@ def run_config(
     permission: Mapping[str, Any],
     env: Mapping[str, str],
     max_turns: int | None = None,
+    mcp: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The whole ``OPENCODE_CONFIG_CONTENT``: the model, Anthropic's endpoint from
     ``ANTHROPIC_BASE_URL`` when the operator set one, the permissions, the turn limit (the
     ``build`` agent's ``steps``: at the last one opencode asks the model for a final answer
-    without tools), sharing and auto-update off."""
+    without tools), the MCP servers (:func:`mcp_block`), sharing and auto-update off."""
     chosen = model_id(model)
     config: dict[str, Any] = {
         "model": chosen,
@@ -138,6 +150,8 @@ def run_config(
     }
     if max_turns is not None and max_turns > 0:
         config["agent"] = {"build": {"steps": max_turns}}
+    if mcp:
+        config["mcp"] = dict(mcp)
     base_url = (env.get("ANTHROPIC_BASE_URL") or "").strip().rstrip("/")
     if base_url:
         # Claude Code's variable names the API's root; the AI SDK wants its ``/v1``.
@@ -145,3 +159,148 @@ def run_config(
             base_url += "/v1"
         config["provider"] = {"anthropic": {"options": {"baseURL": base_url}}}
     return config
+
+
+def server_key(name: str) -> str:
+    """An MCP server's name as opencode puts it into tool names (``<key>_<tool>``)."""
+    return normalize(name)
+
+
+def mcp_entry(server: McpServer) -> dict[str, Any] | None:
+    """opencode's form of one server (``local``: ``command`` with its arguments and
+    ``environment``; ``remote``: ``url`` and ``headers``), None when it has neither."""
+    if server.command is not None:
+        entry: dict[str, Any] = {
+            "type": "local",
+            "command": [server.command, *server.args],
+            "enabled": True,
+        }
+        if server.env:
+            entry["environment"] = server.env
+        return entry
+    if server.url is not None:
+        entry = {"type": "remote", "url": server.url, "enabled": True}
+        if server.headers:
+            entry["headers"] = server.headers
+        return entry
+    return None
+
+
+def mcp_block(
+    plan: McpPlan,
+    *,
+    allowed: Iterable[str],
+    grants: Iterable[str],
+    disallowed: Iterable[str] = (),
+) -> tuple[dict[str, Any], dict[str, str], list[str]]:
+    """The run's ``mcp`` block, its permission rules (in order: add them after the built-in
+    tools' rules) and its notes. ``allowed``: the run's allowed entries (Claude Code's names,
+    as :func:`plan_tools` left them, so granted); ``disallowed``: the case's and the
+    operator's, which remove a server's tools even from a stand-in.
+
+    Shorter server names come first, and a real server's rules start with ``<key>_*: deny``,
+    so a stand-in's ``a_*`` never allows the tools of a real server ``a_b``."""
+    allowed, grants, disallowed = list(allowed), list(grants), list(disallowed)
+    block: dict[str, Any] = {}
+    rules: dict[str, str] = {}
+    notes: list[str] = []
+    given: list[tuple[str, McpServer]] = []
+    for server in plan.servers:
+        entry = mcp_entry(server)
+        if entry is None:
+            notes.append(f"MCP server {server.name}: no command or url, left out")
+            continue
+        key = server_key(server.name)
+        if server.config.get("cwd"):
+            notes.append(f"MCP server {server.name}: opencode has no cwd for a server (ignored)")
+        block[key] = entry
+        given.append((key, server))
+    for key, server in sorted(given, key=lambda item: len(item[0])):
+        if server.stand_in:
+            rules[f"{key}_*"] = "allow"
+            continue
+        rules[f"{key}_*"] = "deny"
+        for tool in server.granted_tools(allowed, grants):
+            rules[f"{key}_{tool if tool == '*' else normalize(tool)}"] = "allow"
+    for name in disallowed:
+        if (found := _mcp_entry(name.strip(), plan)) is not None and found[0] in block:
+            rules[f"{found[0]}_{found[1]}"] = "deny"
+    return block, rules, notes
+
+
+def mcp_tool_name(plan: McpPlan, name: str) -> str | None:
+    """Claude Code's name of opencode's MCP tool ``name`` (``<key>_<tool>``) of a server the
+    run has, else None."""
+    found = plan.split(name, ("_",))
+    return plan.canonical(*found) if found is not None else None
+
+
+def _mcp_entry(entry: str, plan: McpPlan | None) -> tuple[str, str] | None:
+    """``(key, tool)`` of a Claude Code MCP tool entry of a server the run has (``*``: all of
+    its tools), else None."""
+    for server in plan.servers if plan is not None else ():
+        if entry.startswith(server.prefix):
+            tool = entry[len(server.prefix) :] or "*"
+        elif entry == server.prefix.rstrip("_"):
+            tool = "*"
+        else:
+            continue
+        return server_key(server.name), tool if tool == "*" else normalize(tool)
+    return None
+
+
+def agent_permission(
+    run_permission: Mapping[str, Any],
+    tools: Iterable[str] | None,
+    plan: McpPlan | None = None,
+    disallowed: Iterable[str] = (),
+) -> dict[str, Any]:
+    """A translated agent's ``permission``: never more than the run's. ``tools`` is the
+    Claude agent's ``tools`` (Claude Code's names; None: all the run allows), ``disallowed``
+    its ``disallowedTools``. Each tool the run allows and the agent may not use is denied;
+    ``task`` always is (a Claude Code subagent starts no subagents). Nothing is allowed that
+    the run does not allow (an agent's rules come after the run's, and the last that matches
+    wins): an agent that lists some tools of a server the run allows whole gets those."""
+    rules: dict[str, Any] = {}
+    granted = {k: v for k, v in run_permission.items() if v != "deny"}
+    granted.pop("*", None)
+    granted.pop("external_directory", None)
+    if tools is not None:
+        listed = [t.strip() for t in tools if t.strip()]
+        covered = {k for entry in listed for k in PERMISSIONS.get(base_tool(entry), ())}
+        servers: dict[str, set[str]] = {}
+        for entry in listed:
+            if (found := _mcp_entry(entry, plan)) is not None:
+                servers.setdefault(found[0], set()).add(found[1])
+        for key in granted:
+            if key in PERMISSION_KEYS:
+                if key not in covered:
+                    rules[key] = "deny"
+                continue
+            server, tool = _mcp_rule(key, servers)
+            wanted = servers.get(server or "", set())
+            if "*" in wanted or tool in wanted:
+                continue
+            rules[key] = "deny"
+            if server is not None and tool == "*":
+                rules.update({f"{server}_{t}": "allow" for t in sorted(wanted)})
+    for entry in (e.strip() for e in disallowed):
+        if (found := _mcp_entry(entry, plan)) is not None:
+            rules[f"{found[0]}_{found[1]}"] = "deny"
+        for key in PERMISSIONS.get(base_tool(entry), ()):
+            if key in granted:
+                rules[key] = "deny"
+    rules["task"] = "deny"
+    return rules
+
+
+#: Every opencode permission a built-in tool maps to.
+PERMISSION_KEYS = frozenset(k for keys in PERMISSIONS.values() for k in keys)
+
+
+def _mcp_rule(key: str, servers: Iterable[str]) -> tuple[str | None, str]:
+    """``(server, tool)`` of a permission rule ``<server>_<tool>`` for one of ``servers``."""
+    for server in sorted(servers, key=len, reverse=True):
+        if key.startswith(f"{server}_"):
+            return server, key[len(server) + 1 :]
+    return None, key

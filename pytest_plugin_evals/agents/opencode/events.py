@@ -18,7 +18,7 @@ Pure parsing, line by line. Each line is one event ``{"type", "timestamp", "sess
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,7 +55,9 @@ def _output(state: dict[str, Any]) -> str | None:
 
 
 class _Builder:
-    def __init__(self, qualify_skill: dict[str, str]) -> None:
+    def __init__(
+        self, qualify_skill: dict[str, str], mcp_name: Callable[[str], str | None] | None
+    ) -> None:
         self.calls: list[ToolCall] = []
         self.by_id: dict[str, int] = {}
         self.texts: dict[str, list[str]] = {}
@@ -64,6 +66,7 @@ class _Builder:
         self.any_tokens = False
         self.summary = StreamSummary()
         self.qualify_skill = qualify_skill
+        self.mcp_name = mcp_name
 
     def feed(self, event: dict[str, Any]) -> None:
         self.summary.events += 1
@@ -92,6 +95,8 @@ class _Builder:
         tool_input = state.get("input")
         tool_input = dict(tool_input) if isinstance(tool_input, dict) else {}
         name = canonical("opencode", tool)
+        if name == tool and self.mcp_name is not None:
+            name = self.mcp_name(tool) or tool
         if name == "Skill" and isinstance(tool_input.get("name"), str):
             skill = tool_input["name"]
             self.summary.skills_called.append(skill)
@@ -152,11 +157,16 @@ def _seconds(value: Any) -> float | None:
 
 
 def parse_events(
-    lines: Iterable[str], *, qualify_skill: dict[str, str] | None = None
+    lines: Iterable[str],
+    *,
+    qualify_skill: dict[str, str] | None = None,
+    mcp_name: Callable[[str], str | None] | None = None,
 ) -> tuple[Transcript, StreamSummary]:
     """Fold the JSON lines into a transcript; unparseable lines are skipped. ``qualify_skill``
-    maps a plugin skill's name to ``<plugin>:<skill>``, the name Claude Code gives it."""
-    builder = _Builder(qualify_skill or {})
+    maps a plugin skill's name to ``<plugin>:<skill>``, the name Claude Code gives it;
+    ``mcp_name`` gives Claude Code's name of an MCP tool (opencode's ``<server>_<tool>``),
+    None for a name that is none."""
+    builder = _Builder(qualify_skill or {}, mcp_name)
     for line in lines:
         event = load_event(line)
         if event is not None:
@@ -173,9 +183,12 @@ def parse_events(
 
 
 def parse_file(
-    path: Path, *, qualify_skill: dict[str, str] | None = None
+    path: Path,
+    *,
+    qualify_skill: dict[str, str] | None = None,
+    mcp_name: Callable[[str], str | None] | None = None,
 ) -> tuple[Transcript, StreamSummary]:
     with path.open(encoding="utf-8", errors="replace") as fh:
-        transcript, summary = parse_events(fh, qualify_skill=qualify_skill)
+        transcript, summary = parse_events(fh, qualify_skill=qualify_skill, mcp_name=mcp_name)
     transcript.trace_path = path
     return transcript, summary

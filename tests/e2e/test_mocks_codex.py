@@ -1,0 +1,290 @@
+"""MCP servers and their stand-ins under ``--eval-agent codex``: the real Codex CLI, confined in
+bubblewrap, against the scripted model, through ``pytest evals`` as a plugin author runs it.
+
+A tracker plugin declares three real servers (``tracker`` in ``.mcp.json``, ``people`` and
+``wiki`` in its manifest) that leave a marker file in the run's working folder when they start
+(Codex waits for each server it is given, and a server that fails ends the run: these serve
+MCP; one of the plugin's that does not start is the plugin's failure, graded); ``tracker`` and
+``people`` have mocks, ``kb`` is a standalone mock. Codex offers a server's tools in a
+namespace ``mcp__<server>`` and reports a call as an ``mcp_tool_call`` of ``server`` and
+``tool``: the runs must record Claude Code's names.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
+from tests.e2e.conftest import Run
+from tests.e2e.test_agent_codex import sessions
+
+CREATE = "mcp__plugin_tracker-kit_tracker__create_issue"
+SEARCH = "mcp__kb__search"
+LOOKUP = "mcp__plugin_tracker-kit_people__lookup"
+
+CREATE_MD = """---
+expect:
+  title: string
+  priority: [low, medium, high]
+---
+
+Created issue #4821: {{input.title}}
+"""
+
+#: A stdio MCP server (standard library only) named by its argument: it leaves
+#: ``real-<name>-started`` in its working folder (the run's) and serves ``lookup`` and
+#: ``delete_person``.
+REAL_PY = r"""
+import json, sys
+open(f"real-{sys.argv[1]}-started", "w").close()
+TOOLS = [{"name": n, "description": n + " a person", "inputSchema": {"type": "object"}}
+         for n in ("lookup", "delete_person")]
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    method, result = msg.get("method"), {}
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities":
+                  {"tools": {}}, "serverInfo": {"name": "people", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": TOOLS}
+    elif method == "tools/call":
+        result = {"content": [{"type": "text", "text": "alice is on call (real)"}]}
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"""
+
+
+def real_server(name: str) -> dict[str, Any]:
+    """The plugin's server ``name``, started from the plugin's folder."""
+    return {"command": "python3", "args": ["${CLAUDE_PLUGIN_ROOT}/real_server.py", name]}
+
+
+def make_tracker(pytester: pytest.Pytester, *, real_people: bool = False) -> None:
+    pytester.makefile(".py", **{"real_server": REAL_PY})
+    manifest = {
+        "name": "tracker-kit",
+        "version": "0.3.0",
+        "mcpServers": {
+            "people": real_server("people"),
+            "wiki": real_server("wiki"),
+        },
+    }
+    pytester.makefile(".json", **{".claude-plugin/plugin": json.dumps(manifest)})
+    pytester.makefile(
+        ".json", **{".mcp": json.dumps({"mcpServers": {"tracker": real_server("tracker")}})}
+    )
+    pytester.makefile(
+        ".md",
+        **{
+            "evals/mocks/tracker/create_issue": CREATE_MD,
+            "evals/mocks/kb/search": "Found 1 page for {{input.q}}",
+            "evals/files-bug/prompt": "---\nruns: 1\n---\nFile a bug: the app crashes on start.\n",
+            "evals/files-bug/graders/created": (
+                "---\ntype: regex\npattern: 'create_issue.*Crash on start'\n"
+                "target: mock_calls\n---\n"
+            ),
+            "evals/files-bug/graders/answer": "---\ntype: regex\npattern: '#4821'\n---\n",
+        },
+    )
+    if not real_people:
+        pytester.makefile(".md", **{"evals/mocks/people/lookup": "alice is on call"})
+
+
+def markers(run: dict[str, Any]) -> set[str]:
+    return {f.rsplit("/", 1)[-1] for f in run["filesCreated"] if "-started" in f}
+
+
+def offered(request: dict[str, Any]) -> dict[str, set[str]]:
+    """The MCP tools a Responses request offers, by Codex's namespace (``mcp__<server>``)."""
+    return {
+        t["name"]: {inner["name"] for inner in t.get("tools") or []}
+        for t in request["body"].get("tools") or []
+        if t.get("type") == "namespace" and str(t.get("name")).startswith("mcp__")
+    }
+
+
+def first_requests(model: ScriptedModel) -> list[dict[str, Any]]:
+    """The first model request of each Codex session (one per run)."""
+    return [requests[0] for requests in sessions(model)]
+
+
+def test_stand_ins_answer_with_claude_codes_names_in_the_with_arm_only(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_codex: Run
+) -> None:
+    make_tracker(pytester)
+    scripted_model.add(
+        Rule(when_tool_result="Created issue", reply=text("Filed as #4821.")),
+        Rule(when_tool_result="Found 1 page", reply=text("I found a page, no tracker.")),
+        # The scripted model answers with the tool's namespace (mcp__tracker), as Codex asks.
+        Rule(
+            when_tool_offered="create_issue",
+            reply=tool_use("create_issue", {"title": "Crash on start", "priority": "high"}),
+        ),
+        Rule(when_tool_offered="search", reply=tool_use("search", {"q": "crash"})),
+    )
+    result, doc = run_codex("-n", "2")
+    result.assert_outcomes(passed=2)
+    (case,) = doc["cases"]
+    with_run, without_run = case["arms"]["with"][0], case["arms"]["without"][0]
+    assert with_run["error"] is None and without_run["error"] is None
+    # The with arm: the shadow answered (approved: codex exec asks no one), under Claude
+    # Code's name, and was graded.
+    (call,) = with_run["toolCallList"]
+    assert call["name"] == CREATE and call["originalName"] == "mcp__tracker__create_issue"
+    assert call["isError"] is False
+    (served,) = with_run["mockCalls"]
+    assert served["tool"] == CREATE and "Created issue #4821: Crash on start" in served["output"]
+    verdicts = {g["name"]: g for g in with_run["graders"]}
+    assert verdicts["created"]["passed"] is True and verdicts["answer"]["passed"] is True
+    assert with_run["mocks"]["calls"]["total"] == 1
+    assert {s["server"]: s.get("withheld", False) for s in with_run["mocks"]["servers"]} == {
+        "tracker": False,
+        "people": False,
+        "kb": False,
+        "wiki": True,
+    }
+    # The without arm: only the standalone mock, which it called.
+    (call,) = without_run["toolCallList"]
+    assert call["name"] == SEARCH and call["originalName"] == "mcp__kb__search"
+    (served,) = without_run["mockCalls"]
+    assert served["tool"] == SEARCH and served["output"] == "Found 1 page for crash"
+    # What each arm's first request offered: the plugin's servers (their stand-ins) in the
+    # with arm only, the standalone mock in both.
+    firsts = sorted((offered(r) for r in first_requests(scripted_model)), key=len)
+    assert firsts == [
+        {"mcp__kb": {"search"}},
+        {"mcp__kb": {"search"}, "mcp__tracker": {"create_issue"}, "mcp__people": {"lookup"}},
+    ]
+    # Strict mocks: no real server started, in either arm (wiki had no mocks: withheld).
+    assert markers(with_run) == markers(without_run) == set()
+
+
+def test_mocks_off_starts_the_plugins_own_servers(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_codex: Run
+) -> None:
+    make_tracker(pytester)
+    scripted_model.add(Rule(reply=text("nothing to do")))
+    result, doc = run_codex("--eval-ablation", "none", "--eval-mocks", "off")
+    result.assert_outcomes(failed=1)  # the answer grader fails: nothing was filed
+    (run,) = doc["cases"][0]["arms"]["with"]
+    assert run["error"] is None
+    assert markers(run) == {"real-tracker-started", "real-people-started", "real-wiki-started"}
+    created = {g["name"]: g for g in run["graders"]}["created"]
+    assert created["passed"] is False
+    assert created["explanation"].startswith("no mock stand-ins were active")
+    (first,) = first_requests(scripted_model)
+    # No tool of theirs is listed and granted: none offered; the mock kb is off too.
+    assert offered(first) == {}
+
+
+def test_a_plugin_server_that_does_not_start_fails_the_plugin_not_the_harness(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_codex: Run
+) -> None:
+    """Codex waits for every server it is given; the plugin's own that does not start ends the
+    run before the model is asked — a graded failure of the plugin, not an error (E)."""
+    make_tracker(pytester)
+    manifest = pytester.path / ".claude-plugin" / "plugin.json"
+    doc = json.loads(manifest.read_text())
+    doc["mcpServers"]["wiki"] = {"command": "sh", "args": ["-c", "exit 3"]}
+    manifest.write_text(json.dumps(doc))
+    scripted_model.add(Rule(reply=text("nothing to do")))
+    result, doc = run_codex("--eval-ablation", "none", "--eval-mocks", "off")
+    result.assert_outcomes(failed=1)  # graded, not an error
+    (run,) = doc["cases"][0]["arms"]["with"]
+    assert run.get("infraError") is None
+    assert run["error"].startswith("the plugin's MCP server wiki did not start: ")
+    assert run["score"] == 0
+    assert scripted_model.responses_requests == []  # the model was never asked
+
+
+def test_a_real_server_offers_only_the_tools_listed_and_granted(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_codex: Run
+) -> None:
+    """``--eval-allow-real-servers``: people (no mocks) is real, started from the plugin's
+    folder (``${CLAUDE_PLUGIN_ROOT}``, which Codex itself does not expand), and Codex offers
+    and approves only the tool the case lists and the operator grants (``enabled_tools``)."""
+    make_tracker(pytester, real_people=True)
+    prompt = pytester.path / "evals" / "files-bug" / "prompt.md"
+    prompt.write_text(
+        prompt.read_text().replace("runs: 1\n", f"runs: 1\nallowed_tools: [{LOOKUP}]\n")
+    )
+    scripted_model.add(
+        Rule(when_tool_result="(real)", reply=text("alice is on call.")),
+        Rule(when_tool_offered="lookup", reply=tool_use("lookup", {})),
+    )
+    result, doc = run_codex(
+        "--eval-ablation", "none", "--eval-allow-real-servers", "--eval-allow-tools", LOOKUP
+    )
+    result.assert_outcomes(failed=1)  # no issue filed: the answer grader fails
+    (run,) = doc["cases"][0]["arms"]["with"]
+    (call,) = run["toolCallList"]
+    assert call["name"] == LOOKUP and call["originalName"] == "mcp__people__lookup"
+    assert call["isError"] is False and run["answer"] == "alice is on call."
+    (first, second) = scripted_model.responses_requests
+    assert second["tool_result"] is not None and "alice is on call (real)" in second["tool_result"]
+    # The stand-ins still replace tracker (the real one never started) and serve kb; people
+    # offers only lookup (delete_person is not listed); wiki (no mocks, real allowed) started,
+    # and offers nothing (no tool of it is listed).
+    assert offered(first) == {
+        "mcp__tracker": {"create_issue"},
+        "mcp__kb": {"search"},
+        "mcp__people": {"lookup"},
+    }
+    assert markers(run) == {"real-people-started", "real-wiki-started"}
+
+
+def test_an_expect_violation_aborts_the_run(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_codex: Run
+) -> None:
+    """The stand-in kills Codex's process group: the run ends at the call, ungraded."""
+    make_tracker(pytester)
+    scripted_model.add(
+        Rule(when_tool_result="", reply=text("Filed, I think.")),
+        Rule(
+            when_tool_offered="create_issue",
+            reply=tool_use("create_issue", {"title": "Crash on start", "priority": "urgent"}),
+        ),
+    )
+    result, doc = run_codex("--eval-ablation", "none")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*aborted by mock tracker/create_issue*"])
+    (run,) = doc["cases"][0]["arms"]["with"]
+    assert run["aborted"] == {
+        "server": "tracker",
+        "tool": "create_issue",
+        "reason": 'the model\'s call violates expect: priority = "urgent" is not one of '
+        "[low, medium, high]",
+    }
+    assert run["score"] == 0 and run["graders"] == [] and run["error"] is None
+    # Codex was stopped at the call: the model was never asked again.
+    assert len(scripted_model.responses_requests) == 1
+
+
+def test_the_default_model_reaches_a_stand_in_from_code(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_codex: Run
+) -> None:
+    """In code mode (Codex's default model) the servers' tools are deferred: named in a
+    developer message, called from the ``exec`` script as ``tools.mcp__<server>__<tool>``; the
+    call is the same ``mcp_tool_call``, recorded by Claude Code's name."""
+    make_tracker(pytester)
+    script = (
+        'const r = await tools.mcp__tracker__create_issue({title: "Crash on start", '
+        'priority: "high"});\ntext(r);\n'
+    )
+    scripted_model.add(
+        Rule(when_prompt="File a bug", times=1, reply=tool_use("exec", {"input": script})),
+        Rule(reply=text("Filed as #4821.")),
+    )
+    result, doc = run_codex("--eval-ablation", "none", model=None)
+    result.assert_outcomes(passed=1)
+    (run,) = doc["cases"][0]["arms"]["with"]
+    (call,) = run["toolCallList"]
+    assert call["name"] == CREATE and call["originalName"] == "mcp__tracker__create_issue"
+    assert [c["tool"] for c in run["mockCalls"]] == [CREATE]
+    first = scripted_model.responses_requests[0]
+    assert "exec" in first["tools"] and "Deferred tool namespaces" in first["system"]
+    assert "- mcp__tracker" in first["system"] and "- mcp__people" in first["system"]

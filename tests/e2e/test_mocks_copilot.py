@@ -1,0 +1,259 @@
+"""MCP servers and their stand-ins under ``--eval-agent copilot``: the real Copilot CLI, the
+scripted model, ``pytest evals`` as a plugin author runs it.
+
+A tracker plugin declares a server in ``.mcp.json`` (``tracker``), one inline in
+``plugin.json`` (``people``) and one more with no mocks (``billing``). Copilot runs inside
+bubblewrap, where the plugin's folder is read-only, so a real server says it started by
+connecting to a listener on the loopback instead of leaving a marker file. Copilot names an
+MCP tool ``<server>-<tool>``; the JSON document must carry Claude Code's name for it.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
+from tests.e2e.conftest import Run
+
+CREATE = "mcp__plugin_tracker-kit_tracker__create_issue"
+SEARCH = "mcp__kb__search"
+
+CREATE_MD = """---
+expect:
+  title: string
+  priority: [low, medium, high]
+---
+
+Created issue #4821: {{input.title}}
+"""
+
+#: A real MCP server for the tracker (the ``mcp`` SDK): it says it started, then answers.
+REAL_SERVER = """
+import socket
+import sys
+from mcp.server.mcpserver import MCPServer
+
+socket.create_connection(("127.0.0.1", int(sys.argv[1]))).sendall(b"tracker")
+server = MCPServer("tracker")
+
+@server.tool()
+def create_issue(title: str, priority: str = "low") -> str:
+    \"\"\"Create an issue in the tracker.\"\"\"
+    return f"Real tracker filed #77: {title}"
+
+server.run()
+"""
+
+
+class Starts:
+    """A loopback listener: the names the real servers send it when they start."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self.sock.getsockname()[1]
+        self.names: list[str] = []
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                self.names.append(conn.recv(64).decode())
+
+    def server(self, name: str) -> dict[str, Any]:
+        """A server that reports ``name`` and exits (a failed start, once it said so)."""
+        code = "import socket, sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])))"
+        code += ".sendall(sys.argv[2].encode())"
+        return {"command": sys.executable, "args": ["-c", code, str(self.port), name]}
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def starts() -> Iterator[Starts]:
+    listener = Starts()
+    yield listener
+    listener.close()
+
+
+def make_tracker(
+    pytester: pytest.Pytester, starts: Starts, tracker: dict[str, Any], front: str = ""
+) -> None:
+    """The tracker plugin: ``tracker`` is the server given; ``people`` and ``billing`` report
+    to ``starts`` when they start."""
+    people = starts.server("people")
+    manifest = {"name": "tracker-kit", "version": "0.3.0", "mcpServers": {"people": people}}
+    servers = {"tracker": tracker, "billing": starts.server("billing")}
+    pytester.makefile(".json", **{".claude-plugin/plugin": json.dumps(manifest)})
+    pytester.makefile(".json", **{".mcp": json.dumps({"mcpServers": servers})})
+    pytester.makefile(
+        ".md",
+        **{
+            "evals/files-bug/prompt": (
+                f"---\nruns: 1\n{front}---\nFile a bug: the app crashes on start.\n"
+            ),
+            "evals/files-bug/graders/created": (
+                "---\ntype: regex\npattern: 'create_issue.*Crash on start'\n"
+                "target: mock_calls\n---\n"
+            ),
+            "evals/files-bug/graders/answer": "---\ntype: regex\npattern: '#4821'\n---\n",
+        },
+    )
+
+
+def meta(run: dict[str, Any]) -> dict[str, Any]:
+    """The kept run's ``meta.json`` (its tool calls, with the agent's own names)."""
+    data: dict[str, Any] = json.loads(
+        (Path(run["tracePath"]).parent / "meta.json").read_text(encoding="utf-8")
+    )
+    return data
+
+
+def offered(request: dict[str, Any]) -> set[str]:
+    return {str(t.get("name")) for t in request["body"].get("tools") or []}
+
+
+def test_stand_ins_answer_and_withheld_servers_never_start(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_copilot: Run, starts: Starts
+) -> None:
+    make_tracker(pytester, starts, starts.server("tracker"))
+    pytester.makefile(
+        ".md",
+        **{
+            "evals/mocks/tracker/create_issue": CREATE_MD,
+            "evals/mocks/people/lookup": "alice is on call",
+            "evals/mocks/kb/search": "nothing found",  # standalone: both arms
+        },
+    )
+    scripted_model.add(
+        Rule(when_tool_result="Created issue", reply=text("Filed as #4821.")),
+        Rule(
+            when_tool_offered="tracker-create_issue",
+            reply=tool_use("tracker-create_issue", {"title": "Crash on start", "priority": "high"}),
+        ),
+        Rule(when_prompt="File a bug", reply=text("I have no tracker to file it in.")),
+    )
+    result, doc = run_copilot("-n2")
+    (case,) = doc["cases"]
+    with_run, without_run = case["arms"]["with"][0], case["arms"]["without"][0]
+    assert with_run["error"] is None, with_run
+    verdicts = {g["name"]: g for g in with_run["graders"]}
+    assert verdicts["created"]["passed"] is True, verdicts
+    assert verdicts["answer"]["passed"] is True
+    assert [c["tool"] for c in with_run["mockCalls"]] == [CREATE]
+    assert with_run["mocks"]["calls"]["total"] == 1
+    (call,) = meta(with_run)["toolCalls"]
+    assert (call["name"], call["originalName"]) == (CREATE, "tracker-create_issue")
+    assert call["isError"] is False and "#4821" in call["output"]
+    # The with arm is offered the stand-ins under the plugin's names; the without arm only
+    # the standalone mock.
+    firsts = [offered(r) for r in scripted_model.message_requests if r["tool_result"] is None]
+    with_tools = next(t for t in firsts if "tracker-create_issue" in t)
+    assert {"people-lookup", "kb-search", "skill"} <= with_tools
+    without_tools = next(t for t in firsts if "tracker-create_issue" not in t)
+    assert "kb-search" in without_tools
+    assert not {t for t in without_tools if t.startswith(("tracker-", "people-", "billing-"))}
+    assert without_run["mockCalls"] == [] and without_run["score"] == 0.0
+    # Strict: the shadowed servers were replaced and billing, with no mocks, withheld.
+    assert starts.names == []
+    result.assert_outcomes(passed=2)
+
+
+def test_mocks_off_gives_the_plugin_s_own_servers_and_only_granted_tools_run(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_copilot: Run, starts: Starts
+) -> None:
+    (pytester.path / "real_tracker.py").write_text(REAL_SERVER, encoding="utf-8")
+    tracker_args = ["${CLAUDE_PLUGIN_ROOT}/real_tracker.py", str(starts.port)]
+    make_tracker(
+        pytester,
+        starts,
+        {"command": sys.executable, "args": tracker_args},
+        front=f"allowed_tools: [{CREATE}]\n",
+    )
+    pytester.makefile(".md", **{"evals/mocks/tracker/create_issue": CREATE_MD})
+    scripted_model.add(
+        Rule(when_tool_result="", reply=text("Done.")),
+        Rule(
+            when_tool_offered="tracker-create_issue",
+            reply=tool_use("tracker-create_issue", {"title": "Crash on start"}),
+        ),
+    )
+    args = ("--eval-ablation", "none", "--eval-mocks", "off")
+    _, doc = run_copilot(*args, "--eval-allow-tools", CREATE)
+    (run,) = doc["cases"][0]["arms"]["with"]
+    assert run["error"] is None, run
+    (call,) = meta(run)["toolCalls"]
+    assert (call["name"], call["originalName"]) == (CREATE, "tracker-create_issue")
+    assert call["isError"] is False and "Real tracker filed #77" in call["output"], call
+    # The plugin's own servers started, the inline one too, each once.
+    assert sorted(starts.names) == ["billing", "people", "tracker"]
+    created = {g["name"]: g for g in run["graders"]}["created"]
+    assert created["explanation"].startswith("no mock stand-ins were active")
+
+    # Listed by the case but not granted: offered, refused, and said so.
+    _, doc = run_copilot(*args)
+    (run,) = doc["cases"][0]["arms"]["with"]
+    (call,) = meta(run)["toolCalls"]
+    assert call["name"] == CREATE and call["isError"] is True, call
+    assert "Real tracker" not in (call["output"] or "")
+    assert f"not granted (add --eval-allow-tools): {CREATE}" in run["notes"]
+
+
+def test_allowed_real_servers_start_beside_the_stand_ins(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_copilot: Run, starts: Starts
+) -> None:
+    make_tracker(pytester, starts, starts.server("tracker"))
+    pytester.makefile(".md", **{"evals/mocks/tracker/create_issue": CREATE_MD})
+    scripted_model.add(
+        Rule(when_tool_result="Created issue", reply=text("Filed as #4821.")),
+        Rule(
+            when_tool_offered="tracker-create_issue",
+            reply=tool_use("tracker-create_issue", {"title": "Crash on start", "priority": "low"}),
+        ),
+    )
+    result, doc = run_copilot("--eval-ablation", "none", "--eval-allow-real-servers")
+    (run,) = doc["cases"][0]["arms"]["with"]
+    assert [c["tool"] for c in run["mockCalls"]] == [CREATE]
+    # The stand-in replaced its namesake; the plugin's servers without mocks started.
+    assert sorted(starts.names) == ["billing", "people"]
+    result.assert_outcomes(passed=1)
+
+
+def test_an_expect_violation_aborts_the_run(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_copilot: Run, starts: Starts
+) -> None:
+    make_tracker(pytester, starts, starts.server("tracker"))
+    pytester.makefile(".md", **{"evals/mocks/tracker/create_issue": CREATE_MD})
+    scripted_model.add(
+        Rule(when_tool_result="", reply=text("Filed it anyway.")),
+        Rule(
+            when_tool_offered="tracker-create_issue",
+            reply=tool_use("tracker-create_issue", {"title": "Crash", "priority": "urgent"}),
+        ),
+    )
+    result, doc = run_copilot("--eval-ablation", "none")
+    (run,) = doc["cases"][0]["arms"]["with"]
+    assert run["aborted"] == {
+        "server": "tracker",
+        "tool": "create_issue",
+        "reason": 'the model\'s call violates expect: priority = "urgent" is not one of '
+        "[low, medium, high]",
+    }
+    assert run["score"] == 0 and run["graders"] == [] and run["error"] is None
+    # Stopped at the call: the model never saw an answer to it.
+    assert all(r["tool_result"] is None for r in scripted_model.message_requests)
+    result.stdout.fnmatch_lines(["*aborted by mock tracker/create_issue*"])
+    result.assert_outcomes(failed=1)

@@ -1,0 +1,195 @@
+"""MCP servers and their stand-ins under ``--eval-agent gemini``: the real Gemini CLI, confined
+in bubblewrap, against the scripted model, through ``pytest evals`` as a plugin author runs it.
+
+A tracker plugin declares three real servers (``tracker`` in ``.mcp.json``, ``people`` and
+``wiki`` in its manifest) that only leave a marker file in the run's working folder when they
+start; ``tracker`` and ``people`` have mocks, ``kb`` is a standalone mock. Gemini CLI names an
+MCP tool ``mcp_<server>_<tool>``: the runs must record Claude Code's names.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
+from tests.e2e.conftest import Run
+from tests.e2e.test_agent_gemini import first_requests
+
+CREATE = "mcp__plugin_tracker-kit_tracker__create_issue"
+SEARCH = "mcp__kb__search"
+LOOKUP = "mcp__plugin_tracker-kit_people__lookup"
+
+CREATE_MD = """---
+expect:
+  title: string
+  priority: [low, medium, high]
+---
+
+Created issue #4821: {{input.title}}
+"""
+
+#: A stdio MCP server (standard library only) serving ``lookup`` and ``delete_person``.
+PEOPLE_PY = r"""
+import json, sys
+open("people-served", "w").close()
+TOOLS = [{"name": n, "description": n + " a person", "inputSchema": {"type": "object"}}
+         for n in ("lookup", "delete_person")]
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    method, result = msg.get("method"), {}
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities":
+                  {"tools": {}}, "serverInfo": {"name": "people", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": TOOLS}
+    elif method == "tools/call":
+        result = {"content": [{"type": "text", "text": "alice is on call (real)"}]}
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"""
+
+
+def marker_server(name: str) -> dict[str, Any]:
+    """A "real" server that leaves ``real-<name>-started`` in its working folder (the run's),
+    then fails."""
+    return {"command": "sh", "args": ["-c", f"touch real-{name}-started; exit 1"]}
+
+
+def make_tracker(pytester: pytest.Pytester, *, people: dict[str, Any] | None = None) -> None:
+    manifest = {
+        "name": "tracker-kit",
+        "version": "0.3.0",
+        "mcpServers": {
+            "people": people or marker_server("people"),
+            "wiki": marker_server("wiki"),
+        },
+    }
+    pytester.makefile(".json", **{".claude-plugin/plugin": json.dumps(manifest)})
+    pytester.makefile(
+        ".json", **{".mcp": json.dumps({"mcpServers": {"tracker": marker_server("tracker")}})}
+    )
+    pytester.makefile(
+        ".md",
+        **{
+            "evals/mocks/tracker/create_issue": CREATE_MD,
+            "evals/mocks/kb/search": "Found 1 page for {{input.q}}",
+            "evals/files-bug/prompt": "---\nruns: 1\n---\nFile a bug: the app crashes on start.\n",
+            "evals/files-bug/graders/created": (
+                "---\ntype: regex\npattern: 'create_issue.*Crash on start'\n"
+                "target: mock_calls\n---\n"
+            ),
+            "evals/files-bug/graders/answer": "---\ntype: regex\npattern: '#4821'\n---\n",
+        },
+    )
+    if people is None:
+        pytester.makefile(".md", **{"evals/mocks/people/lookup": "alice is on call"})
+
+
+def markers(run: dict[str, Any]) -> set[str]:
+    return {f.rsplit("/", 1)[-1] for f in run["filesCreated"] if "-started" in f}
+
+
+def test_stand_ins_answer_with_claude_codes_names_in_the_with_arm_only(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_gemini: Run
+) -> None:
+    make_tracker(pytester)
+    scripted_model.add(
+        Rule(when_tool_result="Created issue", reply=text("Filed as #4821.")),
+        Rule(when_tool_result="Found 1 page", reply=text("I found a page, no tracker.")),
+        Rule(
+            when_tool_offered="mcp_tracker_create_issue",
+            reply=tool_use(
+                "mcp_tracker_create_issue", {"title": "Crash on start", "priority": "high"}
+            ),
+        ),
+        Rule(when_tool_offered="mcp_kb_search", reply=tool_use("mcp_kb_search", {"q": "crash"})),
+    )
+    result, doc = run_gemini("-n", "2")
+    result.assert_outcomes(passed=2)
+    (case,) = doc["cases"]
+    with_run, without_run = case["arms"]["with"][0], case["arms"]["without"][0]
+    assert with_run["error"] is None and without_run["error"] is None
+    # The with arm: the shadow answered, under Claude Code's name, and was graded.
+    (call,) = with_run["toolCallList"]
+    assert call["name"] == CREATE and call["originalName"] == "mcp_tracker_create_issue"
+    assert call["isError"] is False
+    (served,) = with_run["mockCalls"]
+    assert served["tool"] == CREATE and "Created issue #4821: Crash on start" in served["output"]
+    verdicts = {g["name"]: g for g in with_run["graders"]}
+    assert verdicts["created"]["passed"] is True and verdicts["answer"]["passed"] is True
+    assert with_run["mocks"]["calls"]["total"] == 1
+    assert {s["server"]: s.get("withheld", False) for s in with_run["mocks"]["servers"]} == {
+        "tracker": False,
+        "people": False,
+        "kb": False,
+        "wiki": True,
+    }
+    # The without arm: only the standalone mock, which it called.
+    (call,) = without_run["toolCallList"]
+    assert call["name"] == SEARCH and call["originalName"] == "mcp_kb_search"
+    (served,) = without_run["mockCalls"]
+    assert served["tool"] == SEARCH and served["output"] == "Found 1 page for crash"
+    # What each arm's first request offered.
+    offered = [set(r["tools"]) for r in first_requests(scripted_model)]
+    with_tools = [t for t in offered if "mcp_tracker_create_issue" in t]
+    without_tools = [t for t in offered if "mcp_tracker_create_issue" not in t]
+    assert len(with_tools) == len(without_tools) == 1
+    assert {"mcp_people_lookup", "mcp_kb_search"} <= with_tools[0]
+    assert "mcp_kb_search" in without_tools[0]
+    assert not {t for t in without_tools[0] if t.startswith(("mcp_tracker", "mcp_people"))}
+    # Strict mocks: no real server started, in either arm (wiki had no mocks: withheld).
+    assert markers(with_run) == markers(without_run) == set()
+
+
+def test_mocks_off_starts_the_plugins_own_servers(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_gemini: Run
+) -> None:
+    make_tracker(pytester)
+    scripted_model.add(Rule(reply=text("nothing to do")))
+    _, doc = run_gemini("--eval-ablation", "none", "--eval-mocks", "off")
+    (run,) = doc["cases"][0]["arms"]["with"]
+    assert markers(run) == {"real-tracker-started", "real-people-started", "real-wiki-started"}
+    created = {g["name"]: g for g in run["graders"]}["created"]
+    assert created["passed"] is False
+    assert created["explanation"].startswith("no mock stand-ins were active")
+    (first,) = first_requests(scripted_model)
+    assert not [t for t in first["tools"] if t.startswith("mcp_")]  # the mock kb is off too
+
+
+def test_a_real_server_offers_only_the_tools_listed_and_granted(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_gemini: Run
+) -> None:
+    """``--eval-allow-real-servers``: people (no mocks) is real, and Gemini CLI offers only
+    the tool the case lists and the operator grants (``includeTools``)."""
+    pytester.makefile(".py", **{"people_server": PEOPLE_PY})
+    make_tracker(
+        pytester,
+        people={"command": "python3", "args": ["${CLAUDE_PLUGIN_ROOT}/people_server.py"]},
+    )
+    prompt = pytester.path / "evals" / "files-bug" / "prompt.md"
+    prompt.write_text(
+        prompt.read_text().replace("runs: 1\n", f"runs: 1\nallowed_tools: [{LOOKUP}]\n")
+    )
+    scripted_model.add(
+        Rule(when_tool_result="(real)", reply=text("alice is on call.")),
+        Rule(when_tool_offered="mcp_people_lookup", reply=tool_use("mcp_people_lookup", {})),
+    )
+    _, doc = run_gemini(
+        "--eval-ablation", "none", "--eval-allow-real-servers", "--eval-allow-tools", LOOKUP
+    )
+    (run,) = doc["cases"][0]["arms"]["with"]
+    (call,) = run["toolCallList"]
+    assert call["name"] == LOOKUP and call["originalName"] == "mcp_people_lookup"
+    assert call["isError"] is False and run["answer"] == "alice is on call."
+    results = [r["tool_result"] for r in scripted_model.gemini_requests if r["tool_result"]]
+    assert len(results) == 1 and "alice is on call (real)" in results[0]
+    (first,) = first_requests(scripted_model)
+    assert "mcp_tracker_create_issue" in first["tools"]  # the stand-in still replaces tracker
+    assert "mcp_people_delete_person" not in first["tools"]  # not listed: not offered
+    # people started, confined (its marker is in the run's folder); wiki too (real allowed).
+    assert markers(run) == {"real-wiki-started"}
+    assert "people-served" in {f.rsplit("/", 1)[-1] for f in run["filesCreated"]}
