@@ -468,3 +468,31 @@ def test_a_binary_that_prints_nothing_did_not_start(
     assert run["infraError"] == "agent_start"
     assert run["error"].startswith("opencode exited 3 without starting the session")
     assert os.sep not in run["error"].split(":")[0]
+
+
+def test_env_references_become_opencodes_own() -> None:
+    from pytest_plugin_evals.agents.mcp import McpServer
+    from pytest_plugin_evals.agents.opencode.config import mcp_entry
+
+    local = McpServer(
+        "tracker",
+        {"command": "${TOOLS}/serve", "args": ["--token", "${TRACKER_TOKEN}", "$HOME"],
+         "env": {"TOKEN": "${TRACKER_TOKEN}"}},
+        "mcp__t__", stand_in=False,
+    )  # fmt: skip
+    assert mcp_entry(local) == {
+        "type": "local",
+        "command": ["{env:TOOLS}/serve", "--token", "{env:TRACKER_TOKEN}", "$HOME"],
+        "enabled": True,
+        "environment": {"TOKEN": "{env:TRACKER_TOKEN}"},
+    }
+    remote = McpServer(
+        "docs", {"url": "https://${HOST}/mcp", "headers": {"Authorization": "Bearer ${KEY}"}},
+        "mcp__d__", stand_in=False,
+    )  # fmt: skip
+    assert mcp_entry(remote) == {
+        "type": "remote",
+        "url": "https://{env:HOST}/mcp",
+        "enabled": True,
+        "headers": {"Authorization": "Bearer {env:KEY}"},
+    }

@@ -34,6 +34,7 @@ server.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -166,22 +167,32 @@ def server_key(name: str) -> str:
     return normalize(name)
 
 
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def env_refs(value: str) -> str:
+    """Claude Code's ``${VAR}`` in an MCP server's configuration as opencode writes it,
+    ``{env:VAR}`` (read from the run's environment when opencode starts the server)."""
+    return _ENV_REF.sub(lambda m: "{env:" + m.group(1) + "}", value)
+
+
 def mcp_entry(server: McpServer) -> dict[str, Any] | None:
     """opencode's form of one server (``local``: ``command`` with its arguments and
-    ``environment``; ``remote``: ``url`` and ``headers``), None when it has neither."""
+    ``environment``; ``remote``: ``url`` and ``headers``), None when it has neither.
+    ``${VAR}`` references become opencode's ``{env:VAR}``."""
     if server.command is not None:
         entry: dict[str, Any] = {
             "type": "local",
-            "command": [server.command, *server.args],
+            "command": [env_refs(a) for a in (server.command, *server.args)],
             "enabled": True,
         }
         if server.env:
-            entry["environment"] = server.env
+            entry["environment"] = {k: env_refs(v) for k, v in server.env.items()}
         return entry
     if server.url is not None:
-        entry = {"type": "remote", "url": server.url, "enabled": True}
+        entry = {"type": "remote", "url": env_refs(server.url), "enabled": True}
         if server.headers:
-            entry["headers"] = server.headers
+            entry["headers"] = {k: env_refs(v) for k, v in server.headers.items()}
         return entry
     return None
 
