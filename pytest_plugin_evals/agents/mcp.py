@@ -215,10 +215,12 @@ def _mcp_entries(config: Path | None) -> dict[str, dict[str, Any]]:
 
 
 def _stand_in_paths(servers: Iterable[McpServer]) -> tuple[list[Path], list[Path]]:
-    """What a confined agent must see for its stand-ins to start: the Python that runs them
-    and the files its arguments name (read-only), and the mock host's socket folder (it
-    connects there: writable)."""
-    readable: list[Path] = [Path(sys.prefix)]
+    """What a confined agent must see for its stand-ins to start: the Python that runs them —
+    its environment and the installation it was made from, which may well be in the hidden
+    home (pyenv, uv, conda) — and the files its arguments name (read-only), and the mock
+    host's socket folder (it connects there: writable)."""
+    prefixes = (sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix)
+    readable: list[Path] = [Path(p) for p in prefixes]
     writable: list[Path] = []
     for server in servers:
         if server.command:

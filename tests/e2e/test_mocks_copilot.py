@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import socket
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,21 +34,29 @@ expect:
 Created issue #4821: {{input.title}}
 """
 
-#: A real MCP server for the tracker (the ``mcp`` SDK): it says it started, then answers.
-REAL_SERVER = """
-import socket
-import sys
-from mcp.server.mcpserver import MCPServer
-
+#: A real MCP server for the tracker (standard library only: a plugin's server runs inside the
+#: CLI's confinement, which shows the tools on PATH, not this test's virtualenv): it says it
+#: started, then answers.
+REAL_SERVER = r"""
+import json, socket, sys
 socket.create_connection(("127.0.0.1", int(sys.argv[1]))).sendall(b"tracker")
-server = MCPServer("tracker")
-
-@server.tool()
-def create_issue(title: str, priority: str = "low") -> str:
-    \"\"\"Create an issue in the tracker.\"\"\"
-    return f"Real tracker filed #77: {title}"
-
-server.run()
+TOOL = {"name": "create_issue", "description": "Create an issue in the tracker.",
+        "inputSchema": {"type": "object", "properties": {"title": {"type": "string"},
+                        "priority": {"type": "string"}}, "required": ["title"]}}
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    method, result = msg.get("method"), {}
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"],
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "tracker", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [TOOL]}
+    elif method == "tools/call":
+        title = msg["params"].get("arguments", {}).get("title", "")
+        result = {"content": [{"type": "text", "text": f"Real tracker filed #77: {title}"}]}
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
 """
 
 
@@ -76,7 +83,7 @@ class Starts:
         """A server that reports ``name`` and exits (a failed start, once it said so)."""
         code = "import socket, sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])))"
         code += ".sendall(sys.argv[2].encode())"
-        return {"command": sys.executable, "args": ["-c", code, str(self.port), name]}
+        return {"command": "python3", "args": ["-c", code, str(self.port), name]}
 
     def close(self) -> None:
         self.sock.close()
@@ -180,7 +187,7 @@ def test_mocks_off_gives_the_plugin_s_own_servers_and_only_granted_tools_run(
     make_tracker(
         pytester,
         starts,
-        {"command": sys.executable, "args": tracker_args},
+        {"command": "python3", "args": tracker_args},
         front=f"allowed_tools: [{CREATE}]\n",
     )
     pytester.makefile(".md", **{"evals/mocks/tracker/create_issue": CREATE_MD})

@@ -4,11 +4,14 @@ runs get them, from the real ``prepare_mocks``."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from pytest_plugin_evals.agents import confine
 from pytest_plugin_evals.agents.base import RunRequest
 from pytest_plugin_evals.agents.mcp import McpPlan, plan_for, plugin_prefix, substitute_root
 from pytest_plugin_evals.mocks import prepare_mocks
@@ -144,3 +147,27 @@ def test_substitute_root_replaces_both_spellings_all_the_way_down() -> None:
     value = {"a": ["${CLAUDE_PLUGIN_ROOT}/x", "$CLAUDE_PLUGIN_ROOT/y"], "n": 3}
     assert substitute_root(value, "/p") == {"a": ["/p/x", "/p/y"], "n": 3}
     assert plugin_prefix("tracker-kit", "tracker") == "mcp__plugin_tracker-kit_tracker__"
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+def test_a_confined_cli_can_start_the_stand_ins_python_kept_in_the_hidden_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pyenv, uv and conda keep Python in the operator's home, which a confined CLI does not
+    see: what the plan opens must be enough for the stand-ins' launcher to run."""
+    request = request_for(tmp_path, make_plugin(tmp_path), "with")
+    plan = plan_for(request)
+    server = next(s for s in plan.servers if s.stand_in)
+    # The home is hidden: make it the folder that holds this Python's installation.
+    monkeypatch.setenv("HOME", str(Path(sys.base_prefix).parent))
+    confinement = confine.for_run(
+        request, sys.executable, also_readable=plan.readable, also_writable=plan.writable
+    )
+    probe = [server.command or "", "-I", "-S", "-c", "import json, socket; print('started')"]
+    done = subprocess.run(
+        confine.confined_argv(probe, confinement),
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout.strip()) == (0, "started"), done.stderr
+    hidden = confine.confined_argv(probe, confine.for_run(request, sys.executable))
+    assert subprocess.run(hidden, capture_output=True, timeout=60, check=False).returncode != 0
