@@ -17,6 +17,7 @@ import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text, tool_use
 from tests.e2e.conftest import Run
+from tests.e2e.tracker_kit import CREATE, CREATE_MD, files_bug
 from tests.helpers import FENCE_DONE, assert_fenced, fence_probe
 
 SKILL_MD = """---
@@ -216,18 +217,6 @@ def test_a_refused_key_is_an_auth_error(
 # hook; its mocks shadow both servers and add a standalone one (``kb``). opencode names an MCP
 # tool ``<server>_<tool>``; the run's transcript carries Claude Code's name.
 
-CREATE = "mcp__plugin_tracker-kit_tracker__create_issue"
-SEARCH = "mcp__kb__search"
-
-CREATE_MD = """---
-expect:
-  title: string
-  priority: [low, medium, high]
----
-
-Created issue #4821: {{input.title}}
-"""
-
 TRIAGER_MD = """---
 name: triager
 description: Files bugs in the tracker. Use for every bug report.
@@ -256,13 +245,7 @@ def make_tracker(pytester: pytest.Pytester, front: str = "") -> None:
             "evals/mocks/tracker/create_issue": CREATE_MD,
             "evals/mocks/people/lookup": "alice is on call",
             "evals/mocks/kb/search": "No known issue.",
-            "evals/files-bug/prompt": f"---\nruns: 1\n{front}---\n"
-            "File a bug: the app crashes on start.\n",
-            "evals/files-bug/graders/created": (
-                "---\ntype: regex\npattern: 'create_issue.*Crash on start'\n"
-                "target: mock_calls\n---\n"
-            ),
-            "evals/files-bug/graders/answer": "---\ntype: regex\npattern: '#4821'\n---\n",
+            **files_bug(front),
         },
     )
 

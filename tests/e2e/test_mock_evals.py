@@ -9,18 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
-
-CREATE = "mcp__plugin_tracker-kit_tracker__create_issue"
-LOOKUP = "mcp__plugin_tracker-kit_people__lookup"
-
-CREATE_MD = """---
-expect:
-  title: string
-  priority: [low, medium, high]
----
-
-Created issue #4821: {{input.title}}
-"""
+from tests.e2e.tracker_kit import CREATE, CREATE_MD
 
 
 def make_tracker(pytester: pytest.Pytester, marker: str) -> None:

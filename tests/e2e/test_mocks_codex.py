@@ -20,74 +20,37 @@ import pytest
 from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
 from tests.e2e.conftest import Run
 from tests.e2e.test_agent_codex import sessions
-
-CREATE = "mcp__plugin_tracker-kit_tracker__create_issue"
-SEARCH = "mcp__kb__search"
-LOOKUP = "mcp__plugin_tracker-kit_people__lookup"
-
-CREATE_MD = """---
-expect:
-  title: string
-  priority: [low, medium, high]
----
-
-Created issue #4821: {{input.title}}
-"""
-
-#: A stdio MCP server (standard library only) named by its argument: it leaves
-#: ``real-<name>-started`` in its working folder (the run's) and serves ``lookup`` and
-#: ``delete_person``.
-REAL_PY = r"""
-import json, sys
-open(f"real-{sys.argv[1]}-started", "w").close()
-TOOLS = [{"name": n, "description": n + " a person", "inputSchema": {"type": "object"}}
-         for n in ("lookup", "delete_person")]
-for line in sys.stdin:
-    msg = json.loads(line)
-    if "id" not in msg:
-        continue
-    method, result = msg.get("method"), {}
-    if method == "initialize":
-        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities":
-                  {"tools": {}}, "serverInfo": {"name": "people", "version": "1"}}
-    elif method == "tools/list":
-        result = {"tools": TOOLS}
-    elif method == "tools/call":
-        result = {"content": [{"type": "text", "text": "alice is on call (real)"}]}
-    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
-"""
-
-
-def real_server(name: str) -> dict[str, Any]:
-    """The plugin's server ``name``, started from the plugin's folder."""
-    return {"command": "python3", "args": ["${CLAUDE_PLUGIN_ROOT}/real_server.py", name]}
+from tests.e2e.tracker_kit import (
+    CREATE,
+    CREATE_MD,
+    LOOKUP,
+    PEOPLE_SERVER,
+    SEARCH,
+    files_bug,
+    people_server,
+)
 
 
 def make_tracker(pytester: pytest.Pytester, *, real_people: bool = False) -> None:
-    pytester.makefile(".py", **{"real_server": REAL_PY})
+    pytester.makefile(".py", **{"real_server": PEOPLE_SERVER})
     manifest = {
         "name": "tracker-kit",
         "version": "0.3.0",
         "mcpServers": {
-            "people": real_server("people"),
-            "wiki": real_server("wiki"),
+            "people": people_server("people"),
+            "wiki": people_server("wiki"),
         },
     }
     pytester.makefile(".json", **{".claude-plugin/plugin": json.dumps(manifest)})
     pytester.makefile(
-        ".json", **{".mcp": json.dumps({"mcpServers": {"tracker": real_server("tracker")}})}
+        ".json", **{".mcp": json.dumps({"mcpServers": {"tracker": people_server("tracker")}})}
     )
     pytester.makefile(
         ".md",
         **{
             "evals/mocks/tracker/create_issue": CREATE_MD,
             "evals/mocks/kb/search": "Found 1 page for {{input.q}}",
-            "evals/files-bug/prompt": "---\nruns: 1\n---\nFile a bug: the app crashes on start.\n",
-            "evals/files-bug/graders/created": (
-                "---\ntype: regex\npattern: 'create_issue.*Crash on start'\n"
-                "target: mock_calls\n---\n"
-            ),
-            "evals/files-bug/graders/answer": "---\ntype: regex\npattern: '#4821'\n---\n",
+            **files_bug(),
         },
     )
     if not real_people:

@@ -21,18 +21,7 @@ import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
 from tests.e2e.conftest import Run
-
-CREATE = "mcp__plugin_tracker-kit_tracker__create_issue"
-SEARCH = "mcp__kb__search"
-
-CREATE_MD = """---
-expect:
-  title: string
-  priority: [low, medium, high]
----
-
-Created issue #4821: {{input.title}}
-"""
+from tests.e2e.tracker_kit import CREATE, CREATE_MD, files_bug
 
 #: A real MCP server for the tracker (standard library only: a plugin's server runs inside the
 #: CLI's confinement, which shows the tools on PATH, not this test's virtualenv): it says it
@@ -109,14 +98,7 @@ def make_tracker(
     pytester.makefile(
         ".md",
         **{
-            "evals/files-bug/prompt": (
-                f"---\nruns: 1\n{front}---\nFile a bug: the app crashes on start.\n"
-            ),
-            "evals/files-bug/graders/created": (
-                "---\ntype: regex\npattern: 'create_issue.*Crash on start'\n"
-                "target: mock_calls\n---\n"
-            ),
-            "evals/files-bug/graders/answer": "---\ntype: regex\npattern: '#4821'\n---\n",
+            **files_bug(front),
         },
     )
 

@@ -17,40 +17,15 @@ import pytest
 from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
 from tests.e2e.conftest import Run
 from tests.e2e.test_agent_gemini import first_requests
-
-CREATE = "mcp__plugin_tracker-kit_tracker__create_issue"
-SEARCH = "mcp__kb__search"
-LOOKUP = "mcp__plugin_tracker-kit_people__lookup"
-
-CREATE_MD = """---
-expect:
-  title: string
-  priority: [low, medium, high]
----
-
-Created issue #4821: {{input.title}}
-"""
-
-#: A stdio MCP server (standard library only) serving ``lookup`` and ``delete_person``.
-PEOPLE_PY = r"""
-import json, sys
-open("people-served", "w").close()
-TOOLS = [{"name": n, "description": n + " a person", "inputSchema": {"type": "object"}}
-         for n in ("lookup", "delete_person")]
-for line in sys.stdin:
-    msg = json.loads(line)
-    if "id" not in msg:
-        continue
-    method, result = msg.get("method"), {}
-    if method == "initialize":
-        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities":
-                  {"tools": {}}, "serverInfo": {"name": "people", "version": "1"}}
-    elif method == "tools/list":
-        result = {"tools": TOOLS}
-    elif method == "tools/call":
-        result = {"content": [{"type": "text", "text": "alice is on call (real)"}]}
-    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
-"""
+from tests.e2e.tracker_kit import (
+    CREATE,
+    CREATE_MD,
+    LOOKUP,
+    PEOPLE_SERVER,
+    SEARCH,
+    files_bug,
+    people_server,
+)
 
 
 def marker_server(name: str) -> dict[str, Any]:
@@ -77,12 +52,7 @@ def make_tracker(pytester: pytest.Pytester, *, people: dict[str, Any] | None = N
         **{
             "evals/mocks/tracker/create_issue": CREATE_MD,
             "evals/mocks/kb/search": "Found 1 page for {{input.q}}",
-            "evals/files-bug/prompt": "---\nruns: 1\n---\nFile a bug: the app crashes on start.\n",
-            "evals/files-bug/graders/created": (
-                "---\ntype: regex\npattern: 'create_issue.*Crash on start'\n"
-                "target: mock_calls\n---\n"
-            ),
-            "evals/files-bug/graders/answer": "---\ntype: regex\npattern: '#4821'\n---\n",
+            **files_bug(),
         },
     )
     if people is None:
@@ -165,10 +135,10 @@ def test_a_real_server_offers_only_the_tools_listed_and_granted(
 ) -> None:
     """``--eval-allow-real-servers``: people (no mocks) is real, and Gemini CLI offers only
     the tool the case lists and the operator grants (``includeTools``)."""
-    pytester.makefile(".py", **{"people_server": PEOPLE_PY})
+    pytester.makefile(".py", **{"real_server": PEOPLE_SERVER})
     make_tracker(
         pytester,
-        people={"command": "python3", "args": ["${CLAUDE_PLUGIN_ROOT}/people_server.py"]},
+        people=people_server("people"),
     )
     prompt = pytester.path / "evals" / "files-bug" / "prompt.md"
     prompt.write_text(
@@ -191,5 +161,4 @@ def test_a_real_server_offers_only_the_tools_listed_and_granted(
     assert "mcp_tracker_create_issue" in first["tools"]  # the stand-in still replaces tracker
     assert "mcp_people_delete_person" not in first["tools"]  # not listed: not offered
     # people started, confined (its marker is in the run's folder); wiki too (real allowed).
-    assert markers(run) == {"real-wiki-started"}
-    assert "people-served" in {f.rsplit("/", 1)[-1] for f in run["filesCreated"]}
+    assert markers(run) == {"real-people-started", "real-wiki-started"}
