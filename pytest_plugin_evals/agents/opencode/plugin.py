@@ -13,8 +13,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
 import re
 import shutil
 from collections.abc import Mapping
@@ -27,7 +25,7 @@ import yaml
 from pytest_plugin_evals.agents.mcp import McpPlan
 from pytest_plugin_evals.agents.opencode.config import agent_permission, model_id
 from pytest_plugin_evals.util import frontmatter
-from pytest_plugin_evals.util.manifest import plugin_name
+from pytest_plugin_evals.util.manifest import plugin_name, read_manifest
 
 #: The note of a plugin with hooks.
 HOOKS_NOTE = (
@@ -154,7 +152,4 @@ def plugin_config_dir(
 
 
 def _manifest_has(plugin_dir: Path, key: str) -> bool:
-    with contextlib.suppress(OSError, ValueError):
-        data = json.loads((plugin_dir / ".claude-plugin" / "plugin.json").read_text("utf-8"))
-        return isinstance(data, dict) and bool(data.get(key))
-    return False
+    return bool((read_manifest(plugin_dir) or {}).get(key))
