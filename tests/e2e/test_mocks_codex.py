@@ -145,23 +145,34 @@ def test_mocks_off_starts_the_plugins_own_servers(
 
 
 def test_a_plugin_server_that_does_not_start_fails_the_plugin_not_the_harness(
-    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_codex: Run
+    pytester: pytest.Pytester,
+    scripted_model: ScriptedModel,
+    run_codex: Run,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Codex waits for every server it is given; the plugin's own that does not start ends the
-    run before the model is asked — a graded failure of the plugin, not an error (E)."""
+    run before the model is asked — a graded failure of the plugin, not an error (E). Its
+    ``${WIKI_TOKEN}`` reached it from the run's environment (Codex's ``env_vars``)."""
     make_tracker(pytester)
     manifest = pytester.path / ".claude-plugin" / "plugin.json"
     doc = json.loads(manifest.read_text())
-    doc["mcpServers"]["wiki"] = {"command": "sh", "args": ["-c", "exit 3"]}
+    doc["mcpServers"]["wiki"] = {
+        "command": "sh",
+        "args": ["-c", 'touch "wiki-got-$WIKI_TOKEN"; exit 3'],
+        "env": {"WIKI_TOKEN": "${WIKI_TOKEN}"},
+    }
     manifest.write_text(json.dumps(doc))
+    monkeypatch.setenv("WIKI_TOKEN", "s3cret")
     scripted_model.add(Rule(reply=text("nothing to do")))
-    result, doc = run_codex("--eval-ablation", "none", "--eval-mocks", "off")
+    args = ("--eval-ablation", "none", "--eval-mocks", "off", "--eval-env-pass", "WIKI_TOKEN")
+    result, doc = run_codex(*args)
     result.assert_outcomes(failed=1)  # graded, not an error
     (run,) = doc["cases"][0]["arms"]["with"]
     assert run.get("infraError") is None
     assert run["error"].startswith("the plugin's MCP server wiki did not start: ")
     assert run["score"] == 0
     assert scripted_model.responses_requests == []  # the model was never asked
+    assert "wiki-got-s3cret" in {f.rsplit("/", 1)[-1] for f in run["filesCreated"]}
 
 
 def test_a_real_server_offers_only_the_tools_listed_and_granted(

@@ -139,3 +139,36 @@ def test_failed_servers_tells_the_plugins_own_from_a_stand_in() -> None:
     said = "required MCP servers failed to initialize: kb: exited, people: exited"
     assert failed_servers(both, servers, said) == (["kb", "people"], True)
     assert failed_servers(both, servers, "people: something else") == ([], False)
+
+
+def test_variables_reach_a_server_the_ways_codex_takes_them() -> None:
+    """Claude Code expands ``${VAR}`` in a server's configuration; Codex takes a variable only
+    as an ``env`` entry of its own name (``env_vars``), a whole header value
+    (``env_http_headers``) or a bearer token (``bearer_token_env_var``) — and never puts the
+    value on its command line. Anything else is passed as written, with a note."""
+    local = McpServer(
+        "people",
+        {"command": "node", "args": ["/p/s.js", "--team=${TEAM}"],
+         "env": {"PEOPLE_TOKEN": "${PEOPLE_TOKEN}", "TOKEN": "${SECRET}", "MODE": "fast"}},
+        PEOPLE, stand_in=False,
+    )  # fmt: skip
+    remote = McpServer(
+        "docs",
+        {"type": "http", "url": "https://d.example/mcp",
+         "headers": {"Authorization": "Bearer ${DOCS_KEY}", "X-Team": "${TEAM}",
+                     "X-Mixed": "team-${TEAM}", "X-Plain": "a"}},
+        "mcp__d__", stand_in=False,
+    )  # fmt: skip
+    servers = codex_servers(plan(local, remote), [], [])
+    got = table(servers)
+    assert got["people"]["env"] == {"TOKEN": "${SECRET}", "MODE": "fast"}
+    assert got["people"]["env_vars"] == ["PEOPLE_TOKEN"]
+    assert got["docs"]["bearer_token_env_var"] == "DOCS_KEY"
+    assert got["docs"]["env_http_headers"] == {"X-Team": "TEAM"}
+    assert got["docs"]["http_headers"] == {"X-Mixed": "team-${TEAM}", "X-Plain": "a"}
+    assert servers.notes == (
+        "MCP server people: Codex does not expand the variables in args[1], env TOKEN "
+        "(passed as written)",
+        "MCP server docs: Codex does not expand the variables in header X-Mixed "
+        "(passed as written)",
+    )

@@ -72,6 +72,47 @@ def _disabled(server: McpServer, disallowed: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+_WHOLE_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_ANY_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}")
+
+
+def _whole_ref(value: str) -> str | None:
+    """``VAR`` when ``value`` is just a reference to it (``${VAR}`` or ``$VAR``), else None."""
+    found = _WHOLE_REF.fullmatch(value.strip())
+    return (found.group(1) or found.group(2)) if found else None
+
+
+def _header_ref(key: str, value: str) -> tuple[str, str] | None:
+    """How Codex can take a header from a variable: ``("bearer", VAR)`` for
+    ``Authorization: Bearer ${VAR}``, ``("header", VAR)`` for a value that is just ``${VAR}``;
+    None when it cannot (or the value refers to none)."""
+    if key.lower() == "authorization" and value.startswith("Bearer "):
+        name = _whole_ref(value[len("Bearer ") :])
+        if name is not None:
+            return "bearer", name
+    name = _whole_ref(value)
+    return ("header", name) if name is not None else None
+
+
+def unexpanded(server: McpServer) -> list[str]:
+    """Where ``server``'s configuration refers to a variable in a way Codex cannot give it
+    (Claude Code expands ``${VAR}`` everywhere; Codex takes a variable only as a whole
+    ``env`` value of the same name, a whole header value, or a bearer token)."""
+    places: list[str] = []
+    if server.command is not None:
+        places += [f"args[{i}]" for i, a in enumerate(server.args) if _ANY_REF.search(a)]
+        places += [
+            f"env {k}" for k, v in server.env.items() if _ANY_REF.search(v) and _whole_ref(v) != k
+        ]
+    else:
+        if server.url and _ANY_REF.search(server.url):
+            places.append("url")
+        for key, value in server.headers.items():
+            if _ANY_REF.search(value) and _header_ref(key, value) is None:
+                places.append(f"header {key}")
+    return places
+
+
 def server_entry(
     server: McpServer,
     case_tools: Iterable[str],
@@ -83,15 +124,30 @@ def server_entry(
     if server.command is not None:
         entry["command"] = server.command
         entry["args"] = server.args
-        if server.env:
-            entry["env"] = server.env
+        env = {k: v for k, v in server.env.items() if _whole_ref(v) != k}
+        passed = [k for k, v in server.env.items() if _whole_ref(v) == k]
+        if env:
+            entry["env"] = env
+        if passed:
+            entry["env_vars"] = passed  # Codex passes these from its own environment
         cwd = server.config.get("cwd")
         if isinstance(cwd, str) and cwd:
             entry["cwd"] = cwd
     else:
         entry["url"] = server.url or ""
-        if server.headers:
-            entry["http_headers"] = server.headers
+        headers, from_env = {}, {}
+        for key, value in server.headers.items():
+            found = _header_ref(key, value)
+            if found is None:
+                headers[key] = value
+            elif found[0] == "bearer":
+                entry["bearer_token_env_var"] = found[1]
+            else:
+                from_env[key] = found[1]
+        if headers:
+            entry["http_headers"] = headers
+        if from_env:
+            entry["env_http_headers"] = from_env
     # Codex waits for a required server before its first request (else a server slower to
     # start than Codex is simply not there), and fails the run when it does not start.
     entry["required"] = True
@@ -149,6 +205,11 @@ def codex_servers(
         if server.command is None and server.config.get("type") == "sse":
             notes.append(f"MCP server {server.name}: Codex speaks streamable HTTP, not SSE")
         table[name] = server_entry(server, case_tools, grants, disallowed)
+        if places := unexpanded(server):
+            notes.append(
+                f"MCP server {server.name}: Codex does not expand the variables in "
+                f"{', '.join(places)} (passed as written)"
+            )
     off = {"command": OFF_COMMAND, "enabled": False}
     # A plugin server given under another name would also start as the plugin declares it.
     given_elsewhere = [s.name for s in plan.servers if not s.stand_in and s.name not in table]
