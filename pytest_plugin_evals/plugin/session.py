@@ -19,6 +19,7 @@ import functools
 import os
 import re
 import time
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -466,11 +467,17 @@ class EvalSession:
             say(shard_line(self.result.shard))
         for line in self._skipped_judge_lines():
             say(line, yellow=True)
-        unpriced = sum(1 for c in self.result.cases for r in c.runs if not r.result.cost_known)
+        unpriced = Counter(
+            c.agent or self.result.suite.agent
+            for c in self.result.cases
+            for r in c.runs
+            if not r.result.cost_known
+        )
         if unpriced and self.settings.max_cost_usd is not None:
+            agents = ", ".join(f"{agent} {n}" for agent, n in sorted(unpriced.items()))
             say(
-                f"--eval-max-cost-usd could not see the spend of {unpriced} run(s): their agent "
-                "reports no price",
+                f"--eval-max-cost-usd could not see the spend of {unpriced.total()} run(s), "
+                f"whose agent reports no price: {agents}",
                 yellow=True,
             )
         unconfined = sum(1 for c in self.result.cases for r in c.runs if r.result.unconfined_shell)

@@ -339,3 +339,40 @@ def test_run_labels_name_the_case_and_agent(
 
     assert case_unit(nodeid) == unit
     assert case_group(nodeid) == (unit[0] if unit else None)
+
+
+PRICED_AGENTS = """\
+from pytest_plugin_evals.model import Transcript
+
+
+def priced(request):
+    return Transcript(final_message="ALPHA", turns=1, cost_usd=0.01)
+
+
+def unpriced(request):
+    return Transcript(final_message="ALPHA", turns=1, cost_known=False)
+"""
+
+
+def test_the_cost_ceiling_names_the_agents_it_cannot_see(
+    pytester: pytest.Pytester, plugin_args: list[str], read_doc: Any
+) -> None:
+    pytester.makefile(".json", **{".claude-plugin/plugin": PLUGIN_JSON})
+    pytester.makefile(".md", **{"evals/one/prompt": PROMPT})
+    pytester.makefile(".md", **{"evals/one/graders/alpha": GRADERS["alpha"]})
+    pytester.makepyfile(price_agents=PRICED_AGENTS)
+    pytester.makeini("[pytest]\npythonpath = .\n")
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agents", "paid=py:price_agents:priced",
+        "--eval-agents", "free=py:price_agents:unpriced", "--eval-max-cost-usd", "5",
+        "--eval-threshold", "0", "--eval-json", "o.json",
+    )  # fmt: skip
+    result.assert_outcomes(passed=8)
+    result.stdout.fnmatch_lines(
+        ["--eval-max-cost-usd could not see the spend of 4 run(s), whose agent reports no "
+         "price: free 4"]
+    )  # fmt: skip
+    doc = read_doc("o.json")
+    costs = {a["agent"]: (a["costUsd"], a.get("costUnknown", False)) for a in doc["agents"]}
+    assert costs == {"paid": (pytest.approx(0.04), False), "free": (0.0, True)}
+    assert doc["costUnknown"] is True
