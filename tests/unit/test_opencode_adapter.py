@@ -331,6 +331,11 @@ FAKE = """\
 import json, os, sys
 if sys.argv[1:3] == ["debug", "skill"]:
     names = os.environ.get("EVAL_FAKE_SKILLS", "").split(",")
+    if os.environ.get("EVAL_FAKE_LISTINGS"):  # list the config folder's skills, and say so
+        with open(os.environ["EVAL_FAKE_LISTINGS"], "a") as fh:
+            fh.write(os.environ.get("OPENCODE_CONFIG_DIR", "-") + "\\n")
+        folder = os.path.join(os.environ.get("OPENCODE_CONFIG_DIR", "/nowhere"), "skills")
+        names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
     print(json.dumps([{"name": n} for n in names if n]))
     sys.exit(0)
 with open("fake-env.json", "w") as fh:
@@ -496,3 +501,31 @@ def test_env_references_become_opencodes_own() -> None:
         "enabled": True,
         "headers": {"Authorization": "Bearer {env:KEY}"},
     }
+
+
+def test_the_skills_are_listed_once_per_process_and_arm(
+    pytester: pytest.Pytester,
+    fake_opencode: str,
+    plugin_args: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``opencode debug skill`` costs seconds: every run of an arm gets the same translated
+    skills, so each process lists them once per arm; a changed skill is listed again."""
+    listings = pytester.path / "listings.txt"
+    monkeypatch.setenv("EVAL_FAKE_LISTINGS", str(listings))
+    monkeypatch.setenv("EVAL_FAKE_EVENTS", ANSWER)
+    prompt = pytester.path / "evals" / "next" / "prompt.md"
+    prompt.write_text(prompt.read_text().replace("runs: 1", "runs: 4"), encoding="utf-8")
+    result, _ = run_evals(pytester, fake_opencode, plugin_args, "--eval-threshold", "0")
+    result.assert_outcomes(passed=8)
+    lines = listings.read_text(encoding="utf-8").splitlines()
+    processes = 1 if "-n0" in plugin_args else 2
+    with_arm = [line for line in lines if line != "-"]
+    assert 1 <= len(with_arm) <= processes and 1 <= lines.count("-") <= processes, lines
+    if processes == 1:  # the same process: the cache holds across sessions
+        skill = pytester.path / "skills" / "next-version" / "SKILL.md"
+        skill.write_text(skill.read_text().replace("description: d", "description: e"))
+        result, _ = run_evals(pytester, fake_opencode, plugin_args, "--eval-threshold", "0")
+        result.assert_outcomes(passed=8)
+        again = listings.read_text(encoding="utf-8").splitlines()[len(lines) :]
+        assert len(again) == 1 and again[0] != "-", again  # the with arm's, once

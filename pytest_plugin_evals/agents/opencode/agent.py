@@ -12,7 +12,7 @@ servers included (stand-ins and, in the with arm, the plugin's own, as
 ``skills/`` and ``commands/`` and its agents translated (:mod:`.plugin`); the without arm has
 no such folder. Before the run, ``opencode debug skill`` (the same environment, without the
 MCP servers) lists the skills opencode sees: the with arm must see every skill of the plugin,
-the without arm none of them.
+the without arm none of them (listed once per process for the same translated skills).
 
 opencode has no command sandbox: the whole CLI runs inside bubblewrap
 (:mod:`pytest_plugin_evals.agents.confine`), unless ``--eval-unconfined-shell``.
@@ -20,8 +20,11 @@ opencode has no command sandbox: the whole CLI runs inside bubblewrap
 
 from __future__ import annotations
 
+import hashlib
 import json
+import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 from pytest_plugin_evals.agents import confine, mcp
@@ -62,6 +65,23 @@ READERS = ("Read", "Glob", "Grep", "LS")
 
 #: Seconds ``opencode debug skill`` may take.
 SKILL_LIST_TIMEOUT = 60.0
+
+#: What ``opencode debug skill`` listed, by :func:`listing_key`: every run of an arm gets the
+#: same translated skills, so the listing (3 s of CPU) is made once per process and arm.
+_LISTED: dict[str, list[str]] = {}
+#: A run made ahead of its item waits for the listing the current run is making.
+_LISTING = threading.Lock()
+
+
+def listing_key(binary: str, config_dir: Path | None) -> str:
+    """What decides the skills opencode lists: its binary, and the ``SKILL.md`` files of the
+    run's configuration folder (none in the without arm)."""
+    digest = hashlib.sha256(binary.encode())
+    if config_dir is not None:
+        for path in sorted(config_dir.glob("skills/**/SKILL.md")):
+            digest.update(str(path.relative_to(config_dir)).encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def find_binary(configured: str | None) -> str:
@@ -157,7 +177,7 @@ class OpencodeAgent:
         listing_env["OPENCODE_CONFIG_CONTENT"] = json.dumps(
             {k: v for k, v in config.items() if k != "mcp"}
         )
-        trust = self._trust_problem(request, listing_env)
+        trust = self._trust_problem(request, listing_env, folder.folder if folder else None)
         if trust is not None:
             return trust
         box.snapshot()
@@ -236,33 +256,46 @@ class OpencodeAgent:
             transcript.infra_error = "no_answer"
             transcript.error = "the model never answered"
 
-    def _trust_problem(self, request: RunRequest, env: dict[str, str]) -> Transcript | None:
+    def _trust_problem(
+        self, request: RunRequest, env: dict[str, str], config_dir: Path | None
+    ) -> Transcript | None:
         """The with arm must see every skill of the plugin, the without arm none of them (what
-        ``opencode debug skill`` lists in the run's own environment)."""
-        box = request.sandbox
+        ``opencode debug skill`` lists in the run's own environment, once per process for the
+        same translated skills: :func:`listing_key`)."""
         plugin_dir = request.plugin_dir or request.case.suite_root.parent
         name, skills, _ = plugin_contents(plugin_dir)
         if not skills or (request.plugin_dir is None and request.arm != "without"):
             return None
-        listing = box.root / "skills-listed"
-        listing.mkdir(exist_ok=True)
-        result = run_process(
-            [self.binary, "debug", "skill"],
-            stdin_text="",
-            cwd=box.cwd,
-            env=env,
-            timeout=SKILL_LIST_TIMEOUT,
-            out_dir=listing,
-        )
-        if result.stopped:
-            return Transcript(error=STOPPED, infra_error="interrupted", cwd=box.cwd)
-        if result.start_error is not None:
-            return Transcript(error=result.start_error, infra_error="agent_start", cwd=box.cwd)
-        seen = _listed_skills(result.stdout)
+        key = listing_key(self.binary, config_dir)
+        with _LISTING:
+            return self._check_listing(request, env, key, name, skills)
+
+    def _check_listing(
+        self, request: RunRequest, env: dict[str, str], key: str, name: str, skills: list[str]
+    ) -> Transcript | None:
+        box = request.sandbox
+        seen = _LISTED.get(key)
         if seen is None:
-            tail = " ".join(result.stderr_tail().splitlines()[-3:])
-            problem = f"opencode could not list its skills (exit {result.returncode}) {tail}"
-            return Transcript(error=problem.strip(), infra_error="agent_start", cwd=box.cwd)
+            listing = box.root / "skills-listed"
+            listing.mkdir(exist_ok=True)
+            result = run_process(
+                [self.binary, "debug", "skill"],
+                stdin_text="",
+                cwd=box.cwd,
+                env=env,
+                timeout=SKILL_LIST_TIMEOUT,
+                out_dir=listing,
+            )
+            if result.stopped:
+                return Transcript(error=STOPPED, infra_error="interrupted", cwd=box.cwd)
+            if result.start_error is not None:
+                return Transcript(error=result.start_error, infra_error="agent_start", cwd=box.cwd)
+            seen = _listed_skills(result.stdout)
+            if seen is None:
+                tail = " ".join(result.stderr_tail().splitlines()[-3:])
+                problem = f"opencode could not list its skills (exit {result.returncode}) {tail}"
+                return Transcript(error=problem.strip(), infra_error="agent_start", cwd=box.cwd)
+            _LISTED[key] = seen
         if request.plugin_dir is None:
             leaked = sorted(set(skills) & set(seen))
             if leaked:
