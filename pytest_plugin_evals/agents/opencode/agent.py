@@ -67,7 +67,7 @@ READERS = ("Read", "Glob", "Grep", "LS")
 SKILL_LIST_TIMEOUT = 60.0
 
 #: What ``opencode debug skill`` listed, by :func:`listing_key`: every run of an arm gets the
-#: same translated skills, so the listing (3 s of CPU) is made once per process and arm.
+#: same translated skills, so the listing (about a second of CPU) is made once per process and arm.
 _LISTED: dict[str, list[str]] = {}
 #: A run made ahead of its item waits for the listing the current run is making.
 _LISTING = threading.Lock()
