@@ -9,7 +9,6 @@ runs ``pytest evals`` as a plugin author would.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,13 +16,8 @@ import pytest
 from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text, tool_use
 from tests.e2e.conftest import CODEX_KEY as KEY
 from tests.e2e.conftest import Run
+from tests.e2e.release_kit import make_plugin, meta
 
-SKILL_MD = """---
-name: next-version
-description: Work out the next semantic version. Use when asked which version to release.
----
-Bump the patch part for fixes, the minor part for features.
-"""
 #: How Codex lists the plugin's skill to the model (its developer message).
 LISTED = "release-helper:next-version: Work out the next semantic version"
 #: The skill's file, from the run's working directory (``home/cwd``) to its ``CODEX_HOME``
@@ -32,31 +26,6 @@ LISTED = "release-helper:next-version: Work out the next semantic version"
 SKILL_FILE = (
     "../../config/codex/plugins/cache/eval/release-helper/1.2.0/skills/next-version/SKILL.md"
 )
-
-
-def make_plugin(pytester: pytest.Pytester, front: str, graders: dict[str, str]) -> None:
-    pytester.makefile(
-        ".json",
-        **{".claude-plugin/plugin": json.dumps({"name": "release-helper", "version": "1.2.0"})},
-    )
-    pytester.makefile(".md", **{"skills/next-version/SKILL": SKILL_MD})
-    pytester.makefile(
-        ".md",
-        **{
-            "evals/next/prompt": f"---\nruns: 1\n{front}---\n"
-            "We fixed two bugs since v1.4.0. Which version should we release next?\n"
-        },
-    )
-    for name, body in graders.items():
-        pytester.makefile(".md", **{f"evals/next/graders/{name}": body})
-
-
-def meta(run: dict[str, Any]) -> dict[str, Any]:
-    """The kept run's ``meta.json`` (its tool calls, with the agent's own names)."""
-    data: dict[str, Any] = json.loads(
-        (Path(run["tracePath"]).parent / "meta.json").read_text(encoding="utf-8")
-    )
-    return data
 
 
 def sessions(model: ScriptedModel) -> list[list[dict[str, Any]]]:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,40 +17,7 @@ from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text, tool_u
 from pytest_plugin_evals.testing.server import TEST_API_KEY
 from tests.conftest import agent_cli
 from tests.e2e.conftest import Run
-
-SKILL_MD = """---
-name: next-version
-description: Work out the next semantic version. Use when asked which version to release.
----
-Bump the patch part for fixes, the minor part for features.
-"""
-#: Text only the plugin's skill listing holds (its description).
-SKILL_LISTING = "Work out the next semantic version"
-
-
-def make_plugin(pytester: pytest.Pytester, front: str, graders: dict[str, str]) -> None:
-    pytester.makefile(
-        ".json",
-        **{".claude-plugin/plugin": json.dumps({"name": "release-helper", "version": "1.2.0"})},
-    )
-    pytester.makefile(".md", **{"skills/next-version/SKILL": SKILL_MD})
-    pytester.makefile(
-        ".md",
-        **{
-            "evals/next/prompt": f"---\nruns: 1\n{front}---\n"
-            "We fixed two bugs since v1.4.0. Which version should we release next?\n"
-        },
-    )
-    for name, body in graders.items():
-        pytester.makefile(".md", **{f"evals/next/graders/{name}": body})
-
-
-def meta(run: dict[str, Any]) -> dict[str, Any]:
-    """The kept run's ``meta.json`` (its tool calls, with the agent's own names)."""
-    data: dict[str, Any] = json.loads(
-        (Path(run["tracePath"]).parent / "meta.json").read_text(encoding="utf-8")
-    )
-    return data
+from tests.e2e.release_kit import SKILL_LISTING, SKILL_MD, make_plugin, meta
 
 
 @pytest.mark.parametrize("workers", ["-n0", "-n2"])

@@ -15,16 +15,10 @@ import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text, tool_use
 from tests.e2e.conftest import Run
+from tests.e2e.release_kit import PROMPT, SKILL_LISTING
+from tests.e2e.release_kit import make_plugin as make_release_plugin
 from tests.helpers import FENCE_DONE, assert_fenced, fence_probe
 
-SKILL_MD = """---
-name: next-version
-description: Work out the next semantic version. Use when asked which version to release.
----
-Bump the patch part for fixes, the minor part for features.
-"""
-#: Text only the plugin's skill listing holds (its description).
-SKILL_LISTING = "Work out the next semantic version"
 #: What Gemini CLI sends back when a skill loaded (its body inside).
 ACTIVATED = '<activated_skill name="next-version">'
 #: What it sends back when the skill asked for is not one it has.
@@ -36,28 +30,19 @@ def make_plugin(
     *,
     tools: str = "[Skill]",
     graders: dict[str, str] | None = None,
-    prompt: str = "We fixed two bugs since v1.4.0. Which version should we release next?",
+    prompt: str = PROMPT,
 ) -> None:
-    pytester.makefile(
-        ".json",
-        **{".claude-plugin/plugin": json.dumps({"name": "release-helper", "version": "1.2.0"})},
-    )
-    pytester.makefile(".md", **{"skills/next-version/SKILL": SKILL_MD})
-    pytester.makefile(
-        ".md", **{"commands/bump": "---\ndescription: Bump it\n---\nBump $ARGUMENTS\n"}
-    )
-    pytester.makefile(
-        ".md",
-        **{"evals/next/prompt": f"---\nruns: 1\nallowed_tools: {tools}\n---\n{prompt}\n"},
-    )
-    for grader, body in (
+    make_release_plugin(
+        pytester,
+        f"allowed_tools: {tools}\n",
         graders
         or {
             "answer": "---\ntype: regex\npattern: '1\\.4\\.1'\n---\n",
             "skill-fired": "---\ntype: tool_used\ntool: Skill\n---\n",
-        }
-    ).items():
-        pytester.makefile(".md", **{f"evals/next/graders/{grader}": body})
+        },
+        prompt=prompt,
+        command="---\ndescription: Bump it\n---\nBump $ARGUMENTS\n",
+    )
 
 
 def first_requests(model: ScriptedModel) -> list[dict[str, Any]]:

@@ -10,24 +10,17 @@ their stand-ins), an agent and a hook.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text, tool_use
 from tests.e2e.conftest import Run
+from tests.e2e.release_kit import SKILL_LISTING, meta
+from tests.e2e.release_kit import make_plugin as make_release_plugin
 from tests.e2e.tracker_kit import CREATE, CREATE_MD, files_bug
 from tests.helpers import FENCE_DONE, assert_fenced, fence_probe
 
-SKILL_MD = """---
-name: next-version
-description: Work out the next semantic version. Use when asked which version to release.
----
-Bump the patch part for fixes, the minor part for features.
-"""
-#: Text only the plugin's skill listing holds (its description).
-SKILL_LISTING = "Work out the next semantic version"
 #: How opencode's skill tool answers with a skill it loaded.
 LOADED = '<skill_content name="next-version">'
 
@@ -38,29 +31,7 @@ READERS = ["glob", "grep", "read", "skill"]
 
 
 def make_plugin(pytester: pytest.Pytester, front: str, graders: dict[str, str]) -> None:
-    pytester.makefile(
-        ".json",
-        **{".claude-plugin/plugin": json.dumps({"name": "release-helper", "version": "1.2.0"})},
-    )
-    pytester.makefile(".md", **{"skills/next-version/SKILL": SKILL_MD})
-    pytester.makefile(".md", **{"commands/bump": "---\ndescription: Bump it\n---\nBump.\n"})
-    pytester.makefile(
-        ".md",
-        **{
-            "evals/next/prompt": f"---\nruns: 1\n{front}---\n"
-            "We fixed two bugs since v1.4.0. Which version should we release next?\n"
-        },
-    )
-    for name, body in graders.items():
-        pytester.makefile(".md", **{f"evals/next/graders/{name}": body})
-
-
-def meta(run: dict[str, Any]) -> dict[str, Any]:
-    """The kept run's ``meta.json`` (its tool calls, with the agent's own names)."""
-    data: dict[str, Any] = json.loads(
-        (Path(run["tracePath"]).parent / "meta.json").read_text(encoding="utf-8")
-    )
-    return data
+    make_release_plugin(pytester, front, graders, command="---\ndescription: Bump it\n---\nBump.\n")
 
 
 def sessions(model: ScriptedModel) -> dict[str, list[dict[str, Any]]]:

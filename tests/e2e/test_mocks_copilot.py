@@ -14,13 +14,13 @@ import json
 import socket
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
 from tests.e2e.conftest import Run
+from tests.e2e.release_kit import meta
 from tests.e2e.tracker_kit import CREATE, CREATE_MD, files_bug
 
 #: A real MCP server for the tracker (standard library only: a plugin's server runs inside the
@@ -101,14 +101,6 @@ def make_tracker(
             **files_bug(front),
         },
     )
-
-
-def meta(run: dict[str, Any]) -> dict[str, Any]:
-    """The kept run's ``meta.json`` (its tool calls, with the agent's own names)."""
-    data: dict[str, Any] = json.loads(
-        (Path(run["tracePath"]).parent / "meta.json").read_text(encoding="utf-8")
-    )
-    return data
 
 
 def offered(request: dict[str, Any]) -> set[str]:
