@@ -114,3 +114,22 @@ def finish(
         transcript.unconfined_shell = True
         transcript.notes.append(UNCONFINED_NOTE)
     return transcript
+
+
+def with_stderr(text: str, transcript: Transcript) -> str:
+    """``text``, then the last three lines of the run's stderr (when it has any), on one line."""
+    tail = [line.strip() for line in transcript.stderr_tail.splitlines()[-3:]]
+    return text + (": " + " ".join(tail) if tail else "")
+
+
+def did_not_start(transcript: Transcript, text: str) -> None:
+    """The CLI exited before its run was under way: an ``agent_start`` error, with its stderr."""
+    transcript.infra_error = "agent_start"
+    transcript.error = with_stderr(text, transcript)
+
+
+def check_answered(transcript: Transcript) -> None:
+    """No final message and no tool call: the model never answered (``no_answer``)."""
+    if not transcript.final_message and not transcript.tool_calls:
+        transcript.infra_error = "no_answer"
+        transcript.error = "the model never answered"

@@ -28,6 +28,7 @@ from pytest_plugin_evals.agents.claude.shell import (
     shell_tools,
 )
 from pytest_plugin_evals.agents.claude.stream_json import StreamSummary, parse_file, run_error
+from pytest_plugin_evals.agents.cli import check_answered, did_not_start
 from pytest_plugin_evals.agents.workspace import copy_add_dirs, original_add_dirs
 from pytest_plugin_evals.model import STOPPED, Transcript
 from pytest_plugin_evals.util import frontmatter
@@ -266,11 +267,7 @@ class ClaudeAgent:
             transcript.error = UNAVAILABLE.format(tools=shells, why=why.strip())
             return
         if summary.init is None or summary.result is None:
-            tail = transcript.stderr_tail.splitlines()[-3:]
-            transcript.infra_error = "agent_start"
-            transcript.error = f"claude exited {returncode} without finishing the run" + (
-                ": " + " ".join(tail) if tail else ""
-            )
+            did_not_start(transcript, f"claude exited {returncode} without finishing the run")
             return
         trust = self._trust_problem(request, summary)
         if trust is not None:
@@ -280,9 +277,8 @@ class ClaudeAgent:
         problem = run_error(summary)
         if problem is not None:
             transcript.error = f"exit {returncode}: {problem}"
-        if not transcript.final_message and not transcript.tool_calls and not problem:
-            transcript.infra_error = "no_answer"
-            transcript.error = "the model never answered"
+        if not problem:
+            check_answered(transcript)
 
     def _trust_problem(self, request: RunRequest, summary: StreamSummary) -> str | None:
         """The with arm must load the plugin (skills and commands too); the without arm must not."""

@@ -39,7 +39,14 @@ from typing import ClassVar
 from pytest_plugin_evals.agents import confine, mcp
 from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
 from pytest_plugin_evals.agents.claude.permissions import base_tool, plan_tools
-from pytest_plugin_evals.agents.cli import find_cli, finish, run_cli
+from pytest_plugin_evals.agents.cli import (
+    check_answered,
+    did_not_start,
+    find_cli,
+    finish,
+    run_cli,
+    with_stderr,
+)
 from pytest_plugin_evals.agents.codex.events import StreamSummary, parse_file
 from pytest_plugin_evals.agents.codex.servers import codex_servers, failed_servers
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
@@ -321,15 +328,8 @@ class CodexAgent:
             transcript.error = f"the plugin's MCP server {names} did not start: " + " ".join(tail)
             return
         if not summary.thread_started:
-            tail = transcript.stderr_tail.splitlines()[-3:]
-            transcript.infra_error = "agent_start"
-            transcript.error = f"codex exited {returncode} without starting the run" + (
-                ": " + " ".join(tail) if tail else ""
-            )
+            did_not_start(transcript, f"codex exited {returncode} without starting the run")
             return
         if returncode != 0:
-            tail = transcript.stderr_tail.splitlines()[-3:]
-            transcript.error = f"exit {returncode}" + (": " + " ".join(tail) if tail else "")
-        if not transcript.final_message and not transcript.tool_calls:
-            transcript.infra_error = "no_answer"
-            transcript.error = "the model never answered"
+            transcript.error = with_stderr(f"exit {returncode}", transcript)
+        check_answered(transcript)

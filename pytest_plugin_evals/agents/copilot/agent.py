@@ -27,7 +27,7 @@ from pytest_plugin_evals.agents import confine, mcp
 from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
 from pytest_plugin_evals.agents.claude.agent import plugin_contents
 from pytest_plugin_evals.agents.claude.shell import credential_names
-from pytest_plugin_evals.agents.cli import find_cli, finish, run_cli
+from pytest_plugin_evals.agents.cli import check_answered, did_not_start, find_cli, finish, run_cli
 from pytest_plugin_evals.agents.copilot.events import CopilotSummary, parse_file
 from pytest_plugin_evals.agents.copilot.tools import CopilotMcp, CopilotTools, plan_mcp, plan_tools
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
@@ -234,11 +234,7 @@ class CopilotAgent:
             transcript.error = f"exit {returncode}: {summary.error_text}"
             return
         if summary.skills is None or summary.result is None:
-            tail = transcript.stderr_tail.splitlines()[-3:]
-            transcript.infra_error = "agent_start"
-            transcript.error = f"copilot exited {returncode} without finishing the run" + (
-                ": " + " ".join(tail) if tail else ""
-            )
+            did_not_start(transcript, f"copilot exited {returncode} without finishing the run")
             return
         trust = self._trust_problem(request, summary, skills_offered)
         if trust is not None:
@@ -247,9 +243,7 @@ class CopilotAgent:
             return
         if returncode not in (0, None):
             transcript.error = f"exit {returncode}"
-        if not transcript.final_message and not transcript.tool_calls:
-            transcript.infra_error = "no_answer"
-            transcript.error = "the model never answered"
+        check_answered(transcript)
 
     def _trust_problem(
         self, request: RunRequest, summary: CopilotSummary, skills_offered: bool = True

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from pytest_plugin_evals.agents import confine, mcp
 from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
-from pytest_plugin_evals.agents.cli import find_cli, finish, run_cli
+from pytest_plugin_evals.agents.cli import check_answered, did_not_start, find_cli, finish, run_cli
 from pytest_plugin_evals.agents.gemini.extension import Extension, translate
 from pytest_plugin_evals.agents.gemini.stream_json import StreamSummary, api_status, parse_file
 from pytest_plugin_evals.agents.gemini.tools import GeminiTools, mcp_servers, plan_tools
@@ -272,18 +272,12 @@ class GeminiAgent:
             transcript.error = f"exit {returncode}: {message.splitlines()[0]}"
             return
         if summary.init is None or summary.result is None:
-            tail = transcript.stderr_tail.splitlines()[-3:]
-            transcript.infra_error = "agent_start"
-            transcript.error = f"gemini exited {returncode} without finishing the run" + (
-                ": " + " ".join(t.strip() for t in tail) if tail else ""
-            )
+            did_not_start(transcript, f"gemini exited {returncode} without finishing the run")
             return
         if message is not None or returncode != 0:
             transcript.error = f"exit {returncode}: {message or 'gemini failed'}"
             return
-        if not transcript.final_message and not transcript.tool_calls:
-            transcript.infra_error = "no_answer"
-            transcript.error = "the model never answered"
+        check_answered(transcript)
 
 
 def make_agent(

@@ -31,7 +31,14 @@ from pytest_plugin_evals.agents import confine, mcp
 from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
 from pytest_plugin_evals.agents.claude.agent import plugin_contents
 from pytest_plugin_evals.agents.claude.permissions import plan_tools
-from pytest_plugin_evals.agents.cli import find_cli, finish, run_cli
+from pytest_plugin_evals.agents.cli import (
+    check_answered,
+    did_not_start,
+    find_cli,
+    finish,
+    run_cli,
+    with_stderr,
+)
 from pytest_plugin_evals.agents.opencode.config import (
     mcp_block,
     mcp_tool_name,
@@ -241,20 +248,12 @@ class OpencodeAgent:
             transcript.error = f"exit {returncode}: {message}"
             return
         if summary.events == 0:
-            tail = transcript.stderr_tail.splitlines()[-3:]
-            transcript.infra_error = "agent_start"
-            transcript.error = f"opencode exited {returncode} without starting the session" + (
-                ": " + " ".join(line.strip() for line in tail) if tail else ""
-            )
+            did_not_start(transcript, f"opencode exited {returncode} without starting the session")
             return
         if returncode not in (0, None):
-            tail = transcript.stderr_tail.splitlines()[-3:]
-            transcript.error = f"exit {returncode}" + (
-                ": " + " ".join(line.strip() for line in tail) if tail else ""
-            )
-        if not transcript.final_message and not transcript.tool_calls and not transcript.error:
-            transcript.infra_error = "no_answer"
-            transcript.error = "the model never answered"
+            transcript.error = with_stderr(f"exit {returncode}", transcript)
+        if not transcript.error:
+            check_answered(transcript)
 
     def _trust_problem(
         self, request: RunRequest, env: dict[str, str], config_dir: Path | None
