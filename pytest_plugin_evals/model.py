@@ -233,6 +233,7 @@ InfraKind = Literal[
     "sandbox",
     "grader",
     "invalid_cost",
+    "bound",
 ]
 
 #: The run error of a run the session stopped (Ctrl-C, SIGTERM, ``-x``): not the agent's doing.
@@ -276,7 +277,7 @@ class Transcript:
     #: Set when a mock's ``expect:`` stopped the run.
     aborted: Abort | None = None
     #: A granted shell ran without Claude Code's sandbox, on purpose.
-    unconfined_shell: bool = False
+    unconfined: bool = False
     #: Seconds the provider asked to wait before trying again (its ``retry-after``), when the
     #: run was refused (``rate_limit``, ``overloaded``) and the agent reported it.
     retry_after: float | None = None
@@ -410,8 +411,8 @@ class RunResult:
     mocks: MockSummary | None = None
     #: Every call a stand-in answered, in order (None when no stand-in was active).
     mock_calls: tuple[MockCall, ...] | None = None
-    #: A granted shell ran without Claude Code's sandbox (``--eval-unconfined-shell``).
-    unconfined_shell: bool = False
+    #: The run ran without its sandbox, on purpose (``--eval-unconfined``).
+    unconfined: bool = False
     #: The first :data:`TOOL_CALLS_KEPT` tool calls, in order (``tool_calls`` counts them all).
     tool_call_list: tuple[ToolCallBrief, ...] = ()
     #: False when the agent's own spend is unknown (``cost_usd`` holds the judge's only).

@@ -116,7 +116,7 @@ def transcript_meta(transcript: Transcript, agent: str) -> dict[str, Any]:
             "server": aborted.server, "tool": aborted.tool, "reason": aborted.reason
         },
         "skipGrading": transcript.skip_grading,
-        "unconfinedShell": transcript.unconfined_shell,
+        "unconfined": transcript.unconfined,
         "mockCalls": None if transcript.mock_calls is None else [
             _mock_json(c) for c in transcript.mock_calls
         ],
@@ -165,7 +165,7 @@ def transcript_from_meta(meta: dict[str, Any], cwd: Path, trace: Path | None) ->
         delivered=meta.get("delivered"),
         latency_ms=meta.get("latencyMs"),
         skip_grading=bool(meta.get("skipGrading")),
-        unconfined_shell=bool(meta.get("unconfinedShell")),
+        unconfined=bool(meta.get("unconfined") or meta.get("unconfinedShell")),
         notes=list(meta.get("notes") or []),
         aborted=Abort(str(aborted.get("server")), str(aborted.get("tool")),
                       str(aborted.get("reason"))) if isinstance(aborted, dict) else None,

@@ -390,8 +390,8 @@ def run_to_json(result: RunResult) -> JSONObject:
         doc["mocks"] = mocks_to_json(result.mocks)
     if result.mock_calls is not None:
         doc["mockCalls"] = [mock_call_to_json(c) for c in result.mock_calls]
-    if result.unconfined_shell:
-        doc["unconfinedShell"] = True
+    if result.unconfined:
+        doc["unconfined"] = True
     doc["retries"] = result.retries
     if result.retry_wait_seconds:
         doc["retryWaitSeconds"] = result.retry_wait_seconds
@@ -441,7 +441,7 @@ def run_from_json(doc: Mapping[str, Any]) -> RunResult:
             if isinstance(calls, list)
             else None
         ),
-        unconfined_shell=bool(doc.get("unconfinedShell")),
+        unconfined=bool(doc.get("unconfined") or doc.get("unconfinedShell")),
         retries=_int(doc.get("retries")),
         retry_wait_seconds=_float(doc.get("retryWaitSeconds")),
     )

@@ -16,7 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_plugin_evals.agents.base import Agent, RunRequest, capabilities_of
+from pytest_plugin_evals.agents.base import Agent, RunRequest, capabilities_of, passed_of
+from pytest_plugin_evals.agents.confine.bounds import DEFAULT_BOUNDS, Bounds
+from pytest_plugin_evals.agents.confine.network import Endpoint
 from pytest_plugin_evals.agents.workspace import run_scaffold
 from pytest_plugin_evals.graders import grade_all, judge_cost
 from pytest_plugin_evals.judges import Judge
@@ -73,6 +75,12 @@ class RunOptions:
     #: How many times the session makes a refused run again (``--eval-rate-limit-retries``);
     #: the agent is told, so that it need not retry on its own.
     rate_limit_retries: int = 0
+    #: Run the agent without its sandbox, on purpose (``--eval-unconfined``).
+    unconfined: bool = False
+    #: What a confined run may use (``--eval-max-memory`` and its siblings).
+    bounds: Bounds = DEFAULT_BOUNDS
+    #: Endpoints every run may reach besides its agent's own (``--eval-allow-network``).
+    allow_network: tuple[Endpoint, ...] = ()
 
 
 @dataclass
@@ -114,7 +122,14 @@ def execute_run(
     """
     can = capabilities_of(agent)
     box = Sandbox.create(run_root, git_repository=can.git_workspace)
-    base = allowed_environment(os.environ if environ is None else environ, options.env_pass)
+    model = options.model_override or case.model
+    # The agent's own variables only (its endpoint and key, never another agent's), the
+    # secrets the case requires and what the operator passes on purpose.
+    base = allowed_environment(
+        os.environ if environ is None else environ,
+        (*options.env_pass, *case.requires_secret),
+        passed_of(agent, model),
+    )
     env = box.environment(base)
     env.update(case.env)
     # Every process of the run carries its token, so none outlives it (kill_tagged below).
@@ -129,13 +144,18 @@ def execute_run(
         prompt=case.prompt,
         sandbox=box,
         plugin_dir=plugin_dir if arm != "without" else None,
-        model=options.model_override or case.model,
+        model=model,
         max_turns=case.max_turns,
         timeout_seconds=case.timeout_seconds,
         allowed_tools=case.allowed_tools,
         env=env,
         rate_limit_retries=options.rate_limit_retries,
         agent_label=agent_label,
+        unconfined=options.unconfined,
+        bounds=options.bounds,
+        allow_network=options.allow_network,
+        private=(options.runs_dir.parent,) if options.runs_dir is not None else (),
+        keep_temp=options.keep_temp,
     )
     started_at = utc_iso()
     start = time.monotonic()
@@ -229,7 +249,7 @@ def execute_run(
             else None
         ),
         mock_calls=tuple(transcript.mock_calls) if transcript.mock_calls is not None else None,
-        unconfined_shell=transcript.unconfined_shell,
+        unconfined=transcript.unconfined,
     )
     if not options.keep_temp:
         box.remove()

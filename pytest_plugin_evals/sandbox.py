@@ -77,7 +77,15 @@ class Sandbox:
 
     @property
     def trace_file(self) -> Path:
+        """The run's trace as the harness keeps it (``out/`` is the harness's: no agent sees
+        it)."""
         return self.out / "trace.jsonl"
+
+    @property
+    def outbox(self) -> Path:
+        """The folder an agent may write its own trace into (a ``cmd:`` agent's
+        ``EVAL_TRACE_FILE``), made by the adapter that wants it; read as hostile."""
+        return self.root / "outbox"
 
     def environment(self, base: Mapping[str, str]) -> dict[str, str]:
         """``base`` (already filtered) with every home, temp and config variable pointed here."""

@@ -26,7 +26,7 @@ class AgentError(Exception):
 
 
 #: Agent CLIs other than Claude Code, each an adapter in ``agents/<name>/`` whose module has
-#: ``make_agent(binary, *, grants, disallow, unconfined_shell) -> Agent``.
+#: ``make_agent(binary, *, grants, disallow) -> Agent``.
 CLI_AGENTS = ("copilot", "codex", "opencode", "gemini")
 
 AGENT_FORMS = (
@@ -74,7 +74,6 @@ def make_agent(
     claude_bin: str | None = None,
     grants: tuple[str, ...] = (),
     disallow: tuple[str, ...] = (),
-    unconfined_shell: bool = False,
     binaries: Mapping[str, str | None] | None = None,
 ) -> Agent:
     """Build the adapter named by ``--eval-agent`` (``binaries``: an agent CLI's binary by
@@ -91,7 +90,6 @@ def make_agent(
             (binaries or {}).get(kind),
             grants=grants,
             disallow=disallow,
-            unconfined_shell=unconfined_shell,
         )
         return agent
     if kind == "cmd":
@@ -112,7 +110,6 @@ def make_agent(
         find_binary(claude_bin),
         grants=grants,
         disallow=disallow,
-        unconfined_shell=unconfined_shell,
     )
 
 

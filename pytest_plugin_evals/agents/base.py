@@ -7,10 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pytest_plugin_evals.agents import AgentError as AgentError
+from pytest_plugin_evals.agents.confine.bounds import DEFAULT_BOUNDS, Bounds
 from pytest_plugin_evals.model import Arm, Case, InfraKind, Transcript
 from pytest_plugin_evals.sandbox import Sandbox
+from pytest_plugin_evals.util.environment import Passed
 
 if TYPE_CHECKING:
+    from pytest_plugin_evals.agents.confine.network import Endpoint
     from pytest_plugin_evals.mocks.config import MockSetup
 
 
@@ -39,6 +42,17 @@ class RunRequest:
     rate_limit_retries: int = 0
     #: The agent's label in a session of several agents (``--eval-agents``), else None.
     agent_label: str | None = None
+    #: Run without the sandbox, on purpose (``--eval-unconfined``).
+    unconfined: bool = False
+    #: What a confined run may use (``--eval-max-memory`` and its siblings).
+    bounds: Bounds = DEFAULT_BOUNDS
+    #: Endpoints the run may reach besides its agent's own (``--eval-allow-network``).
+    allow_network: tuple[Endpoint, ...] = ()
+    #: Folders of the session a run never sees, even inside the plugin (its results).
+    private: tuple[Path, ...] = ()
+    #: The run's folder is kept (``--eval-keep-temp``): a confined run also keeps the command
+    #: line it was started with (``out/sandbox.json``).
+    keep_temp: bool = False
 
     @property
     def loads_plugin(self) -> bool:
@@ -73,6 +87,18 @@ class Agent(Protocol):
     def name(self) -> str: ...
 
     def run(self, request: RunRequest) -> Transcript: ...
+
+
+def passed_of(agent: Agent, model: str | None) -> Passed:
+    """The operator variables ``agent`` reads (its endpoint and credentials): its
+    ``passed_for(model)``, else its ``passed``, else none (an adapter of your own)."""
+    method = getattr(agent, "passed_for", None)
+    if callable(method):
+        found = method(model)
+        if isinstance(found, Passed):
+            return found
+    declared = getattr(agent, "passed", None)
+    return declared if isinstance(declared, Passed) else Passed()
 
 
 def capabilities_of(agent: Agent) -> Capabilities:

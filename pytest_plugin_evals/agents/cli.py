@@ -1,58 +1,250 @@
 """Running an agent CLI for one request: confined, bounded, its stdout kept as the run's trace.
 
-The part every CLI adapter shares (copilot, codex, opencode, gemini): the command line wrapped
-in bubblewrap unless the run is unconfined on purpose (:mod:`.confine`), run through
-:func:`pytest_plugin_evals.util.process.run_process` with the request's timeout, and a run
-that was stopped or could not start turned into its transcript at once.
+The part every CLI adapter shares (claude, copilot, codex, opencode, gemini, and ``cmd:``): the
+command line run inside the run's sandbox (:mod:`.confine`) unless the run is unconfined on
+purpose, through :func:`pytest_plugin_evals.util.process.run_process` with the request's
+timeout and the sandbox's bounds; a run that was stopped, went over a bound or could not start
+turned into its transcript at once.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pytest_plugin_evals.agents import confine
 from pytest_plugin_evals.agents.base import AgentError, RunRequest
+from pytest_plugin_evals.agents.confine.network import Endpoint, endpoints_from
 from pytest_plugin_evals.agents.mcp import McpPlan
+from pytest_plugin_evals.agents.workspace import original_add_dirs
 from pytest_plugin_evals.model import STOPPED, Transcript
-from pytest_plugin_evals.util.process import ProcessResult, run_process
+from pytest_plugin_evals.util.process import RUN_TAG, ProcessResult, run_process
+
+#: The note of a run made without the sandbox, on purpose.
+UNCONFINED_NOTE = (
+    "run unconfined on purpose (--eval-unconfined): its tools could reach the operator's files, "
+    "processes and network"
+)
+
+
+@dataclass(frozen=True)
+class Reach:
+    """What an agent process may reach besides its run's own folders."""
+
+    #: Folders and files it must read (its install, its MCP servers' programs).
+    read: tuple[Path, ...] = ()
+    #: Sockets (and folders) it must write to (the mock host's).
+    write: tuple[Path, ...] = ()
+    #: The TCP endpoints it may connect to.
+    endpoints: tuple[Endpoint, ...] = ()
+    #: It runs a sandbox of its own inside ours (Claude Code's shell, Codex's commands).
+    nests: bool = False
+    #: It runs nothing but the agent itself (no shell, no plugin hook, no real MCP server):
+    #: where our sandbox cannot be made, its own permission rules are enough to run it.
+    reads_only: bool = False
+
+
+def program_paths(arg: str) -> list[Path]:
+    """What of a program named on a command line a confined run must see: the file (and
+    where its links lead), and for a program in a ``bin/`` folder (an interpreter in its
+    installation or virtual environment) that whole installation."""
+    path = Path(arg)
+    if not path.exists():
+        return []
+    found = [path]
+    for candidate in (path, path.resolve()):
+        if candidate.parent.name in ("bin", "Scripts") and candidate.parent.parent != Path("/"):
+            found.append(candidate.parent.parent)
+        found.append(candidate)
+    return list(dict.fromkeys(found))
+
+
+def reach_of(
+    request: RunRequest,
+    binary: str,
+    *,
+    env: Mapping[str, str],
+    endpoint_variables: Mapping[str, str | None] | None = None,
+    mcp: McpPlan | None = None,
+    nests: bool = False,
+    also_read: Iterable[Path] = (),
+    reads_only: bool = False,
+) -> Reach:
+    """What a run of ``binary`` may reach: its install, its model's endpoints (the variables
+    ``endpoint_variables`` names, with their defaults), the run's MCP servers (the programs
+    the stand-ins need, the mock host's socket, a real server's URL) and the operator's
+    ``--eval-allow-network`` endpoints."""
+    endpoints = endpoints_from(env, endpoint_variables or {})
+    endpoints += [e for e in request.allow_network if e not in endpoints]
+    read = [confine.install_root(binary), *also_read]
+    write: list[Path] = []
+    if mcp is not None:
+        read += mcp.readable
+        write += mcp.writable
+        for server in mcp.servers:
+            found = Endpoint.parse(server.url) if server.url else None
+            if found is not None and found not in endpoints:
+                endpoints.append(found)
+            # A server's program and the files its command line names, where they are.
+            for arg in (server.command or "", *server.args):
+                if os.path.isabs(arg):
+                    read += program_paths(arg)
+    return Reach(tuple(read), tuple(write), tuple(endpoints), nests, reads_only)
+
+
+def confinement_for(request: RunRequest, reach: Reach) -> confine.Confinement:
+    """The sandbox of one process of ``request``'s run."""
+    box, case = request.sandbox, request.case
+    hidden = [Path.home(), Path.cwd(), case.suite_root, case.dir]
+    if request.plugin_dir is not None:
+        hidden.append(request.plugin_dir)
+    read: list[Path] = [
+        *confine.tools_on_path(request.env.get("PATH"), hidden),
+        *reach.read,
+        *original_add_dirs(request),
+        box.root / "context",
+    ]
+    if request.plugin_dir is not None:
+        read.append(request.plugin_dir)
+    for name in ("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS"):
+        if request.env.get(name):
+            read.append(Path(request.env[name]))
+    write = [box.home, box.config, *reach.write]
+    if box.outbox.is_dir():
+        write.append(box.outbox)
+    return confine.Confinement(
+        read=tuple(read),
+        write=tuple(write),
+        hide=tuple(private_parts(request)),
+        tmp=box.tmp,
+        cwd=box.cwd,
+        endpoints=reach.endpoints,
+        bounds=request.bounds,
+        nests=reach.nests,
+        tag=(request.env.get(RUN_TAG) or "run")[:12],
+    )
+
+
+#: Files of a plugin's folder a run never sees: its repository, its secrets.
+PRIVATE_NAMES = (".git", ".env", ".envrc", ".netrc", ".npmrc", ".pypirc")
+
+
+def private_parts(request: RunRequest) -> list[Path]:
+    """What a run must not see although it is inside a folder it may read: the evals folder,
+    the case and the results (unless the plugin under test is inside them: a ``package.json``
+    suite at the plugin's root), and the plugin's repository and secret files."""
+    case = request.case
+    plugin = request.plugin_dir.resolve() if request.plugin_dir is not None else None
+    found = [
+        folder
+        for folder in (case.suite_root, case.dir, *request.private)
+        if plugin is None or not plugin.is_relative_to(folder.resolve())
+    ]
+    if plugin is not None:
+        found += [plugin / name for name in PRIVATE_NAMES]
+        found += sorted(plugin.glob(".env.*"))
+    return found
+
+
+def run_confined(
+    request: RunRequest,
+    argv: Sequence[str],
+    *,
+    reach: Reach,
+    env: dict[str, str],
+    stdin_text: str,
+    out_dir: Path,
+    timeout: float,
+    json_lines: bool = False,
+    stop_on: Callable[[bytes], bool] | None = None,
+) -> tuple[ProcessResult, str | None]:
+    """Run one process of ``request``'s run in its sandbox (or unconfined, when the run is):
+    the result (its notes hold the sandbox's too) and the sandbox's refusal (one line) when it
+    could not be made (the process did not start then)."""
+    if request.unconfined:
+        result = run_process(
+            list(argv), stdin_text=stdin_text, cwd=request.sandbox.cwd, env=env,
+            timeout=timeout, out_dir=out_dir, json_lines=json_lines, stop_on=stop_on,
+        )  # fmt: skip
+        return result, None
+    why = confine.problem()
+    if why is not None and reach.reads_only:
+        result = run_process(
+            list(argv), stdin_text=stdin_text, cwd=request.sandbox.cwd, env=env,
+            timeout=timeout, out_dir=out_dir, json_lines=json_lines, stop_on=stop_on,
+        )  # fmt: skip
+        note = f"run outside the harness's sandbox ({why.split(' — ')[0]}): it ran no command"
+        return replace(result, notes=(*result.notes, note)), None
+    if why is not None:
+        return _not_started(out_dir), why
+    try:
+        confined = confine.prepare(confinement_for(request, reach), argv, env)
+    except OSError as exc:
+        return _not_started(out_dir), f"cannot confine the agent: {exc}"
+    if request.keep_temp:
+        keep_command(out_dir / "sandbox.json", confined.argv, confined.env)
+    try:
+        result = run_process(
+            confined.argv,
+            stdin_text=stdin_text,
+            cwd=request.sandbox.cwd,
+            env=confined.env,
+            timeout=timeout,
+            out_dir=out_dir,
+            json_lines=json_lines,
+            stop_on=stop_on,
+            watch=confined.watchdog.check,
+            on_start=confined.watchdog.attach,
+        )
+        went_over = confined.went_over()
+    finally:
+        notes = confined.close()
+    return replace(
+        result,
+        bound=result.bound or went_over,
+        notes=(*result.notes, *notes),
+    ), None
+
+
+def keep_command(path: Path, argv: Sequence[str], env: Mapping[str, str]) -> None:
+    """Keep how a confined process was started, for a kept run folder (the values of its
+    credential variables left out)."""
+    from pytest_plugin_evals.util.redact import secrets_in
+
+    secret = set(secrets_in(env))
+    shown = {k: ("[not kept]" if k in secret else v) for k, v in env.items()}
+    path.write_text(json.dumps({"argv": list(argv), "env": shown}, indent=1), encoding="utf-8")
+
+
+def _not_started(out_dir: Path) -> ProcessResult:
+    for name in ("stdout.txt", "stderr.txt"):
+        (out_dir / name).write_bytes(b"")
+    return ProcessResult(None, out_dir / "stdout.txt", out_dir / "stderr.txt", False, 0.0)
 
 
 def run_cli(
     request: RunRequest,
     argv: Sequence[str],
     *,
-    binary: str,
+    reach: Reach,
     env: dict[str, str],
     stdin_text: str,
-    unconfined: bool,
     stop_on: Callable[[bytes], bool] | None = None,
-    mcp: McpPlan | None = None,
 ) -> tuple[ProcessResult, Transcript | None]:
-    """Run the CLI; returns the process result and, when the run was stopped or could not
-    start, its transcript (else None: the stdout is then the run's trace file). ``mcp``: the
-    run's MCP servers, whose stand-ins a confined CLI must be able to start."""
+    """Run the CLI; returns the process result and, when the run was stopped, went over a
+    bound, could not be confined or could not start, its transcript (else None: the stdout is
+    then the run's trace file, and :func:`finish` adds the notes)."""
     box = request.sandbox
-    if not unconfined:
-        confinement = confine.for_run(
-            request,
-            binary,
-            also_readable=mcp.readable if mcp else (),
-            also_writable=mcp.writable if mcp else (),
-        )
-        argv = confine.confined_argv(argv, confinement)
-    result = run_process(
-        list(argv),
-        stdin_text=stdin_text,
-        cwd=box.cwd,
-        env=env,
-        timeout=request.timeout_seconds,
-        out_dir=box.out,
-        json_lines=True,
-        stop_on=stop_on,
-    )
+    result, refused = run_confined(
+        request, argv, reach=reach, env=env, stdin_text=stdin_text, out_dir=box.out,
+        timeout=request.timeout_seconds, json_lines=True, stop_on=stop_on,
+    )  # fmt: skip
+    if refused is not None:
+        return result, Transcript(error=refused, infra_error="sandbox", cwd=box.cwd)
     if result.stopped:
         return result, Transcript(
             error=STOPPED,
@@ -67,8 +259,45 @@ def run_cli(
             cwd=box.cwd,
             duration_seconds=result.duration_seconds,
         )
+    if result.bound is not None:
+        return result, bound_transcript(request, result)
     result.stdout_path.replace(box.trace_file)
     return result, None
+
+
+def bound_transcript(request: RunRequest, result: ProcessResult) -> Transcript:
+    """A run that went over one of its bounds: an error that names it (kept out of scores)."""
+    box = request.sandbox
+    transcript = Transcript(
+        error=f"{result.bound} (--eval-max-* bounds a run; it was ended)",
+        infra_error="bound",
+        cwd=box.cwd,
+        duration_seconds=result.duration_seconds,
+        stderr_tail=result.stderr_tail(),
+    )
+    transcript.notes.extend(result.notes)
+    return transcript
+
+
+def run_step(
+    request: RunRequest,
+    argv: Sequence[str],
+    *,
+    reach: Reach,
+    env: dict[str, str],
+    out_dir: Path,
+    timeout: float,
+) -> ProcessResult:
+    """A step of a run before the agent starts (a plugin's install, an extension's link, a
+    skill listing), in the run's sandbox like the run itself. A sandbox that cannot be made
+    shows as a ``start_error``."""
+    result, refused = run_confined(
+        request, argv, reach=Reach(read=reach.read, write=reach.write), env=env,
+        stdin_text="", out_dir=out_dir, timeout=timeout,
+    )  # fmt: skip
+    if refused is not None:
+        return replace(result, start_error=refused)
+    return result
 
 
 def find_cli(name: str, configured: str | None, package: str) -> str:
@@ -92,26 +321,17 @@ def find_cli(name: str, configured: str | None, package: str) -> str:
     return found
 
 
-#: The note of a run made without bubblewrap, on purpose.
-UNCONFINED_NOTE = (
-    "run unconfined on purpose (--eval-unconfined-shell): its tools could reach the operator's "
-    "files"
-)
-
-
-def finish(
-    transcript: Transcript, request: RunRequest, result: ProcessResult, *, unconfined: bool
-) -> Transcript:
+def finish(transcript: Transcript, request: RunRequest, result: ProcessResult) -> Transcript:
     """What every CLI run's transcript gets from the run itself: its folder, duration, created
-    files, stderr tail, the process's notes, and whether it ran unconfined."""
+    files, stderr tail, the process's and the sandbox's notes, and whether it ran unconfined."""
     box = request.sandbox
     transcript.cwd = box.cwd
     transcript.duration_seconds = result.duration_seconds
     transcript.files_created = box.created_files()
     transcript.stderr_tail = result.stderr_tail()
     transcript.notes.extend(result.notes)
-    if unconfined:
-        transcript.unconfined_shell = True
+    if request.unconfined:
+        transcript.unconfined = True
         transcript.notes.append(UNCONFINED_NOTE)
     return transcript
 

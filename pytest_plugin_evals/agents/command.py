@@ -16,10 +16,12 @@ again after ``retry_after`` seconds (``--eval-rate-limit-retries``).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shlex
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -27,8 +29,9 @@ from typing import Any, ClassVar
 from ..model import STOPPED, ToolCall, Transcript
 from ..util.capture import capture_file
 from ..util.jsonlines import amount, count, load_event, number
-from ..util.process import format_timeout, run_process
+from ..util.process import format_timeout
 from .base import AgentError, Capabilities, RunRequest, infra_kind
+from .cli import UNCONFINED_NOTE, bound_transcript, program_paths, reach_of, run_confined
 
 
 @dataclass(frozen=True)
@@ -65,20 +68,25 @@ class CommandAgent:
 
     def run(self, request: RunRequest) -> Transcript:
         box = request.sandbox
+        box.outbox.mkdir(exist_ok=True)
         env = dict(request.env)
         env.update(protocol_env(request))
+        argv = self._resolved_argv()
         box.snapshot()
-        result = run_process(
-            self._resolved_argv(),
-            stdin_text=request.prompt,
-            cwd=box.cwd,
-            env=env,
+        also_read = [p for a in argv if os.path.isabs(a) for p in program_paths(a)]
+        if request.mocks is not None and request.mocks.mcp_config is not None:
+            also_read.append(request.mocks.mcp_config)
+        reach = reach_of(request, argv[0], env=env, also_read=also_read)
+        result, refused = run_confined(
+            request, argv, reach=reach, env=env, stdin_text=request.prompt, out_dir=box.out,
             timeout=request.timeout_seconds,
-            out_dir=box.out,
-        )
+        )  # fmt: skip
         transcript = Transcript(
             duration_seconds=result.duration_seconds, cwd=box.cwd, notes=list(result.notes)
         )
+        if refused is not None:
+            transcript.error, transcript.infra_error = refused, "sandbox"
+            return transcript
         if result.start_error is not None:
             transcript.error = result.start_error
             transcript.infra_error = "agent_start"
@@ -86,9 +94,14 @@ class CommandAgent:
         if result.stopped:
             transcript.error, transcript.infra_error = STOPPED, "interrupted"
             return transcript
+        if result.bound is not None:
+            return bound_transcript(request, result)
+        if request.unconfined:
+            transcript.unconfined = True
+            transcript.notes.append(UNCONFINED_NOTE)
         transcript.final_message = result.stdout.strip()
         transcript.stderr_tail = result.stderr_tail()
-        _keep_trace(box.trace_file, transcript)
+        _keep_trace(box.outbox / TRACE_NAME, box.trace_file, transcript)
         transcript.files_created = box.created_files()
         transcript.turns = max(1, len(transcript.tool_calls) + 1)
         if result.timed_out:
@@ -113,22 +126,37 @@ def protocol_env(request: RunRequest) -> dict[str, str]:
         "EVAL_MAX_TURNS": str(request.max_turns),
         "EVAL_ALLOWED_TOOLS": ",".join(request.allowed_tools),
         "EVAL_MODEL": request.model or "",
-        "EVAL_TRACE_FILE": str(request.sandbox.trace_file),
+        "EVAL_TRACE_FILE": str(request.sandbox.outbox / TRACE_NAME),
         "EVAL_MCP_CONFIG": str(mocks.mcp_config) if mocks and mocks.active else "",
     }
 
 
-def _keep_trace(path: Path, transcript: Transcript) -> None:
-    """Keep the trace the command wrote (within the output budget, as its stdout) and read it."""
-    if not path.is_file() or path.is_symlink():
+#: The trace file's name in the run's outbox (``EVAL_TRACE_FILE``).
+TRACE_NAME = "trace.jsonl"
+
+
+def _keep_trace(written: Path, kept: Path, transcript: Transcript) -> None:
+    """Keep the trace the command wrote (a regular file of its own, within the output budget,
+    as its stdout) and read it. A link, or a file with other names (a hard link to a file the
+    run did not write), is not read."""
+    try:
+        fd = os.open(written, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
+    except OSError as exc:
+        if written.is_symlink():
+            transcript.notes.append("trace: a symbolic link, not read")
+        elif exc.errno != errno.ENOENT:
+            transcript.notes.append(f"trace: not read ({exc.strerror})")
         return
-    written = path.with_name("trace.agent.jsonl")
-    path.replace(written)
-    note = capture_file(written, path, json_lines=True)
+    with os.fdopen(fd, "rb") as src:
+        info = os.fstat(src.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            transcript.notes.append("trace: not a file of its own (a link or a device), not read")
+            return
+        note = capture_file(src, kept, json_lines=True)
     if note is not None:
         transcript.notes.append(f"trace: {note}")
-    transcript.trace_path = path
-    read_trace(path, transcript)
+    transcript.trace_path = kept
+    read_trace(kept, transcript)
 
 
 def read_trace(path: Path, transcript: Transcript) -> None:

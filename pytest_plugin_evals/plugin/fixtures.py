@@ -81,7 +81,6 @@ def _make_agent(settings: EvalSettings, spec: str | None = None) -> Agent:
         binaries=dict(settings.agent_bins),
         grants=settings.allow_tools,
         disallow=settings.disallow_tools,
-        unconfined_shell=settings.unconfined_shell,
     )
 
 

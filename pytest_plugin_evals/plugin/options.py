@@ -116,9 +116,42 @@ OPTIONS: tuple[Option, ...] = (
         metavar="TOOL",
     ),
     Option(
-        "--eval-unconfined-shell",
-        "run a granted shell (Bash, PowerShell) without Claude Code's sandbox, on purpose",
+        "--eval-unconfined",
+        "run the agents without their sandbox, on purpose: their tools can then reach your "
+        "files, processes and network",
         kind="bool",
+    ),
+    Option(
+        "--eval-unconfined-shell",
+        "the former name of --eval-unconfined",
+        kind="bool",
+    ),
+    Option(
+        "--eval-allow-network",
+        "let the runs reach this endpoint too, HOST:PORT or a URL (repeatable or "
+        "comma-separated): a cmd: agent's model, an MCP server's",
+        kind="list",
+        metavar="HOST:PORT",
+    ),
+    Option(
+        "--eval-max-memory",
+        "the most memory a confined run's processes may use together (default 4G)",
+        metavar="SIZE",
+    ),
+    Option(
+        "--eval-max-processes",
+        "the most processes a confined run may have at once (default 512)",
+        metavar="N",
+    ),
+    Option(
+        "--eval-max-file-size",
+        "the largest file a confined run may write (default 1G)",
+        metavar="SIZE",
+    ),
+    Option(
+        "--eval-max-disk",
+        "the most a confined run's folders (home, working directory, tmp) may hold (default 4G)",
+        metavar="SIZE",
     ),
     Option(
         "--eval-disallow-tools",
@@ -318,7 +351,8 @@ def read_settings(config: pytest.Config) -> EvalSettings:
     model, _ = _value(config, "--eval-model")
     grants, _ = _value(config, "--eval-allow-tools")
     disallow, _ = _value(config, "--eval-disallow-tools")
-    unconfined, _ = _value(config, "--eval-unconfined-shell")
+    unconfined, _ = _value(config, "--eval-unconfined")
+    unconfined_old, _ = _value(config, "--eval-unconfined-shell")
     scaffold, _ = _value(config, "--eval-scaffold")
     judge, where = _value(config, "--eval-judge")
     judge_given = bool(judge)
@@ -365,7 +399,9 @@ def read_settings(config: pytest.Config) -> EvalSettings:
         model=str(model) if model else None,
         allow_tools=tuple(_split_tools(grants)),
         disallow_tools=tuple(_split(disallow)),
-        unconfined_shell=bool(unconfined),
+        unconfined=bool(unconfined or unconfined_old),
+        allow_network=_allow_network(config),
+        bounds=_bounds(config),
         scaffold=bool(scaffold),
         judge=judge,
         judge_given=judge_given,
@@ -383,6 +419,52 @@ def read_settings(config: pytest.Config) -> EvalSettings:
         shard=_shard(config),
         shard_durations=_shard_durations(config),
     )
+
+
+def _allow_network(config: pytest.Config) -> tuple[str, ...]:
+    """``--eval-allow-network``: endpoints as ``HOST:PORT`` or URLs, each checked."""
+    raw, where = _value(config, "--eval-allow-network")
+    found: list[str] = []
+    for value in _split(raw):
+        from pytest_plugin_evals.agents.confine.network import Endpoint
+
+        if Endpoint.parse(value) is None:
+            raise pytest.UsageError(
+                f"{where} takes HOST:PORT or a URL such as https://api.example.com (got {value!r})"
+            )
+        found.append(value)
+    return tuple(found)
+
+
+def _bounds(config: pytest.Config) -> tuple[tuple[str, int], ...]:
+    """The confined runs' bounds given (``--eval-max-memory`` …), as (name, value) pairs."""
+    found: list[tuple[str, int]] = []
+    for flag, name in (
+        ("--eval-max-memory", "memory"),
+        ("--eval-max-file-size", "file_size"),
+        ("--eval-max-disk", "disk"),
+    ):
+        raw, where = _value(config, flag)
+        if raw is None or str(raw).strip() == "":
+            continue
+        from pytest_plugin_evals.agents.confine.bounds import parse_size
+
+        try:
+            found.append((name, parse_size(str(raw))))
+        except ValueError:
+            raise pytest.UsageError(
+                f"{where} takes a size such as 4G, 512M or 2048 (bytes) (got {raw!r})"
+            ) from None
+    processes = _number(
+        config,
+        "--eval-max-processes",
+        "a whole number from 8 to 100000",
+        lambda v: 8 <= v <= 100_000,
+        integer=True,
+    )
+    if processes is not None:
+        found.append(("processes", int(processes)))
+    return tuple(found)
 
 
 def _progress(config: pytest.Config) -> float | None:

@@ -76,6 +76,13 @@ class RunMaker:
         self.results: Path | None = None
         self.limits = rate_limits(config, settings)
         terminate_as_interrupt(config)  # this process makes runs: SIGTERM must not orphan them
+        from pytest_plugin_evals.agents.confine.bounds import Bounds
+        from pytest_plugin_evals.agents.confine.network import Endpoint
+
+        self.bounds = Bounds(**dict(settings.bounds))
+        self.allow_network = tuple(
+            e for e in (Endpoint.parse(v) for v in settings.allow_network) if e is not None
+        )
 
     def results_for(self, item: EvalItem) -> Path:
         """The session's results folder, the same for every format and in every process: it
@@ -144,6 +151,9 @@ class RunMaker:
             grader_timeout=settings.grader_timeout,
             session_tag=session_tag(self.config),
             rate_limit_retries=settings.rate_limit_retries,
+            unconfined=settings.unconfined,
+            bounds=self.bounds,
+            allow_network=self.allow_network,
         )
 
     def make(self, item: EvalItem, agent: Agent, judge: Judge | None) -> RunOutcome:

@@ -480,11 +480,11 @@ class EvalSession:
                 f"whose agent reports no price: {agents}",
                 yellow=True,
             )
-        unconfined = sum(1 for c in self.result.cases for r in c.runs if r.result.unconfined_shell)
+        unconfined = sum(1 for c in self.result.cases for r in c.runs if r.result.unconfined)
         if unconfined:
             say(
-                f"{unconfined} run(s) ran a shell unconfined, on purpose (--eval-unconfined-shell):"
-                " its commands could read and write anything you can",
+                f"{unconfined} run(s) ran unconfined, on purpose (--eval-unconfined): their "
+                "tools could reach your files, processes and network",
                 yellow=True,
             )
         if self.results_dir is not None:

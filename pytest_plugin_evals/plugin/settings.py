@@ -44,8 +44,13 @@ class EvalSettings:
     model: str | None = None
     allow_tools: tuple[str, ...] = ()
     disallow_tools: tuple[str, ...] = ()
-    #: Run a granted shell without Claude Code's sandbox (``--eval-unconfined-shell``).
-    unconfined_shell: bool = False
+    #: Run the agents without their sandbox, on purpose (``--eval-unconfined``).
+    unconfined: bool = False
+    #: Endpoints every run may reach besides its agent's own (``--eval-allow-network``).
+    allow_network: tuple[str, ...] = ()
+    #: The confined runs' bounds given on the command line: ``(name, value)`` of
+    #: :class:`~pytest_plugin_evals.agents.confine.bounds.Bounds`.
+    bounds: tuple[tuple[str, int], ...] = ()
     scaffold: bool = False
     judge: str = "claude"
     #: Whether the judge was chosen (a default judge that cannot be built is no judge at all).

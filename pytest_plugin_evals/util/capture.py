@@ -16,6 +16,7 @@ Every cut is counted; :attr:`Capture.note` says what was cut, for the run's note
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import deque
 from pathlib import Path
@@ -229,10 +230,12 @@ class Capture:
         self.written += len(block)
 
 
-def capture_file(source: Path, target: Path, *, json_lines: bool) -> str | None:
-    """Copy ``source`` (a file a process wrote itself) to ``target`` within the budget;
-    returns :attr:`Capture.note`."""
-    with source.open("rb") as src, target.open("wb") as out:
+def capture_file(source: Path | BinaryIO, target: Path, *, json_lines: bool) -> str | None:
+    """Copy ``source`` (a file a process wrote itself, or that file opened) to ``target``
+    within the budget; returns :attr:`Capture.note`."""
+    with contextlib.ExitStack() as stack:
+        src = stack.enter_context(source.open("rb")) if isinstance(source, Path) else source
+        out = stack.enter_context(target.open("wb"))
         capture = Capture(out, json_lines=json_lines)
         while chunk := src.read(1 << 16):
             capture.feed(chunk)

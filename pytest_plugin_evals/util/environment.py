@@ -1,14 +1,20 @@
 """Which of the operator's environment variables an agent (or a judge) may see, and the
-variables that point a process's home, temp and config folders into an isolated root."""
+variables that point a process's home, temp and config folders into an isolated root.
+
+Every agent gets the basics (:data:`BASE_NAMES`, the ``LC_*`` locale) and what it names
+itself — its own endpoint and credential variables (:class:`Passed`), never another agent's —
+plus the variables a case requires and those the operator passes on purpose.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
-#: Variables passed through by exact name.
-PASS_NAMES = frozenset(
+#: Variables every agent gets, by exact name: basics, locale, certificates, proxies.
+BASE_NAMES = frozenset(
     {
         "PATH",
         "LANG",
@@ -31,45 +37,70 @@ PASS_NAMES = frozenset(
         "https_proxy",
         "no_proxy",
         "all_proxy",
-        # GitHub Copilot CLI: its model, offline switch, sign-in token and host.
-        "COPILOT_MODEL",
-        "COPILOT_OFFLINE",
-        "COPILOT_GITHUB_TOKEN",
-        "COPILOT_GH_HOST",
-        # OpenAI Codex CLI: its endpoint and key (the adapter makes them its model provider).
-        "OPENAI_BASE_URL",
-        "OPENAI_API_KEY",
     }
 )
+BASE_PREFIXES = ("LC_",)
 
-#: Variables passed through by prefix: locale, provider credentials, model settings, and the
-#: operator's own ``EVAL_*`` variables (as the reference passes them).
-PASS_PREFIXES = ("LC_", "ANTHROPIC_", "CLAUDE_CODE_", "EVAL_", "COPILOT_PROVIDER_")
-
-#: Cloud provider variables, passed only when the operator selected that provider.
-_PROVIDER_PREFIXES = {
-    "CLAUDE_CODE_USE_BEDROCK": ("AWS_",),
-    "CLAUDE_CODE_USE_VERTEX": ("GOOGLE_", "CLOUD_ML_", "VERTEX_"),
-}
-
-#: Never passed, whatever the prefix says: these would point the agent outside its sandbox.
+#: Never passed, whatever a prefix says: these would point the agent outside its sandbox.
 BLOCKED_NAMES = frozenset({"CLAUDE_CONFIG_DIR", "CLAUDE_CODE_GIT_BASH_PATH"})
 
 EVAL_ENV_KEY = re.compile(r"^EVAL_[A-Z0-9_]*$")
 
 
-def allowed_environment(environ: Mapping[str, str], extra: Iterable[str] = ()) -> dict[str, str]:
-    """The part of the operator's environment an agent may see."""
+@dataclass(frozen=True)
+class Passed:
+    """The operator variables one agent reads: by name, by prefix, and by prefix only while a
+    switch variable is set (Claude Code's ``AWS_*`` under ``CLAUDE_CODE_USE_BEDROCK``)."""
+
+    names: frozenset[str] = frozenset()
+    prefixes: tuple[str, ...] = ()
+    switched: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def prefixes_in(self, environ: Mapping[str, str]) -> tuple[str, ...]:
+        found = list(self.prefixes)
+        for switch, more in self.switched:
+            if environ.get(switch, "") not in ("", "0", "false"):
+                found.extend(more)
+        return tuple(found)
+
+
+#: Claude Code's: its endpoint, key and settings, and a cloud provider's when selected.
+CLAUDE = Passed(
+    prefixes=("ANTHROPIC_", "CLAUDE_CODE_"),
+    switched=(
+        ("CLAUDE_CODE_USE_BEDROCK", ("AWS_",)),
+        ("CLAUDE_CODE_USE_VERTEX", ("GOOGLE_", "CLOUD_ML_", "VERTEX_")),
+    ),
+)
+
+#: What a judge or a model playing an MCP server may read: every provider's own variables
+#: (it runs in the harness, never in a run's sandbox).
+JUDGES = Passed(
+    names=frozenset({"OPENAI_BASE_URL", "OPENAI_API_KEY"}),
+    prefixes=CLAUDE.prefixes,
+    switched=CLAUDE.switched,
+)
+
+
+def allowed_environment(
+    environ: Mapping[str, str],
+    extra: Iterable[str] = (),
+    passed: Passed = JUDGES,
+) -> dict[str, str]:
+    """The part of the operator's environment a process may see: the basics, what ``passed``
+    names, and the ``extra`` names (a case's required secrets, ``--eval-env-pass``)."""
     extra_names = set(extra)
-    prefixes = list(PASS_PREFIXES)
-    for switch, more in _PROVIDER_PREFIXES.items():
-        if environ.get(switch, "") not in ("", "0", "false"):
-            prefixes.extend(more)
+    prefixes = BASE_PREFIXES + passed.prefixes_in(environ)
     allowed: dict[str, str] = {}
     for key, value in environ.items():
         if key in BLOCKED_NAMES:
             continue
-        if key in PASS_NAMES or key in extra_names or key.startswith(tuple(prefixes)):
+        if (
+            key in BASE_NAMES
+            or key in passed.names
+            or key in extra_names
+            or key.startswith(prefixes)
+        ):
             allowed[key] = value
     return allowed
 

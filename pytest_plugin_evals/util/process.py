@@ -32,6 +32,8 @@ class ProcessResult:
     stopped: bool = False
     #: What was cut from its output to keep it within the budget, one sentence per stream.
     notes: tuple[str, ...] = ()
+    #: The bound the run went over, which ended it (``watch`` said so), one sentence.
+    bound: str | None = None
 
     @property
     def stdout(self) -> str:
@@ -83,11 +85,16 @@ def run_process(
     out_dir: Path,
     json_lines: bool = False,
     stop_on: Callable[[bytes], bool] | None = None,
+    watch: Callable[[], str | None] | None = None,
+    on_start: Callable[[int], None] | None = None,
 ) -> ProcessResult:
     """Run ``argv`` in its own process group; what it prints goes to ``stdout.txt`` and
     ``stderr.txt`` in ``out_dir``, each kept within a budget (:class:`Capture`; stdout read as
     JSON lines when ``json_lines``). ``stop_on`` sees each piece of stdout as it arrives; when
-    it returns True the process group is killed (a limit the agent cannot enforce itself)."""
+    it returns True the process group is killed (a limit the agent cannot enforce itself).
+    ``watch`` is called every few hundred milliseconds while the process runs; when it names a
+    bound (a sentence), the group is killed and the result says so. ``on_start`` gets the
+    process's PID once it started."""
     stdout_path = out_dir / "stdout.txt"
     stderr_path = out_dir / "stderr.txt"
     start = time.monotonic()
@@ -115,11 +122,16 @@ def run_process(
         )
     with _live_lock:
         _live.add(proc)
+    if on_start is not None:
+        on_start(proc.pid)
     timed_out = False
+    bound: list[str] = []
     with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
         captures = (Capture(out, json_lines=json_lines), Capture(err, json_lines=False))
         try:
-            timed_out = _pump(proc, stdin_text.encode("utf-8"), captures, start + timeout, stop_on)
+            timed_out = _pump(
+                proc, stdin_text.encode("utf-8"), captures, start + timeout, stop_on, watch, bound
+            )
         except BaseException:
             _kill_group(proc)
             proc.wait()
@@ -135,9 +147,10 @@ def run_process(
         proc.returncode,
         stdout_path,
         stderr_path,
-        timed_out and not stopped,
+        timed_out and not stopped and not bound,
         time.monotonic() - start,
         stopped=stopped,
+        bound=bound[0] if bound and not stopped else None,
         notes=tuple(
             f"{name}: {capture.note}"
             for name, capture in zip(("stdout", "stderr"), captures, strict=True)
@@ -157,9 +170,12 @@ def _pump(
     captures: tuple[Capture, Capture],
     deadline: float,
     stop_on: Callable[[bytes], bool] | None = None,
+    watch: Callable[[], str | None] | None = None,
+    bound: list[str] | None = None,
 ) -> bool:
     """Feed ``stdin`` and read both output pipes until they close or the process has been
-    gone a moment; kill the group at ``deadline``. Returns whether it timed out."""
+    gone a moment; kill the group at ``deadline``, or when ``watch`` names a bound (added to
+    ``bound``). Returns whether it timed out."""
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     selector = selectors.DefaultSelector()
     readers = {proc.stdout.fileno(): captures[0], proc.stderr.fileno(): captures[1]}
@@ -185,6 +201,14 @@ def _pump(
                 _kill_group(proc)
                 proc.wait()
                 ended = now
+            if ended is None and watch is not None:
+                over = watch()
+                if over is not None:
+                    if bound is not None:
+                        bound.append(over)
+                    _kill_group(proc)
+                    proc.wait()
+                    ended = now
             if ended is None:
                 wait = min(0.2, deadline - now)
             else:
@@ -223,14 +247,21 @@ def _pump(
                     proc.stdin.close()
         if ended is None:
             # Its output closed; the process itself may still be running.
-            try:
-                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                _kill_group(proc)
-                proc.wait()
-            else:
-                _end_group(proc)
+            while True:
+                try:
+                    proc.wait(timeout=max(0.0, min(0.25, deadline - time.monotonic())))
+                except subprocess.TimeoutExpired:
+                    over = watch() if watch is not None else None
+                    if over is None and time.monotonic() < deadline:
+                        continue
+                    if over is not None and bound is not None:
+                        bound.append(over)
+                    timed_out = over is None
+                    _kill_group(proc)
+                    proc.wait()
+                else:
+                    _end_group(proc)
+                break
     finally:
         selector.close()
         for pipe in (proc.stdin, proc.stdout, proc.stderr):
@@ -251,6 +282,16 @@ PIPE_CHUNK = 1 << 16
 def format_timeout(seconds: float) -> str:
     shown = int(seconds) if float(seconds).is_integer() else seconds
     return f"timed out after {shown}s"
+
+
+def probe(argv: list[str], timeout: float = 30.0) -> tuple[int | None, str]:
+    """Run a short check (``bwrap … true``): its exit status (None when it could not start or
+    did not end in time) and what it said on stderr."""
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, str(exc)
+    return done.returncode, done.stderr.decode("utf-8", "replace")
 
 
 Service = subprocess.Popen

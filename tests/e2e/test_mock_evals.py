@@ -12,8 +12,18 @@ from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
 from tests.e2e.tracker_kit import CREATE, CREATE_MD
 
 
-def make_tracker(pytester: pytest.Pytester, marker: str) -> None:
-    real = {"command": "sh", "args": ["-c", f"touch {marker}; exit 1"]}
+#: What the plugin's real servers leave in the run's working folder when they start: a
+#: created file of the run (a confined run writes nowhere else).
+MARKER = "real-server-started"
+
+
+def started(run: dict[str, Any]) -> bool:
+    """Whether a real server of the plugin started in ``run``."""
+    return MARKER in run["filesCreated"]
+
+
+def make_tracker(pytester: pytest.Pytester) -> None:
+    real = {"command": "sh", "args": ["-c", f"touch {MARKER}; exit 1"]}
     pytester.makefile(
         ".json",
         **{
@@ -55,8 +65,7 @@ def script(model: ScriptedModel, priority: str) -> None:
 def test_mocked_tool_answers_and_its_call_is_graded(
     pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any
 ) -> None:
-    marker = pytester.path / "real-server-started"
-    make_tracker(pytester, str(marker))
+    make_tracker(pytester)
     script(scripted_model, "high")
     result, doc = run_evals()
     (case,) = doc["cases"]
@@ -74,14 +83,14 @@ def test_mocked_tool_answers_and_its_call_is_graded(
     # The without arm has no stand-ins: the tool is not there, and nothing real started.
     without = case["arms"]["without"][0]
     assert "created" not in {g["name"] for g in without["graders"]}
-    assert not marker.exists()
+    assert not started(with_run) and not started(without)
     result.assert_outcomes(passed=2)
 
 
 def test_an_expect_violation_aborts_the_run(
     pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any
 ) -> None:
-    make_tracker(pytester, str(pytester.path / "real-server-started"))
+    make_tracker(pytester)
     script(scripted_model, "urgent")
     result, doc = run_evals("--eval-ablation", "none")
     (run,) = doc["cases"][0]["arms"]["with"]
@@ -99,15 +108,14 @@ def test_an_expect_violation_aborts_the_run(
 def test_mocks_off_starts_the_real_servers(
     pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any
 ) -> None:
-    marker = pytester.path / "real-server-started"
-    make_tracker(pytester, str(marker))
+    make_tracker(pytester)
     scripted_model.add(Rule(reply=text("nothing to do")))
     _, doc = run_evals("--eval-ablation", "none", "--eval-mocks", "off")
     (run,) = doc["cases"][0]["arms"]["with"]
     created = {g["name"]: g for g in run["graders"]}["created"]
     assert created["passed"] is False
     assert created["explanation"].startswith("no mock stand-ins were active")
-    assert marker.exists()
+    assert started(run)
 
 
 TODOS = "mcp__todo-list__get-todos"

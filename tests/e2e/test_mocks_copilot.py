@@ -74,6 +74,11 @@ class Starts:
         code += ".sendall(sys.argv[2].encode())"
         return {"command": "python3", "args": ["-c", code, str(self.port), name]}
 
+    @property
+    def allow(self) -> tuple[str, str]:
+        """The option that lets a confined run's servers reach the listener."""
+        return ("--eval-allow-network", f"127.0.0.1:{self.port}")
+
     def close(self) -> None:
         self.sock.close()
 
@@ -127,7 +132,7 @@ def test_stand_ins_answer_and_withheld_servers_never_start(
         ),
         Rule(when_prompt="File a bug", reply=text("I have no tracker to file it in.")),
     )
-    result, doc = run_copilot("-n2")
+    result, doc = run_copilot("-n2", *starts.allow)
     (case,) = doc["cases"]
     with_run, without_run = case["arms"]["with"][0], case["arms"]["without"][0]
     assert with_run["error"] is None, with_run
@@ -172,7 +177,7 @@ def test_mocks_off_gives_the_plugin_s_own_servers_and_only_granted_tools_run(
             reply=tool_use("tracker-create_issue", {"title": "Crash on start"}),
         ),
     )
-    args = ("--eval-ablation", "none", "--eval-mocks", "off")
+    args = ("--eval-ablation", "none", "--eval-mocks", "off", *starts.allow)
     _, doc = run_copilot(*args, "--eval-allow-tools", CREATE)
     (run,) = doc["cases"][0]["arms"]["with"]
     assert run["error"] is None, run
@@ -205,7 +210,9 @@ def test_allowed_real_servers_start_beside_the_stand_ins(
             reply=tool_use("tracker-create_issue", {"title": "Crash on start", "priority": "low"}),
         ),
     )
-    result, doc = run_copilot("--eval-ablation", "none", "--eval-allow-real-servers")
+    result, doc = run_copilot(
+        "--eval-ablation", "none", "--eval-allow-real-servers", *starts.allow
+    )
     (run,) = doc["cases"][0]["arms"]["with"]
     assert [c["tool"] for c in run["mockCalls"]] == [CREATE]
     # The stand-in replaced its namesake; the plugin's servers without mocks started.

@@ -1,6 +1,7 @@
 """A granted shell runs inside Claude Code's sandbox: its commands may write in the run's cwd,
 and may not read the operator's files or write outside the run. Without a sandbox backend the
-run is refused with one line; ``--eval-unconfined-shell`` runs it unconfined on purpose."""
+run is refused with one line; ``--eval-unconfined`` (or its former name
+``--eval-unconfined-shell``) runs it unconfined on purpose."""
 
 from __future__ import annotations
 
@@ -73,7 +74,7 @@ echo built > made.txt && echo WROTE-CWD
 cat {secret} && echo READ-SECRET
 echo pwned > {outside} && echo WROTE-TMP
 echo pwned > {project}/pwned.txt && echo WROTE-PROJECT
-ls {project} && echo LISTED-PROJECT
+ls {project}/evals && echo LISTED-PROJECT
 """
 
 
@@ -106,7 +107,7 @@ def test_a_confined_shell_writes_its_cwd_and_nothing_else(
     output = tool_output(doc, "build")
     assert "WROTE-CWD" in output  # a command that writes in the cwd works
     assert SECRET not in output and "READ-SECRET" not in output  # the operator's home is hidden
-    assert "LISTED-PROJECT" not in output  # so is the project
+    assert "LISTED-PROJECT" not in output  # so is the project (its evals folder)
     assert not outside.exists()  # nothing reached the system temp folder
     assert not (pytester.path / "pwned.txt").exists()  # nor the project
     (build,) = [c for c in doc["cases"] if c["name"] == "build"]
@@ -152,9 +153,9 @@ def test_an_unconfined_shell_runs_on_purpose_and_the_summary_says_so(
         result.assert_outcomes(passed=2)
         assert outside.exists()  # unconfined: it could write anywhere you can
         result.stdout.fnmatch_lines(
-            ["1 run(s) ran a shell unconfined, on purpose (--eval-unconfined-shell)*"]
+            ["2 run(s) ran unconfined, on purpose (--eval-unconfined)*"]
         )
         (build,) = [c for c in doc["cases"] if c["name"] == "build"]
-        assert build["arms"]["with"][0]["unconfinedShell"] is True
+        assert build["arms"]["with"][0]["unconfined"] is True
     finally:
         outside.unlink(missing_ok=True)

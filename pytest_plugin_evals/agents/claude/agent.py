@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import AgentError, Capabilities, RunRequest, infra_kind
 from pytest_plugin_evals.agents.claude.permissions import plan_tools
 from pytest_plugin_evals.agents.claude.shell import (
@@ -28,13 +29,45 @@ from pytest_plugin_evals.agents.claude.shell import (
     shell_tools,
 )
 from pytest_plugin_evals.agents.claude.stream_json import StreamSummary, parse_file, run_error
-from pytest_plugin_evals.agents.cli import check_answered, did_not_start
+from pytest_plugin_evals.agents.cli import (
+    check_answered,
+    did_not_start,
+    finish,
+    reach_of,
+    run_cli,
+)
+from pytest_plugin_evals.agents.confine import INSIDE_TMPDIR
 from pytest_plugin_evals.agents.workspace import copy_add_dirs, original_add_dirs
-from pytest_plugin_evals.model import STOPPED, Transcript
+from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util import frontmatter
 from pytest_plugin_evals.util.claude import ClaudeNotFound, find_claude
+from pytest_plugin_evals.util.environment import CLAUDE, Passed
 from pytest_plugin_evals.util.manifest import is_plugin, plugin_name
-from pytest_plugin_evals.util.process import format_timeout, run_process
+from pytest_plugin_evals.util.process import format_timeout
+
+#: The variables that name Claude Code's model endpoint, with the endpoint each defaults to.
+ENDPOINTS: dict[str, str | None] = {"ANTHROPIC_BASE_URL": "https://api.anthropic.com"}
+#: The endpoints of the cloud providers Claude Code can use instead (when selected).
+BEDROCK_ENDPOINTS: dict[str, str | None] = {"ANTHROPIC_BEDROCK_BASE_URL": None}
+VERTEX_ENDPOINTS: dict[str, str | None] = {
+    "ANTHROPIC_VERTEX_BASE_URL": None,
+    "GOOGLE_OAUTH_URL": "https://oauth2.googleapis.com",
+}
+
+
+def endpoint_variables(env: dict[str, str]) -> dict[str, str | None]:
+    """The variables naming the endpoints of Claude Code's provider in ``env``: Anthropic's,
+    or Bedrock's (its region's runtime) or Vertex AI's when one is selected."""
+    found = dict(ENDPOINTS)
+    if env.get("CLAUDE_CODE_USE_BEDROCK", "") not in ("", "0", "false"):
+        region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1"
+        found.update(BEDROCK_ENDPOINTS)
+        found["ANTHROPIC_BEDROCK_BASE_URL"] = f"https://bedrock-runtime.{region}.amazonaws.com"
+    if env.get("CLAUDE_CODE_USE_VERTEX", "") not in ("", "0", "false"):
+        region = env.get("CLOUD_ML_REGION") or "us-east5"
+        found.update(VERTEX_ENDPOINTS)
+        found["ANTHROPIC_VERTEX_BASE_URL"] = f"https://{region}-aiplatform.googleapis.com"
+    return found
 
 
 def find_binary(configured: str | None) -> str:
@@ -57,6 +90,16 @@ def _skill_name(skill_md: Path) -> str:
     return skill_md.parent.name
 
 
+def has_hooks(plugin_dir: Path) -> bool:
+    """Whether the plugin has hooks (commands Claude Code runs as it goes)."""
+    if (plugin_dir / "hooks" / "hooks.json").is_file():
+        return True
+    with contextlib.suppress(OSError, ValueError):
+        manifest = json.loads((plugin_dir / ".claude-plugin" / "plugin.json").read_text("utf-8"))
+        return isinstance(manifest, dict) and bool(manifest.get("hooks"))
+    return False
+
+
 def plugin_contents(plugin_dir: Path) -> tuple[str, list[str], list[str]]:
     """The plugin's name, its skill names and its command names, as Claude Code lists them."""
     skills = sorted(_skill_name(p) for p in plugin_dir.glob("skills/*/SKILL.md"))
@@ -70,10 +113,9 @@ class ClaudeAgent:
     grants: tuple[str, ...] = ()
     disallow: tuple[str, ...] = ()
     model: str | None = None
-    #: Run a granted shell without Claude Code's sandbox (``--eval-unconfined-shell``).
-    unconfined_shell: bool = False
     name: str = "claude"
     capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True)
+    passed: ClassVar[Passed] = CLAUDE
 
     def argv(
         self,
@@ -133,7 +175,9 @@ class ClaudeAgent:
         context = copy_add_dirs(request)
         # Readable where they are too (as in the reference), and nothing else of the case.
         originals = original_add_dirs(request)
-        read_roots = [box.home, box.tmp, *context]
+        # Inside the run's sandbox its temporary folder is /tmp, TMPDIR a folder in it.
+        tmp = box.tmp if request.unconfined else INSIDE_TMPDIR
+        read_roots = [box.home, tmp, *context]
         if request.plugin_dir is not None:
             read_roots.append(request.plugin_dir.resolve() / "skills")
         protected = [case.suite_root.resolve(), case.dir.resolve()]
@@ -151,7 +195,7 @@ class ClaudeAgent:
             grants=self.grants,
             operator_disallowed=self.disallow,
             read_roots=read_roots,
-            write_roots=[box.home, box.tmp],
+            write_roots=[box.home, tmp],
             deny_read=[case.suite_root.resolve(), box.config, box.out],
             deny_edit=protected,
             readonly_roots=context,
@@ -159,7 +203,7 @@ class ClaudeAgent:
         )
         settings: dict[str, Any] = {"permissions": {"deny": list(plan.deny)}}
         shells = shell_tools(plan.allowed)
-        if shells and not self.unconfined_shell:
+        if shells and not request.unconfined:
             why = missing_backend(env.get("PATH"))
             if why is not None:
                 problem = UNAVAILABLE.format(tools=", ".join(shells), why=why)
@@ -171,13 +215,14 @@ class ClaudeAgent:
             try:
                 settings["sandbox"] = sandbox_settings(
                     home=box.home,
-                    tmp=box.tmp,
+                    tmp=tmp,
                     config=box.config,
                     out=box.out,
                     cwd=box.cwd,
                     read_also=[*skills, *context, *originals],
                     hidden=hidden,
                     env=env,
+                    nested=True,
                 )
             except ShellRefused as exc:
                 problem = UNAVAILABLE.format(tools=", ".join(shells), why=str(exc))
@@ -192,47 +237,32 @@ class ClaudeAgent:
         if request.mocks is not None:
             allowed = (*allowed, *request.mocks.allowed_tools)
         argv = self.argv(request, allowed, plan.disallowed, note, history)
+        also_read: list[Path] = []
         if request.mocks is not None:
             argv += request.mocks.claude_args()
-        result = run_process(
-            argv,
-            stdin_text=request.prompt,
-            cwd=box.cwd,
+            if request.mocks.mcp_config is not None:
+                also_read.append(request.mocks.mcp_config)
+        servers = mcp.plan_for(request)
+        reach = reach_of(
+            request,
+            self.binary,
             env=env,
-            timeout=request.timeout_seconds,
-            out_dir=box.out,
-            json_lines=True,
+            endpoint_variables=endpoint_variables(env),
+            mcp=servers,
+            nests=bool(shells),
+            also_read=also_read,
+            reads_only=not shells
+            and not any(not s.stand_in for s in servers.servers)
+            and not (request.plugin_dir is not None and has_hooks(request.plugin_dir)),
         )
-        if result.stopped:
-            return Transcript(
-                error=STOPPED,
-                infra_error="interrupted",
-                cwd=box.cwd,
-                duration_seconds=result.duration_seconds,
-            )
-        if result.start_error is not None:
-            return Transcript(
-                error=result.start_error,
-                infra_error="agent_start",
-                cwd=box.cwd,
-                duration_seconds=result.duration_seconds,
-            )
-        trace = box.trace_file
-        result.stdout_path.replace(trace)
-        transcript, summary = parse_file(trace)
-        transcript.cwd = box.cwd
-        transcript.duration_seconds = result.duration_seconds
-        transcript.files_created = box.created_files()
-        transcript.stderr_tail = result.stderr_tail()
-        transcript.notes.extend(result.notes)
+        result, failed = run_cli(request, argv, reach=reach, env=env, stdin_text=request.prompt)
+        if failed is not None:
+            return failed
+        transcript, summary = parse_file(box.trace_file)
+        finish(transcript, request, result)
         transcript.notes.extend(
             f"not granted (add --eval-allow-tools): {t}" for t in plan.not_granted
         )
-        if shells and self.unconfined_shell:
-            transcript.unconfined_shell = True
-            transcript.notes.append(
-                f"shell unconfined on purpose (--eval-unconfined-shell): {', '.join(shells)}"
-            )
         transcript.notes.extend(
             f"add_dirs: {rel} is not a folder in the case directory (not given to the agent)"
             for rel in case.add_dirs

@@ -60,7 +60,7 @@ _SECRET_SHAPE = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|CR
 #: The one line of a run refused for want of a sandbox.
 UNAVAILABLE = (
     "a shell tool ({tools}) was granted but this machine cannot confine it: {why} — install "
-    "it, drop the grant, or pass --eval-unconfined-shell to run the shell unconfined on purpose"
+    "it, drop the grant, or pass --eval-unconfined to run it unconfined on purpose"
 )
 
 
@@ -117,17 +117,22 @@ def sandbox_settings(
     read_also: Iterable[Path],
     hidden: Iterable[Path],
     env: Mapping[str, str],
+    nested: bool = False,
 ) -> dict[str, Any]:
     """The ``sandbox`` block of a run's settings.
 
     ``read_also`` are folders a command may read besides the run's home and tmp (the plugin's
     skills, the add_dirs copies and originals), even inside a hidden folder; ``hidden`` are
     folders it may not read (the operator's home, the project, the plugin, the evals folder) —
-    the system temp folder is always hidden. Tools on PATH inside a hidden folder stay
-    readable, so commands still find them.
+    the system temp folder is always hidden, unless the run is ``nested`` in the harness's own
+    sandbox, where ``/tmp`` is the run's own and the rest is not there at all. Tools on PATH
+    inside a hidden folder stay readable, so commands still find them. Nested in a sandbox
+    that root started, Claude Code's cannot mount a fresh ``/proc`` (the outer one covers
+    parts of its own): it runs in its weaker nested mode, which the outer sandbox's own PID
+    namespace makes up for (no host process is there to see).
     """
     deny_read = [
-        *_both(Path(tempfile.gettempdir())),
+        *([] if nested else _both(Path(tempfile.gettempdir()))),
         *(q for h in hidden for q in _both(h)),
     ]
     runtime = os.environ.get("XDG_RUNTIME_DIR") or (
@@ -149,7 +154,9 @@ def sandbox_settings(
     writable = [home, tmp]
     readable = [*writable, *read_also, *tools]
     git_dir = cwd / ".git"
+    weaker = nested and hasattr(os, "geteuid") and os.geteuid() == 0
     return {
+        **({"enableWeakerNestedSandbox": True} if weaker else {}),
         "enabled": True,
         "failIfUnavailable": True,
         "autoAllowBashIfSandboxed": False,

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from pytest_plugin_evals.agents import confine, mcp
+from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
 from pytest_plugin_evals.agents.claude.permissions import base_tool, plan_tools
 from pytest_plugin_evals.agents.cli import (
@@ -44,15 +44,18 @@ from pytest_plugin_evals.agents.cli import (
     did_not_start,
     find_cli,
     finish,
+    reach_of,
     run_cli,
+    run_step,
     with_stderr,
 )
 from pytest_plugin_evals.agents.codex.events import StreamSummary, parse_file
 from pytest_plugin_evals.agents.codex.servers import codex_servers, failed_servers
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
+from pytest_plugin_evals.util.environment import Passed
 from pytest_plugin_evals.util.manifest import plugin_name
-from pytest_plugin_evals.util.process import format_timeout, run_process
+from pytest_plugin_evals.util.process import format_timeout
 
 #: The one line of a run refused because Codex's sandbox does not confine a shell's reads.
 #: The name of the run's model provider and of the plugin's marketplace.
@@ -61,6 +64,9 @@ MARKETPLACE = "eval"
 
 #: OpenAI's endpoint, when the operator sets no ``OPENAI_BASE_URL``.
 OPENAI_URL = "https://api.openai.com/v1"
+
+#: The variable naming Codex's endpoint, and OpenAI's when it is unset.
+ENDPOINTS: dict[str, str | None] = {"OPENAI_BASE_URL": OPENAI_URL}
 
 #: Canonical tools that write: in the case and granted, the sandbox becomes workspace-write.
 WRITERS = frozenset({"Bash", "Write", "Edit", "MultiEdit", "NotebookEdit"})
@@ -82,11 +88,8 @@ def make_agent(
     *,
     grants: tuple[str, ...] = (),
     disallow: tuple[str, ...] = (),
-    unconfined_shell: bool = False,
 ) -> CodexAgent:
-    return CodexAgent(
-        find_binary(binary), grants=grants, disallow=disallow, unconfined_shell=unconfined_shell
-    )
+    return CodexAgent(find_binary(binary), grants=grants, disallow=disallow)
 
 
 def _toml(value: str) -> str:
@@ -133,10 +136,10 @@ class CodexAgent:
     binary: str
     grants: tuple[str, ...] = ()
     disallow: tuple[str, ...] = ()
-    #: Run a granted shell although Codex's sandbox leaves its reads open.
-    unconfined_shell: bool = False
     name: str = "codex"
     capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True)
+    #: Its endpoint and key (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``) and OpenAI's others.
+    passed: ClassVar[Passed] = Passed(prefixes=("OPENAI_",))
 
     def argv(
         self,
@@ -198,9 +201,7 @@ class CodexAgent:
         )
         allowed = {base_tool(a) for a in plan.allowed}
         # Codex's own sandbox confines writes and network, not reads; every run (its shell is
-        # always there) runs inside bubblewrap, which hides the operator's files.
-        if not self.unconfined_shell and (problem := confine.problem()) is not None:
-            return Transcript(error=problem, infra_error="sandbox", cwd=box.cwd)
+        # always there) runs inside the run's sandbox, which hides the operator's files.
         env = dict(request.env)
         for key in [k for k in env if k.startswith("CODEX_")]:
             del env[key]
@@ -225,15 +226,10 @@ class CodexAgent:
         servers = codex_servers(mcp_plan, request.allowed_tools, self.grants, plan.disallowed)
         web = "WebSearch" in allowed
         argv = self.argv(request, base_url, sandbox, web, note, servers=servers.args())
-        result, failed = run_cli(
-            request,
-            argv,
-            binary=self.binary,
-            env=env,
-            stdin_text=request.prompt,
-            unconfined=self.unconfined_shell,
-            mcp=mcp_plan,
+        reach = reach_of(
+            request, self.binary, env=env, endpoint_variables=ENDPOINTS, mcp=mcp_plan, nests=True
         )
+        result, failed = run_cli(request, argv, reach=reach, env=env, stdin_text=request.prompt)
         if failed is not None:
             return failed
         trace = box.trace_file
@@ -241,12 +237,12 @@ class CodexAgent:
         transcript, summary = parse_file(
             trace, plugin=plugin, mcp=lambda s, t: servers.canonical(mcp_plan, s, t)
         )
-        finish(transcript, request, result, unconfined=self.unconfined_shell)
+        finish(transcript, request, result)
         transcript.notes.extend((*mcp_plan.notes, *servers.notes))
         transcript.notes.extend(
             f"not granted (add --eval-allow-tools): {t}" for t in plan.not_granted
         )
-        where = "unconfined" if self.unconfined_shell else "inside bubblewrap"
+        where = "unconfined" if request.unconfined else "inside the run's sandbox"
         transcript.notes.append(f"codex sandbox: {sandbox}, {where}")
         transcript.notes.extend(f"codex: {w}" for w in summary.warnings if not _NOISE.match(w))
         transcript.cost_known = False
@@ -279,13 +275,13 @@ class CodexAgent:
             [self.binary, "plugin", "add", f"{name}@{MARKETPLACE}", "--json"],
         )
         for argv in steps:
-            done = run_process(
+            done = run_step(
+                request,
                 argv,
-                stdin_text="",
-                cwd=box.cwd,
+                reach=reach_of(request, self.binary, env=env),
                 env=env,
-                timeout=INSTALL_TIMEOUT,
                 out_dir=logs,
+                timeout=INSTALL_TIMEOUT,
             )
             if done.start_error is not None:
                 return done.start_error

@@ -23,15 +23,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from pytest_plugin_evals.agents import confine, mcp
+from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
 from pytest_plugin_evals.agents.claude.agent import plugin_contents
 from pytest_plugin_evals.agents.claude.shell import credential_names
-from pytest_plugin_evals.agents.cli import check_answered, did_not_start, find_cli, finish, run_cli
+from pytest_plugin_evals.agents.cli import (
+    check_answered,
+    did_not_start,
+    find_cli,
+    finish,
+    reach_of,
+    run_cli,
+)
 from pytest_plugin_evals.agents.copilot.events import CopilotSummary, parse_file
 from pytest_plugin_evals.agents.copilot.tools import CopilotMcp, CopilotTools, plan_mcp, plan_tools
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import InfraKind, Transcript
+from pytest_plugin_evals.util.environment import Passed
 from pytest_plugin_evals.util.process import format_timeout
 
 #: Copilot reports neither tokens nor a price for a custom provider.
@@ -47,6 +55,30 @@ ERROR_TYPES: dict[str, InfraKind] = {
 def find_binary(configured: str | None) -> str:
     """``--eval-copilot-bin``, else ``copilot`` on PATH — or one clear line (AgentError)."""
     return find_cli("copilot", configured, "@github/copilot")
+
+
+#: GitHub's endpoints of a run signed in to Copilot (no custom provider).
+GITHUB_ENDPOINTS = (
+    "https://api.githubcopilot.com",
+    "https://api.individual.githubcopilot.com",
+    "https://api.business.githubcopilot.com",
+    "https://api.enterprise.githubcopilot.com",
+    "https://api.github.com",
+    "https://github.com",
+)
+
+
+def endpoint_variables(env: dict[str, str]) -> dict[str, str | None]:
+    """The endpoints a run may reach: the custom provider's (``COPILOT_PROVIDER_BASE_URL``), or
+    GitHub's (``COPILOT_GH_HOST`` for GitHub Enterprise)."""
+    if env.get("COPILOT_PROVIDER_BASE_URL", "").strip():
+        return {"COPILOT_PROVIDER_BASE_URL": None}
+    found: dict[str, str | None] = {f"github-{n}": url for n, url in enumerate(GITHUB_ENDPOINTS)}
+    host = env.get("COPILOT_GH_HOST", "").strip()
+    if host:
+        found["COPILOT_GH_HOST"] = None
+        found["copilot-api"] = f"https://copilot-api.{host.removeprefix('https://')}"
+    return found
 
 
 def model_env(env: dict[str, str], home: Path) -> dict[str, str]:
@@ -83,10 +115,16 @@ class CopilotAgent:
     binary: str
     grants: tuple[str, ...] = ()
     disallow: tuple[str, ...] = ()
-    #: Run a granted shell unconfined (``--eval-unconfined-shell``).
-    unconfined_shell: bool = False
     name: str = "copilot"
     capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True)
+    #: Its custom provider (endpoint, key, type, wire API), its model, offline switch,
+    #: sign-in token and GitHub host.
+    passed: ClassVar[Passed] = Passed(
+        names=frozenset(
+            {"COPILOT_MODEL", "COPILOT_OFFLINE", "COPILOT_GITHUB_TOKEN", "COPILOT_GH_HOST"}
+        ),
+        prefixes=("COPILOT_PROVIDER_",),
+    )
 
     def argv(
         self,
@@ -149,9 +187,7 @@ class CopilotAgent:
             disallowed=(*case.disallowed_tools, *self.disallow),
         )
         # Copilot's own command sandbox is off by default (and needs more than bubblewrap):
-        # the whole CLI runs inside bubblewrap, which hides the operator's files.
-        if not self.unconfined_shell and (problem := confine.problem()) is not None:
-            return Transcript(error=problem, infra_error="sandbox", cwd=box.cwd)
+        # the whole CLI runs inside the run's sandbox, which hides the operator's files.
         env = dict(request.env)
         home = box.config / "copilot"
         home.mkdir(parents=True, exist_ok=True)
@@ -168,21 +204,21 @@ class CopilotAgent:
         box.snapshot()
         argv = self.argv(request, tools, context, credential_names(env), servers, mcp_config)
         limit = TurnLimit(request.max_turns)
-        result, failed = run_cli(
+        reach = reach_of(
             request,
-            argv,
-            binary=self.binary,
+            self.binary,
             env=env,
-            stdin_text=prompt,
-            unconfined=self.unconfined_shell,
-            stop_on=limit,
+            endpoint_variables=endpoint_variables(env),
             mcp=plan,
+        )
+        result, failed = run_cli(
+            request, argv, reach=reach, env=env, stdin_text=prompt, stop_on=limit
         )
         if failed is not None:
             return failed
         trace = box.trace_file
         transcript, summary = parse_file(trace, plan)
-        finish(transcript, request, result, unconfined=self.unconfined_shell)
+        finish(transcript, request, result)
         transcript.notes.extend(plan.notes)
         transcript.notes.extend(
             f"not granted (add --eval-allow-tools): {t}"
@@ -270,12 +306,10 @@ def make_agent(
     *,
     grants: tuple[str, ...] = (),
     disallow: tuple[str, ...] = (),
-    unconfined_shell: bool = False,
 ) -> CopilotAgent:
     """The ``--eval-agent copilot`` adapter (``binary``: ``--eval-copilot-bin``, else PATH)."""
     return CopilotAgent(
         find_binary(binary),
         grants=grants,
         disallow=disallow,
-        unconfined_shell=unconfined_shell,
     )

@@ -15,26 +15,39 @@ servers (``mcpServers``: its stand-ins and, in the with arm, the plugin's own, a
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pytest_plugin_evals.agents import confine, mcp
+from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
-from pytest_plugin_evals.agents.cli import check_answered, did_not_start, find_cli, finish, run_cli
+from pytest_plugin_evals.agents.cli import (
+    check_answered,
+    did_not_start,
+    find_cli,
+    finish,
+    reach_of,
+    run_cli,
+    run_step,
+)
 from pytest_plugin_evals.agents.gemini.extension import Extension, translate
 from pytest_plugin_evals.agents.gemini.stream_json import StreamSummary, api_status, parse_file
 from pytest_plugin_evals.agents.gemini.tools import GeminiTools, mcp_servers, plan_tools
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
-from pytest_plugin_evals.util.process import format_timeout, run_process
+from pytest_plugin_evals.util.environment import Passed
+from pytest_plugin_evals.util.process import format_timeout
 
 #: The model when neither the case, ``--eval-model`` nor ``$GEMINI_MODEL`` names a Gemini one.
 DEFAULT_MODEL = "gemini-2.5-flash"
 
 #: The operator's variables Gemini CLI reads for its endpoint, key and model.
 OPERATOR_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GEMINI_MODEL")
+
+#: The variable naming Gemini CLI's endpoint, and Google's when it is unset.
+ENDPOINTS: dict[str, str | None] = {
+    "GOOGLE_GEMINI_BASE_URL": "https://generativelanguage.googleapis.com"
+}
 
 #: Every run says its cost is not known (Gemini CLI reports tokens only).
 COST_NOTE = "cost unknown: gemini reports tokens, no price"
@@ -97,16 +110,23 @@ class GeminiAgent:
     binary: str
     grants: tuple[str, ...] = ()
     disallow: tuple[str, ...] = ()
-    #: Run a granted shell unconfined (``--eval-unconfined-shell``).
-    unconfined_shell: bool = False
     name: str = "gemini"
     capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True)
+    #: Its endpoint, key and model, and Google's project settings.
+    passed: ClassVar[Passed] = Passed(
+        names=frozenset(
+            {
+                *OPERATOR_VARIABLES,
+                "GOOGLE_CLOUD_PROJECT",
+                "GOOGLE_CLOUD_LOCATION",
+                "GOOGLE_GENAI_USE_VERTEXAI",
+            }
+        ),
+        prefixes=("GEMINI_",),
+    )
 
     def environment(self, request: RunRequest) -> dict[str, str]:
         env = dict(request.env)
-        for key in OPERATOR_VARIABLES:
-            if key not in env and os.environ.get(key):
-                env[key] = os.environ[key]
         box = request.sandbox
         env.update(
             {
@@ -141,13 +161,13 @@ class GeminiAgent:
         """Link the extension into the run's home; the problem in one line, or None."""
         out = request.sandbox.out / "gemini-link"
         out.mkdir(exist_ok=True)
-        result = run_process(
+        result = run_step(
+            request,
             [self.binary, "extensions", "link", str(extension.folder), "--consent"],
-            stdin_text="",
-            cwd=request.sandbox.cwd,
+            reach=reach_of(request, self.binary, env=env),
             env=env,
-            timeout=min(120.0, request.timeout_seconds),
             out_dir=out,
+            timeout=min(120.0, request.timeout_seconds),
         )
         if result.start_error is not None:
             return result.start_error
@@ -168,10 +188,8 @@ class GeminiAgent:
             grants=self.grants,
             operator_disallowed=self.disallow,
         )
-        # Gemini's own sandbox needs a container runtime: the whole CLI runs inside
-        # bubblewrap instead, which hides the operator's files from its tools.
-        if not self.unconfined_shell and (problem := confine.problem()) is not None:
-            return Transcript(error=problem, infra_error="sandbox", cwd=box.cwd)
+        # Gemini's own sandbox needs a container runtime: the whole CLI runs inside the run's
+        # sandbox instead, which hides the operator's files from its tools.
         model, model_note = pick_model(request.model, env)
         plan = mcp.plan_for(request)
         servers, server_notes = mcp_servers(
@@ -218,15 +236,8 @@ class GeminiAgent:
                 )
         box.snapshot()
         argv = self.argv(request, model, extension.name if extension else None)
-        result, failed = run_cli(
-            request,
-            argv,
-            binary=self.binary,
-            env=env,
-            stdin_text="",
-            unconfined=self.unconfined_shell,
-            mcp=plan,
-        )
+        reach = reach_of(request, self.binary, env=env, endpoint_variables=ENDPOINTS, mcp=plan)
+        result, failed = run_cli(request, argv, reach=reach, env=env, stdin_text="")
         if failed is not None:
             return failed
         trace = box.trace_file
@@ -238,7 +249,7 @@ class GeminiAgent:
                 skill = call.input.get("name")
                 if call.name == "Skill" and skill in extension.skills:
                     call.input.setdefault("skill", f"{extension.name}:{skill}")
-        finish(transcript, request, result, unconfined=self.unconfined_shell)
+        finish(transcript, request, result)
         transcript.notes.extend(notes)
         transcript.notes.extend(tools.notes)
         transcript.cost_known = False
@@ -285,8 +296,5 @@ def make_agent(
     *,
     grants: tuple[str, ...] = (),
     disallow: tuple[str, ...] = (),
-    unconfined_shell: bool = False,
 ) -> GeminiAgent:
-    return GeminiAgent(
-        find_binary(binary), grants=grants, disallow=disallow, unconfined_shell=unconfined_shell
-    )
+    return GeminiAgent(find_binary(binary), grants=grants, disallow=disallow)

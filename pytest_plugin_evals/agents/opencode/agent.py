@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from pytest_plugin_evals.agents import confine, mcp
+from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
 from pytest_plugin_evals.agents.claude.agent import plugin_contents
 from pytest_plugin_evals.agents.claude.permissions import plan_tools
@@ -36,7 +36,9 @@ from pytest_plugin_evals.agents.cli import (
     did_not_start,
     find_cli,
     finish,
+    reach_of,
     run_cli,
+    run_step,
     with_stderr,
 )
 from pytest_plugin_evals.agents.opencode.config import (
@@ -50,7 +52,8 @@ from pytest_plugin_evals.agents.opencode.events import StreamSummary, parse_file
 from pytest_plugin_evals.agents.opencode.plugin import PluginFolder, plugin_config_dir
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import STOPPED, Transcript
-from pytest_plugin_evals.util.process import format_timeout, run_process
+from pytest_plugin_evals.util.environment import Passed
+from pytest_plugin_evals.util.process import format_timeout
 
 #: What the run's environment sets, whatever the operator's says.
 FIXED_ENV = {
@@ -91,6 +94,33 @@ def listing_key(binary: str, config_dir: Path | None) -> str:
     return digest.hexdigest()
 
 
+#: The variables naming each provider's endpoint, and the endpoint each defaults to.
+PROVIDER_ENDPOINTS: dict[str, dict[str, str | None]] = {
+    "anthropic": {"ANTHROPIC_BASE_URL": "https://api.anthropic.com"},
+    "openai": {"OPENAI_BASE_URL": "https://api.openai.com/v1"},
+    "google": {"GOOGLE_GENERATIVE_AI_BASE_URL": "https://generativelanguage.googleapis.com"},
+    "openrouter": {"OPENROUTER_BASE_URL": "https://openrouter.ai/api/v1"},
+}
+
+#: The variables of each provider opencode may use (its key, its endpoint).
+PROVIDER_VARIABLES: dict[str, tuple[str, ...]] = {
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+    "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    "google": ("GOOGLE_GENERATIVE_AI_API_KEY", "GOOGLE_GENERATIVE_AI_BASE_URL"),
+    "openrouter": ("OPENROUTER_API_KEY", "OPENROUTER_BASE_URL"),
+}
+
+
+def provider_of(model: str | None) -> str:
+    """The provider of a run's model (``anthropic`` for ``anthropic/claude-…``)."""
+    return model_id(model).partition("/")[0]
+
+
+def endpoint_variables(model: str, env: dict[str, str]) -> dict[str, str | None]:
+    """The endpoints of the run's provider (the one its model names)."""
+    return dict(PROVIDER_ENDPOINTS.get(provider_of(model), {}))
+
+
 def find_binary(configured: str | None) -> str:
     """``--eval-opencode-bin``, else ``opencode`` on PATH — or one clear line (AgentError)."""
     return find_cli("opencode", configured, "opencode-ai")
@@ -101,11 +131,8 @@ def make_agent(
     *,
     grants: tuple[str, ...] = (),
     disallow: tuple[str, ...] = (),
-    unconfined_shell: bool = False,
 ) -> OpencodeAgent:
-    return OpencodeAgent(
-        find_binary(binary), grants=grants, disallow=disallow, unconfined_shell=unconfined_shell
-    )
+    return OpencodeAgent(find_binary(binary), grants=grants, disallow=disallow)
 
 
 @dataclass(frozen=True)
@@ -113,10 +140,12 @@ class OpencodeAgent:
     binary: str
     grants: tuple[str, ...] = ()
     disallow: tuple[str, ...] = ()
-    #: Run a granted shell although opencode cannot confine it (``--eval-unconfined-shell``).
-    unconfined_shell: bool = False
     name: str = "opencode"
     capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True)
+
+    def passed_for(self, model: str | None) -> Passed:
+        """The variables of the one provider the run's model names (its key, its endpoint)."""
+        return Passed(names=frozenset(PROVIDER_VARIABLES.get(provider_of(model), ())))
 
     def run(self, request: RunRequest) -> Transcript:
         box, case = request.sandbox, request.case
@@ -133,10 +162,8 @@ class OpencodeAgent:
             deny_edit=[],
         )
         allowed = tuple(dict.fromkeys(plan.allowed))
-        # opencode has no command sandbox: the whole CLI runs inside bubblewrap, which hides
-        # the operator's files from its tools.
-        if not self.unconfined_shell and (problem := confine.problem()) is not None:
-            return Transcript(error=problem, infra_error="sandbox", cwd=box.cwd)
+        # opencode has no command sandbox: the whole CLI runs inside the run's sandbox, which
+        # hides the operator's files from its tools.
         env = dict(request.env)
         env.update(FIXED_ENV)
         env.pop("OPENCODE_CONFIG", None)
@@ -189,22 +216,21 @@ class OpencodeAgent:
             return trust
         box.snapshot()
         argv = [self.binary, "run", "--format", "json", "--title", f"eval {case.name}"]
-        result, failed = run_cli(
+        reach = reach_of(
             request,
-            argv,
-            binary=self.binary,
+            self.binary,
             env=env,
-            stdin_text=request.prompt,
-            unconfined=self.unconfined_shell,
+            endpoint_variables=endpoint_variables(config["model"], env),
             mcp=servers,
         )
+        result, failed = run_cli(request, argv, reach=reach, env=env, stdin_text=request.prompt)
         if failed is not None:
             return failed
         trace = box.trace_file
         transcript, summary = parse_file(
             trace, qualify_skill=qualify, mcp_name=lambda name: mcp_tool_name(servers, name)
         )
-        finish(transcript, request, result, unconfined=self.unconfined_shell)
+        finish(transcript, request, result)
         transcript.notes.extend(notes)
         stand_ins = tuple(s.prefix for s in servers.servers if s.stand_in)
         transcript.notes.extend(
@@ -277,13 +303,13 @@ class OpencodeAgent:
         if seen is None:
             listing = box.root / "skills-listed"
             listing.mkdir(exist_ok=True)
-            result = run_process(
+            result = run_step(
+                request,
                 [self.binary, "debug", "skill"],
-                stdin_text="",
-                cwd=box.cwd,
+                reach=reach_of(request, self.binary, env=env),
                 env=env,
-                timeout=SKILL_LIST_TIMEOUT,
                 out_dir=listing,
+                timeout=SKILL_LIST_TIMEOUT,
             )
             if result.stopped:
                 return Transcript(error=STOPPED, infra_error="interrupted", cwd=box.cwd)

@@ -1,0 +1,424 @@
+"""Confine an agent process: one sandbox, built from an allow-list, for every agent that runs
+tools.
+
+A confined run starts inside bubblewrap with namespaces of its own — user (every capability
+dropped; a run started by root is an unprivileged user inside), PID (its own ``/proc``: no
+host process can be seen, read or signalled; everything it started ends when it ends, daemons
+included), network (loopback only, its endpoints forwarded: :mod:`.network`), IPC and UTS, a
+new session — and a file system made of what it may see and nothing else:
+
+- read-only: the system's folders (``/usr``, ``/etc`` without its secrets, the ``/bin`` and
+  ``/lib`` links), the tools on ``PATH``, the agent's own install, the plugin under test (with
+  arm), the case's ``add_dirs``, and what the run's MCP servers need;
+- writable: the run's own home (its working directory is inside), config and temporary
+  folder — which is ``/tmp`` inside, on disk in the run's folder;
+- nothing else: not the folder pytest runs in, not the repository around the plugin, not the
+  operator's home, not ``XDG_RUNTIME_DIR`` or ``/run``, not other runs' or users' temporary
+  files, not ``/etc/shadow``.
+
+Bounds (:mod:`.bounds`) hold its memory, processes, file sizes and folders. Only argv and the
+run's environment are built here; the adapter runs them through
+:mod:`pytest_plugin_evals.util.process`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from pytest_plugin_evals.agents.confine.bounds import (
+    DEFAULT_BOUNDS,
+    Bounds,
+    PidsCgroup,
+    Watchdog,
+    show_size,
+)
+from pytest_plugin_evals.agents.confine.network import (
+    PROXY_VARIABLES,
+    Endpoint,
+    NetPlan,
+    launcher_script,
+    plan_network,
+)
+from pytest_plugin_evals.util.process import probe
+
+__all__ = [
+    "DEFAULT_BOUNDS",
+    "Bounds",
+    "Confined",
+    "Confinement",
+    "Endpoint",
+    "problem",
+    "show_size",
+]
+
+#: The tools a confined run needs on this machine, by command, with what provides it.
+NEEDED = {"bwrap": "bubblewrap", "socat": "socat", "prlimit": "util-linux (prlimit)"}
+
+#: TMPDIR inside a run: this folder of its /tmp.
+TMPDIR_NAME = "run"
+INSIDE_TMPDIR = Path("/tmp") / TMPDIR_NAME
+
+#: The user a run started by root is inside its sandbox (an unprivileged one).
+ROOT_INSIDE = 65534
+
+#: Files of ``/etc`` a run never reads, even when its user could.
+ETC_SECRETS = (
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/security/opasswd",
+)
+#: Folders of ``/etc`` shown empty.
+ETC_SECRET_FOLDERS = ("/etc/sudoers.d", "/etc/ssl/private")
+
+#: Top-level system folders, shown read-only (or as the links they are).
+SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_FOLDERS = ("/usr", "/etc", "/nix/store")
+
+
+def _unconfined_hint() -> str:
+    return "or pass --eval-unconfined to run it unconfined on purpose"
+
+
+def problem() -> str | None:
+    """Why agent processes cannot be confined on this machine (one line), or None."""
+    if not sys.platform.startswith("linux"):
+        return (
+            f"cannot confine the agent on this system ({sys.platform}): its sandbox needs Linux "
+            f"namespaces — {_unconfined_hint()}"
+        )
+    missing = [package for tool, package in NEEDED.items() if shutil.which(tool) is None]
+    if missing:
+        return (
+            f"cannot confine the agent: {', '.join(missing)} "
+            f"{'is' if len(missing) == 1 else 'are'} not installed (Debian/Ubuntu: apt install "
+            f"bubblewrap socat util-linux) — {_unconfined_hint()}"
+        )
+    why = _namespaces_problem()
+    if why is not None:
+        return f"cannot confine the agent: {why} — {_unconfined_hint()}"
+    return None
+
+
+_probe_lock = threading.Lock()
+_probed: list[str | None] = []
+
+
+def _namespaces_problem() -> str | None:
+    """Whether bubblewrap can make the namespaces a run needs here (asked once per process)."""
+    with _probe_lock:
+        if not _probed:
+            _probed.append(_probe())
+        return _probed[0]
+
+
+def _probe() -> str | None:
+    argv = [
+        tool_path("bwrap"), "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+        "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--", "true",
+    ]  # fmt: skip
+    status, said = probe(argv)
+    if status == 0:
+        return None
+    if status is None:
+        return f"bubblewrap could not start ({said})"
+    lines = said.strip().splitlines()
+    detail = lines[-1] if lines else f"exit {status}"
+    return (
+        f"user namespaces are not available here ({detail}; see the kernel's "
+        "user.max_user_namespaces and kernel.unprivileged_userns_clone)"
+    )
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """What one agent process may see, reach and use."""
+
+    #: Shown read-only (beside the system's folders).
+    read: tuple[Path, ...] = ()
+    #: Shown writable: the run's own folders, and sockets it connects to.
+    write: tuple[Path, ...] = ()
+    #: The run's temporary folder: ``/tmp`` inside.
+    tmp: Path | None = None
+    cwd: Path | None = None
+    #: The TCP endpoints it may reach (its model's, its MCP servers').
+    endpoints: tuple[Endpoint, ...] = ()
+    bounds: Bounds = DEFAULT_BOUNDS
+    #: Shown empty although inside something shown: the evals folder and the results in a
+    #: plugin under test, its repository (``.git``), its ``.env`` files.
+    hide: tuple[Path, ...] = ()
+    #: The agent runs a sandbox of its own inside this one (it needs user namespaces).
+    nests: bool = False
+    #: Names the run's sockets and cgroup (the run's token).
+    tag: str = "run"
+
+
+def tools_on_path(path: str | None, hidden: Iterable[Path]) -> list[Path]:
+    """The folders of ``PATH`` a run may read (so its commands are found where they are):
+    absolute, existing, and none that is, or holds, a folder it must not see (the project,
+    the operator's home); with each, the installation a version manager runs its tools from
+    (:func:`tool_installs`)."""
+    hidden = [h for h in (_real(p) for p in hidden) if h is not None]
+    found: list[Path] = []
+    for entry in (path or "").split(os.pathsep):
+        if not entry or not os.path.isabs(entry):
+            continue
+        real = _real(Path(entry))
+        if real is None or not real.is_dir() or real == Path("/"):
+            continue
+        if any(h == real or h.is_relative_to(real) for h in hidden):
+            continue
+        found.append(real)
+        found.extend(p for p in tool_installs(real) if not any(h.is_relative_to(p) for h in hidden))
+    return list(dict.fromkeys(found))
+
+
+def tool_installs(entry: Path) -> list[Path]:
+    """What the commands in a ``PATH`` folder need beside it: a version manager's root for its
+    ``shims`` (pyenv, rbenv, nodenv, asdf: the shims run its versions), the version folder of
+    a ``…/versions/<tool>/<version>/bin`` (nvm), and rustup's toolchains for ``~/.cargo/bin``
+    — never the rest of a home (``~/.cargo``'s credentials, ``~/.local``)."""
+    if entry.name == "shims":
+        root = entry.parent
+        while root.parent.name == "plugins":  # a plugin's shims: <root>/plugins/<name>/shims
+            root = root.parent.parent
+        return [root]
+    if entry.name == "bin" and any(part == "versions" for part in entry.parts[-4:-1]):
+        return [entry.parent]
+    if entry.name == "bin" and entry.parent.name == ".cargo":
+        rustup = entry.parent.parent / ".rustup"
+        return [rustup] if rustup.is_dir() else []
+    return []
+
+
+def install_root(binary: str) -> Path:
+    """What of a CLI's install a run must see: for ``…/node_modules/.bin/x`` (a link into its
+    package) the whole ``node_modules``, else the binary itself."""
+    path = Path(binary)
+    for candidate in (path, path.resolve()):
+        for parent in candidate.parents:
+            if parent.name == "node_modules":
+                return parent
+    return path.resolve()
+
+
+def _real(path: Path) -> Path | None:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return None
+
+
+def _inside_system(path: Path) -> bool:
+    return any(path.is_relative_to(s) for s in ("/usr", "/etc"))
+
+
+def mount_args(confinement: Confinement) -> list[str]:
+    """bubblewrap's file-system arguments for ``confinement``: the system, the run's ``/tmp``
+    (first: what follows may be under the host's ``/tmp``), what it may read, then its own
+    folders, each shown at the path it has outside (later ones win)."""
+    args = ["--proc", "/proc", "--dev", "/dev"]
+    for link in SYSTEM_LINKS:
+        if os.path.islink(link):
+            args += ["--symlink", os.readlink(link), link]
+        elif os.path.isdir(link):
+            args += ["--ro-bind", link, link]
+    for folder in SYSTEM_FOLDERS:
+        if os.path.isdir(folder):
+            args += ["--ro-bind", folder, folder]
+    for secret in ETC_SECRETS:
+        if os.path.isfile(secret):
+            args += ["--ro-bind", "/dev/null", secret]
+    for folder in ETC_SECRET_FOLDERS:
+        if os.path.isdir(folder):
+            args += ["--tmpfs", folder]
+    if confinement.tmp is not None:
+        # First: what follows may live under the host's /tmp, and is shown on top of it.
+        args += ["--bind", str(confinement.tmp), "/tmp"]
+    # What it may read, and what it may not inside that, shallowest first: a folder hidden
+    # inside a shown one (the evals folder in the plugin) is emptied, and a folder shown inside
+    # a hidden one (an add_dirs folder in the case) is shown again on top.
+    layers = sorted(
+        {
+            *((p, "read") for p in (_real(q) for q in confinement.read) if p is not None),
+            *((p, "hide") for p in (_real(q) for q in confinement.hide) if p is not None),
+        },
+        key=lambda layer: (len(layer[0].parts), layer[1] == "read", str(layer[0])),
+    )
+    shown: list[Path] = []
+    hidden: list[Path] = []
+    for path, kind in layers:
+        if not path.exists() or path == Path("/"):
+            continue
+        under = _last_layer(path, shown, hidden)
+        if kind == "read":
+            if _inside_system(path) or (under == "read" and path.is_dir()):
+                continue  # already shown
+            shown.append(path)
+            args += ["--ro-bind", str(path), str(path)]
+        elif under == "read":  # hide what is shown; what is not shown needs no hiding
+            hidden.append(path)
+            if path.is_dir():
+                args += ["--tmpfs", str(path)]
+            else:
+                args += ["--ro-bind", "/dev/null", str(path)]
+    for path in confinement.write:
+        real = _real(path)
+        if real is None or not real.exists():
+            continue
+        args += ["--bind", str(real), str(real)]
+    if confinement.cwd is not None:
+        args += ["--chdir", str(confinement.cwd)]
+    return args
+
+
+def _last_layer(path: Path, shown: Sequence[Path], hidden: Sequence[Path]) -> str | None:
+    """Whether the deepest layer so far that holds ``path`` shows it (``read``), hides it
+    (``hide``), or none holds it."""
+    best: tuple[int, str] | None = None
+    for kind, folders in (("read", shown), ("hide", hidden)):
+        for folder in folders:
+            if path.is_relative_to(folder) and (best is None or len(folder.parts) > best[0]):
+                best = (len(folder.parts), kind)
+    if best is None:
+        return "read" if _inside_system(path) else None
+    return best[1]
+
+
+def bwrap_argv(confinement: Confinement, launcher: str, argv: Sequence[str]) -> list[str]:
+    """``argv`` run inside bubblewrap as ``confinement`` says, started by ``launcher``."""
+    out = [
+        tool_path("bwrap"),
+        "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+        "--unshare-cgroup-try", "--hostname", "plugin-eval",
+        "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+    ]  # fmt: skip
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        out += ["--uid", str(ROOT_INSIDE), "--gid", str(ROOT_INSIDE)]
+    if not confinement.nests:
+        out.append("--disable-userns")
+    out += mount_args(confinement)
+    return [*out, "--", "/bin/sh", "-c", launcher, "sh", *argv]
+
+
+def tool_path(name: str) -> str:
+    """Where this machine has one of the tools a confined run needs (:data:`NEEDED`)."""
+    return shutil.which(name) or name
+
+
+def limits(bounds: Bounds) -> str:
+    """``prlimit`` options for ``bounds`` (soft and hard: a run cannot raise them)."""
+    return (
+        f"--nproc={bounds.processes}:{bounds.processes} "
+        f"--fsize={bounds.file_size}:{bounds.file_size} --core=0:0"
+    )
+
+
+_sockets_lock = threading.Lock()
+_sockets_dir: list[Path] = []
+
+
+def sockets_dir() -> Path:
+    """This process's folder for the Unix sockets of its runs: short (socket paths are limited
+    to about 100 bytes), private, removed at exit."""
+    with _sockets_lock:
+        if _sockets_dir and _sockets_dir[0].is_dir():
+            return _sockets_dir[0]
+        base = "/tmp" if os.access("/tmp", os.W_OK) else tempfile.gettempdir()
+        folder = Path(tempfile.mkdtemp(prefix="plugin-evals-net-", dir=base))
+        _sockets_dir[:] = [folder]
+        import atexit
+
+        atexit.register(shutil.rmtree, folder, True)
+        return folder
+
+
+@dataclass
+class Confined:
+    """A process ready to start confined: its argv and environment, the watchdog the harness
+    calls while it runs, and what :meth:`close` ends after."""
+
+    argv: list[str]
+    env: dict[str, str]
+    watchdog: Watchdog
+    network: NetPlan | None = None
+    cgroup: PidsCgroup | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def close(self) -> list[str]:
+        """End the run's listeners and cgroup; notes for the run (what it was refused)."""
+        notes = list(self.notes)
+        if self.network is not None:
+            notes += [
+                f"network: {where} refused (not an endpoint of this run)"
+                for where in self.network.close()
+            ]
+        if self.cgroup is not None:
+            self.cgroup.remove()
+        return notes
+
+    def went_over(self) -> str | None:
+        """The bound the kernel held the run to, when it did (after the run)."""
+        if self.cgroup is not None and self.cgroup.went_over():
+            return f"the run's processes reached {self.watchdog.bounds.processes}"
+        return None
+
+
+def prepare(confinement: Confinement, argv: Sequence[str], env: Mapping[str, str]) -> Confined:
+    """Make ``argv`` ready to run confined: open its network's listeners, make its cgroup,
+    build its command line and environment. OSError when a listener cannot be made."""
+    network = plan_network(confinement.endpoints, sockets_dir(), confinement.tag)
+    run_env = {k: v for k, v in env.items() if k not in PROXY_VARIABLES}
+    run_env.update(network.env)
+    if confinement.tmp is not None:
+        # Inside, the run's temporary folder is /tmp; TMPDIR a folder in it, since an agent
+        # may refuse to keep its own files under TMPDIR (Codex: its helpers in CODEX_HOME,
+        # which is under the host's /tmp when the run's folders are).
+        (confinement.tmp / TMPDIR_NAME).mkdir(exist_ok=True)
+        inside = str(INSIDE_TMPDIR)
+        run_env.update({"TMPDIR": inside, "TMP": inside, "TEMP": inside})
+    sockets = [listener.path for listener in network.listeners]
+    with_sockets = Confinement(
+        read=confinement.read,
+        write=(*confinement.write, *sockets),
+        hide=confinement.hide,
+        tmp=confinement.tmp,
+        cwd=confinement.cwd,
+        endpoints=confinement.endpoints,
+        bounds=confinement.bounds,
+        nests=confinement.nests,
+        tag=confinement.tag,
+    )
+    launcher = launcher_script(
+        network.forwards,
+        limits(confinement.bounds),
+        socat=tool_path("socat"),
+        prlimit=tool_path("prlimit"),
+    )
+    with_sockets = replace(
+        with_sockets,
+        read=(*with_sockets.read, *(Path(tool_path(t)) for t in ("socat", "prlimit"))),
+    )
+    full = bwrap_argv(with_sockets, launcher, argv)
+    cgroup = PidsCgroup.make(f"plugin-evals-{confinement.tag}", confinement.bounds.processes)
+    if cgroup is not None:
+        # Joined before bubblewrap starts, so that every process of the run is in it.
+        full = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(cgroup.procs), *full]
+    folders = [p for p in (confinement.tmp, *confinement.write) if p is not None]
+    watchdog = Watchdog(confinement.bounds, [p for p in folders if p.is_dir()])
+    return Confined(full, run_env, watchdog, network=network, cgroup=cgroup)
+
+
+def remove_quietly(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        shutil.rmtree(path)
