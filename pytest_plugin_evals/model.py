@@ -233,6 +233,7 @@ InfraKind = Literal[
     "sandbox",
     "grader",
     "invalid_cost",
+    "mock_host",
 ]
 
 #: The run error of a run the session stopped (Ctrl-C, SIGTERM, ``-x``): not the agent's doing.
