@@ -41,6 +41,7 @@ def run_cli(
             binary,
             also_readable=mcp.readable if mcp else (),
             also_writable=mcp.writable if mcp else (),
+            also_hidden=mcp.hidden if mcp else (),
         )
         argv = confine.confined_argv(argv, confinement)
     result = run_process(

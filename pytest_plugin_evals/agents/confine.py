@@ -65,15 +65,16 @@ def problem(bwrap: str | None = None) -> str | None:
 
 
 def _paths(paths: Iterable[Path], *, folders_only: bool) -> list[Path]:
-    """The existing folders (and files, unless ``folders_only``) among ``paths``, resolved,
-    each once, in order; never the root itself."""
+    """The existing folders (and files or sockets, unless ``folders_only``) among ``paths``,
+    resolved, each once, in order; never the root itself."""
     seen: dict[Path, None] = {}
     for path in paths:
         try:
             real = path.resolve()
         except OSError:
             continue
-        if real == Path("/") or not (real.is_dir() or (real.is_file() and not folders_only)):
+        shown = real.is_file() or real.is_socket()
+        if real == Path("/") or not (real.is_dir() or (shown and not folders_only)):
             continue
         seen.setdefault(real, None)
     return list(seen)
@@ -130,12 +131,14 @@ def for_run(
     *,
     also_readable: Sequence[Path] = (),
     also_writable: Sequence[Path] = (),
+    also_hidden: Sequence[Path] = (),
 ) -> Confinement:
     """What a run of an agent CLI may see: its run's home, cwd, config and tmp (writable); the
     CLI's install, the plugin in the with arm, the case's ``add_dirs`` and ``also_readable``
-    (read-only); ``also_writable`` (the mock host's socket folder); not the operator's home,
-    the project, the system temp folder (other runs), the run's ``out`` folder, the evals
-    folder or the case (unless the plugin of the with arm is inside them)."""
+    (read-only); ``also_writable`` (the run's socket on the mock host); not the operator's
+    home, the project, the system temp folder (other runs), ``also_hidden`` (the mock host's
+    folder, which holds other runs' sockets), the run's ``out`` folder, the evals folder or
+    the case (unless the plugin of the with arm is inside them)."""
 
     from pytest_plugin_evals.agents.workspace import original_add_dirs
 
@@ -145,6 +148,7 @@ def for_run(
         ("hide", Path.home()),
         ("hide", Path.cwd()),
         ("hide", Path(tempfile.gettempdir())),
+        *(("hide", p) for p in also_hidden),
     ]
     # Tools on PATH stay runnable where they are (a node under ~/.nvm, ~/.local/bin).
     layers += [("read", Path(p)) for p in os.environ.get("PATH", "").split(os.pathsep) if p]
