@@ -426,3 +426,20 @@ def test_an_in_process_agents_abort_only_records(plugin: Path, tmp_path: Path) -
         victim.wait()
     finally:
         setup.close()
+
+
+def test_a_flood_of_refusals_is_counted_not_written_out(
+    plugin: Path, tmp_path: Path, runs: list[MockSetup]
+) -> None:
+    setup = register(runs, plugin, tmp_path / "a")
+    for n in range(25):
+        said, _ = send_hello(setup.socket or Path(), json.dumps({"server": f"x{n}"}).encode())
+        assert said.startswith("refused by the mock host: ")
+    setup.close()
+    assert len(host_lines(setup)) == 21  # 20 refusals, then how many more
+    assert host_lines(setup)[-1] == {"more": 5}
+    assert run_error(setup) == (
+        "mock_host",
+        "a process in the run asked the mock host for a server the run does not have ('x0'): "
+        "refused (and 24 more refusals)",
+    )
