@@ -234,6 +234,7 @@ InfraKind = Literal[
     "grader",
     "invalid_cost",
     "bound",
+    "mock_host",
 ]
 
 #: The run error of a run the session stopped (Ctrl-C, SIGTERM, ``-x``): not the agent's doing.

@@ -25,6 +25,7 @@ from pytest_plugin_evals.judges import Judge
 from pytest_plugin_evals.mocks.calls import attach
 from pytest_plugin_evals.mocks.config import MockSetup, prepare_mocks
 from pytest_plugin_evals.mocks.discover import MockPlan
+from pytest_plugin_evals.mocks.host import HostError
 from pytest_plugin_evals.model import (
     Arm,
     Case,
@@ -160,30 +161,42 @@ def execute_run(
     started_at = utc_iso()
     start = time.monotonic()
     mocks: MockSetup | None = None
+    host_error: str | None = None
     if can.uses_mocks:
-        mocks = prepare_mocks(
-            case,
-            plugin_dir,
-            arm != "without",
-            box.out / "mocks",
-            mode="off" if options.mocks == "off" else "on",
-            allow_real_servers=options.allow_real_servers,
-            plan=mock_plan,
-            judge_kind=options.judge_kind,
-            judge_model=options.judge_model,
-            judge_env=environ,
-            recordings_dir=(
-                options.runs_dir.parent / "mock-recordings" if options.runs_dir else None
-            ),
-            judge_claude_bin=options.judge_claude_bin,
-            # A stand-in stops a violating run by killing the agent's process group: only
-            # agents that are processes of their own (an in-process agent is pytest).
-            kill_agent=can.separate_process,
-        )
-        request = dataclasses.replace(request, mocks=mocks)
+        try:
+            mocks = prepare_mocks(
+                case,
+                plugin_dir,
+                arm != "without",
+                box.out / "mocks",
+                mode="off" if options.mocks == "off" else "on",
+                allow_real_servers=options.allow_real_servers,
+                plan=mock_plan,
+                judge_kind=options.judge_kind,
+                judge_model=options.judge_model,
+                judge_env=environ,
+                recordings_dir=(
+                    options.runs_dir.parent / "mock-recordings" if options.runs_dir else None
+                ),
+                judge_claude_bin=options.judge_claude_bin,
+                # A stand-in stops a violating run by killing the processes that carry the run's
+                # token: only agents that are processes of their own (an in-process agent is
+                # pytest: its stand-ins only record).
+                kill_agent=can.separate_process,
+                run_token=token,
+            )
+        except HostError as exc:  # the run is registered with the mock host, or not made
+            host_error = str(exc)
+        else:
+            request = dataclasses.replace(request, mocks=mocks)
     try:
-        scaffold_error = run_scaffold(request, env) if options.scaffold else None
-        if scaffold_error is not None:
+        scaffold = options.scaffold and host_error is None
+        scaffold_error = run_scaffold(request, env) if scaffold else None
+        if host_error is not None:
+            transcript = Transcript(
+                error=host_error, infra_error="mock_host", skip_grading=True, cwd=box.cwd
+            )
+        elif scaffold_error is not None:
             transcript = Transcript(error=scaffold_error, skip_grading=True, cwd=box.cwd)
         else:
             try:
@@ -195,6 +208,8 @@ def execute_run(
                 )
     finally:
         kill_tagged(RUN_TAG, token)  # what it left running: setsid, daemons, PID 1's children
+        if mocks is not None:
+            mocks.close()  # the run's socket on the mock host goes; nothing more is recorded
     mock_outcome = attach(mocks, transcript) if mocks is not None else None
     if mock_outcome is not None and mock_outcome.aborted is not None:
         transcript.aborted = mock_outcome.aborted

@@ -17,7 +17,8 @@ Tool calls get Claude Code's names back (:meth:`McpPlan.canonical`): a plugin se
 ``mcp__plugin_<plugin>_<server>__<tool>``, a stand-in's the name its spec gives it, so one
 suite's graders mean the same thing for every agent. :attr:`McpPlan.readable` and
 :attr:`McpPlan.writable` are what a bubblewrap-confined CLI must be shown for the stand-ins to
-start (the Python that runs the stub, the stub, the mock host's socket).
+start (the Python that runs the stub, the stub, the run's own socket on the mock host);
+:attr:`McpPlan.hidden` what it must not be shown (the mock host's folder: other runs' sockets).
 """
 
 from __future__ import annotations
@@ -105,6 +106,9 @@ class McpPlan:
     notes: tuple[str, ...] = ()
     readable: tuple[Path, ...] = ()
     writable: tuple[Path, ...] = ()
+    #: Folders to hide from a confined CLI even where the rest of the machine shows: the mock
+    #: host's (its ``writable`` socket, the run's own, is shown again inside).
+    hidden: tuple[Path, ...] = ()
     #: Every name a server is known by (given ones and suppressed ones) -> its tool prefix.
     prefixes: Mapping[str, str] = field(default_factory=dict)
 
@@ -154,6 +158,7 @@ def plan_for(request: RunRequest) -> McpPlan:
     prefixes: dict[str, str] = {}
     readable: list[Path] = []
     writable: list[Path] = []
+    hidden: list[Path] = []
     replaced: set[str] = set()
     if mocks is not None and mocks.servers:
         entries = _mcp_entries(mocks.mcp_config)
@@ -165,7 +170,9 @@ def plan_for(request: RunRequest) -> McpPlan:
             prefixes[server.name] = server.tool_prefix
             if server.kind == "shadow":
                 replaced.add(server.name)
-        readable, writable = _stand_in_paths(servers)
+        readable = _stand_in_paths(servers)
+        if mocks.socket is not None:
+            writable, hidden = [mocks.socket], [mocks.socket.parent]
     strict = mocks is not None and mocks.strict
     withheld = set(mocks.withheld) if mocks is not None else set()
     if request.plugin_dir is not None:
@@ -194,6 +201,7 @@ def plan_for(request: RunRequest) -> McpPlan:
         notes=tuple(notes),
         readable=tuple(readable),
         writable=tuple(writable),
+        hidden=tuple(hidden),
         prefixes=prefixes,
     )
 
@@ -214,23 +222,18 @@ def _mcp_entries(config: Path | None) -> dict[str, dict[str, Any]]:
     return {str(k): v for k, v in found.items() if isinstance(v, dict)}
 
 
-def _stand_in_paths(servers: Iterable[McpServer]) -> tuple[list[Path], list[Path]]:
-    """What a confined agent must see for its stand-ins to start: the Python that runs them —
+def _stand_in_paths(servers: Iterable[McpServer]) -> list[Path]:
+    """What a confined agent must read for its stand-ins to start: the Python that runs them —
     its environment and the installation it was made from, which may well be in the hidden
-    home (pyenv, uv, conda) — and the files its arguments name (read-only), and the mock
-    host's socket folder (it connects there: writable)."""
+    home (pyenv, uv, conda) — and the files its arguments name (the stub). The run's socket is
+    the setup's (``MockSetup.socket``), not guessed from the arguments."""
     prefixes = (sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix)
     readable: list[Path] = [Path(p) for p in prefixes]
-    writable: list[Path] = []
     for server in servers:
         if server.command:
             readable.append(Path(server.command))
         for arg in server.args:
             path = Path(arg)
-            if not path.is_absolute():
-                continue
-            if path.suffix == ".sock" or path.is_socket():
-                writable.append(path.parent)
-            elif path.suffix == ".py":
+            if path.is_absolute() and path.suffix == ".py":
                 readable.append(path)
-    return list(dict.fromkeys(readable)), list(dict.fromkeys(writable))
+    return list(dict.fromkeys(readable))

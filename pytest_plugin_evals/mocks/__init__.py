@@ -2,16 +2,19 @@
 
 For one run::
 
-    setup = prepare_mocks(case, plugin_dir, loads_plugin, run_dir)   # before the agent starts
+    setup = prepare_mocks(case, plugin_dir, loads_plugin, run_dir, run_token=token)  # before
     argv += setup.claude_args()            # --strict-mcp-config --mcp-config=<run_dir>/mcp.json
     allowed += setup.allowed_tools         # the mocked tools, granted
+    env.update(setup.environment())        # the run's token: what an expect: abort kills
     ...                                    # run the agent in its own process group
-    outcome = attach(setup, transcript)    # mock_calls, abort, totals
+    setup.close()                          # the run's socket on the mock host goes
+    outcome = attach(setup, transcript)    # mock_calls, abort, totals, what the host refused
 
 See :mod:`.discover` for which servers are mocked, shadowed or withheld (and the case's plan,
 read at collection), :mod:`.spec` for the mock file format, :mod:`.config` for one run's setup,
 :mod:`.server` for the stand-in process, :mod:`.host` for how stand-ins start in milliseconds
-(one process per harness keeps the ``mcp`` SDK loaded and forks them) and :mod:`.agent` for
+(one process per harness keeps the ``mcp`` SDK loaded and forks them, trusting only what the
+harness registered for each run) and :mod:`.agent` for
 ``type: agent`` servers (a model plays them; answers recorded and replayed).
 
 The names below are imported from their modules on first use, so reading a case's mock plan at

@@ -20,12 +20,14 @@ class MockOutcome:
     check). ``aborted`` is set when an ``expect:`` guard (or the model playing a ``type: agent``
     server) stopped the run. ``records`` are the raw lines (with ``time``), for reports.
     ``totals`` counts the calls, what the models playing servers cost and their replays.
+    ``host_error`` says what the mock host refused (a forged hello …): the run's error.
     """
 
     calls: list[MockCall] | None = None
     aborted: Abort | None = None
     records: list[dict[str, Any]] = field(default_factory=list)
     totals: MockTotals = field(default_factory=MockTotals)
+    host_error: str | None = None
 
     def summary(self, setup: MockSetup) -> MockSummary:
         """The run's ``mocks``: servers, warnings and calls totals."""
@@ -41,6 +43,8 @@ def collect_calls(setup: MockSetup, tool_calls: Iterable[ToolCall] = ()) -> Mock
     records: list[dict[str, Any]] = []
     agent_lines: list[dict[str, Any]] = []
     aborted: Abort | None = None
+    refused: list[str] = []
+    more = 0
     try:
         text = setup.calls_file.read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -51,6 +55,13 @@ def collect_calls(setup: MockSetup, tool_calls: Iterable[ToolCall] = ()) -> Mock
         except json.JSONDecodeError:
             continue  # a line cut short by the kill
         if not isinstance(record, dict):
+            continue
+        if "mockHost" in record:  # the host's own line: what it refused
+            said = record["mockHost"]
+            if isinstance(said, dict) and isinstance(said.get("refused"), str):
+                refused.append(said["refused"])
+            elif isinstance(said, dict) and isinstance(said.get("more"), int):
+                more += said["more"]
             continue
         if record.get("responder") == "agent":
             agent_lines.append(record)
@@ -73,7 +84,16 @@ def collect_calls(setup: MockSetup, tool_calls: Iterable[ToolCall] = ()) -> Mock
     totals = _totals(calls, setup, tool_calls, agent_lines)
     if aborted is not None:  # the violating call was made, as the reference counts it
         totals = replace(totals, total=totals.total + 1)
-    return MockOutcome(calls, aborted, records, totals)
+    return MockOutcome(calls, aborted, records, totals, host_error(refused, more))
+
+
+def host_error(refused: Sequence[str], more: int = 0) -> str | None:
+    """The run's error for what the mock host refused: the first refusal, and how many more."""
+    if not refused:
+        return None
+    others = len(refused) - 1 + more
+    tail = f" (and {others} more refusal{'s' if others > 1 else ''})" if others else ""
+    return f"{refused[0]}: refused{tail}"
 
 
 def _mapping(value: Any) -> dict[str, Any]:
@@ -112,7 +132,9 @@ def attach(setup: MockSetup, transcript: Transcript) -> MockOutcome:
     Sets ``mock_calls`` (None when no stand-in was active) and the mock warnings as notes, and
     adds what the models playing ``type: agent`` servers cost to the run's cost. An aborted
     run is not graded and scores 0 with no error, as the reference does: the process was
-    killed on purpose, so the error the adapter derived from that is cleared.
+    killed on purpose, so the error the adapter derived from that is cleared. A run in which
+    the mock host refused a connection (a process in the run forged a hello, asked for a server
+    the run does not have …) is an infrastructure error, ``mock_host``, whatever else happened.
     """
     outcome = collect_calls(setup, transcript.tool_calls)
     transcript.mock_calls = outcome.calls
@@ -124,4 +146,7 @@ def attach(setup: MockSetup, transcript: Transcript) -> MockOutcome:
         transcript.error = None
         transcript.infra_error = None
         transcript.notes.append(outcome.aborted.message)
+    if outcome.host_error is not None:
+        transcript.error = outcome.host_error
+        transcript.infra_error = "mock_host"
     return outcome

@@ -6,6 +6,9 @@ stand-in and an ``mcp.json``::
     {"mcpServers": {"plugin:<plugin>:<server>": {"type": "stdio", "command": "<python>",
                     "args": ["-m", "pytest_plugin_evals.mocks.server", "<spec.json>"]}}}
 
+With the mock host (:mod:`.host`; always on Linux), the run is registered with it first and
+each entry starts the stub instead: ``<python> -I -S stub.py <the run's socket> <server>``.
+
 Claude Code gets it as ``--strict-mcp-config --mcp-config=<mcp.json>``: ``--strict-mcp-config``
 drops every other MCP server, the plugin's own included, so a declared server without mocks
 is withheld; a stand-in registered as ``plugin:<plugin>:<server>`` gets exactly the tool names
@@ -24,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,8 +35,9 @@ from typing import Any, Literal
 
 from ..model import Case, MockServerInfo
 from ..util.environment import allowed_environment
+from ..util.process import RUN_TAG
 from .discover import SERVER_FILE, MockPlan, MockServer, MockTool, load_plan, normalize
-from .host import ensure_host
+from .host import Registration, ensure_host, supported
 
 SERVER_MODULE = "pytest_plugin_evals.mocks.server"
 STUB = Path(__file__).with_name("stub.py")
@@ -59,6 +64,25 @@ class MockSetup:
     shadow_only: bool = False
     #: Prefixes of tool names served (or withheld) here, for counting unmocked calls.
     prefixes: tuple[str, ...] = field(default_factory=tuple)
+    #: The run's own socket on the mock host (None: no host): the one file of the host a
+    #: confined agent must be shown for its stand-ins to start. Its folder holds other runs'.
+    socket: Path | None = None
+    #: The run's token: an ``expect:`` abort kills the processes whose environment carries
+    #: ``PYTEST_PLUGIN_EVALS_RUN=<run_token>`` (:meth:`environment`).
+    run_token: str | None = None
+    #: The run's registration with the mock host (:meth:`close` ends it).
+    registration: Registration | None = field(default=None, compare=False, repr=False)
+
+    def environment(self) -> dict[str, str]:
+        """What the agent's environment must hold for an abort to stop it (the runner sets
+        it in every run already)."""
+        return {RUN_TAG: self.run_token} if self.run_token else {}
+
+    def close(self) -> None:
+        """The run is over: unregister it from the mock host (its socket is removed, its
+        stand-ins still running are killed). Never raises; safe to call twice."""
+        if self.registration is not None:
+            self.registration.close()
 
     @property
     def active(self) -> bool:
@@ -97,6 +121,7 @@ def prepare_mocks(
     allow_real_servers: bool = False,
     kill_agent: bool = True,
     shared_host: bool = True,
+    run_token: str | None = None,
     plan: MockPlan | None = None,
     judge_kind: str | None = None,
     judge_model: str | None = None,
@@ -109,10 +134,14 @@ def prepare_mocks(
     ``plugin_dir`` is the plugin under test (whatever the arm: its declared servers decide which
     mock folders shadow and which stand alone); ``loads_plugin`` says whether this run loads it
     (the with arm). ``mode="off"`` ignores mocks: nothing is written and the plugin's own servers
-    start. ``kill_agent`` lets a stand-in kill the agent's process group when ``expect:`` is
-    violated (the agent must run in its own process group, as ``run_process`` starts it).
+    start. ``kill_agent`` lets an ``expect:`` violation end the run: with the mock host, the
+    processes whose environment carries ``run_token`` (the run's ``PYTEST_PLUGIN_EVALS_RUN``; a
+    new one when not given, see :meth:`MockSetup.environment`) are killed; without it, the
+    stand-in's own process group (the agent must run in its own, as ``run_process`` starts it).
     ``shared_host`` serves the stand-ins from this process's mock host (see :mod:`.host`) so they
-    start in milliseconds. Raises ``LoadError`` for a bad mock file.
+    start in milliseconds; the run is registered with it here, and :meth:`MockSetup.close` must
+    end that when the run is over. Raises ``LoadError`` for a bad mock file and
+    :class:`~.host.HostError` when the mock host cannot take the run.
 
     ``type: agent`` tools are played by the judge ``judge_kind`` / ``judge_model`` names (None:
     no judge, a call without an adopted answer is a tool error), its credentials and endpoint
@@ -130,16 +159,27 @@ def prepare_mocks(
     run_dir.mkdir(parents=True, exist_ok=True)
     calls_file = run_dir / "mock-calls.jsonl"
     calls_file.write_bytes(b"")
-    entries: dict[str, Any] = {}
-    host = ensure_host() if shared_host and servers else None
+    token = run_token or uuid.uuid4().hex
     judge = judge_settings(judge_kind, judge_model, judge_env, claude_bin=judge_claude_bin)
+    specs: dict[str, Path] = {}
     for server in servers:
         spec_path = run_dir / f"{_file_name(server.name)}.spec.json"
         spec = stand_in_spec(server, calls_file, kill_agent=kill_agent)
         if server.agent_tools:
             spec["agent"] = agent_block(server, judge, recordings_dir)
         _write_private(spec_path, json.dumps(spec, indent=1, ensure_ascii=False))
-        entries[server.registered] = server_command(spec_path, host)
+        specs[server.registered] = spec_path
+    registration = None
+    if shared_host and servers and supported():
+        registration = ensure_host().register(specs, calls_file, token=token, kill=kill_agent)
+    entries: dict[str, Any] = {
+        name: (
+            stub_command(registration.socket, name)
+            if registration is not None
+            else server_command(spec_path)
+        )
+        for name, spec_path in specs.items()
+    }
     config = run_dir / "mcp.json"
     config.write_text(json.dumps({"mcpServers": entries}, indent=2), encoding="utf-8")
     prefixes = [s.tool_prefix for s in servers]
@@ -154,6 +194,9 @@ def prepare_mocks(
         calls_file=calls_file,
         shadow_only=plan.shadow_only,
         prefixes=tuple(prefixes),
+        socket=registration.socket if registration is not None else None,
+        run_token=token,
+        registration=registration,
     )
 
 
@@ -224,17 +267,21 @@ def _file_name(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name) or "server"
 
 
-def server_command(spec_path: Path, host: Path | None = None) -> dict[str, Any]:
-    """The MCP configuration entry that starts a stand-in for ``spec_path``.
-
-    With a mock host: the stub (``python -I -S stub.py <socket> <spec>``), which hands its stdio
-    to the host; without: the stand-in module itself.
-    """
-    if host is not None:
-        args = ["-I", "-S", str(STUB), str(host), str(spec_path)]
-    else:
-        args = ["-m", SERVER_MODULE, str(spec_path)]
+def server_command(spec_path: Path) -> dict[str, Any]:
+    """The MCP configuration entry that starts a stand-in for ``spec_path`` itself (no mock
+    host: only where the host is not supported, or ``shared_host=False``)."""
+    args = ["-m", SERVER_MODULE, str(spec_path)]
     return {"type": "stdio", "command": sys.executable, "args": args}
+
+
+def stub_command(socket: Path, server: str) -> dict[str, Any]:
+    """The MCP configuration entry that starts the stub for ``server``: it hands its stdio to
+    the mock host on the run's ``socket`` (``python -I -S stub.py <socket> <server>``)."""
+    return {
+        "type": "stdio",
+        "command": sys.executable,
+        "args": ["-I", "-S", str(STUB), str(socket), server],
+    }
 
 
 def stand_in_spec(server: MockServer, calls_file: Path, *, kill_agent: bool) -> dict[str, Any]:

@@ -13,7 +13,9 @@ the calls file. Each call appends one JSON line to the calls file::
 
 A call that violates ``expect:`` appends ``{"abort": {"server", "tool", "reason"}, ...}`` instead
 and, with ``"onAbort": "kill-agent"``, ends the run: the agent's process group is killed (only
-its parent process when that group is the harness's own), so the run stops at once.
+its parent process when that group is the harness's own), so the run stops at once. Forked from
+the mock host, the stand-in is told by the host (from the run's registration) what ends the run:
+the processes carrying the run's token (``kill-run``), or nothing (``record``).
 
 Tools with ``"responder": "agent"`` are answered by :mod:`.agent` (a replayed answer, else a
 model's); their lines also carry ``"responder": "agent"``, ``"replay": "hit" | "miss"`` and
@@ -34,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..util.process import RUN_TAG, kill_tagged
 from ..util.timestamps import utc_iso
 from .agent import AgentServer
 from .guards import VIOLATION_PREFIX, Guard, check
@@ -60,11 +63,14 @@ class StandIn:
     server: str
     calls_file: Path
     tools: dict[str, ToolEntry] = field(default_factory=dict)
+    #: ``record``; ``kill-agent`` (this process's group, or its parent); ``kill-run`` (the
+    #: processes carrying ``run_token``: a stand-in forked by the mock host).
     on_abort: str = "record"
     harness_pgid: int | None = None
-    #: The agent's process group and pid, when not this process's own (a forked stand-in).
-    agent_pgid: int | None = None
-    agent_pid: int | None = None
+    #: The run's token, from the run's registration with the mock host.
+    run_token: str | None = None
+    #: The calls file, opened by the mock host when the run registered (else ``calls_file``).
+    calls_fd: int | None = None
     #: The ``type: agent`` tools' model, replays and recordings (None: no such tool).
     agent: AgentServer | None = None
 
@@ -155,9 +161,12 @@ class StandIn:
                 **(extra or {}),
             }
         )
+        if self.on_abort == "kill-run" and self.run_token:
+            kill_tagged(RUN_TAG, self.run_token)
+            os._exit(0)  # the run is over; the agent got no answer
         if self.on_abort == "kill-agent":
             self._stop_agent()
-            os._exit(0)  # the run is over; the agent got no answer
+            os._exit(0)
         return f"run aborted by the mock: {reason}", True
 
     def _call(self, tool: str, qualified: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -171,6 +180,9 @@ class StandIn:
 
     def _append(self, record: dict[str, Any]) -> None:
         line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        if self.calls_fd is not None:
+            os.write(self.calls_fd, line)
+            return
         fd = os.open(self.calls_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, line)  # one write per line: lines of parallel stand-ins never mix
@@ -178,8 +190,10 @@ class StandIn:
             os.close(fd)
 
     def _stop_agent(self) -> None:
-        parent = self.agent_pid or os.getppid()
-        group = self.agent_pgid or (os.getpgrp() if hasattr(os, "getpgrp") else None)
+        """This stand-in is the agent's child (no mock host): its group goes, or its parent
+        when that group is the harness's own (a ``py:`` agent's child)."""
+        parent = os.getppid()
+        group = os.getpgrp() if hasattr(os, "getpgrp") else None
         try:
             if group is not None and group != self.harness_pgid and group > 1:
                 os.killpg(group, signal.SIGKILL)  # the agent's own group: we go with it

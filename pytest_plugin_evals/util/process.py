@@ -299,11 +299,12 @@ Service = subprocess.Popen
 
 def start_service(argv: list[str]) -> subprocess.Popen[bytes]:
     """Start a helper process that serves this one (the mock host): in a session of its own,
-    stdin a pipe (it ends when this process closes it, or dies), output discarded."""
+    its stdin and stdout pipes only this process holds (its control channel: it ends when this
+    process closes its stdin, or dies), stderr discarded."""
     return subprocess.Popen(
         argv,
         stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )

@@ -281,6 +281,34 @@ def test_mocks_off_starts_the_real_servers(
     assert MARKER in run["filesCreated"]
 
 
+def test_an_expect_violation_aborts_the_run(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_opencode: Run
+) -> None:
+    """The stand-in kills the run's processes (those carrying its token): opencode stops at
+    the call, the run is ungraded."""
+    make_tracker(pytester)
+    scripted_model.add(
+        Rule(when_tool_result="", reply=text("Filed it anyway.")),
+        Rule(
+            when_prompt="File a bug",
+            reply=tool_use("tracker_create_issue", {"title": "Crash", "priority": "urgent"}),
+        ),
+    )
+    result, doc = run_opencode("-n0", "--eval-ablation", "none")
+    (run,) = doc["cases"][0]["arms"]["with"]
+    assert run["aborted"] == {
+        "server": "tracker",
+        "tool": "create_issue",
+        "reason": 'the model\'s call violates expect: priority = "urgent" is not one of '
+        "[low, medium, high]",
+    }
+    assert run["score"] == 0 and run["graders"] == [] and run["error"] is None
+    # Stopped at the call: the model never saw an answer to it.
+    assert all(r["tool_result"] is None for r in scripted_model.message_requests)
+    result.stdout.fnmatch_lines(["*aborted by mock tracker/create_issue*"])
+    result.assert_outcomes(failed=1)
+
+
 def test_the_plugin_agent_is_a_subagent_within_the_run(
     pytester: pytest.Pytester, scripted_model: ScriptedModel, run_opencode: Run
 ) -> None:

@@ -81,16 +81,20 @@ def run_claude(
         *setup.claude_args(),
         "--allowed-tools=" + ",".join(setup.allowed_tools),
     )
-    done = subprocess.run(
-        argv,
-        input="Please find the release notes.",
-        capture_output=True,
-        text=True,
-        env={"PATH": os.environ.get("PATH", ""), "HOME": str(home), **model.env()},
-        cwd=home / "cwd",
-        start_new_session=True,
-        timeout=120,
-    )
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), **model.env()}
+    try:
+        done = subprocess.run(
+            argv,
+            input="Please find the release notes.",
+            capture_output=True,
+            text=True,
+            env={**env, **setup.environment()},  # the run's token, as the runner sets it
+            cwd=home / "cwd",
+            start_new_session=True,
+            timeout=120,
+        )
+    finally:
+        setup.close()
     events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     return done.returncode, events, setup
 

@@ -11,7 +11,6 @@ import pytest
 from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
 from tests.e2e.tracker_kit import CREATE, CREATE_MD
 
-
 #: What the plugin's real servers leave in the run's working folder when they start: a
 #: created file of the run (a confined run writes nowhere else).
 MARKER = "real-server-started"

@@ -147,18 +147,23 @@ def run_claude(
         *setup.claude_args(),
         "--allowed-tools=" + ",".join(("Read", *setup.allowed_tools)),
     )
+    # The run's token, as the runner sets it: an abort kills the processes carrying it.
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), **model.env()}
+    env.update(setup.environment())
     start = time.monotonic()
-    done = subprocess.run(
-        argv,
-        input="Please file an issue about the crash.",
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=home / "cwd",
-        start_new_session=True,  # as the harness runs agents: a stand-in may kill this group
-        timeout=120,
-    )
+    try:
+        done = subprocess.run(
+            argv,
+            input="Please file an issue about the crash.",
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=home / "cwd",
+            start_new_session=True,  # as the harness runs agents: a stand-in may kill this group
+            timeout=120,
+        )
+    finally:
+        setup.close()
     seconds = time.monotonic() - start
     events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     return Run(done.returncode, seconds, events, setup)

@@ -210,9 +210,7 @@ def test_allowed_real_servers_start_beside_the_stand_ins(
             reply=tool_use("tracker-create_issue", {"title": "Crash on start", "priority": "low"}),
         ),
     )
-    result, doc = run_copilot(
-        "--eval-ablation", "none", "--eval-allow-real-servers", *starts.allow
-    )
+    result, doc = run_copilot("--eval-ablation", "none", "--eval-allow-real-servers", *starts.allow)
     (run,) = doc["cases"][0]["arms"]["with"]
     assert [c["tool"] for c in run["mockCalls"]] == [CREATE]
     # The stand-in replaced its namesake; the plugin's servers without mocks started.

@@ -162,3 +162,31 @@ def test_a_real_server_offers_only_the_tools_listed_and_granted(
     assert "mcp_people_delete_person" not in first["tools"]  # not listed: not offered
     # people started, confined (its marker is in the run's folder); wiki too (real allowed).
     assert markers(run) == {"real-people-started", "real-wiki-started"}
+
+
+def test_an_expect_violation_aborts_the_run(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_gemini: Run
+) -> None:
+    """The stand-in kills the run's processes (those carrying its token): Gemini CLI stops at
+    the call, the run is ungraded."""
+    make_tracker(pytester)
+    scripted_model.add(
+        Rule(when_tool_result="", reply=text("Filed it anyway.")),
+        Rule(
+            when_tool_offered="mcp_tracker_create_issue",
+            reply=tool_use("mcp_tracker_create_issue", {"title": "Crash", "priority": "urgent"}),
+        ),
+    )
+    result, doc = run_gemini("--eval-ablation", "none")
+    (run,) = doc["cases"][0]["arms"]["with"]
+    assert run["aborted"] == {
+        "server": "tracker",
+        "tool": "create_issue",
+        "reason": 'the model\'s call violates expect: priority = "urgent" is not one of '
+        "[low, medium, high]",
+    }
+    assert run["score"] == 0 and run["graders"] == [] and run["error"] is None
+    # Stopped at the call: the model never saw an answer to it.
+    assert not [r for r in scripted_model.gemini_requests if r["tool_result"]]
+    result.stdout.fnmatch_lines(["*aborted by mock tracker/create_issue*"])
+    result.assert_outcomes(failed=1)

@@ -152,9 +152,7 @@ def test_an_unconfined_shell_runs_on_purpose_and_the_summary_says_so(
         )
         result.assert_outcomes(passed=2)
         assert outside.exists()  # unconfined: it could write anywhere you can
-        result.stdout.fnmatch_lines(
-            ["2 run(s) ran unconfined, on purpose (--eval-unconfined)*"]
-        )
+        result.stdout.fnmatch_lines(["2 run(s) ran unconfined, on purpose (--eval-unconfined)*"])
         (build,) = [c for c in doc["cases"] if c["name"] == "build"]
         assert build["arms"]["with"][0]["unconfined"] is True
     finally:

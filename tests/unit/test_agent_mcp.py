@@ -18,6 +18,7 @@ from pytest_plugin_evals.mocks import prepare_mocks
 from pytest_plugin_evals.model import Arm, Case
 from pytest_plugin_evals.sandbox import Sandbox
 from tests.helpers import write_tree
+from tests.unit.test_mocks_server import talk_over_stdio
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX stand-ins")
 
@@ -70,7 +71,8 @@ def names(plan: McpPlan) -> dict[str, bool]:
 def test_with_arm_strict_gets_the_stand_ins_and_withholds_the_real_servers(
     tmp_path: Path,
 ) -> None:
-    plan = plan_for(request_for(tmp_path, make_plugin(tmp_path), "with"))
+    request = request_for(tmp_path, make_plugin(tmp_path), "with")
+    plan = plan_for(request)
     # The shadow takes the plugin server's own name; people has no mock and is withheld.
     assert names(plan) == {"tracker": True, "kb": True}
     assert set(plan.suppressed) == {"tracker", "people"}
@@ -80,10 +82,15 @@ def test_with_arm_strict_gets_the_stand_ins_and_withholds_the_real_servers(
     tracker = next(s for s in plan.servers if s.name == "tracker")
     assert tracker.command == sys.executable  # the stub, run by the harness's Python
     assert tracker.granted_tools(["Bash"], []) == ("*",)  # a stand-in's tools are all allowed
-    # A confined CLI must be shown the Python, the stub and the mock host's socket folder.
+    # A confined CLI must be shown the Python, the stub and the run's own socket, and not the
+    # mock host's folder around it (other runs' sockets).
     assert Path(sys.prefix) in plan.readable
     assert any(p.name == "stub.py" for p in plan.readable)
-    assert plan.writable and all(p.is_dir() for p in plan.writable)
+    socket = request.mocks.socket if request.mocks is not None else None
+    assert socket is not None and socket.is_socket() and len(str(socket)) < 100
+    assert plan.writable == (socket,) and plan.hidden == (socket.parent,)
+    other = plan_for(request_for(tmp_path / "other", make_plugin(tmp_path / "other"), "with"))
+    assert other.writable != plan.writable and other.hidden == plan.hidden  # a socket per run
 
 
 def test_without_arm_gets_only_the_standalone_stand_in(tmp_path: Path) -> None:
@@ -116,7 +123,7 @@ def test_mocks_off_gives_the_plugins_own_servers_with_its_root(tmp_path: Path) -
     tracker = next(s for s in plan.servers if s.name == "tracker")
     assert tracker.command == f"{plugin}/bin/serve"
     assert tracker.args == ["--root", str(plugin)]
-    assert plan.readable == () and plan.writable == ()
+    assert plan.readable == () and plan.writable == () and plan.hidden == ()
     assert plan_for(request_for(tmp_path, plugin, "without", mode="off")).servers == ()
 
 
@@ -149,25 +156,64 @@ def test_substitute_root_replaces_both_spellings_all_the_way_down() -> None:
     assert plugin_prefix("tracker-kit", "tracker") == "mcp__plugin_tracker-kit_tracker__"
 
 
+def confined(request: RunRequest, argv: list[str], *, with_mcp: bool = True) -> confine.Confined:
+    """``argv`` ready to run in ``request``'s sandbox, shown what the run's MCP plan needs
+    (``with_mcp``) or not."""
+    from pytest_plugin_evals.agents.cli import confinement_for, reach_of
+
+    env = {"PATH": "/usr/bin:/bin"}
+    plan = plan_for(request) if with_mcp else None
+    reach = reach_of(request, sys.executable, env=env, mcp=plan)
+    return confine.prepare(confinement_for(request, reach), argv, env)
+
+
+def run_confined(
+    request: RunRequest, argv: list[str], **kw: bool
+) -> subprocess.CompletedProcess[str]:
+    ready = confined(request, argv, **kw)
+    try:
+        return subprocess.run(
+            ready.argv, env=ready.env, capture_output=True, text=True, timeout=60, check=False
+        )
+    finally:
+        ready.close()
+
+
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 def test_a_confined_cli_can_start_the_stand_ins_python_kept_in_the_hidden_home(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     """pyenv, uv and conda keep Python in the operator's home, which a confined CLI does not
     see: what the plan opens must be enough for the stand-ins' launcher to run."""
     request = request_for(tmp_path, make_plugin(tmp_path), "with")
-    plan = plan_for(request)
-    server = next(s for s in plan.servers if s.stand_in)
-    # The home is hidden: make it the folder that holds this Python's installation.
-    monkeypatch.setenv("HOME", str(Path(sys.base_prefix).parent))
-    confinement = confine.for_run(
-        request, sys.executable, also_readable=plan.readable, also_writable=plan.writable
-    )
+    server = next(s for s in plan_for(request).servers if s.stand_in)
     probe = [server.command or "", "-I", "-S", "-c", "import json, socket; print('started')"]
-    done = subprocess.run(
-        confine.confined_argv(probe, confinement),
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+    done = run_confined(request, probe)
     assert (done.returncode, done.stdout.strip()) == (0, "started"), done.stderr
-    hidden = confine.confined_argv(probe, confine.for_run(request, sys.executable))
-    assert subprocess.run(hidden, capture_output=True, timeout=60, check=False).returncode != 0
+    if not Path(sys.base_prefix).is_relative_to("/usr"):  # a Python outside the system's
+        assert run_confined(request, probe, with_mcp=False).returncode != 0
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+def test_a_confined_cli_reaches_its_own_runs_socket_and_no_other(tmp_path: Path) -> None:
+    """bubblewrap shows the run's socket, bound as it is: the stand-in starts through it;
+    the mock host's folder and another run's socket are not there."""
+    request = request_for(tmp_path, make_plugin(tmp_path), "without")
+    other = request_for(tmp_path / "other", make_plugin(tmp_path / "other"), "without")
+    assert request.mocks is not None and other.mocks is not None
+    mine, theirs = request.mocks.socket, other.mocks.socket
+    assert mine is not None and theirs is not None and mine.parent == theirs.parent
+    look = "import os, sys; print(sorted(os.listdir(sys.argv[1])), os.path.exists(sys.argv[2]))"
+    probe = [sys.executable, "-I", "-S", "-c", look, str(mine.parent), str(theirs)]
+    done = run_confined(request, probe)
+    assert done.stdout.split() == [f"['{mine.name}']", "False"], done.stderr
+    (server,) = plan_for(request).servers
+    ready = confined(request, [server.command or "", *server.args])
+    try:
+        started = talk_over_stdio(ready.argv, env=ready.env)
+    finally:
+        ready.close()
+    assert started == (["search"], "found")
+    request.mocks.close()
+    other.mocks.close()
+    assert not mine.exists() and not theirs.exists()

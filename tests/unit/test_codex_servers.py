@@ -1,6 +1,6 @@
 """A run's MCP servers as Codex's ``mcp_servers`` override: stand-ins approved, real servers
 limited to the tools listed and granted, the plugin's own servers turned off by name, names
-Codex cannot take renamed and mapped back; and the process group a stand-in's abort kills."""
+Codex cannot take renamed and mapped back."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from pytest_plugin_evals.agents.codex.servers import (
     toml_value,
 )
 from pytest_plugin_evals.agents.mcp import McpPlan, McpServer, plugin_prefix
-from pytest_plugin_evals.mocks.host import agent_group
 
 TRACKER = plugin_prefix("tracker-kit", "tracker")
 PEOPLE = plugin_prefix("tracker-kit", "people")
@@ -115,18 +114,6 @@ def test_no_server_no_override_and_toml_escapes() -> None:
     )
     parsed = tomllib.loads("v = " + toml_value({"a b": ['q"uote', "back\\slash"], "n": 3}))
     assert parsed["v"] == {"a b": ['q"uote', "back\\slash"], "n": 3}
-
-
-def test_an_abort_kills_the_agents_group_when_the_agent_gave_the_stub_its_own() -> None:
-    # Codex starts each MCP server as the leader of a process group of its own.
-    codex = {"pgid": 700, "pid": 700, "ppid": 650, "parentPgid": 600}
-    assert agent_group(codex, harness_pgid=100) == 600
-    # Claude Code's servers share its group: that group, as before.
-    assert agent_group({"pgid": 600, "pid": 700, "parentPgid": 600}, harness_pgid=100) == 600
-    # A py: agent's stand-in (its parent is the harness): never the harness's group.
-    assert agent_group({"pgid": 700, "pid": 700, "parentPgid": 100}, harness_pgid=100) == 700
-    # An older stub without parentPgid.
-    assert agent_group({"pgid": 700, "pid": 700}, harness_pgid=100) == 700
 
 
 def test_failed_servers_tells_the_plugins_own_from_a_stand_in() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -245,12 +246,13 @@ def test_the_sdk_server_lists_and_calls(plugin: Path, tmp_path: Path) -> None:
     ]
 
 
-def talk_over_stdio(argv: list[str]) -> tuple[list[str], str]:
-    """Start ``argv`` as an MCP stdio server with the SDK's client; list tools and call one."""
+def talk_over_stdio(argv: list[str], env: dict[str, str] | None = None) -> tuple[list[str], str]:
+    """Start ``argv`` as an MCP stdio server with the SDK's client (in ``env``, when given);
+    list tools and call one."""
     from mcp import Client, StdioServerParameters
 
     async def talk() -> tuple[list[str], str]:
-        params = StdioServerParameters(command=argv[0], args=argv[1:])
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=env)
         async with Client(params) as client:
             tools = await client.list_tools()
             result = await client.call_tool("search", {"q": "release"})
@@ -281,14 +283,20 @@ def test_stand_in_processes_speak_mcp(plugin: Path, tmp_path: Path, shared_host:
     assert [c.output for c in collect_calls(setup).calls or []] == ["Found release"]
 
 
-def test_the_stub_falls_back_to_a_direct_stand_in(plugin: Path, tmp_path: Path) -> None:
+def test_the_stub_says_so_when_the_host_is_not_there(plugin: Path, tmp_path: Path) -> None:
+    """No spec path, no fallback: a stub that cannot reach its run's socket fails to start,
+    with one line on its stderr (the agent's MCP log)."""
     setup = prepare_mocks(
         make_case(plugin), plugin, False, tmp_path / "run", kill_agent=False, shared_host=True
     )
     entry = json.loads(written(setup.mcp_config))["mcpServers"]["kb"]
-    args = list(entry["args"])
-    args[3] = str(tmp_path / "no-host.sock")  # no host listens here
-    assert talk_over_stdio([entry["command"], *args]) == (["search"], "Found release")
+    assert entry["args"][3:] == [str(setup.socket), "kb"]  # the run's socket, the server: no spec
+    setup.close()
+    done = subprocess.run(
+        [entry["command"], *entry["args"]], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith("mock stand-in kb: the mock host is not reachable: ")
 
 
 def test_one_host_per_process() -> None:
@@ -297,5 +305,5 @@ def test_one_host_per_process() -> None:
     if not supported():
         pytest.skip("no fork or Unix sockets here: stand-ins start directly")
     first = ensure_host()
-    assert first is not None and first.exists()
-    assert ensure_host() == first
+    assert first.running() and first.folder.is_dir()
+    assert ensure_host() is first

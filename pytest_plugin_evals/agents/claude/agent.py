@@ -209,6 +209,8 @@ class ClaudeAgent:
                 problem = UNAVAILABLE.format(tools=", ".join(shells), why=why)
                 return Transcript(error=problem, infra_error="sandbox", cwd=box.cwd)
             hidden = [Path.home(), Path.cwd(), case.suite_root, case.dir]
+            if request.mocks is not None and request.mocks.socket is not None:
+                hidden.append(request.mocks.socket.parent)  # the mock host's: runs' sockets
             if request.plugin_dir or is_plugin(plugin_tree):
                 hidden.append(plugin_tree)
             skills = [request.plugin_dir.resolve() / "skills"] if request.plugin_dir else []
