@@ -213,9 +213,11 @@ def execute_run(
     mock_outcome = attach(mocks, transcript) if mocks is not None else None
     if mock_outcome is not None and mock_outcome.aborted is not None:
         transcript.aborted = mock_outcome.aborted
-    # From here on nothing sees the credentials the agent was given, graders and judges
+    # From here on nothing sees the credentials the agent was given — nor any other of the
+    # operator's: an agent may have learnt one some other way — graders and judges
     # included, and nothing the session writes holds them.
-    redactor = Redactor(secrets_in(env))
+    operator = os.environ if environ is None else environ
+    redactor = Redactor({**secrets_in(operator), **secrets_in(env)})
     transcript = _refuse_invalid_cost(redactor.scrub(transcript))
     duration = transcript.duration_seconds or (time.monotonic() - start)
     grades = _Grades(infra_error=transcript.infra_error, error=transcript.error)

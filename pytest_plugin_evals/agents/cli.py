@@ -181,6 +181,9 @@ def run_confined(
         return replace(result, notes=(*result.notes, note)), None
     if why is not None:
         return _not_started(out_dir), why
+    cannot = _not_a_program(argv[0])
+    if cannot is not None:
+        return replace(_not_started(out_dir), start_error=cannot), None
     try:
         confined = confine.prepare(confinement_for(request, reach), argv, env)
     except OSError as exc:
@@ -207,7 +210,35 @@ def run_confined(
         result,
         bound=result.bound or went_over,
         notes=(*result.notes, *notes),
+        start_error=result.start_error or _not_executed(result, argv[0]),
     ), None
+
+
+def _not_a_program(program: str) -> str | None:
+    """A file that is no program the kernel runs (neither a binary nor a ``#!`` script): one
+    line, as starting it outside the sandbox would say (inside, a shell would try to run it)."""
+    if not os.path.isabs(program) or not os.path.isfile(program):
+        return None
+    try:
+        with open(program, "rb") as fh:
+            head = fh.read(4)
+    except OSError as exc:
+        return f"could not start {program!r}: {exc.strerror}"
+    if head.startswith((b"\x7fELF", b"#!")):
+        return None
+    return f"could not start {program!r}: Exec format error"
+
+
+def _not_executed(result: ProcessResult, program: str) -> str | None:
+    """The program could not be started inside the sandbox (the launcher said so): one line,
+    as when it cannot be started outside."""
+    if result.returncode not in (126, 127):
+        return None
+    first = result.stderr_tail(4000).splitlines()[:1]
+    if not first or not first[0].startswith("prlimit: failed to execute"):
+        return None
+    reason = first[0].rpartition(": ")[2].strip() or "it did not start"
+    return f"could not start {program!r}: {reason}"
 
 
 def keep_command(path: Path, argv: Sequence[str], env: Mapping[str, str]) -> None:

@@ -1,9 +1,11 @@
 """Which of the operator's environment variables an agent (or a judge) may see, and the
 variables that point a process's home, temp and config folders into an isolated root.
 
-Every agent gets the basics (:data:`BASE_NAMES`, the ``LC_*`` locale) and what it names
-itself — its own endpoint and credential variables (:class:`Passed`), never another agent's —
-plus the variables a case requires and those the operator passes on purpose.
+Every agent gets the basics (:data:`BASE_NAMES`, the ``LC_*`` locale), the operator's
+``EVAL_*`` settings (not one named like a secret: ``EVAL_TRACKER_TOKEN`` reaches only a case
+that requires it) and what it names itself — its own endpoint and credential variables
+(:class:`Passed`), never another agent's — plus the variables a case requires and those the
+operator passes on purpose.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from pytest_plugin_evals.util.redact import SECRET_NAME
 
 #: Variables every agent gets, by exact name: basics, locale, certificates, proxies.
 BASE_NAMES = frozenset(
@@ -100,6 +104,7 @@ def allowed_environment(
             or key in passed.names
             or key in extra_names
             or key.startswith(prefixes)
+            or (key.startswith("EVAL_") and SECRET_NAME.search(key) is None)
         ):
             allowed[key] = value
     return allowed

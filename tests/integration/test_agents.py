@@ -7,6 +7,7 @@ import os
 import shlex
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ ENV_AGENT = """\
 import json, os, sys
 prompt = sys.stdin.read()
 seen = {k: v for k, v in os.environ.items() if k.startswith("EVAL_")}
-for name in ("HOME", "TMPDIR", "MY_SECRET_TOKEN"):
+for name in ("HOME", "TMPDIR", "MY_SECRET_TOKEN", "ANTHROPIC_API_KEY"):
     seen[name] = os.environ.get(name)
 seen["cwd"] = os.getcwd()
 seen["prompt"] = prompt
@@ -49,7 +50,7 @@ READ_GRADER = "---\ntype: tool_used\ntool: Read\ninput_match: 'a\\.txt'\n---\n"
 #: Prints a partial answer naming a child process, then sleeps past its timeout.
 SLOW_AGENT = """\
 import subprocess, sys, time
-child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", sys.argv[1]])
 sys.stdout.write(f"partial 1.4.1 child={child.pid}\\n")
 sys.stdout.flush()
 time.sleep(30)
@@ -85,10 +86,14 @@ def test_cmd_protocol_environment(
     case(pytester, "env-probe", ENV_PROMPT, read=READ_GRADER)
     monkeypatch.setenv("MY_SECRET_TOKEN", "s3cret")
     monkeypatch.setenv("EVAL_OPERATOR_FLAG", "on")
+    monkeypatch.setenv("EVAL_TRACKER_TOKEN", "tracker-token-0123456789")
+    monkeypatch.setenv("EVAL_GIVEN_TOKEN", "given-token-0123456789")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-claude-only-0123456789")
     agent = python_agent(pytester, "env_agent.py", ENV_AGENT)
     result = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", agent, "--eval-json", "o.json"
-    )
+        "evals", *plugin_args, "--eval-agent", agent, "--eval-json", "o.json",
+        "--eval-env-pass", "EVAL_GIVEN_TOKEN",
+    )  # fmt: skip
     result.assert_outcomes(passed=2)
     doc = read_doc("o.json")
     for arm in ("with", "without"):
@@ -102,14 +107,17 @@ def test_cmd_protocol_environment(
         assert seen["EVAL_ALLOWED_TOOLS"] == "Read,Grep"
         assert seen["EVAL_MODEL"] == "test-model"
         assert seen["EVAL_X"] == "y"  # the case's env
-        assert seen["EVAL_OPERATOR_FLAG"] == "on"  # the operator's EVAL_* variables pass
-        assert seen["MY_SECRET_TOKEN"] is None  # anything else does not
-        # HOME, TMPDIR, the cwd and the trace file are the run's own folders.
+        assert seen["EVAL_OPERATOR_FLAG"] == "on"  # the operator's EVAL_* settings pass
+        assert "EVAL_TRACKER_TOKEN" not in seen  # a secret one only to a case requiring it
+        assert seen["EVAL_GIVEN_TOKEN"] == "[redacted EVAL_GIVEN_TOKEN]"  # or passed on purpose
+        assert seen["MY_SECRET_TOKEN"] is None  # nor anything else
+        assert seen["ANTHROPIC_API_KEY"] is None  # another agent's key
+        # HOME, the cwd and the trace file are the run's own folders; TMPDIR is in its /tmp.
         root = Path(seen["HOME"]).parent
         assert Path(seen["HOME"]) == root / "home"
-        assert Path(seen["TMPDIR"]) == root / "tmp"
+        assert seen["TMPDIR"] == "/tmp/run"
         assert Path(seen["cwd"]) == root / "home" / "cwd"
-        assert Path(seen["EVAL_TRACE_FILE"]) == root / "out" / "trace.jsonl"
+        assert Path(seen["EVAL_TRACE_FILE"]) == root / "outbox" / "trace.jsonl"
         assert Path(seen["HOME"]) != Path.home()
         assert not (pytester.path / "evals").is_relative_to(root)
         # The trace's lines became a tool call and usage (a line that is not JSON is skipped).
@@ -178,6 +186,19 @@ def test_nonzero_exit_is_a_run_error_graded_on_its_output(
     assert "Traceback" not in result.stdout.str()
 
 
+def _running_with(marker: str) -> list[int]:
+    """The live processes (zombies aside) whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and not _gone(int(entry.name)):
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
 def _gone(pid: int) -> bool:
     """Whether ``pid`` no longer runs (gone, or a zombie nobody reaped yet)."""
     try:
@@ -201,7 +222,9 @@ def test_timeout_kills_the_process_group(
         "---\nruns: 1\ntimeout_seconds: 3\n---\nTake your time\n",
         answer="---\ntype: regex\npattern: 1\\.4\\.1\n---\n",
     )
-    agent = python_agent(pytester, "slow_agent.py", SLOW_AGENT)
+    # The child's command line says which test started it (its PID is the sandbox's own).
+    marker = f"timeout-child-{uuid.uuid4().hex}"
+    agent = python_agent(pytester, "slow_agent.py", SLOW_AGENT) + f" {marker}"
     result = pytester.runpytest(
         "evals", *plugin_args, "--eval-agent", agent, "--eval-json", "o.json"
     )
@@ -212,11 +235,11 @@ def test_timeout_kills_the_process_group(
     assert run["durationSeconds"] < 15  # not the 30 s the agent asked for
     assert run["graders"][0]["passed"] is True  # graded on the partial stdout
     assert "finished" not in run["answer"]
-    child = int(run["answer"].rsplit("child=", 1)[1].split()[0])
+    assert "child=" in run["answer"]  # it started its child
     deadline = time.monotonic() + 2
-    while not _gone(child) and time.monotonic() < deadline:
+    while _running_with(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert _gone(child), "the agent's child process outlived the timeout"
+    assert not _running_with(marker), "the agent's child process outlived the timeout"
     result.stdout.re_match_lines(
         [r"slow\s+1\.00 \[0\.21, 1\.00\]\s+100%\s+1\s+\$0\.00\s+timed out after 3s"]
     )

@@ -65,7 +65,8 @@ def test_ctrl_c_stops_grading(pytester: pytest.Pytester, scripted_agent: Any) ->
     agent = agent.replace("cmd:", f"cmd:sh -c 'touch {done}; exec \"$@\"' agent ", 1)
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "evals/hang", "-p", "no:cacheprovider", "-n0",
-         "--eval-agent", agent, "--eval-grader-timeout", "120"],
+         "--eval-agent", agent, "--eval-grader-timeout", "120",
+         "--eval-unconfined"],  # the agent says so outside its run
         cwd=pytester.path,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

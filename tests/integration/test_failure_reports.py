@@ -296,8 +296,16 @@ def test_setup_and_collect_modes_never_start_an_agent(
     script = pytester.path / "mark_agent.py"
     script.write_text(MARK_AGENT, encoding="utf-8")
     agent = "cmd:" + shlex.join([sys.executable, str(script), str(marks)])
-    # Runs made ahead would start the next item's run during this one's setup.
-    options = [*plugin_args, "--eval-agent", agent, "--eval-run-ahead", "always"]
+    # Runs made ahead would start the next item's run during this one's setup. The agent
+    # leaves its marks outside its run: unconfined, on purpose.
+    options = [
+        *plugin_args,
+        "--eval-agent",
+        agent,
+        "--eval-run-ahead",
+        "always",
+        "--eval-unconfined",
+    ]
     result = pytester.runpytest("evals", mode, *options)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert sorted(p.name for p in marks.iterdir()) == []

@@ -215,6 +215,8 @@ def test_credentials_an_agent_prints_are_written_nowhere(
         "evals", *plugin_args, "--eval-agent", agent, "--eval-json", "out.json",
         "--junitxml", "junit.xml", "--eval-output-dir", "kept", "-rA",
         "--html", "pytest-html.html", "--self-contained-html",
+        # A cmd: agent gets no credential it does not ask for: this one is given the key.
+        "--eval-env-pass", "ANTHROPIC_API_KEY",
     )  # fmt: skip
     result.assert_outcomes(passed=1, failed=1)
     assert SECRET not in result.stdout.str()

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -19,55 +20,67 @@ from tests.helpers import write_tree
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux: real signals, /proc")
 
 #: An agent that answers "done", except for a prompt with "slow": that one starts a grandchild
-#: in a session of its own (it outlives a process-group kill), writes both pids, and waits.
+#: in a session of its own (it outlives a process-group kill) and waits. Both carry the
+#: test's marker (the agent's argument) on their command lines: a run's PIDs are its
+#: sandbox's own, so the test finds them by it.
 AGENT = """\
-import os, pathlib, subprocess, sys, time
+import subprocess, sys, time
 prompt = sys.stdin.read()
-marks = pathlib.Path(os.environ["EVAL_MARKS"])
+marker = sys.argv[1]
 name = prompt.split()[-1].strip(".")
 if "slow" in prompt:
-    child = subprocess.Popen(["sleep", "300"], start_new_session=True)
-    (marks / f"{name}.grandchild").write_text(str(child.pid))
-    (marks / f"{name}.agent").write_text(str(os.getpid()))
+    code = "import time; time.sleep(300)"
+    subprocess.Popen([sys.executable, "-c", code, f"{marker}-{name}-grandchild"],
+                     start_new_session=True)
+    print("grandchild started", flush=True)
     time.sleep(300)
 print("done")
 """
 
 
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a zombie waiting for its parent is not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+def running(marker: str) -> list[int]:
+    """The live processes (zombies aside) whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            if stat.rsplit(")", 1)[1].split()[0] == "Z":
+                continue
+            if marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            pass
+    return found
 
 
-def gone(pid: int, seconds: float = 10) -> bool:
-    """Whether ``pid`` is gone, or goes within ``seconds`` (a SIGKILL takes a moment)."""
+def none_left(marker: str, seconds: float = 10) -> bool:
+    """Whether no process holds ``marker``, or none does within ``seconds``."""
     deadline = time.monotonic() + seconds
-    while alive(pid):
+    while running(marker):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.05)
     return True
 
 
-def suite(root: Path, names: list[str]) -> str:
+def appears(marker: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not running(marker):
+        assert time.monotonic() < deadline, f"{marker} never started"
+        time.sleep(0.05)
+
+
+def suite(root: Path, names: list[str]) -> tuple[str, str]:
+    """The cases ``names`` and the agent; returns the agent's spec and its marker."""
     files = {}
     for name in names:
         files[f"evals/{name}/prompt.md"] = f"---\nruns: 1\n---\nRun {name}.\n"
         files[f"evals/{name}/graders/done.md"] = "---\ntype: regex\npattern: done\n---\n"
     write_tree(root, {**files, "agent.py": AGENT})
-    (root / "marks").mkdir()
-    return f"cmd:{sys.executable} {root / 'agent.py'}"
-
-
-def wait_for(path: Path, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path.name} never appeared"
-        time.sleep(0.05)
+    marker = f"evals-probe-{uuid.uuid4().hex}"
+    return f"cmd:{sys.executable} {root / 'agent.py'} {marker}", marker
 
 
 @pytest.mark.parametrize("workers", ["-n0", "-n2"])
@@ -75,20 +88,18 @@ def wait_for(path: Path, seconds: float = 60) -> None:
 def test_an_interrupted_session_writes_a_partial_document_and_leaves_nothing_running(
     pytester: pytest.Pytester, workers: str, how: str
 ) -> None:
-    agent = suite(pytester.path, ["a-fast", "b-fast", "c-slow", "d-last"])
+    agent, marker = suite(pytester.path, ["a-fast", "b-fast", "c-slow", "d-last"])
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "evals", workers, "-p", "no:cacheprovider",
          f"--eval-agent={agent}", "--eval-json=out.json", "--eval-run-ahead=off"],
         cwd=pytester.path,
-        env={**os.environ, "EVAL_MARKS": str(pytester.path / "marks"),
-             "PYTHONPATH": os.pathsep.join(sys.path)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )  # fmt: skip
-    marks = pytester.path / "marks"
     try:
-        wait_for(marks / "c-slow.grandchild")
+        appears(f"{marker}-c-slow-grandchild")
         time.sleep(0.3)
         if how == "ctrl-c":
             os.killpg(proc.pid, signal.SIGINT)  # the terminal's whole foreground group
@@ -107,25 +118,23 @@ def test_an_interrupted_session_writes_a_partial_document_and_leaves_nothing_run
     assert "c-slow" in {n["case"] for n in doc["notStarted"]}
     assert "a-fast" in {c["name"] for c in doc["cases"]}  # the runs made so far are kept
     assert "the session was interrupted:" in text and "the result is partial" in text
-    for pid_file in ("c-slow.agent", "c-slow.grandchild"):
-        assert gone(int((marks / pid_file).read_text())), f"{pid_file} outlived the session"
+    assert none_left(marker), "the slow run's agent or grandchild outlived the session"
 
 
-def test_a_grandchild_does_not_outlive_its_run(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A run past its timeout is killed with everything it started, setsid or not."""
-    agent = suite(pytester.path, ["a-slow", "b-fast"])
-    monkeypatch.setenv("EVAL_MARKS", str(pytester.path / "marks"))
+@pytest.mark.parametrize("mode", [[], ["--eval-unconfined"]], ids=["confined", "unconfined"])
+def test_a_grandchild_does_not_outlive_its_run(pytester: pytest.Pytester, mode: list[str]) -> None:
+    """A run past its timeout is killed with everything it started, setsid or not: in its
+    sandbox (its PID namespace ends with it), and unconfined (by the run's token)."""
+    agent, marker = suite(pytester.path, ["a-slow", "b-fast"])
     prompt = pytester.path / "evals" / "a-slow" / "prompt.md"
     prompt.write_text("---\nruns: 1\ntimeout_seconds: 2\n---\nRun a-slow.\n", encoding="utf-8")
     result = pytester.runpytest(
         "evals", "-n0", "-p", "no:cacheprovider", f"--eval-agent={agent}",
-        "--eval-run-ahead=off",
+        "--eval-run-ahead=off", *mode,
     )  # fmt: skip
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*timed out after 2s*"])
-    assert gone(int((pytester.path / "marks" / "a-slow.grandchild").read_text()))
+    result.stdout.fnmatch_lines(["*timed out after 2s*", "*grandchild started*"])
+    assert none_left(marker), "the run's grandchild outlived it"
 
 
 @pytest.mark.parametrize("stop", [["-x"], ["--maxfail=2"]], ids=["x", "maxfail"])

@@ -49,6 +49,9 @@ def timed(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> tuple[s
     logs = pytester.path / "logs"
     logs.mkdir()
     monkeypatch.setenv("EVAL_LOG_DIR", str(logs))
+    # The agent logs its runs' times in a folder outside them: its runs are unconfined, on
+    # purpose (what is tested is when the session starts them).
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--eval-unconfined")
     agent = "cmd:" + shlex.join([sys.executable, str(pytester.path / "timed_agent.py")])
     return agent, logs
 
