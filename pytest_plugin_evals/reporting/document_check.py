@@ -34,7 +34,7 @@ def _found(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
-        return "a number"
+        return repr(value)[:30]
     if isinstance(value, str):
         return "a string"
     if isinstance(value, list):
@@ -83,6 +83,16 @@ def text(nullable: bool = True) -> Spec:
 
 def number(nullable: bool = True) -> Spec:
     return _Scalar("a number", (int, float), nullable)
+
+
+class _Fraction(_Scalar):
+    """A number from 0 to 1 (a score)."""
+
+    def __init__(self) -> None:
+        super().__init__("a number from 0 to 1", (int, float), True)
+
+    def accepts(self, value: Any) -> bool:
+        return super().accepts(value) and not isinstance(value, bool) and 0 <= value <= 1
 
 
 def flag(nullable: bool = True) -> Spec:
@@ -198,10 +208,12 @@ MOCKS = Obj(
     }
 )
 
+SCORE = _Fraction()
+
 RUN = Obj(
     {
         "nodeid": STR,
-        "score": NUM,
+        "score": SCORE,
         "passed": BOOL,
         "turns": NUM,
         "costUsd": NUM,

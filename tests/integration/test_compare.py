@@ -243,7 +243,7 @@ def test_last_without_an_earlier_session_is_said(
         ),
         (
             "typed.json",
-            "--eval-compare: {path}/typed.json: expected a list or null, found a number "
+            "--eval-compare: {path}/typed.json: expected a list or null, found 3 "
             "(at $.cases[0].tags)",
         ),
     ],

@@ -196,6 +196,10 @@ MALFORMED: dict[str, tuple[Callable[[str], str], str]] = {
         lambda text: text.replace('"answer": "ok"', '"answer": ["ok"]', 1),
         "expected a string or null, found a list (at $.cases[0].arms.with[0].answer)",
     ),
+    "score": (
+        lambda text: re.sub(r'"score": [0-9.]+', '"score": 1e300', text, count=1),
+        "expected a number from 0 to 1 or null, found 1e+300 (at $.cases[0].arms.with[0].score)",
+    ),
     "counts": (
         lambda text: text.replace('"errors": {}', '"errors": {"judge": "two"}', 1),
         "expected a number, found a string (at $.errors.judge)",
