@@ -74,7 +74,9 @@ class RegexBox:
         self.lock = threading.Lock()
 
     def _start(self) -> subprocess.Popen[bytes]:
-        if self.proc is None or self.proc.poll() is not None:
+        if self.proc is not None and self.proc.poll() is not None:
+            self.stop()  # it ended (with the thread that started it): its pipes are closed
+        if self.proc is None:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", __name__],
                 stdin=subprocess.PIPE,
