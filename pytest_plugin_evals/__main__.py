@@ -3,8 +3,9 @@
 Merges the results folders of a suite's shards (``pytest --eval-shard K/N``) into one: the
 document, the HTML report and the recorded runs, the terminal table, and the exit status of
 the gate: 0 met, 1 not met (or a case file that did not load, or a run that could not be
-made), 2 partial (a shard missing, a cost ceiling, an interruption), 4 bad arguments or shards
-that do not belong together (one line saying why).
+made), 2 partial (a shard missing, a cost ceiling, an interruption), 4 bad arguments, or a
+shard's folder that cannot be merged as written: shards that do not belong together, a
+document that is not one, a link among the recorded runs (one line saying why).
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
             "Merge the results folders of a suite's shards (pytest --eval-shard K/N) into one "
             "results folder: aggregate-result.json, report.html and the recorded runs (replay "
             "them with --eval-agent replay:OUT). Exit status: 0 the threshold is met, 1 it is "
-            "not, 2 the result is partial (a shard is missing), 4 bad arguments or shards "
-            "that do not belong together."
+            "not, 2 the result is partial (a shard is missing), 4 bad arguments, or shards "
+            "that cannot be merged as written (shards that do not belong together, a "
+            "malformed document, a link among the recorded runs)."
         ),
     )
     merge.add_argument("folders", nargs="+", metavar="DIR", help="a shard's results folder")
@@ -88,16 +90,17 @@ def _merge(folders: Sequence[str], output_dir: str, threshold: float | None) -> 
         shards = [read_shard(Path(folder)) for folder in folders]
         check(shards, threshold_given=threshold is not None)
         merged = merge(shards, threshold=threshold, runs_dir=out.resolve() / "runs")
-        out.mkdir(parents=True, exist_ok=True)
         written = write(merged, shards, out)
     except MergeError as exc:
-        print(f"error: {plain(str(exc))}", file=sys.stderr)
+        print(f"merge: {plain(str(exc))}", file=sys.stderr)
         return USAGE_ERROR
     except OSError as exc:
-        print(f"error: cannot write the merged results: {plain(str(exc))}", file=sys.stderr)
+        print(f"merge: cannot write the merged results: {plain(str(exc))}", file=sys.stderr)
         return USAGE_ERROR
-    for line in summary_lines(merged.result, report_paths=[str(p) for p in written]):
+    for line in summary_lines(merged.result, report_paths=[str(p) for p in written.paths]):
         print(line)
+    for note in written.notes:
+        print(f"merge: {plain(note)}")
     for line in gate_lines(merged):
         print(plain(line))
     return exit_status(merged.result)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -432,3 +432,24 @@ class RunResult:
 def cut_answer(text: str) -> tuple[str, bool]:
     """The answer as records keep it, and whether it was cut."""
     return text[:ANSWER_LIMIT], len(text) > ANSWER_LIMIT
+
+
+def within_session_caps(result: RunResult) -> RunResult:
+    """``result`` as a session keeps a run it made: the answer cut at :data:`ANSWER_LIMIT`
+    characters, the first :data:`TOOL_CALLS_KEPT` tool calls, each one's input cut at
+    :data:`TOOL_INPUT_LIMIT` (a run read from a document written elsewhere may hold more)."""
+    answer, cut = cut_answer(result.answer)
+    calls = tuple(
+        call
+        if len(call.input) <= TOOL_INPUT_LIMIT
+        else replace(call, input=call.input[: TOOL_INPUT_LIMIT - 1] + "…")
+        for call in result.tool_call_list[:TOOL_CALLS_KEPT]
+    )
+    if not cut and calls == result.tool_call_list:
+        return result
+    return replace(
+        result,
+        answer=answer,
+        answer_truncated=result.answer_truncated or cut,
+        tool_call_list=calls,
+    )

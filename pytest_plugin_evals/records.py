@@ -567,10 +567,15 @@ def _opt_int(value: Any) -> int | None:
 
 
 def opt_number(value: Any) -> float | None:
-    """``value`` as a float when it is a finite JSON number, else None."""
+    """``value`` as a float when it is a finite JSON number, else None (an integer too large
+    for a float too)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value) if math.isfinite(value) else None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def interval_from_json(value: Any) -> tuple[float, float] | None:
@@ -583,6 +588,5 @@ def interval_from_json(value: Any) -> tuple[float, float] | None:
 
 
 def _float(value: Any, default: float = 0.0) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return default
-    return float(value) if math.isfinite(value) else default
+    number = opt_number(value)
+    return default if number is None else number

@@ -229,7 +229,8 @@ def execute_run(
         grades = dataclasses.replace(grades, verdicts=redactor.scrub(grades.verdicts))
     trace_path = ""
     if options.runs_dir is not None:
-        mark_inert(options.runs_dir)
+        if not options.runs_dir.is_symlink():  # never written through a link
+            mark_inert(options.runs_dir)
         dest = run_folder(options.runs_dir, case, arm, run, agent_label)
         trace_path = record_run(
             dest, transcript, getattr(agent, "name", "agent"), redact=redactor.data

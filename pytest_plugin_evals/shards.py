@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -177,9 +178,21 @@ def plan_to_json(plan: ShardPlan) -> dict[str, Any]:
 
 
 def _int(value: Any, default: int = 0) -> int:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
         return int(value)
     return default
+
+
+def _seconds(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0.0
+    try:
+        seconds = float(value)
+    except OverflowError:
+        return 0.0
+    return seconds if math.isfinite(seconds) else 0.0
 
 
 def plan_from_json(doc: Any) -> ShardPlan | None:
@@ -224,12 +237,11 @@ def source_to_json(source: ShardSource) -> dict[str, Any]:
 def source_from_json(doc: Any) -> ShardSource | None:
     if not isinstance(doc, Mapping):
         return None
-    duration = doc.get("durationSeconds")
     return ShardSource(
         path=str(doc.get("path") or ""),
         index=_int(doc.get("index")),
         total=_int(doc.get("total")),
         started_at=str(doc.get("startedAt") or ""),
-        duration_seconds=float(duration) if isinstance(duration, (int, float)) else 0.0,
+        duration_seconds=_seconds(doc.get("durationSeconds")),
         cases=tuple(str(c) for c in doc.get("cases") or () if isinstance(c, str)),
     )

@@ -63,6 +63,23 @@ def program_paths(arg: str) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
+def interpreter_of(program: str) -> list[Path]:
+    """What a script's ``#!`` line names (``#!/opt/py/bin/python3``: that installation), so
+    that a confined run can start it; nothing for a binary, or for ``#!/usr/bin/env x`` (found
+    on PATH)."""
+    try:
+        with open(program, "rb") as fh:
+            head = fh.read(256)
+    except OSError:
+        return []
+    if not head.startswith(b"#!"):
+        return []
+    words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
+    if not words or not os.path.isabs(words[0]) or os.path.basename(words[0]) == "env":
+        return []
+    return program_paths(words[0])
+
+
 def reach_of(
     request: RunRequest,
     binary: str,
@@ -80,7 +97,7 @@ def reach_of(
     ``--eval-allow-network`` endpoints."""
     endpoints = endpoints_from(env, endpoint_variables or {})
     endpoints += [e for e in request.allow_network if e not in endpoints]
-    read = [confine.install_root(binary), *also_read]
+    read = [confine.install_root(binary), *interpreter_of(binary), *also_read]
     write: list[Path] = []
     if mcp is not None:
         read += mcp.readable

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..model import STOPPED, ToolCall, Transcript
-from ..util.capture import capture_file
+from ..util.capture import capture_stream
 from ..util.jsonlines import amount, count, load_event, number
 from ..util.process import format_timeout
 from .base import AgentError, Capabilities, RunRequest, infra_kind
@@ -152,7 +152,7 @@ def _keep_trace(written: Path, kept: Path, transcript: Transcript) -> None:
         if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
             transcript.notes.append("trace: not a file of its own (a link or a device), not read")
             return
-        note = capture_file(src, kept, json_lines=True)
+        note = capture_stream(src, kept, json_lines=True)
     if note is not None:
         transcript.notes.append(f"trace: {note}")
     transcript.trace_path = kept

@@ -2,18 +2,27 @@
 
 Every run's trace, created files and metadata are kept under ``<results>/runs/``; replaying
 them grades the same runs with the current graders — the way to iterate on graders for free.
+A results folder is read only as a session writes it: a recorded run that holds a symbolic
+link, a hard-linked file or anything but plain folders and regular files is refused (an
+infrastructure error of its run, one line naming it), and nothing is followed through a link.
 """
 
 from __future__ import annotations
 
-import json
-import shutil
+import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ..model import Transcript
-from ..recording import META, run_folder, transcript_from_meta
+from ..recording import (
+    META,
+    RecordedRunRefused,
+    read_recorded_run,
+    restore_recorded_run,
+    run_folder,
+    transcript_from_meta,
+)
 from .base import AgentError, Capabilities, RunRequest
 
 
@@ -42,30 +51,26 @@ class ReplayAgent:
             # A session of several agents: that agent's recorded run, else one recorded by a
             # session of one agent.
             labelled = run_folder(runs, request.case, request.arm, request.run, request.agent_label)
-            if (labelled / META).exists() or not (source / META).exists():
+            if os.path.lexists(labelled / META) or not os.path.lexists(source / META):
                 source = labelled
-        meta_path = source / META
-        if not meta_path.exists():
+        try:
+            recorded = read_recorded_run(self.folder, source)
+        except RecordedRunRefused as exc:
+            return Transcript(error=str(exc), infra_error="harness")
+        if recorded is None:
             return Transcript(
                 error=f"no recorded run for {request.case.name} [{request.arm}-{request.run}] "
                 f"in {self.folder}",
                 infra_error="harness",
             )
-        try:
-            meta: Any = json.loads(meta_path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            meta = f"{type(exc).__name__}: {exc}"
-        if not isinstance(meta, dict):
+        if isinstance(recorded.meta, str):
             return Transcript(
-                error=f"the recorded run {meta_path} cannot be read: "
-                + (meta if isinstance(meta, str) else "not a JSON object"),
+                error=f"the recorded run {source / META} cannot be read: {recorded.meta}",
                 infra_error="harness",
             )
         box = request.sandbox
-        files = source / "files"
-        if files.is_dir():
-            shutil.copytree(files, box.cwd, dirs_exist_ok=True)
-        trace = source / "trace.jsonl"
-        if trace.exists():
-            shutil.copyfile(trace, box.trace_file)
-        return transcript_from_meta(meta, box.cwd, box.trace_file if trace.exists() else None)
+        try:
+            traced = restore_recorded_run(recorded, box.cwd, box.trace_file)
+        except RecordedRunRefused as exc:
+            return Transcript(error=str(exc), infra_error="harness")
+        return transcript_from_meta(recorded.meta, box.cwd, box.trace_file if traced else None)

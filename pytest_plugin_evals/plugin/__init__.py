@@ -107,6 +107,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    recording = sys.modules.get("pytest_plugin_evals.recording")
+    if recording is not None and shared_key in config.stash:
+        # The results folder this process held for the session is free again.
+        recording.release_results_folders(config.stash[shared_key].name)
     session = config.stash.get(session_key, None)
     if session is None:
         return

@@ -12,7 +12,6 @@ At the end the session compares its result with the earlier one
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from dataclasses import replace
@@ -57,8 +56,9 @@ def newest_earlier(results_root: Path, own: Path) -> Path | None:
 
 def read_earlier(given: Path, where: str) -> tuple[Path, SessionResult]:
     """The result document ``given`` names (a results folder or its document), read; a
-    :class:`pytest.UsageError` of one line when it is missing or unreadable."""
-    from pytest_plugin_evals.reporting.document import DocumentError, load_document
+    :class:`pytest.UsageError` of one line when it is missing or unreadable, or holds what a
+    result document does not (the field's JSON path said)."""
+    from pytest_plugin_evals.reporting.document import DocumentError, read_document
 
     document = given / RESULT_FILE if given.is_dir() else given
     if not document.is_file():
@@ -71,16 +71,12 @@ def read_earlier(given: Path, where: str) -> tuple[Path, SessionResult]:
     except (OSError, UnicodeDecodeError) as exc:
         raise pytest.UsageError(f"{where}: cannot read {document}: {exc}") from None
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        raise pytest.UsageError(f"{where}: {document} is not JSON") from None
-    try:
-        return document, load_document(data)
+        return document, read_document(text)
     except DocumentError as exc:
-        raise pytest.UsageError(f"{where}: {document} is {exc}") from None
-    except (ValueError, TypeError, AttributeError, KeyError, RecursionError):
+        raise pytest.UsageError(f"{where}: {document}: {exc}") from None
+    except (ValueError, TypeError, AttributeError, KeyError, ArithmeticError, RecursionError):
         raise pytest.UsageError(
-            f"{where}: {document} is not a result document this version can read"
+            f"{where}: {document}: not a result document this version can read"
         ) from None
 
 

@@ -317,6 +317,9 @@ def eval_run(
         return
     if item.agent_label is not None:  # --eval-agents: the agent the item's label names
         eval_agent = _labelled_agent(config, item.agent_label)
+    refusal = _eval_run_maker.refusal(item)
+    if refusal is not None:  # the results folder is another session's: no run is made
+        pytest.fail(refusal, pytrace=False)
     ahead = config.stash.get(run_ahead_key, None)
     started = ahead.take(item) if ahead is not None else None
     nextitem = item.stash.get(next_item_key, None)

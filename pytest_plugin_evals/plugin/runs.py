@@ -74,6 +74,7 @@ class RunMaker:
         self.made = itertools.count(1)
         #: The session's one results folder, once chosen (see :meth:`results_for`).
         self.results: Path | None = None
+        self._refusal: str | None = None
         self.limits = rate_limits(config, settings)
         terminate_as_interrupt(config)  # this process makes runs: SIGTERM must not orphan them
         from pytest_plugin_evals.agents.confine.bounds import Bounds
@@ -87,23 +88,34 @@ class RunMaker:
     def results_for(self, item: EvalItem) -> Path:
         """The session's results folder, the same for every format and in every process: it
         is chosen from the suites of all selected items (each xdist worker selects the same),
-        and a runs folder another session left there is cleared first."""
+        held for the session, and a runs folder an earlier session left there is cleared
+        first (see :meth:`refusal` when another session is using it)."""
         if self.results is None:
             from pytest_plugin_evals.plugin.items import EvalItem
             from pytest_plugin_evals.plugin.settings import common_suite_root
-            from pytest_plugin_evals.recording import claim_runs_folder
+            from pytest_plugin_evals.recording import FolderBusy, claim_runs_folder
 
             roots = [i.case.suite_root for i in item.session.items if isinstance(i, EvalItem)]
             root = common_suite_root(roots) or item.case.suite_root
-            self.results = results_dir(self.settings, root, self.config.stash[stamp_key])
+            results = results_dir(self.settings, root, self.config.stash[stamp_key])
             folder = getattr(self.config.stash.get(agent_key, None), "folder", None)
             replayed = {Path(folder).resolve()} if folder is not None else set()
             for _, spec in self.settings.agents:  # --eval-agents: its replays, made or not
                 if spec.startswith("replay:"):
                     replayed.add(Path(spec.removeprefix("replay:")).expanduser().resolve())
-            if self.results.resolve() not in replayed:
-                claim_runs_folder(self.results / "runs", session_tag(self.config))
+            if results.resolve() not in replayed:
+                try:
+                    claim_runs_folder(results / "runs", session_tag(self.config))
+                except FolderBusy as exc:
+                    self._refusal = str(exc)
+            self.results = results
         return self.results
+
+    def refusal(self, item: EvalItem) -> str | None:
+        """Why no run of this session can be made here, if none can: its results folder is
+        another session's (one line, the same for every item)."""
+        self.results_for(item)
+        return self._refusal
 
     def skip(self, item: EvalItem) -> Skip | None:
         """Why the item's run is not started, if it is not."""
@@ -229,7 +241,7 @@ class RunAhead:
             if judge_key not in stash:
                 return  # the judge is made by the first item that needs it
             judge = stash[judge_key]
-        if self.maker.skip(item) is not None:
+        if self.maker.skip(item) is not None or self.maker.refusal(item) is not None:
             return
         idle = self.meter.idle() if self.check_cpus else None
         if idle is not None and idle < MIN_IDLE:

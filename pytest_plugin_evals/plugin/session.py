@@ -136,7 +136,32 @@ class EvalSession:
 
             terminate_as_interrupt(self.config)  # the document is written on SIGTERM too
             if not self.config.option.collectonly:
+                self._hold_output_dir()
                 self._say_credentials()
+
+    def _hold_output_dir(self) -> None:
+        """Hold ``--eval-output-dir`` for this session before any run starts: a folder another
+        session is using is one usage error (its workers share the hold; see
+        :func:`~pytest_plugin_evals.recording.hold_results_folder`)."""
+        folder = self.settings.output_dir
+        option = self.config.option
+        if folder is None or getattr(option, "setupplan", False):
+            return
+        from pytest_plugin_evals.plugin.runs import session_tag
+        from pytest_plugin_evals.recording import (
+            FolderBusy,
+            hold_results_folder,
+            wait_for_claims,
+        )
+
+        try:
+            hold_results_folder(folder, session_tag(self.config))
+            wait_for_claims(folder)  # a process stuck claiming it is said now, not per run
+        except FolderBusy as exc:
+            raise pytest.UsageError(
+                f"--eval-output-dir {exc}; wait for it to end, or give this session another "
+                "--eval-output-dir"
+            ) from None
 
     def _say_credentials(self) -> None:
         """Say at the start, in one line, when claude runs would have no credential."""

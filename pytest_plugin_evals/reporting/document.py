@@ -32,6 +32,8 @@ from pytest_plugin_evals.reporting.compare import (
     comparison_from_json,
     comparison_json,
 )
+from pytest_plugin_evals.reporting.document_check import DocumentError as DocumentError
+from pytest_plugin_evals.reporting.document_check import check_document
 from pytest_plugin_evals.reporting.result import (
     AgentSummary,
     CaseResult,
@@ -318,10 +320,6 @@ def dumps_document(result: SessionResult | Mapping[str, Any]) -> str:
 # -- reading a document back -----------------------------------------------------------------
 
 
-class DocumentError(ValueError):
-    """A file that is not a result document this version can read."""
-
-
 def _int(value: Any) -> int | None:
     number = opt_number(value)
     return None if number is None else int(number)
@@ -408,10 +406,24 @@ def _joined(root: str, rel: Any) -> str:
     return str(PurePath(root, str(rel))) if rel != "." else root
 
 
+def read_document(text: str) -> SessionResult:
+    """The :class:`SessionResult` a result document's text describes; a
+    :class:`DocumentError` of one line (what is wrong, and where) when the text is not JSON,
+    holds a number JSON cannot hold (NaN, Infinity, ``1e400``), or is not a result document
+    of this schema whose fields have the types the writer gives them."""
+    from pytest_plugin_evals.util.jsonlines import JSONFileError, load_strict
+
+    try:
+        doc = load_strict(text)
+    except JSONFileError as exc:
+        raise DocumentError(exc.problem, exc.at) from None
+    return load_document(doc)
+
+
 def load_document(doc: Mapping[str, Any]) -> SessionResult:
-    """The :class:`SessionResult` a result document describes (ours or the reference's)."""
-    if not isinstance(doc, Mapping) or doc.get("schemaVersion") != SCHEMA_VERSION:
-        raise DocumentError(f"not a schemaVersion {SCHEMA_VERSION} result document")
+    """The :class:`SessionResult` a result document describes (ours or the reference's);
+    :class:`DocumentError` when it is not one (see :func:`read_document`)."""
+    check_document(doc, SCHEMA_VERSION)
     suite = as_map(doc.get("suite"))
     agg = as_map(doc.get("aggregates"))
     plugins = tuple(p for p in map(plugin_from_json, suite.get("plugins") or []) if p is not None)

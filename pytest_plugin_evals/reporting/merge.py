@@ -11,23 +11,32 @@ session's.
 
 from __future__ import annotations
 
-import json
+import os
 import shutil
+import stat
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from glob import escape
-from pathlib import Path, PurePath
+from pathlib import Path, PurePath, PurePosixPath
 from typing import Any
 
+from pytest_plugin_evals.model import within_session_caps
 from pytest_plugin_evals.records import Record, RunRecord
-from pytest_plugin_evals.reporting.document import DocumentError, dumps_document, load_document
+from pytest_plugin_evals.reporting.document import DocumentError, dumps_document, read_document
 from pytest_plugin_evals.reporting.result import NotStarted, SessionResult, session_gate, summarize
 from pytest_plugin_evals.shards import ShardCase, ShardPlan, ShardSource
+from pytest_plugin_evals.util.capture import MAX_KEPT_FILE, capture_stream
 from pytest_plugin_evals.util.inert import is_inert, mark_inert
+from pytest_plugin_evals.util.plainfiles import NotPlain, open_plain, plain_files, plain_folder
 
 DOCUMENT = "aggregate-result.json"
 REPORT = "report.html"
+#: A recorded run's trace, in its folder (``runs/<case key>/<arm>-<run>/``).
+TRACE = "trace.jsonl"
+
+#: The most shards a split may have, as a merge reads it.
+MAX_SHARDS = 10_000
 
 #: ``partialReason`` of a merge that lacks some shards' results.
 MISSING_SHARDS = "missing_shards"
@@ -84,27 +93,72 @@ class Merged:
 
 
 def read_shard(folder: Path) -> ShardResults:
-    """A shard's results folder: its document (which must record the split)."""
+    """A shard's results folder: its document (which must record the split), read only as
+    written: a document that is a link, is not JSON, holds a number JSON cannot hold or a
+    field of the wrong type, or records a split that cannot be, is one :class:`MergeError`."""
     path = folder / DOCUMENT
     if not folder.is_dir():
         raise MergeError(f"{folder}: no such folder (expected a shard's results folder)")
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise MergeError(
-            f"{folder}: no {DOCUMENT} there (expected a shard's results folder)"
-        ) from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise MergeError(f"{path}: cannot be read: {exc}") from None
+        with open_plain(path) as fh:
+            data = fh.read()
+    except NotPlain as exc:
+        if exc.kind == "missing":
+            raise MergeError(
+                f"{folder}: no {DOCUMENT} there (expected a shard's results folder)"
+            ) from None
+        raise MergeError(f"{path}: {exc.detail}: refused") from None
+    except OSError as exc:
+        raise MergeError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     try:
-        result = load_document(doc)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MergeError(f"{path}: not UTF-8 text (at byte {exc.start})") from None
+    try:
+        result = read_document(text)
     except DocumentError as exc:
         raise MergeError(f"{path}: {exc}") from None
+    except (ValueError, TypeError, AttributeError, KeyError, ArithmeticError, RecursionError):
+        raise MergeError(f"{path}: not a result document this version can read") from None
     if result.shard is None:
         raise MergeError(
             f"{folder}: not the results of a shard (run each shard with --eval-shard K/N)"
         )
+    _check_plan(path, result.shard)
     return ShardResults(folder, result, result.shard)
+
+
+def _folder_name(key: str) -> bool:
+    """Whether ``key`` names one folder (no separator, not ``.`` or ``..``)."""
+    return (
+        key not in ("", ".", "..")
+        and not any(c in key for c in "/\\\0")
+        and PurePath(key).name == key
+    )
+
+
+def _check_plan(path: Path, plan: ShardPlan) -> None:
+    """Refuse a recorded split that no session makes (one line, with the field's path)."""
+
+    def bad(problem: str, at: str) -> MergeError:
+        return MergeError(f"{path}: {problem} (at $.shard{at})")
+
+    if not 1 <= plan.total <= MAX_SHARDS:
+        raise bad(f"a split into {plan.total} shards (1 to {MAX_SHARDS:,} are read)", ".total")
+    if not 1 <= plan.index <= plan.total:
+        raise bad(f"shard {plan.index} of {plan.total}: not one of them", ".index")
+    nodeids: set[str] = set()
+    keys: set[str] = set()
+    for i, case in enumerate(plan.cases):
+        at = f".suiteCases[{i}]"
+        if not case.nodeid or case.nodeid in nodeids:
+            raise bad(f"the case {case.nodeid!r} is listed twice or without a node id", at)
+        if not _folder_name(case.key) or case.key in keys:
+            raise bad(f"the case key {case.key!r} is not a folder name of its own", f"{at}.key")
+        if not 1 <= case.shard <= plan.total:
+            raise bad(f"the case {case.name!r} goes to shard {case.shard} of {plan.total}", at)
+        nodeids.add(case.nodeid)
+        keys.add(case.key)
 
 
 def _show(value: Any) -> str:
@@ -176,29 +230,95 @@ def check(shards: Sequence[ShardResults], *, threshold_given: bool = False) -> N
         lambda s: [c.shard for c in s.plan.cases],
         show=lambda _: "",
     )
+    _check_cases(shards)
 
 
-def _moved_trace(trace: str, shard: Path, runs_dir: Path) -> str:
-    """A run's trace path in the merged folder (it was in the shard's ``runs/`` folder)."""
-    if not trace:
+def case_of_run(nodeid: str) -> str:
+    """The node id of the case a run item belongs to: the item's id without its run label
+    (``evals/x::x[with-2]`` is ``evals/x::x``), as the split names the case."""
+    head, bracket, _ = nodeid.rpartition("[")
+    return head if bracket else nodeid
+
+
+def _held(shard: ShardResults) -> dict[str, str]:
+    """The cases a shard's document holds (runs made, or runs it never got to): node id ->
+    name."""
+    held: dict[str, str] = {}
+    for case in shard.result.cases:
+        for record in case.runs:
+            held.setdefault(case_of_run(record.nodeid), case.case.name)
+    for missing in shard.result.not_started:
+        held.setdefault(missing.nodeid, missing.case)
+    return held
+
+
+def _check_cases(shards: Sequence[ShardResults]) -> None:
+    """Every shard holds the cases its split gives its index, and no other: a document
+    relabelled as another shard, or a case in two shards, is refused."""
+    plan = shards[0].plan
+    split = {c.nodeid: c for c in plan.cases}
+    where: dict[str, ShardResults] = {}
+    for shard in shards:
+        held = _held(shard)
+        for nodeid, name in held.items():
+            seen = where.setdefault(nodeid, shard)
+            if seen is not shard:
+                raise MergeError(
+                    f"cannot merge: the case {name!r} is in {seen.label} and in {shard.label}"
+                )
+        for nodeid, name in held.items():
+            case = split.get(nodeid)
+            if case is None:
+                raise MergeError(
+                    f"cannot merge: {shard.label} holds runs of {name!r}, which its split of "
+                    "the suite does not list"
+                )
+            if case.shard != shard.plan.index:
+                raise MergeError(
+                    f"cannot merge: {shard.label} holds the case {name!r}, which its split "
+                    f"gives to shard {case.shard}/{plan.total} (was the document relabelled?)"
+                )
+        own = plan.cases_of(shard.plan.index)
+        lacking = [c for c in own if c.nodeid not in held]
+        if sum(c.runs for c in lacking) > sum(shard.result.skipped.values()):
+            raise MergeError(
+                f"cannot merge: {shard.label} lacks {len(lacking)} of the {len(own)} case(s) "
+                f"its split gives it ({_names(lacking, 3)}): it neither ran nor skipped them"
+            )
+
+
+def _moved_trace(trace: str, shard: ShardResults, runs_dir: Path) -> str:
+    """A run's trace path in the merged folder: where the merge copies it from the shard's
+    ``runs/<case key>/<run>/`` (a case of that shard), else "" (a document's path that leads
+    anywhere else is never kept)."""
+    parts = PurePath(trace).parts if trace else ()
+    if len(parts) < 4 or parts[-4] != "runs" or parts[-1] != TRACE:
         return ""
-    parts = PurePath(trace).parts
-    if len(parts) < 4 or parts[-4] != "runs":
-        return trace
-    rel = Path(*parts[-3:])
-    if not (shard / "runs" / rel).is_file():
-        return trace
-    return str(runs_dir / rel)
+    key, run = parts[-3], parts[-2]
+    own = {c.key for c in shard.plan.cases_of(shard.plan.index)}
+    if key not in own or not _folder_name(run):
+        return ""
+    try:
+        st = os.lstat(shard.folder / "runs" / key / run / TRACE)
+    except OSError:
+        return ""
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+        return ""
+    return str(runs_dir / key / run / TRACE)
 
 
 def _records(shard: ShardResults, runs_dir: Path | None) -> Iterable[RunRecord]:
+    """The shard's runs as a session keeps them (its caps re-applied, see
+    :func:`~pytest_plugin_evals.model.within_session_caps`), their traces where the merged
+    folder keeps them."""
     for case in shard.result.cases:
         for record in case.runs:
+            result = within_session_caps(record.result)
             if runs_dir is not None:
-                moved = _moved_trace(record.result.trace_path, shard.folder, runs_dir)
-                if moved != record.result.trace_path:
-                    record = replace(record, result=replace(record.result, trace_path=moved))
-            yield record
+                result = replace(
+                    result, trace_path=_moved_trace(result.trace_path, shard, runs_dir)
+                )
+            yield record if result == record.result else replace(record, result=result)
 
 
 def _instant(iso: str) -> float | None:
@@ -370,29 +490,86 @@ def gate_lines(merged: Merged) -> list[str]:
     return lines
 
 
-def write(merged: Merged, shards: Sequence[ShardResults], out: Path) -> list[Path]:
-    """Make the merged results folder: the runs of every shard under ``runs/``, the document
-    and the HTML report. Returns the document's and the report's paths."""
+@dataclass
+class Written:
+    """What :func:`write` made: the document's and the report's paths, and what it did not
+    copy as it found it (one line each)."""
+
+    paths: list[Path]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Copy:
+    source: Path
+    #: Where it goes, under the merged ``runs/``.
+    target: PurePosixPath
+    trace: bool
+
+
+def _copies(shards: Sequence[ShardResults]) -> list[_Copy]:
+    """The files of every shard's recorded runs that the merge copies: those of its own cases
+    (``runs/<case key>/``), each one a regular file of one name. A symbolic link, a hard
+    link, a FIFO or a device anywhere there is refused (one line naming it)."""
+    copies: list[_Copy] = []
+    for shard in shards:
+        runs = shard.folder / "runs"
+        try:
+            if not plain_folder(runs):
+                continue
+            for case in shard.plan.cases_of(shard.plan.index):
+                folder = runs / case.key
+                if not plain_folder(folder):
+                    continue
+                for rel in plain_files(folder):
+                    is_trace = len(rel.parts) == 2 and rel.name == TRACE
+                    copies.append(_Copy(folder / rel, PurePosixPath(case.key) / rel, is_trace))
+        except NotPlain as exc:
+            raise MergeError(f"{exc.path}: {exc.detail}: refused") from None
+    return copies
+
+
+def _copy(copy: _Copy, runs: Path) -> str | None:
+    """Copy one file as a session keeps it: a trace within the capture budget, any other file
+    up to :data:`MAX_KEPT_FILE` (a larger one is not copied). Says what it cut or left."""
+    target = runs.joinpath(*copy.target.parts)
+    try:
+        with open_plain(copy.source) as src:
+            if copy.trace:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                note = capture_stream(src, target, json_lines=True)
+                return None if note is None else f"{copy.source}: {note}"
+            data = src.read(MAX_KEPT_FILE + 1)
+    except NotPlain as exc:
+        raise MergeError(f"{exc.path}: {exc.detail}: refused") from None
+    if len(data) > MAX_KEPT_FILE:
+        return (
+            f"{copy.source}: larger than a session keeps ({MAX_KEPT_FILE // 2**20} MB): not copied"
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+    return None
+
+
+def write(merged: Merged, shards: Sequence[ShardResults], out: Path) -> Written:
+    """Make the merged results folder: the runs of every shard's own cases under ``runs/``
+    (as a session keeps them), the document and the HTML report."""
     from pytest_plugin_evals.reporting.html import render_html
 
     for shard in shards:
         if out.resolve() == shard.folder.resolve():
             raise MergeError(f"--output-dir {out} is a shard's folder: name another folder")
+    copies = _copies(shards)  # every refusal before anything is written
+    out.mkdir(parents=True, exist_ok=True)
     runs = out / "runs"
-    if runs.exists():
-        if not is_inert(runs):
+    if runs.exists() or runs.is_symlink():
+        if runs.is_symlink() or not is_inert(runs):
             raise MergeError(f"{runs} exists and holds no recorded runs: name another folder")
         shutil.rmtree(runs)
     mark_inert(runs)
-    for shard in shards:
-        source = shard.folder / "runs"
-        if not source.is_dir():
-            continue
-        for case in sorted(source.iterdir()):
-            if case.is_dir() and not case.is_symlink():
-                shutil.copytree(case, runs / case.name, symlinks=True, dirs_exist_ok=True)
+    notes = [note for copy in copies if (note := _copy(copy, runs)) is not None]
     document = out / DOCUMENT
     report = out / REPORT
     document.write_text(dumps_document(merged.result), encoding="utf-8")
     report.write_text(render_html(merged.result), encoding="utf-8")
-    return [document, report]
+    return Written([document, report], notes)

@@ -16,7 +16,6 @@ Every cut is counted; :attr:`Capture.note` says what was cut, for the run's note
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections import deque
 from pathlib import Path
@@ -24,6 +23,9 @@ from typing import BinaryIO
 
 #: What is kept of one stream.
 KEEP_BYTES = 10 * 1024 * 1024
+#: A file an agent created that is larger than this is listed but not kept (not copied into
+#: a results folder, nor out of one).
+MAX_KEPT_FILE = 10 * 1024 * 1024
 #: A line longer than this keeps only its two ends.
 LINE_LIMIT = 1024 * 1024
 #: Of a long line: how much of each end is kept.
@@ -230,14 +232,19 @@ class Capture:
         self.written += len(block)
 
 
-def capture_file(source: Path | BinaryIO, target: Path, *, json_lines: bool) -> str | None:
-    """Copy ``source`` (a file a process wrote itself, or that file opened) to ``target``
-    within the budget; returns :attr:`Capture.note`."""
-    with contextlib.ExitStack() as stack:
-        src = stack.enter_context(source.open("rb")) if isinstance(source, Path) else source
-        out = stack.enter_context(target.open("wb"))
+def capture_file(source: Path, target: Path, *, json_lines: bool) -> str | None:
+    """Copy ``source`` (a file a process wrote itself) to ``target`` within the budget;
+    returns :attr:`Capture.note`."""
+    with source.open("rb") as src:
+        return capture_stream(src, target, json_lines=json_lines)
+
+
+def capture_stream(source: BinaryIO, target: Path, *, json_lines: bool) -> str | None:
+    """Copy the open file ``source`` to ``target`` within the budget; returns
+    :attr:`Capture.note` (None when nothing was cut, and the copy is byte for byte)."""
+    with target.open("wb") as out:
         capture = Capture(out, json_lines=json_lines)
-        while chunk := src.read(1 << 16):
+        while chunk := source.read(1 << 16):
             capture.feed(chunk)
         capture.close()
     return capture.note

@@ -107,3 +107,114 @@ def amount(value: Any) -> float | None:
     """A duration or size an agent reported, when it is believable: finite, not negative."""
     found = number(value)
     return found if found is not None and math.isfinite(found) and found >= 0 else None
+
+
+# -- reading a JSON file that must hold only what JSON can ------------------------------------
+
+
+class JSONFileError(ValueError):
+    """A JSON text that cannot be read as written: what is wrong (``problem``) and where
+    (``at``: a JSON path such as ``$.cases[0].costUsd``, or a line and column)."""
+
+    def __init__(self, problem: str, at: str) -> None:
+        super().__init__(f"{problem} (at {at})")
+        self.problem = problem
+        self.at = at
+
+
+class _Unheld:
+    """A number JSON cannot hold, as the strict reader found it (replaced by an error)."""
+
+    __slots__ = ("shown",)
+
+    def __init__(self, shown: str) -> None:
+        self.shown = shown
+
+
+#: A float holds integers of up to 309 digits (1.8e308); JSON writes no leading zeros.
+_FLOAT_DIGITS = 309
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def json_path(parts: list[str | int]) -> str:
+    """``["cases", 0, "costUsd"]`` as ``$.cases[0].costUsd`` (odd keys quoted, escaped)."""
+    text = "$"
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif _NAME.fullmatch(part):
+            text += f".{part}"
+        else:
+            text += f"[{json.dumps(part)}]"
+    return text
+
+
+def _integer(text: str) -> int | _Unheld:
+    digits = len(text.lstrip("-"))
+    if digits <= _FLOAT_DIGITS:
+        value = int(text)
+        try:
+            float(value)
+        except OverflowError:
+            pass
+        else:
+            return value
+    return _Unheld(f"an integer of {digits} digits")
+
+
+def _float(text: str) -> float | _Unheld:
+    value = float(text)
+    return value if math.isfinite(value) else _Unheld(text[:40])
+
+
+def _find_unheld(doc: Any) -> tuple[str, str]:
+    """The first number JSON cannot hold in ``doc``: what it is and its JSON path (iterative,
+    so a deeply nested document does not exhaust the stack)."""
+    stack: list[tuple[Any, list[str | int]]] = [(doc, [])]
+    while stack:
+        value, parts = stack.pop()
+        if isinstance(value, _Unheld):
+            return value.shown, json_path(parts)
+        if isinstance(value, dict):
+            items = list(value.items())
+            stack.extend((v, [*parts, k]) for k, v in reversed(items))
+        elif isinstance(value, list):
+            stack.extend((v, [*parts, i]) for i, v in reversed(list(enumerate(value))))
+    return "?", "$"  # pragma: no cover - only called when one was found
+
+
+def load_strict(text: str) -> Any:
+    """The JSON value ``text`` holds, when every reader would read it so: NaN, Infinity and
+    numbers beyond a float's range (``1e400``, an integer of 400 digits) are refused, like
+    text that is not JSON, with a :class:`JSONFileError` saying what and where."""
+    unheld: list[str] = []
+
+    def constant(name: str) -> _Unheld:
+        unheld.append(name)
+        return _Unheld(name)
+
+    def integer(found: str) -> int | _Unheld:
+        value = _integer(found)
+        if isinstance(value, _Unheld):
+            unheld.append(found)
+        return value
+
+    def floating(found: str) -> float | _Unheld:
+        value = _float(found)
+        if isinstance(value, _Unheld):
+            unheld.append(found)
+        return value
+
+    try:
+        doc = json.loads(text, parse_constant=constant, parse_int=integer, parse_float=floating)
+    except json.JSONDecodeError as exc:
+        raise JSONFileError(
+            f"not JSON: {exc.msg}", f"line {exc.lineno}, column {exc.colno}"
+        ) from None
+    except RecursionError:
+        raise JSONFileError("not JSON a reader can follow: nested too deep", "$") from None
+    if unheld:
+        shown, at = _find_unheld(doc)
+        raise JSONFileError(f"a number JSON cannot hold: {shown}", at)
+    return doc

@@ -12,6 +12,15 @@ a new one.
 A request is one JSON line ``{"op", "dialect", "source", "flags"}``, a line with the length of
 the text in bytes, then the text (UTF-8, lone surrogates kept); the answer is one JSON line,
 ``{"ok": value}`` or ``{"error": "message"}``.
+
+The helper ends with the process that started it, even while a pattern keeps it busy in C code
+that never lets Python run: on Linux it asks the kernel, first thing, to kill it when its parent
+ends (``prctl(PR_SET_PDEATHSIG, SIGKILL)``), then checks that its parent is still the process
+that started it (one that ended before the request took effect is caught there). A controller
+killed with SIGKILL mid-grading so leaves no helper spinning. The kernel means the *thread* that
+started the helper: one started by a thread that has since ended is killed with it, and the
+next call starts a new one. Elsewhere the helper ends when its standard input closes, between
+two patterns.
 """
 
 from __future__ import annotations
@@ -27,6 +36,12 @@ import sys
 import threading
 import time
 from typing import Any
+
+#: The PID of the process that started the helper, in the helper's environment.
+PARENT_VARIABLE = "PYTEST_PLUGIN_EVALS_REGEX_PARENT"
+
+#: ``prctl``'s option that sets the signal a process gets when its parent ends (linux/prctl.h).
+PR_SET_PDEATHSIG = 1
 
 
 class PatternTimeout(Exception):
@@ -59,13 +74,16 @@ class RegexBox:
         self.lock = threading.Lock()
 
     def _start(self) -> subprocess.Popen[bytes]:
-        if self.proc is None or self.proc.poll() is not None:
+        if self.proc is not None and self.proc.poll() is not None:
+            self.stop()  # it ended (with the thread that started it): its pipes are closed
+        if self.proc is None:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", __name__],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
+                env={**os.environ, PARENT_VARIABLE: str(os.getpid())},
             )
         return self.proc
 
@@ -152,7 +170,27 @@ def stop() -> None:
 atexit.register(stop)
 
 
+def die_with_parent() -> bool:
+    """Linux: have the kernel kill this process with SIGKILL when its parent ends, and end now
+    if the parent that started it (:data:`PARENT_VARIABLE`) has already gone. Returns whether
+    the kernel took the request (elsewhere: False, nothing done)."""
+    parent = os.environ.get(PARENT_VARIABLE, "")
+    if not sys.platform.startswith("linux") or not parent.isdigit():
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        done = libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+    if os.getppid() != int(parent):
+        os._exit(0)  # the parent ended before the kernel was asked: it will not tell us
+    return bool(done)
+
+
 def main() -> int:
+    die_with_parent()
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while True:
         header = stdin.readline()

@@ -3,6 +3,7 @@ Ctrl-C stops grading, the JavaScript engine included."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -84,3 +85,69 @@ def test_ctrl_c_stops_grading(pytester: pytest.Pytester, scripted_agent: Any) ->
         proc.kill()
     assert proc.returncode == pytest.ExitCode.INTERRUPTED
     assert b"KeyboardInterrupt" in output
+
+
+def _helpers_of(parent: int) -> list[int]:
+    """The regex helpers whose parent is ``parent`` (read from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat.rpartition(")")[2].split()[1])
+        if ppid == parent and b"pytest_plugin_evals.util.regexbox" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (an unreaped zombie has ended)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal")
+def test_the_regex_helper_ends_with_a_killed_controller(
+    pytester: pytest.Pytester, scripted_agent: Any
+) -> None:
+    suite(pytester.path)
+    done = pytester.path / "answered"
+    agent = scripted_agent([{"match": "a's", "reply": HOSTILE}, {"match": "ok", "reply": "ok"}])
+    agent = agent.replace("cmd:", f"cmd:sh -c 'touch {done}; exec \"$@\"' agent ", 1)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "evals/hang", "-p", "no:cacheprovider", "-n0",
+         "--eval-agent", agent, "--eval-grader-timeout", "600",
+         "--eval-unconfined"],  # the agent says so outside its run
+        cwd=pytester.path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )  # fmt: skip
+    helpers: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while not helpers and time.monotonic() < deadline and proc.poll() is None:
+            helpers = _helpers_of(proc.pid) if done.exists() else []
+            time.sleep(0.05)
+        assert helpers, "the grader's pattern never reached the helper"
+        time.sleep(1.0)  # well into the backtracking, in C code that holds the GIL
+        assert all(_running(pid) for pid in helpers)
+        proc.send_signal(signal.SIGKILL)  # no atexit, no finally: only the kernel can tell
+        proc.wait(timeout=20)
+        deadline = time.monotonic() + 5
+        while any(_running(pid) for pid in helpers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_running(pid) for pid in helpers), "the helper outlived its controller"
+    finally:
+        proc.kill()
+        proc.wait()
+        for pid in helpers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

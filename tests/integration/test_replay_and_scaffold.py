@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -156,6 +158,117 @@ def test_replay_of_a_folder_without_recordings_is_one_line(
             "(expected a results folder holding runs/)"
         ]
         assert "Traceback" not in result.stdout.str()
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+def test_replay_keeps_no_created_file_outside_the_run(
+    pytester: pytest.Pytester,
+    plugin_args: list[str],
+    read_doc: Callable[..., dict[str, Any]],
+    recorded: dict[str, Any],
+) -> None:
+    rec = pytester.path / "rec"
+    (case,) = (p for p in (rec / "runs").iterdir() if p.is_dir())
+    meta_path = case / "with-1" / "meta.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    target = pytester.path / "victim.txt"
+    target.write_text("left alone\n", encoding="utf-8")
+    climb = "../" * (len(pytester.path.parts) + 8)
+    meta["filesCreated"] = [*meta["filesCreated"], str(target), f"{climb}{str(target)[1:]}"]
+    meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", "replay:rec", "--eval-output-dir", "again",
+        "--eval-json", "again.json",
+    )  # fmt: skip
+    result.assert_outcomes(passed=2)
+    with_run = runs_by_arm(read_doc("again.json"))["with"]
+    assert with_run["filesCreated"] == ["notes/RELEASE.md"]  # a name outside the run is dropped
+    kept = pytester.path / "again" / "runs" / case.name / "with-1" / "files"
+    assert sorted(str(p.relative_to(kept)) for p in kept.rglob("*") if p.is_file()) == [
+        "notes/RELEASE.md"
+    ]
+    assert target.read_text(encoding="utf-8") == "left alone\n"
+
+
+TAMPERINGS = ["files-link", "trace-link", "meta-link", "run-link", "case-link", "hard-link",
+              "fifo"]  # fmt: skip
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX links and FIFOs")
+@pytest.mark.parametrize("tamper", TAMPERINGS)
+def test_replay_refuses_a_recorded_run_that_holds_a_link(
+    pytester: pytest.Pytester,
+    plugin_args: list[str],
+    read_doc: Callable[..., dict[str, Any]],
+    recorded: dict[str, Any],
+    tamper: str,
+) -> None:
+    rec = pytester.path / "rec"
+    (case,) = (p for p in (rec / "runs").iterdir() if p.is_dir())
+    run = case / "with-1"
+    outside = pytester.path / "outside"
+    outside.mkdir()
+    secret = outside / "secret.txt"
+    secret.write_text("1.4.1 is not the agent's answer\n", encoding="utf-8")
+    name = f"runs/{case.name}/with-1"
+    both = False
+    if tamper == "files-link":
+        notes = run / "files" / "notes"
+        shutil.rmtree(notes)
+        notes.symlink_to(outside)
+        line = f"the recorded run {name} holds a symbolic link (files/notes → {outside})"
+    elif tamper in ("trace-link", "meta-link"):
+        kept = run / ("trace.jsonl" if tamper == "trace-link" else "meta.json")
+        shutil.copyfile(kept, secret)
+        kept.unlink()
+        kept.symlink_to(secret)
+        line = f"the recorded run {name} holds a symbolic link ({kept.name} → {secret})"
+    elif tamper == "run-link":
+        moved = outside / "with-1"
+        run.rename(moved)
+        run.symlink_to(moved)
+        line = f"the recorded run {name} is a symbolic link (→ {moved})"
+    elif tamper == "case-link":
+        moved = outside / case.name
+        case.rename(moved)
+        case.symlink_to(moved)
+        line = f"the recorded run {name} lies in a symbolic link (runs/{case.name} → {moved})"
+        both = True
+    elif tamper == "hard-link":
+        kept = run / "files" / "notes" / "RELEASE.md"
+        kept.unlink()
+        os.link(secret, kept)
+        line = f"the recorded run {name} holds a hard-linked file (files/notes/RELEASE.md, 2 names)"
+    else:
+        os.mkfifo(run / "files" / "pipe")
+        line = f"the recorded run {name} holds files/pipe, which is not a regular file (a FIFO)"
+    pytester.makefile(".md", **{"evals/next/graders/notes": NOTES})
+    before = snapshot(outside)
+    # Replayed into its own folder: what the session writes there never goes through a link.
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", "replay:rec", "--eval-output-dir", "rec",
+        "--eval-json", "again.json",
+    )  # fmt: skip
+    assert f"harness: {line}: refused" in result.stdout.lines, result.stdout.str()
+    assert snapshot(outside) == before
+    if both:
+        result.assert_outcomes(errors=2)
+    else:  # the other run replays as recorded
+        result.assert_outcomes(errors=1, passed=1)
+    doc = read_doc("again.json")
+    assert doc["errors"] == {"harness": 2 if both else 1}
+    (again,) = doc["cases"]
+    (refused,) = again["arms"]["with"]
+    assert refused["infraError"] == "harness"
+    assert refused["graders"] == []  # nothing was graded from what the link led to
+    assert "Traceback" not in result.stdout.str()
 
 
 # -- scaffold ---------------------------------------------------------------------------------

@@ -154,7 +154,7 @@ def test_three_shards_merged_give_the_unsharded_session(pytester: pytest.Pyteste
     refused = merge(pytester, "shard-1", "whole", "--output-dir", "nope")
     assert refused.ret == 4
     assert refused.errlines == [
-        "error: whole: not the results of a shard (run each shard with --eval-shard K/N)"
+        "merge: whole: not the results of a shard (run each shard with --eval-shard K/N)"
     ]
 
     # The merged folder replays: the same verdicts, graded again from the recorded runs.

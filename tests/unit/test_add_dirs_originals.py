@@ -33,7 +33,12 @@ json.dump({{"argv": sys.argv[1:], "settings": settings}}, open(os.environ["FAKE_
 
 
 def request_for(
-    tmp_path: Path, add_dirs: tuple[str, ...], *, case_name: str = "next", **fields: Any
+    tmp_path: Path,
+    add_dirs: tuple[str, ...],
+    *,
+    case_name: str = "next",
+    unconfined: bool = True,
+    **fields: Any,
 ) -> RunRequest:
     evals = tmp_path / "plugin" / "evals"
     case_dir = evals / case_name
@@ -63,6 +68,7 @@ def request_for(
         timeout_seconds=30,
         allowed_tools=case.allowed_tools,
         env=box.environment({"PATH": os.environ.get("PATH", "")}),
+        unconfined=unconfined,
     )
 
 
@@ -90,7 +96,9 @@ def run_agent(request: RunRequest, tmp_path: Path, **agent: Any) -> dict[str, An
     binary = tmp_path / "fake-claude"
     binary.write_text(FAKE, encoding="utf-8")
     binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
-    log = tmp_path / "log.json"
+    # The stand-in logs what it was given in the run's home (a confined run writes nowhere
+    # else).
+    log = request.sandbox.home / "log.json"
     request.env["FAKE_LOG"] = str(log)
     ClaudeAgent(str(binary), **agent).run(request)
     doc: dict[str, Any] = json.loads(log.read_text(encoding="utf-8"))
@@ -129,7 +137,7 @@ def test_a_confined_shell_may_read_the_original(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("pytest_plugin_evals.agents.claude.agent.missing_backend", lambda _: None)
-    request = request_for(tmp_path, ("fixtures",), allowed_tools=("Bash",))
+    request = request_for(tmp_path, ("fixtures",), allowed_tools=("Bash",), unconfined=False)
     log = run_agent(request, tmp_path, grants=("Bash",))
     filesystem = log["settings"]["sandbox"]["filesystem"]
     fixtures = request.case.dir.resolve() / "fixtures"

@@ -14,6 +14,7 @@ import pytest
 
 from pytest_plugin_evals.agents.base import AgentError, RunRequest
 from pytest_plugin_evals.agents.claude import ClaudeAgent, find_binary, infra_kind
+from pytest_plugin_evals.agents.cli import UNCONFINED_NOTE
 from pytest_plugin_evals.model import Arm, Case
 from pytest_plugin_evals.sandbox import Sandbox
 
@@ -126,8 +127,12 @@ class Setup:
             timeout_seconds=30,
             allowed_tools=case.allowed_tools,
             env=env,
+            # The stand-in logs what it was given outside its run: no sandbox around it
+            # (the sandbox itself is tested in test_confine.py).
+            unconfined=True,
         )
         transcript = (agent or ClaudeAgent(str(self.binary))).run(request)
+        transcript.notes = [n for n in transcript.notes if n != UNCONFINED_NOTE]
         log = json.loads(self.log.read_text("utf-8")) if self.log.exists() else {}
         self.log.unlink(missing_ok=True)
         return transcript, log, box

@@ -259,10 +259,14 @@ def test_a_missing_binary_is_one_line(tmp_path: Any) -> None:
 
 
 def test_the_allowlist_passes_copilot_settings_and_nothing_that_widens_a_run() -> None:
+    from pytest_plugin_evals.agents.base import passed_of
+    from pytest_plugin_evals.agents.copilot.agent import CopilotAgent
     from pytest_plugin_evals.util.environment import allowed_environment
 
     passed = allowed_environment(
         {
+            "ANTHROPIC_API_KEY": "another agent's",
+            "OPENAI_API_KEY": "another agent's",
             "COPILOT_PROVIDER_BASE_URL": "http://127.0.0.1:1",
             "COPILOT_PROVIDER_API_KEY": "k",
             "COPILOT_MODEL": "m",
@@ -271,7 +275,8 @@ def test_the_allowlist_passes_copilot_settings_and_nothing_that_widens_a_run() -
             "COPILOT_ALLOW_ALL": "true",
             "COPILOT_CUSTOM_INSTRUCTIONS_DIRS": "/home/me",
             "GITHUB_TOKEN": "g",
-        }
+        },
+        passed=passed_of(CopilotAgent("copilot"), None),
     )
     assert sorted(passed) == [
         "COPILOT_GITHUB_TOKEN",

@@ -8,7 +8,16 @@ import math
 import pytest
 
 from pytest_plugin_evals.agents.claude.stream_json import parse_events
-from pytest_plugin_evals.util.jsonlines import TOO_DEEP, amount, count, dumps, load_event, number
+from pytest_plugin_evals.util.jsonlines import (
+    TOO_DEEP,
+    JSONFileError,
+    amount,
+    count,
+    dumps,
+    load_event,
+    load_strict,
+    number,
+)
 
 
 @pytest.mark.parametrize(
@@ -81,3 +90,36 @@ def test_a_claude_trace_with_hostile_events_still_parses() -> None:
     assert transcript.cost_usd == -1000  # kept as reported: the runner refuses it
     assert transcript.turns == 1 and transcript.input_tokens is None  # counted, not -4
     assert transcript.output_tokens == 7 and transcript.latency_ms is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"a": [1, {"b c": NaN}]}', 'a number JSON cannot hold: NaN (at $.a[1]["b c"])'),
+        ('{"x": -Infinity}', "a number JSON cannot hold: -Infinity (at $.x)"),
+        ('{"x": 1e400}', "a number JSON cannot hold: 1e400 (at $.x)"),
+        (
+            '{"x": ' + "9" * 400 + "}",
+            "a number JSON cannot hold: an integer of 400 digits (at $.x)",
+        ),
+        (
+            '{"x": ' + "9" * 5000 + "}",
+            "a number JSON cannot hold: an integer of 5000 digits (at $.x)",
+        ),
+        (
+            "{bad",
+            "not JSON: Expecting property name enclosed in double quotes (at line 1, column 2)",
+        ),
+        ("[" * 100_000, "not JSON a reader can follow: nested too deep (at $)"),
+    ],
+    ids=["nan", "infinity", "huge-float", "huge-int", "huger-int", "invalid", "deep"],
+)
+def test_a_json_file_with_what_json_cannot_hold_is_one_error(text: str, message: str) -> None:
+    with pytest.raises(JSONFileError) as info:
+        load_strict(text)
+    assert str(info.value) == message
+
+
+def test_a_json_file_within_json_reads_as_json() -> None:
+    text = '{"ok": 1.5, "n": -3, "big": ' + "9" * 300 + ', "f": 1e308, "s": "\\ud800"}'
+    assert load_strict(text) == json.loads(text)

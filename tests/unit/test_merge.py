@@ -276,7 +276,7 @@ def test_the_merged_folder_keeps_every_run_where_replay_finds_it(tmp_path: Path)
     given = shards(tmp_path, 1, 2)
     out = tmp_path / "merged"
     merged = merge(given, runs_dir=out / "runs")
-    written = write(merged, given, out)
+    written = write(merged, given, out).paths
     assert written == [out / "aggregate-result.json", out / "report.html"]
     assert is_inert(out / "runs")
     kept = sorted(p.name for p in (out / "runs").iterdir() if p.is_dir())

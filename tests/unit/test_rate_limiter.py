@@ -383,6 +383,7 @@ def test_claude_leaves_the_waiting_to_the_session(
     request = RunRequest(
         case=case, arm="single", run=1, prompt="hi", sandbox=box, plugin_dir=None, model=None,
         max_turns=3, timeout_seconds=30, allowed_tools=(), env=env, rate_limit_retries=retries,
+        unconfined=True,  # the stand-in logs what it was given outside its run
     )  # fmt: skip
     ClaudeAgent(str(binary)).run(request)
     assert (tmp_path / "log.txt").read_text() == seen

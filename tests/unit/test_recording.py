@@ -248,13 +248,19 @@ def test_a_runs_folder_holds_one_session(tmp_path: Path) -> None:
     (runs / "old-case").mkdir()
     recording.claim_runs_folder(runs, "session-1")  # the same session: kept
     assert (runs / "old-case").is_dir()
+    with pytest.raises(recording.FolderBusy, match="another pytest session"):
+        recording.claim_runs_folder(runs, "session-2")  # session-1 still uses it
+    assert (runs / "old-case").is_dir()
+    recording.release_results_folders("session-1")  # session-1 ended
     recording.claim_runs_folder(runs, "session-2")  # another session: cleared first
     assert not (runs / "old-case").exists()
     assert (runs / ".pytest-plugin-evals-results").is_file()
+    recording.release_results_folders("session-2")
     mine = tmp_path / "mine"
     (mine / "keep").mkdir(parents=True)
     recording.claim_runs_folder(mine, "session-3")  # not a runs folder of ours: left alone
     assert (mine / "keep").is_dir()
+    recording.release_results_folders("session-3")
 
 
 # -- the spend ledger -------------------------------------------------------------------------

@@ -1,0 +1,142 @@
+"""Two sessions given one ``--eval-output-dir`` never delete or mix each other's runs: while one
+uses the folder, the other is refused with one line naming the first one's PID (xdist workers
+of one session share the folder); a folder a finished session left is replaced."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import write_tree
+
+pytestmark = pytest.mark.skipif(
+    sys.platform == "win32", reason="results folders are locked on POSIX"
+)
+
+Agent = Callable[[list[dict[str, Any]]], str]
+
+BUSY = (
+    "ERROR: --eval-output-dir {out}: another pytest session (PID {pid}) is using this results "
+    "folder; wait for it to end, or give this session another --eval-output-dir"
+)
+
+
+def suite(root: Path) -> None:
+    for name in ("alpha", "beta"):
+        write_tree(
+            root,
+            {
+                f"evals/{name}/prompt.md": f"---\nruns: 1\n---\nSay {name}.\n",
+                f"evals/{name}/graders/ok.md": f"---\ntype: regex\npattern: {name}\n---\n",
+            },
+        )
+
+
+def env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+
+
+def wait_for(path: Path, proc: subprocess.Popen[bytes], seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+def kept_runs(out: Path) -> list[str]:
+    return sorted(p.name.rpartition("-")[0] for p in (out / "runs").iterdir() if p.is_dir())
+
+
+@pytest.mark.parametrize(("first", "second"), [("-n0", "-n2"), ("-n2", "-n0")])
+def test_a_second_session_on_a_folder_in_use_is_refused(
+    pytester: pytest.Pytester, scripted_agent: Agent, first: str, second: str
+) -> None:
+    suite(pytester.path)
+    out = pytester.path / "out"
+    started = pytester.path / "started"
+    slow = scripted_agent([{"match": "Say", "reply": "alpha beta", "sleep": 4}])
+    slow = slow.replace("cmd:", f"cmd:sh -c 'touch {started}; exec \"$@\"' agent ", 1)
+    quick = scripted_agent([{"match": "Say", "reply": "alpha beta"}])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "evals", first, "-p", "no:cacheprovider",
+         "--eval-agent", slow, "--eval-output-dir", "out", "--eval-json", "first.json",
+         "--eval-unconfined"],  # the agent says it started outside its run
+        cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env(),
+    )  # fmt: skip
+    try:
+        wait_for(started, proc)  # the first session is making its runs in out/
+        refused = pytester.runpytest_subprocess(
+            "evals", second, "-p", "no:cacheprovider", "--eval-agent", quick,
+            "--eval-output-dir", "out", "--eval-json", "second.json",
+        )  # fmt: skip
+        output, _ = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    assert [line for line in refused.errlines if line] == [BUSY.format(out=out, pid=proc.pid)]
+    assert "Traceback" not in refused.stdout.str() + refused.stderr.str()
+    assert not (pytester.path / "second.json").exists()
+    # The first session went on: its runs were neither deleted nor mixed with another's.
+    assert proc.returncode == 0, output.decode()
+    doc = json.loads((pytester.path / "first.json").read_text(encoding="utf-8"))
+    assert sorted(c["name"] for c in doc["cases"]) == ["alpha", "beta"]
+    traces = [Path(r["tracePath"]) for c in doc["cases"] for r in c["arms"]["with"]]
+    assert len(traces) == 2 and all(t.is_file() for t in traces)
+    assert kept_runs(out) == ["alpha", "beta"]
+    # Once it has ended, the folder is free: a later session replaces what it left.
+    later = pytester.runpytest_subprocess(
+        "evals", second, "-p", "no:cacheprovider", "--eval-agent", quick,
+        "--eval-output-dir", "out", "-k", "alpha",
+    )  # fmt: skip
+    assert later.ret == 0
+    assert kept_runs(out) == ["alpha"]
+
+
+HOLDER = """\
+import fcntl, os, sys, time
+lock = open(sys.argv[1], "a+")
+fcntl.flock(lock, fcntl.LOCK_EX)
+lock.seek(0); lock.truncate(); lock.write(f"{os.getpid()}\\n"); lock.flush()
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize("workers", ["-n0", "-n2"])
+def test_a_claim_lock_held_elsewhere_is_one_line_not_a_hang(
+    pytester: pytest.Pytester, scripted_agent: Agent, workers: str
+) -> None:
+    suite(pytester.path)
+    out = pytester.path / "out"
+    out.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(out / ".runs.lock")], stdout=subprocess.PIPE
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        start = time.monotonic()
+        result = pytester.runpytest_subprocess(
+            "evals", workers, "-p", "no:cacheprovider", "--eval-output-dir", "out",
+            "--eval-agent", scripted_agent([{"match": "Say", "reply": "alpha beta"}]),
+        )  # fmt: skip
+        waited = time.monotonic() - start
+    finally:
+        holder.kill()
+        holder.communicate()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert [line for line in result.errlines if line] == [
+        f"ERROR: --eval-output-dir {out}: another process (PID {holder.pid}) has held "
+        f"{out / '.runs.lock'} for more than 5 s; wait for it to end, or give this session "
+        "another --eval-output-dir"
+    ]
+    assert waited < 60
+    assert not (out / "runs").exists()
