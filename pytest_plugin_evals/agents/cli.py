@@ -53,7 +53,10 @@ def program_paths(arg: str) -> list[Path]:
     where its links lead), and for a program in a ``bin/`` folder (an interpreter in its
     installation or virtual environment) that whole installation."""
     path = Path(arg)
-    if not path.exists():
+    try:
+        if not path.exists():
+            return []
+    except OSError:  # where this user may not look
         return []
     found = [path]
     for candidate in (path, path.resolve()):
@@ -207,28 +210,11 @@ def run_confined(
         return _not_started(out_dir), f"cannot confine the agent: {exc}"
     if request.keep_temp:
         keep_command(out_dir / "sandbox.json", confined.argv, confined.env)
-    try:
-        result = run_process(
-            confined.argv,
-            stdin_text=stdin_text,
-            cwd=request.sandbox.cwd,
-            env=confined.env,
-            timeout=timeout,
-            out_dir=out_dir,
-            json_lines=json_lines,
-            stop_on=stop_on,
-            watch=confined.watchdog.check,
-            on_start=confined.watchdog.attach,
-        )
-        went_over = confined.went_over()
-    finally:
-        notes = confined.close()
-    return replace(
-        result,
-        bound=result.bound or went_over,
-        notes=(*result.notes, *notes),
-        start_error=result.start_error or _not_executed(result, argv[0]),
-    ), None
+    result = confined.run(
+        stdin_text=stdin_text, cwd=request.sandbox.cwd, timeout=timeout, out_dir=out_dir,
+        json_lines=json_lines, stop_on=stop_on,
+    )  # fmt: skip
+    return replace(result, start_error=result.start_error or _not_executed(result, argv[0])), None
 
 
 def _not_a_program(program: str) -> str | None:

@@ -74,3 +74,46 @@ def test_same_verdicts_scores_and_delta_as_claude_plugin_eval(
     mine = verdicts(ours_doc)
     assert mine == reference
     assert mine["suggests-next-version"]["delta"] == 1
+
+
+#: A case whose granted Bash builds a file in the working directory.
+BUILD_CASE = {
+    ".claude-plugin/plugin.json": '{"name": "build-kit", "version": "1.0.0"}',
+    "skills/build/SKILL.md": "---\nname: build\ndescription: Build the project.\n---\nRun make.\n",
+    "evals/build/prompt.md": "---\nruns: 1\nallowed_tools: [Bash]\n---\nRun the build.\n",
+    "evals/build/graders/ran.md": "---\ntype: tool_used\ntool: Bash\n---\n",
+    "evals/build/graders/answer.md": "---\ntype: regex\npattern: Built\n---\n",
+    "evals/build/graders/made.md": "---\ntype: file_exists\npath: made.txt\n---\n",
+}
+
+
+def test_a_granted_shell_gets_the_reference_verdicts(
+    tmp_path: Path, claude_bin: str, run_both: Any
+) -> None:
+    """Both run the Bash call inside Claude Code's sandbox, and every verdict agrees but one:
+    the reference's sandbox keeps none of what the command writes in the working directory (a
+    root host: ``Read-only file system``; an ordinary user: a layer that is thrown away), where
+    ours, inside the run's sandbox, keeps the file the build made — as
+    docs/explanation/differences-from-claude-plugin-eval.md says."""
+    from pytest_plugin_evals.testing import Rule, text, tool_use
+    from tests.helpers import write_tree
+
+    plugin = write_tree(tmp_path / "build-kit", BUILD_CASE)
+    rules = [
+        Rule(when_prompt="Run the build", when_tool_result="", reply=text("Built.")),
+        Rule(
+            when_prompt="Run the build",
+            reply=tool_use("Bash", {"command": "echo built > made.txt", "description": "build"}),
+        ),
+    ]
+    with ScriptedModel(rules) as model:
+        reference_doc, ours_doc = run_both(plugin, model, claude_bin, tmp_path, grants=("Bash",))
+    reference, mine = verdicts(reference_doc)["build"], verdicts(ours_doc)["build"]
+    for arm in ("with", "without"):
+        (theirs,) = reference["arms"][arm]
+        (ours,) = mine["arms"][arm]
+        agree = [v for v in ours if v[0] != "made"]
+        assert agree == [v for v in theirs if v[0] != "made"], arm
+        made = next(v for v in ours if v[0] == "made")
+        assert made[1:] == (True, True, "made.txt exists as expected"), made
+        assert next(v for v in theirs if v[0] == "made")[1] is False

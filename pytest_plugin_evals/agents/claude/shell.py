@@ -93,6 +93,14 @@ def credential_names(env: Mapping[str, str]) -> list[str]:
     )
 
 
+def _readable_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder this user can look into (not one in another's home)."""
+    try:
+        return path.is_dir() and os.access(path, os.R_OK | os.X_OK)
+    except OSError:
+        return False
+
+
 def _both(path: Path) -> list[Path]:
     """A path as given and where it really is (a rule must name both to hold)."""
     real = path.resolve()
@@ -146,11 +154,9 @@ def sandbox_settings(
     tools = [
         Path(entry)
         for entry in env.get("PATH", "").split(os.pathsep)
-        if entry
-        and Path(entry).is_absolute()
-        and Path(entry).is_dir()
+        if entry and Path(entry).is_absolute() and _readable_folder(Path(entry))
         and any(Path(entry).resolve().is_relative_to(h) for h in deny_read)
-    ]
+    ]  # fmt: skip
     writable = [home, tmp]
     readable = [*writable, *read_also, *tools]
     git_dir = cwd / ".git"

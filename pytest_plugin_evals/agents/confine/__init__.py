@@ -29,7 +29,7 @@ import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -47,7 +47,7 @@ from pytest_plugin_evals.agents.confine.network import (
     launcher_script,
     plan_network,
 )
-from pytest_plugin_evals.util.process import probe
+from pytest_plugin_evals.util.process import ProcessResult, probe, run_process
 
 __all__ = [
     "DEFAULT_BOUNDS",
@@ -174,7 +174,7 @@ def tools_on_path(path: str | None, hidden: Iterable[Path]) -> list[Path]:
         if not entry or not os.path.isabs(entry):
             continue
         real = _real(Path(entry))
-        if real is None or not real.is_dir() or real == Path("/"):
+        if real is None or _kind(real) != "dir" or real == Path("/"):
             continue
         if any(h == real or h.is_relative_to(real) for h in hidden):
             continue
@@ -197,7 +197,7 @@ def tool_installs(entry: Path) -> list[Path]:
         return [entry.parent]
     if entry.name == "bin" and entry.parent.name == ".cargo":
         rustup = entry.parent.parent / ".rustup"
-        return [rustup] if rustup.is_dir() else []
+        return [rustup] if _kind(rustup) == "dir" else []
     return []
 
 
@@ -216,6 +216,15 @@ def _real(path: Path) -> Path | None:
     try:
         return path.resolve()
     except (OSError, RuntimeError):
+        return None
+
+
+def _kind(path: Path) -> str | None:
+    """``dir``, ``file`` (anything else that exists) or None when it does not exist or this
+    user may not look (a folder in another user's home)."""
+    try:
+        return "dir" if path.is_dir() else "file" if os.path.lexists(path) else None
+    except OSError:
         return None
 
 
@@ -257,24 +266,25 @@ def mount_args(confinement: Confinement) -> list[str]:
     )
     shown: list[Path] = []
     hidden: list[Path] = []
-    for path, kind in layers:
-        if not path.exists() or path == Path("/"):
+    for path, layer in layers:
+        kind = _kind(path)
+        if kind is None or path == Path("/"):
             continue
         under = _last_layer(path, shown, hidden)
-        if kind == "read":
-            if _inside_system(path) or (under == "read" and path.is_dir()):
+        if layer == "read":
+            if _inside_system(path) or (under == "read" and kind == "dir"):
                 continue  # already shown
             shown.append(path)
             args += ["--ro-bind", str(path), str(path)]
         elif under == "read":  # hide what is shown; what is not shown needs no hiding
             hidden.append(path)
-            if path.is_dir():
+            if kind == "dir":
                 args += ["--tmpfs", str(path)]
             else:
                 args += ["--ro-bind", "/dev/null", str(path)]
     for path in confinement.write:
         real = _real(path)
-        if real is None or not real.exists():
+        if real is None or _kind(real) is None:
             continue
         args += ["--bind", str(real), str(real)]
     if confinement.cwd is not None:
@@ -373,6 +383,36 @@ class Confined:
             return f"the run's processes reached {self.watchdog.bounds.processes}"
         return None
 
+    def run(
+        self,
+        *,
+        stdin_text: str,
+        cwd: Path,
+        timeout: float,
+        out_dir: Path,
+        json_lines: bool = False,
+        stop_on: Callable[[bytes], bool] | None = None,
+    ) -> ProcessResult:
+        """Run it (once), watched; the result names the bound it went over, and its notes
+        hold the sandbox's. The listeners and the cgroup end with it."""
+        try:
+            result = run_process(
+                self.argv,
+                stdin_text=stdin_text,
+                cwd=cwd,
+                env=self.env,
+                timeout=timeout,
+                out_dir=out_dir,
+                json_lines=json_lines,
+                stop_on=stop_on,
+                watch=self.watchdog.check,
+                on_start=self.watchdog.attach,
+            )
+            went_over = self.went_over()
+        finally:
+            notes = self.close()
+        return replace(result, bound=result.bound or went_over, notes=(*result.notes, *notes))
+
 
 def prepare(confinement: Confinement, argv: Sequence[str], env: Mapping[str, str]) -> Confined:
     """Make ``argv`` ready to run confined: open its network's listeners, make its cgroup,
@@ -415,7 +455,9 @@ def prepare(confinement: Confinement, argv: Sequence[str], env: Mapping[str, str
         # Joined before bubblewrap starts, so that every process of the run is in it.
         full = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(cgroup.procs), *full]
     folders = [p for p in (confinement.tmp, *confinement.write) if p is not None]
-    watchdog = Watchdog(confinement.bounds, [p for p in folders if p.is_dir()])
+    watchdog = Watchdog(
+        confinement.bounds, [p for p in folders if _kind(p) == "dir"], cgroup=cgroup
+    )
     return Confined(full, run_env, watchdog, network=network, cgroup=cgroup)
 
 

@@ -70,9 +70,13 @@ class Watchdog:
     over (a sentence), or None. The run's processes are those of the PID namespace of the
     first child of ``leader`` (bubblewrap's); its folders are ``folders``."""
 
-    def __init__(self, bounds: Bounds, folders: Sequence[Path]) -> None:
+    def __init__(
+        self, bounds: Bounds, folders: Sequence[Path], cgroup: PidsCgroup | None = None
+    ) -> None:
         self.bounds = bounds
         self.folders = tuple(folders)
+        #: The run's ``pids`` cgroup (root): a fork it refused ends the run.
+        self.cgroup = cgroup
         self.leader: int | None = None
         self._ns: str | None = None
         self._next_memory = 0.0
@@ -96,6 +100,8 @@ class Watchdog:
                     return f"the run's memory went over {show_size(self.bounds.memory)}"
                 if len(found) >= self.bounds.processes:
                     return f"the run's processes reached {self.bounds.processes}"
+            if self.cgroup is not None and self.cgroup.went_over():
+                return f"the run's processes reached {self.bounds.processes}"
         if now >= self._next_disk:
             self._next_disk = now + DISK_EVERY
             used, biggest = _usage(self.folders)
