@@ -455,6 +455,10 @@ class _Host:
         self._spawn(run, server, conn, fds)
 
     def _refuse(self, run: _Run, conn: socket.socket, what: str) -> None:
+        # Recorded first: whoever is told of the refusal finds it in the run's calls file.
+        run.refused += 1
+        if run.refused <= MAX_RECORDED:
+            self._record(run, {"mockHost": {"refused": what}})
         with contextlib.suppress(OSError):  # the stub prints it: the agent's MCP log shows it
             conn.setblocking(False)
             conn.send(f"refused by the mock host: {what}\n".encode())
@@ -463,9 +467,6 @@ class _Host:
                 for fd in socket.recv_fds(conn, 65536, 16)[1]:
                     os.close(fd)
         conn.close()
-        run.refused += 1
-        if run.refused <= MAX_RECORDED:
-            self._record(run, {"mockHost": {"refused": what}})
 
     def _record(self, run: _Run, record: dict[str, Any]) -> None:
         from ..util.timestamps import utc_iso
