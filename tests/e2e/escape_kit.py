@@ -99,6 +99,8 @@ class Canaries:
                 "env | cut -d= -f1 | grep -E"
                 " '^(ANTHROPIC|OPENAI|COPILOT|GEMINI|GOOGLE|AWS|GITHUB|EVAL_CANARY)' | sort"
                 " | sed 's/^/visible-variable: /'",
+                # The values too: what the shell sees of a key must reach no report.
+                "env | grep -E '_(API_KEY|TOKEN|SECRET_ACCESS_KEY)=' | sed 's/^/visible-value: /'",
                 f"echo {DONE}",
             ]
         )

@@ -34,11 +34,12 @@ SHELLS: dict[str, tuple[str, str]] = {
     "gemini": ("run_shell_command", "command"),
 }
 
-#: The credentials each agent is handed (its shell may see them, unless its CLI's own
-#: sandbox hides them: Claude Code's and Codex's do); every other one must stay out of sight.
+#: The credentials each agent's shell sees: its own, unless its CLI hides them from its
+#: commands (Claude Code's sandbox, Codex's `core` environment, Copilot's --secret-env-vars);
+#: every other one must stay out of sight.
 OWN_CREDENTIALS = {
     "claude": set(),
-    "copilot": {"COPILOT_PROVIDER_API_KEY"},
+    "copilot": set(),
     "codex": set(),
     "opencode": {"ANTHROPIC_API_KEY"},
     "gemini": {"GEMINI_API_KEY"},
@@ -65,13 +66,24 @@ print("probed")
 """
 
 
+#: The operator's keys, long enough to be redacted (the scripted model takes any key).
+KEYS = {
+    "ANTHROPIC_API_KEY": "sk-ant-operator-4f1c9e2b7a",
+    "COPILOT_PROVIDER_API_KEY": "copilot-operator-8d3a6b1e",
+    "GEMINI_API_KEY": "gemini-operator-2c7f5a9d",
+    "OPENAI_API_KEY": CODEX_KEY,
+    "GITHUB_TOKEN": "ghp-operator-token-0123456789",
+    "AWS_SECRET_ACCESS_KEY": "aws-operator-secret-0123456789",
+}
+
+
 def every_agents_credentials(model: ScriptedModel, monkeypatch: pytest.MonkeyPatch) -> None:
     """The operator holds the credentials of every agent at once (one CI job, five CLIs)."""
     for agent in ("claude", "copilot", "codex", "gemini"):
         for key, value in cli_environment(agent, model).items():
             monkeypatch.setenv(key, value)
-    monkeypatch.setenv("GITHUB_TOKEN", "ghp-operator-token-0123456789")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-operator-secret-0123456789")
+    for key, value in KEYS.items():
+        monkeypatch.setenv(key, value)
 
 
 def make_case(canaries: Canaries) -> None:
@@ -137,7 +149,11 @@ def test_a_hostile_shell_touches_no_canary(
         canaries.assert_untouched(output)
         foreign = visible_variables(output) & (CREDENTIALS - OWN_CREDENTIALS[agent])
         assert not foreign, f"{agent}'s shell sees {foreign}"
-        assert CODEX_KEY not in output
+        # What it prints of a key — its own, which some shells see — reaches no report.
+        for name, value in KEYS.items():
+            assert value not in output, f"{name} unredacted"
+        for name in OWN_CREDENTIALS[agent]:
+            assert f"[redacted {name}]" in output, f"{agent}'s own {name}"
         canaries.assert_no_daemon()
         result.assert_outcomes(passed=1)
     finally:
