@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,9 @@ def leftovers(folder: Path) -> set[str]:
 
 
 @pytest.fixture(params=["outside-tmp", "long"])
-def operator_tmpdir(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
+def operator_tmpdir(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     """The operator's TMPDIR: a folder outside /tmp, or one whose path is 180 bytes long."""
     base = Path("/var/tmp") if request.param == "outside-tmp" else Path("/tmp")
     folder = base / f"evals-tmpdir-{uuid.uuid4().hex[:8]}"

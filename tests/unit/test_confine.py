@@ -105,7 +105,7 @@ def test_a_folder_shown_inside_a_hidden_one_shows_alone(run: Run, tmp_path: Path
     (case / "fixtures").mkdir(parents=True)
     (case / "fixtures" / "data.txt").write_text("DATA-42", encoding="utf-8")
     (case / "grader.md").write_text("GRADER-TEXT", encoding="utf-8")
-    layers = {"read": (tmp_path / "evals", case / "fixtures"), "hide": (case,)}
+    layers: dict[str, Any] = {"read": (tmp_path / "evals", case / "fixtures"), "hide": (case,)}
     args = mount_args(run.confinement(**layers))
     # Shallowest first: the evals folder shown, the case emptied, its fixtures shown again.
     order = [args[i + 1] for i, a in enumerate(args) if a in ("--ro-bind", "--tmpfs")]
