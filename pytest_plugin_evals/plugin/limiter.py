@@ -223,9 +223,12 @@ class RateLimits:
         retries, waited, spent = 0, 0.0, 0.0
         notes: list[str] = []
         outcome: RunOutcome | None = None
+        refused_at: float | None = None  # when the last refusal paused the session
         while True:
             with self.turn() as paused:
-                waited += paused
+                # After a refusal, the wait is all the time until the next attempt starts
+                # (under load, more than the pause itself); else what the pause held it.
+                waited += paused if refused_at is None else time.time() - refused_at
                 if self.stopping.is_set():
                     if outcome is None:
                         raise SessionEnding("the session ended before the run could start")
@@ -251,7 +254,8 @@ class RateLimits:
             if self.stopping.is_set() or not may_retry():
                 break
             spent += outcome.result.cost_usd
-            self.pause.pause(delay)
+            refused_at = time.time()
+            self.pause.pause(delay, now=refused_at)
             retries += 1
         if not (retries or waited or notes):
             return outcome
