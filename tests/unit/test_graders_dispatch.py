@@ -64,8 +64,13 @@ def test_no_type_raises_on_garbage_config(kind: str) -> None:
     }
     config["target"] = 3  # type: ignore[assignment]
     v = grade(GraderSpec("g", kind, config), Transcript(tool_calls=[ToolCall("x")]))
-    assert v.passed in (False, None, True)
-    assert isinstance(v.explanation, str) and v.explanation
+    # A grader given garbage never passes: a judged kind (no judge here) is skipped, every
+    # other kind fails, saying which field is wrong.
+    if kind in PAID_GRADER_TYPES:
+        assert v.passed is None and "no judge" in v.explanation
+    else:
+        assert v.passed is False and v.explanation.startswith("grader threw: ")
+        assert "must be" in v.explanation or "needs a non-empty" in v.explanation
 
 
 def test_a_grader_that_throws(monkeypatch: pytest.MonkeyPatch) -> None:
