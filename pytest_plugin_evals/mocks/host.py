@@ -54,14 +54,13 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..util.process import Service, start_service, stop_service
+from ..util.process import Service, fork_child, start_service, stop_service
 
 #: Unix socket paths longer than this do not fit ``sockaddr_un`` everywhere.
 MAX_SOCKET_PATH = 100
@@ -477,32 +476,24 @@ class _Host:
 
     def _spawn(self, run: _Run, server: str, conn: socket.socket, fds: list[int]) -> None:
         self._load_sdk()
-        try:
-            pid = os.fork()
-        except OSError:  # no process to spare: the stub sees EOF, the agent a failed server
-            pid = -1
-        if pid:
-            for fd in fds:
-                os.close(fd)
-            conn.close()  # the child keeps its copy: the stub sees EOF when the child ends
-            if pid > 0:
-                run.children.add(pid)
-                self.children[pid] = run
-            return
-        # The child: become the stand-in on the stub's stdio, holding nothing else of the host.
-        code = 0
-        try:
+
+        def stand_in() -> int:
+            # The child: the stand-in on the stub's stdio, holding nothing else of the host's.
             for target, fd in enumerate(fds):  # the host's own 0, 1, 2 are /dev/null: fd > 2
                 os.dup2(fd, target)
                 os.close(fd)
             calls = os.dup(run.calls_fd)
             self._forget_all()
-            code = run_stand_in(run.specs[server], calls, run.token, run.kill)
-        except BaseException:
-            traceback.print_exc()  # onto the stub's stderr: the agent's MCP log shows it
-            code = 1
-        finally:
-            os._exit(code)
+            return run_stand_in(run.specs[server], calls, run.token, run.kill)
+
+        # When no process can be made, the stub sees EOF, the agent a failed server.
+        pid = fork_child(stand_in)
+        for fd in fds:
+            os.close(fd)
+        conn.close()  # the child keeps its copy: the stub sees EOF when the child ends
+        if pid > 0:
+            run.children.add(pid)
+            self.children[pid] = run
 
     def _forget_all(self) -> None:
         """In a forked stand-in: close every descriptor of the host's (other runs' sockets and

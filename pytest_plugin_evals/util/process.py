@@ -322,6 +322,29 @@ def stop_service(proc: subprocess.Popen[bytes], grace: float = 2.0) -> None:
         proc.wait()
 
 
+def fork_child(child: Callable[[], int]) -> int:
+    """Fork a child of this process that runs ``child`` and exits with what it returns (1 and
+    its traceback on stderr when it raises): it never returns into the caller's stack. Returns
+    the child's PID to the parent, or -1 when no process could be made (the caller then sees
+    the child's work as failed). For a server process that serves each connection in a child
+    of its own (the mock host's stand-ins)."""
+    try:
+        pid = os.fork()
+    except OSError:
+        return -1
+    if pid:
+        return pid
+    code = 1
+    try:
+        code = child()
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
 class IdleMeter:
     """How idle the machine's CPUs were since the last reading (Linux's ``/proc/stat``)."""
 

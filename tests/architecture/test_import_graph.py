@@ -8,6 +8,7 @@ time.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -133,9 +134,56 @@ def test_the_core_imports_no_pytest_and_starts_processes_only_through_util(room:
             where = f"{path.relative_to(PACKAGE.parent)}:{line}"
             if top in ("pytest", "_pytest", "pluggy"):
                 wrong.append(f"{where}: imports {target}")
-            if top in ("subprocess", "multiprocessing") and room != "util":
+            if top in PROCESS_MODULES and room != "util":
                 wrong.append(f"{where}: imports {target} (start processes through util.process)")
+        if room != "util":
+            wrong += [f"{path.relative_to(PACKAGE.parent)}:{line}: {what}" for what, line in
+                      process_calls(path)]  # fmt: skip
     assert not wrong, "\n".join(dict.fromkeys(wrong))
+
+
+#: Modules whose import means starting processes.
+PROCESS_MODULES = frozenset({"subprocess", "multiprocessing", "pty", "concurrent"})
+
+#: Functions of ``os`` (and of an asyncio loop) that start, or turn into, another program.
+PROCESS_FUNCTIONS = re.compile(
+    r"fork|forkpty|exec[lv]p?e?|spawn[lv]p?e?|posix_spawnp?|system|popen|startfile"
+    r"|create_subprocess_(exec|shell)|subprocess_(exec|shell)"
+)
+
+
+def process_calls(path: Path) -> Iterator[tuple[str, int]]:
+    """Every use of a process-starting function: ``os.fork``, ``os.execv``…, ``from os import
+    fork``, ``loop.subprocess_exec``, ``asyncio.create_subprocess_exec``."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (
+            isinstance(node, ast.Attribute)
+            and PROCESS_FUNCTIONS.fullmatch(node.attr)
+            # ``os.system``, not a ``self.system`` attribute; a loop's methods by their names.
+            and (
+                (isinstance(node.value, ast.Name) and node.value.id in ("os", "posix"))
+                or "subprocess" in node.attr
+            )
+        ):
+            yield f"uses .{node.attr} (start processes through util.process)", node.lineno
+        elif isinstance(node, ast.ImportFrom) and node.module in ("os", "asyncio"):
+            for alias in node.names:
+                if PROCESS_FUNCTIONS.fullmatch(alias.name):
+                    yield (
+                        f"imports {node.module}.{alias.name} (start processes through "
+                        "util.process)",
+                        node.lineno,
+                    )
+
+
+def test_the_process_check_sees_every_way_to_start_one(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "import os, asyncio\nfrom os import execvp\nos.fork()\nos.execv('a', [])\n"
+        "os.posix_spawn('a', [], {})\nasyncio.create_subprocess_exec('a')\nos.system('a')\n"
+        "os.getpid()\nself.system = 1\n"
+    )
+    assert [line for _, line in process_calls(sample)] == [2, 3, 4, 5, 6, 7]
 
 
 def test_only_the_testing_fixture_module_imports_pytest_in_testing() -> None:
