@@ -7,4 +7,4 @@ if [ -x .ci/claude/node_modules/.bin/claude ]; then
   export EVAL_CLAUDE_BIN="$PWD/.ci/claude/node_modules/.bin/claude"
 fi
 # The suite runs on every CPU (pytest-xdist); pass -n 0 to run it in one process.
-exec .venv/bin/python -m pytest -p no:cacheprovider -n auto "$@"
+exec .venv/bin/python -m pytest -p no:cacheprovider -n auto --dist worksteal "$@"

@@ -21,9 +21,36 @@ AGENT = Path(__file__).parent / "agents" / "scripted_agent.py"
 # the modules first imported in it afterwards — and PyYAML's C parser cannot be loaded twice.
 
 
-@pytest.fixture(params=["-n0", "-n2"], ids=["n0", "n2"])
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``plugin_args`` runs a session in one process; a test marked ``workers`` (the worker
+    boundary is what it tests: what crosses from workers to the controller) runs it again with
+    two pytest-xdist workers."""
+    if "plugin_args" in metafunc.fixturenames:
+        both = metafunc.definition.get_closest_marker("workers") is not None
+        modes = ["-n0", "-n2"] if both else ["-n0"]
+        metafunc.parametrize("plugin_args", modes, ids=[m[1:] for m in modes], indirect=True)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark what drives the real agent CLIs (``e2e``) and headless Chromium (``browser``) by
+    their folders, and schedule the slow folders first (with ``--dist worksteal`` the workers
+    then end together)."""
+    root = Path(__file__).parent
+
+    def folder(item: pytest.Item) -> str:
+        path = Path(str(item.path))
+        return path.relative_to(root).parts[0] if path.is_relative_to(root) else ""
+
+    for item in items:
+        if folder(item) in ("e2e", "browser"):
+            item.add_marker(folder(item))
+    rank = {"e2e": 0, "browser": 1, "integration": 2}
+    items.sort(key=lambda item: rank.get(folder(item), 3))
+
+
+@pytest.fixture
 def plugin_args(request: pytest.FixtureRequest) -> list[str]:
-    """Every behaviour is checked without and with pytest-xdist workers."""
+    """The pytest options of a session as users run it (see :func:`pytest_generate_tests`)."""
     return [request.param, "-p", "no:cacheprovider"]
 
 

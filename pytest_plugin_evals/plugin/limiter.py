@@ -64,7 +64,7 @@ def backoff_seconds(
     ``base × 2^attempt``, capped at ``cap``, of which a random half is left out ("equal
     jitter": runs refused together do not all come back together, and none comes back at
     once)."""
-    ceiling = min(cap, base * 2 ** max(0, attempt))
+    ceiling = min(cap, base * 2.0 ** max(0, attempt))
     return ceiling / 2 + random_fraction() * ceiling / 2
 
 

@@ -19,6 +19,9 @@ from scipy.stats import ttest_ind
 
 from tests.helpers import write_tree
 
+# What crosses from the workers to the controller is tested: -n 0 and -n 2.
+pytestmark = pytest.mark.workers
+
 #: Answers from the SKILL.md it is given: the skill that says "wave" is called (a Skill tool
 #: call) and waves; "please" comes on run 1, and on run 2 too with that skill.
 AGENT = """\

@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+# What crosses from the workers to the controller is tested: -n 0 and -n 2.
+pytestmark = pytest.mark.workers
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "release-helper"
 
 

@@ -36,6 +36,7 @@ def failing_case(pytester: pytest.Pytester) -> None:
     )
 
 
+@pytest.mark.workers  # what crosses from the workers is tested
 def test_a_failed_run_shows_its_answer_and_its_tool_calls(
     pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, read_doc: Any
 ) -> None:
@@ -98,6 +99,7 @@ def test_a_long_answer_and_many_tool_calls_are_cut_with_a_note(
     assert max(len(line) for line in result.stdout.lines) < 1600
 
 
+@pytest.mark.workers  # what crosses from the workers is tested
 def test_pytest_html_extras_list_the_tool_calls(
     pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any
 ) -> None:
@@ -239,6 +241,7 @@ graders:
 """
 
 
+@pytest.mark.workers  # what crosses from the workers is tested
 def test_every_problem_of_a_case_file_is_listed_at_once(
     pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, read_doc: Any
 ) -> None:

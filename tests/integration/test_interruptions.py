@@ -17,7 +17,10 @@ import pytest
 
 from tests.helpers import write_tree
 
-pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux: real signals, /proc")
+pytestmark = [
+    pytest.mark.workers,
+    pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux: real signals, /proc"),
+]
 
 #: An agent that answers "done", except for a prompt with "slow": that one starts a grandchild
 #: in a session of its own (it outlives a process-group kill) and waits. Both carry the

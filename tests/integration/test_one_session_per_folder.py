@@ -63,8 +63,15 @@ def test_a_second_session_on_a_folder_in_use_is_refused(
     suite(pytester.path)
     out = pytester.path / "out"
     started = pytester.path / "started"
-    slow = scripted_agent([{"match": "Say", "reply": "alpha beta", "sleep": 4}])
-    slow = slow.replace("cmd:", f"cmd:sh -c 'touch {started}; exec \"$@\"' agent ", 1)
+    release = pytester.path / "release"
+    # The first session's runs go on until the second session has been turned away (on a
+    # loaded machine, starting that one can take longer than any fixed sleep): at most 120 s.
+    slow = scripted_agent([{"match": "Say", "reply": "alpha beta"}])
+    hold = (
+        f"touch {started}; i=0; "
+        f"while [ ! -e {release} ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done"
+    )
+    slow = slow.replace("cmd:", f"cmd:sh -c '{hold}; exec \"$@\"' agent ", 1)
     quick = scripted_agent([{"match": "Say", "reply": "alpha beta"}])
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "evals", first, "-p", "no:cacheprovider",
@@ -78,7 +85,8 @@ def test_a_second_session_on_a_folder_in_use_is_refused(
             "evals", second, "-p", "no:cacheprovider", "--eval-agent", quick,
             "--eval-output-dir", "out", "--eval-json", "second.json",
         )  # fmt: skip
-        output, _ = proc.communicate(timeout=120)
+        release.touch()
+        output, _ = proc.communicate(timeout=180)
     finally:
         proc.kill()
     assert refused.ret == pytest.ExitCode.USAGE_ERROR

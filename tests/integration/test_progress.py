@@ -18,6 +18,9 @@ import pytest
 
 from tests.helpers import write_tree
 
+# What crosses from the workers to the controller is tested: -n 0 and -n 2.
+pytestmark = pytest.mark.workers
+
 #: Every run takes a while and costs $0.25.
 SLOW = [{"match": "", "sleep": 1.5, "reply": "42", "usage": {"cost_usd": 0.25}}]
 

@@ -18,7 +18,10 @@ import pytest
 
 from tests.helpers import write_tree
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+pytestmark = [
+    pytest.mark.workers,
+    pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX"),
+]
 
 #: Counts its attempts across the session (a file under a lock): the first $EVAL_RL_REFUSE
 #: (-1: every one) are refused with a 429 ``api_error`` line (``retry_after`` from

@@ -12,6 +12,9 @@ from urllib.parse import unquote
 
 import pytest
 
+# What crosses from the workers to the controller is tested: -n 0 and -n 2.
+pytestmark = pytest.mark.workers
+
 GRADERS = {
     "hi": "---\ntype: regex\npattern: hi\n---\n",
     "missing": "---\ntype: regex\npattern: nope\nweight: 2\n---\n",

@@ -18,6 +18,9 @@ import pytest
 
 from tests.helpers import write_tree
 
+# What crosses from the workers to the controller is tested: -n 0 and -n 2.
+pytestmark = pytest.mark.workers
+
 GRADER = "---\ntype: regex\npattern: hi\n---\n"
 
 ORDER_PROBE = """

@@ -83,6 +83,7 @@ def _ids(result: pytest.RunResult) -> list[str]:
     )
 
 
+@pytest.mark.workers  # what crosses from the workers is tested
 def test_every_case_runs_on_each_agent_and_delta_is_per_agent(
     pytester: pytest.Pytester, plugin_args: list[str], read_doc: Any
 ) -> None:

@@ -13,6 +13,9 @@ import pytest
 from pytest_plugin_evals.plugin.options import SHARD_VARIABLES
 from tests.helpers import write_tree
 
+# What crosses from the workers to the controller is tested: -n 0 and -n 2.
+pytestmark = pytest.mark.workers
+
 #: A deterministic agent: its answer depends on the case, the arm and the run number only.
 AGENT = """\
 import hashlib, json, os, sys

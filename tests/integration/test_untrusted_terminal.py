@@ -9,6 +9,9 @@ import pytest
 
 from tests.helpers import write_tree
 
+# What crosses from the workers to the controller is tested: -n 0 and -n 2.
+pytestmark = pytest.mark.workers
+
 #: Clear the screen, home the cursor, retitle the window, colour, backspace.
 ESCAPES = "\x1b[2J\x1b[H\x1b]0;owned\x07\x1b[31mred\x1b[0m\x08over"
 

@@ -110,16 +110,17 @@ def wait_for(path: Path, seconds: float = 30) -> None:
 def test_another_process_waits_out_a_pause_even_when_it_is_made_longer(tmp_path: Path) -> None:
     path = tmp_path / PAUSE_FILE
     pause = SharedPause(path)
-    pause.pause(1.0)
-    child = run_child(WAITER, str(path), str(tmp_path / "ready"))
+    first = pause.pause(3.0)  # long enough that, on a loaded machine too, the child is
+    child = run_child(WAITER, str(path), str(tmp_path / "ready"))  # still waiting when…
     wait_for(tmp_path / "ready")
     time.sleep(0.3)
-    end = pause.pause(2.0)  # this process was refused again: the pause is longer now
+    end = pause.pause(4.5)  # …this process is refused again: the pause is longer now
+    assert time.time() < first, "the machine was too slow for this test's first pause"
     out, _ = child.communicate(timeout=30)
     seen = json.loads(out)
     assert seen["done"] >= end
     assert seen["done"] - end < 2.0  # and no longer than that
-    assert seen["waited"] >= 1.5
+    assert seen["waited"] >= 3.0
 
 
 def test_the_stopping_event_ends_a_wait_at_once(tmp_path: Path) -> None:
