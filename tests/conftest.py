@@ -31,6 +31,20 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("plugin_args", modes, ids=[m[1:] for m in modes], indirect=True)
 
 
+#: The integration modules left out of the inner loop (``-m "not e2e and not browser and not
+#: slow"``): each spends tens of seconds of sessions, many with two xdist workers, or waits on
+#: purpose (timeouts, rate-limit pauses, signals, a second session on a busy folder).
+SLOW_MODULES = frozenset(
+    f"test_{name}"
+    for name in (
+        "shards", "reruns_and_selection", "failure_reports", "rate_limit_retries",
+        "several_agents", "merge_as_written", "progress", "interruptions",
+        "one_session_per_folder", "baseline_plugin", "replay_and_scaffold", "reports",
+        "judge_graders", "evidence", "compare", "collection", "scripted_claude",
+    )
+)  # fmt: skip
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark what drives the real agent CLIs (``e2e``) and headless Chromium (``browser``) by
     their folders, and schedule the slow folders first (with ``--dist worksteal`` the workers
@@ -44,6 +58,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if folder(item) in ("e2e", "browser"):
             item.add_marker(folder(item))
+        elif folder(item) == "integration" and item.path.stem in SLOW_MODULES:
+            item.add_marker("slow")
     rank = {"e2e": 0, "browser": 1, "integration": 2}
     items.sort(key=lambda item: rank.get(folder(item), 3))
 

@@ -8,6 +8,7 @@ time.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -70,19 +71,29 @@ def room_of(module: str) -> str:
     return parts[1] if len(parts) > 1 else "<package>"
 
 
-def modules() -> Iterator[tuple[str, Path]]:
+@functools.cache
+def modules() -> tuple[tuple[str, Path], ...]:
+    """Every module of the package, by dotted name, with its file."""
+    found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE.parent).with_suffix("")
         parts = list(rel.parts)
         if parts[-1] == "__init__":
             parts.pop()
-        yield ".".join(parts), path
+        found.append((".".join(parts), path))
+    return tuple(found)
+
+
+@functools.cache
+def parsed(path: Path) -> list[ast.AST]:
+    """Every node of the module at ``path`` (parsed once for all the tests)."""
+    return list(ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
 
 
 def imports(module: str, path: Path) -> Iterator[tuple[str, int]]:
     """Every module ``module`` imports, absolute, with the line of the statement."""
     is_package = path.name == "__init__.py"
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in parsed(path):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield alias.name, node.lineno
@@ -109,13 +120,14 @@ def test_every_room_is_in_the_table() -> None:
 @pytest.mark.parametrize("room", ROOMS)
 def test_rooms_import_downward_only(room: str) -> None:
     wrong = []
+    known = dict(modules())
     for module, path in modules():
         if room_of(module) != room:
             continue
         for target, line in imports(module, path):
             if not target.startswith("pytest_plugin_evals."):
                 continue
-            if target not in dict(modules()) and target.rsplit(".", 1)[0] in dict(modules()):
+            if target not in known and target.rsplit(".", 1)[0] in known:
                 target = target.rsplit(".", 1)[0]  # ``from pkg.mod import name``
             other = room_of(target)
             if other not in (room, "<package>") and other not in ALLOWED[room]:
@@ -155,7 +167,7 @@ PROCESS_FUNCTIONS = re.compile(
 def process_calls(path: Path) -> Iterator[tuple[str, int]]:
     """Every use of a process-starting function: ``os.fork``, ``os.execv``…, ``from os import
     fork``, ``loop.subprocess_exec``, ``asyncio.create_subprocess_exec``."""
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in parsed(path):
         if (
             isinstance(node, ast.Attribute)
             and PROCESS_FUNCTIONS.fullmatch(node.attr)

@@ -30,7 +30,8 @@ from pytest_plugin_evals.testing import Rule, ScriptedModel, delay, error, text
 from pytest_plugin_evals.util.images import image_media_type
 from tests.helpers import judged
 
-BACKENDS = ["claude", "anthropic", "openai"]
+#: The claude judge drives the real CLI: an end-to-end test, out of the inner loop.
+BACKENDS = [pytest.param("claude", marks=pytest.mark.e2e), "anthropic", "openai"]
 #: What the scripted model reports to OpenAI clients as ``usage.cost`` (per call).
 OPENAI_COST = 0.0007
 
@@ -288,6 +289,7 @@ def test_meets_criteria_uses_the_same_judge(
 # -- each backend's own behaviour ---------------------------------------------------------------
 
 
+@pytest.mark.e2e  # the real claude CLI
 def test_the_claude_judge_is_a_bare_isolated_model_call(
     make: MakeJudge, model: ScriptedModel
 ) -> None:
