@@ -7,6 +7,7 @@ xdist workers and the controller is :mod:`pytest_plugin_evals.records`, the resu
 
 from __future__ import annotations
 
+import enum
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -34,6 +35,20 @@ MATCHER_OPERATORS = frozenset({"eq", "includes", "matches", "and", "or", "not"})
 
 #: The answer as records and reports keep it is cut at this many characters.
 ANSWER_LIMIT = 4000
+
+
+class ExitStatus(enum.IntEnum):
+    """The exit statuses an eval session (and ``merge``) decides, as ``claude plugin eval``
+    does; pytest's own (a failed item is 1, a usage error 4, nothing collected 5) stand."""
+
+    #: Every case meets the threshold and nothing failed.
+    OK = 0
+    #: A case is below the threshold, a case file did not load, or a run could not be made.
+    FAILED = 1
+    #: The result is partial for want of runs: the cost ceiling or a rejected credential
+    #: stopped runs from starting, the session was interrupted, a shard is missing. (The
+    #: value of pytest's ``INTERRUPTED``, which this includes.)
+    PARTIAL = 2
 
 
 class LoadError(Exception):

@@ -29,11 +29,11 @@ from pytest_plugin_evals.plugin.keys import (
     stamp_key,
     stop_key,
 )
+from pytest_plugin_evals.plugin.loaded import eval_item_class
 from pytest_plugin_evals.plugin.options import add_options, read_settings
 from pytest_plugin_evals.util.inert import is_inert
 
 if TYPE_CHECKING:
-    from pytest_plugin_evals.plugin.items import EvalItem
     from pytest_plugin_evals.plugin.settings import EvalSettings
 
 pytest_plugins = [
@@ -232,20 +232,13 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return PackageJsonFile.from_parent(parent, path=file_path)
 
 
-def _eval_item_class() -> type[EvalItem] | None:
-    """The eval item class, if eval items were made (it is imported with the collectors)."""
-    module = sys.modules.get("pytest_plugin_evals.plugin.items")
-    found: type[EvalItem] | None = None if module is None else module.EvalItem
-    return found
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if case_picks_key in config.stash:
         from pytest_plugin_evals.plugin.selection import check_picks
 
         check_picks(config)
     settings = config.stash[settings_key]
-    eval_item = _eval_item_class()
+    eval_item = eval_item_class()
     if eval_item is None or (settings.case_glob is None and not settings.tags):
         return
     keep: list[pytest.Item] = []
@@ -266,7 +259,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
     """Tell an eval item which item runs after it here (its run may be started early)."""
-    if nextitem is not None and _eval_item_class() is not None:
+    if nextitem is not None and eval_item_class() is not None:
         item.stash[next_item_key] = nextitem
     return (yield)
 
@@ -296,7 +289,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     if report.when != "call":
         return report
-    eval_item = _eval_item_class()
+    eval_item = eval_item_class()
     if (
         eval_item is not None
         and isinstance(item, eval_item)

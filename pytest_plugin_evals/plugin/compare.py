@@ -13,7 +13,6 @@ At the end the session compares its result with the earlier one
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -104,10 +103,9 @@ class EarlierSession:
         option = self.config.option
         if getattr(option, "collectonly", False) or getattr(option, "setupplan", False):
             return
-        module = sys.modules.get("pytest_plugin_evals.plugin.items")
-        if module is None:
-            return  # no eval item was made
-        roots = [i.case.suite_root for i in session.items if isinstance(i, module.EvalItem)]
+        from pytest_plugin_evals.plugin.loaded import eval_items
+
+        roots = [i.case.suite_root for i in eval_items(session.items)]
         root = common_suite_root(roots)
         if root is None:
             return

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -166,18 +165,14 @@ def _not_startable(program: str) -> str | None:
 def _uses_our_agent(items: Sequence[pytest.Item]) -> bool:
     """Whether eval items are to run with the ``eval_agent`` fixture of this module (one that
     a ``conftest.py`` overrides makes its own agent, and is not checked)."""
-    # The items module is imported with the collectors: not loaded, no eval item was made
-    # (and a project without evals does not pay for importing it here).
-    module = sys.modules.get("pytest_plugin_evals.plugin.items")
-    if module is None:
-        return False
-    for item in items:
-        if isinstance(item, module.EvalItem):
-            info: Any = getattr(item, "_fixtureinfo", None)
-            defs = info.name2fixturedefs.get("eval_agent") if info is not None else None
-            func = getattr(defs[-1], "func", None) if defs else None
-            if getattr(func, "__module__", None) == __name__:
-                return True
+    from pytest_plugin_evals.plugin.loaded import eval_items
+
+    for item in eval_items(items):
+        info: Any = getattr(item, "_fixtureinfo", None)
+        defs = info.name2fixturedefs.get("eval_agent") if info is not None else None
+        func = getattr(defs[-1], "func", None) if defs else None
+        if getattr(func, "__module__", None) == __name__:
+            return True
     return False
 
 

@@ -141,11 +141,10 @@ class EvalProgress:
 
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        items = sys.modules.get("pytest_plugin_evals.plugin.items")
-        if self.evals is None and items is not None:
-            self.evals = frozenset(
-                str(item.nodeid) for item in session.items if isinstance(item, items.EvalItem)
-            )
+        from pytest_plugin_evals.plugin.loaded import eval_item_class, eval_items
+
+        if self.evals is None and eval_item_class() is not None:
+            self.evals = frozenset(str(item.nodeid) for item in eval_items(session.items))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:

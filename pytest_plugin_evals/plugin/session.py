@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_plugin_evals.model import ExitStatus
 from pytest_plugin_evals.plugin.keys import RECORD_PROPERTY, earlier_key, maker_key, result_key
 from pytest_plugin_evals.plugin.settings import EvalSettings
 from pytest_plugin_evals.util.timestamps import utc_iso
@@ -393,14 +394,14 @@ class EvalSession:
                 session.exitstatus = pytest.ExitCode.OK  # the other shards run the cases
             return
         if reason == "cost_ceiling":
-            session.exitstatus = 2
+            session.exitstatus = ExitStatus.PARTIAL
             self.gate_message = (
                 f"cost ceiling ${self.settings.max_cost_usd:g} reached: the remaining runs were "
                 "not started; the result is partial (exit status 2)"
             )
             return
         if reason == "auth_failed":
-            session.exitstatus = 2
+            session.exitstatus = ExitStatus.PARTIAL
             self.gate_message = (
                 "a run could not authenticate: the remaining runs were not started; the result "
                 f"is partial (exit status 2). {CREDENTIALS_HINT}"
@@ -408,7 +409,7 @@ class EvalSession:
             return
         if reason in ("interrupted", "maxfail"):
             if session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = pytest.ExitCode.INTERRUPTED
+                session.exitstatus = ExitStatus.PARTIAL
             missing = result.aggregates.runs_not_started
             why = "the session was interrupted" if reason == "interrupted" else "-x/--maxfail"
             self.gate_message = (

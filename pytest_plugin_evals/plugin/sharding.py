@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -97,24 +96,23 @@ class ShardSelection:
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
-        module = sys.modules.get("pytest_plugin_evals.plugin.items")
-        if module is None:
+        from pytest_plugin_evals.plugin.loaded import eval_items
+
+        evals = eval_items(items)
+        if not evals:
             return  # no eval item was made
         groups: dict[str, list[EvalItem]] = {}
-        for item in items:
-            if isinstance(item, module.EvalItem):
-                groups.setdefault(_group(item), []).append(item)
+        for item in evals:
+            groups.setdefault(_group(item), []).append(item)
         if not groups:
             return
         plan = self.plan(groups)
         mine = {c.nodeid for c in plan.cases_of(self.shard.index)}
         keep: list[pytest.Item] = []
         dropped: list[pytest.Item] = []
-        for item in items:
-            if isinstance(item, module.EvalItem) and _group(item) not in mine:
-                dropped.append(item)
-            else:
-                keep.append(item)
+        others = {id(item) for item in evals if _group(item) not in mine}
+        for one in items:
+            (dropped if id(one) in others else keep).append(one)
         config.stash[shard_plan_key] = plan
         if hasattr(config, "workerinput"):
             _write_plan(config.stash[shared_key] / PLAN_FILE, plan)

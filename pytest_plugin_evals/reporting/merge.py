@@ -21,7 +21,7 @@ from glob import escape
 from pathlib import Path, PurePath, PurePosixPath
 from typing import Any
 
-from pytest_plugin_evals.model import within_session_caps
+from pytest_plugin_evals.model import ExitStatus, within_session_caps
 from pytest_plugin_evals.records import Record, RunRecord
 from pytest_plugin_evals.reporting.document import DocumentError, dumps_document, read_document
 from pytest_plugin_evals.reporting.result import NotStarted, SessionResult, session_gate, summarize
@@ -438,20 +438,20 @@ def merge(
     return Merged(result, missing_shards, missing_cases, total)
 
 
-def exit_status(result: SessionResult) -> int:
+def exit_status(result: SessionResult) -> ExitStatus:
     """The merged gate's exit status, as a session's: 2 when the result is partial for want
     of runs (a missing shard, a cost ceiling, a rejected credential, an interruption), 1 when
     the threshold is not met or a case file did not load or a run could not be made, else 0."""
     reason = result.partial_reason
     if reason in (MISSING_SHARDS, "cost_ceiling", "auth_failed", "interrupted"):
-        return 2
+        return ExitStatus.PARTIAL
     verdict, ungated = session_gate(result.cases, result.threshold)
     failed = (
         bool(result.load_errors) or bool(result.errors) or (ungated is None and not verdict.met)
     )
     if reason == "maxfail":
-        return 1 if failed else 2
-    return 1 if failed else 0
+        return ExitStatus.FAILED if failed else ExitStatus.PARTIAL
+    return ExitStatus.FAILED if failed else ExitStatus.OK
 
 
 def _names(cases: Sequence[ShardCase], limit: int = 10) -> str:
