@@ -29,9 +29,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_plugin_evals.agents.claude.permissions import base_tool, grants_for
 from pytest_plugin_evals.agents.gemini.extension import gemini_server
 from pytest_plugin_evals.agents.mcp import McpPlan, McpServer
+from pytest_plugin_evals.agents.permissions import base_tool, grants_for
 
 #: Claude Code's name → Gemini CLI's built-in tools.
 GEMINI_TOOLS: dict[str, tuple[str, ...]] = {
