@@ -33,8 +33,9 @@ from pytest_plugin_evals.agents.gemini.extension import Extension, translate
 from pytest_plugin_evals.agents.gemini.spec import COST_NOTE as COST_NOTE
 from pytest_plugin_evals.agents.gemini.spec import ENDPOINTS, SPEC
 from pytest_plugin_evals.agents.gemini.stream_json import StreamSummary, api_status, parse_file
-from pytest_plugin_evals.agents.gemini.tools import GeminiTools, mcp_servers, plan_tools
+from pytest_plugin_evals.agents.gemini.tools import GeminiTools, plan_tools
 from pytest_plugin_evals.agents.launch import CliAgent, Launch
+from pytest_plugin_evals.agents.mcp_settings import mcp_servers
 from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
