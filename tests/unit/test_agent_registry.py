@@ -4,6 +4,8 @@ redacted credentials, the canonical tool names, and the docs' table."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,7 @@ from pytest_plugin_evals.agents.registry import (
 from pytest_plugin_evals.plugin.options import OPTIONS
 from pytest_plugin_evals.util.environment import allowed_environment
 from pytest_plugin_evals.util.redact import Redactor, secrets_in
+from tests.conftest import agent_cli
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "reference" / "agents.md"
 
@@ -123,3 +126,20 @@ def test_canonical_tool_names_come_from_each_declaration() -> None:
     assert canonical("gemini", "run_shell_command") == "Bash"
     assert canonical("claude", "Bash") == "Bash"
     assert canonical("cmd", "whatever") == "whatever"
+
+
+@pytest.mark.parametrize("name", names())
+def test_the_installed_binary_is_the_declared_version(name: str) -> None:
+    """scripts/setup.sh pins what each declaration says it is tested with."""
+    spec = next(s for s in specs() if s.name == name)
+    binary = os.environ.get("EVAL_CLAUDE_BIN") if name == "claude" else None
+    binary = binary if binary and os.path.isfile(binary) else agent_cli(name)
+    done = subprocess.run(
+        [binary, *spec.version_args], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert spec.version in done.stdout + done.stderr, (done.stdout, done.stderr)
+    setup = (Path(__file__).resolve().parents[2] / "scripts" / "setup.sh").read_text("utf-8")
+    if name == "claude":  # Claude Code's is set apart
+        assert f"CLAUDE_CODE_VERSION={spec.version}\n" in setup
+    else:
+        assert f'"{spec.package}@{spec.version}"' in setup
