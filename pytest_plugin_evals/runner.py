@@ -16,7 +16,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_plugin_evals.agents.base import Agent, RunRequest, capabilities_of, passed_of
+from pytest_plugin_evals.agents.base import (
+    Agent,
+    RunRequest,
+    capabilities_of,
+    credentials_of,
+    passed_of,
+)
 from pytest_plugin_evals.agents.confine.bounds import DEFAULT_BOUNDS, Bounds
 from pytest_plugin_evals.agents.confine.network import Endpoint
 from pytest_plugin_evals.agents.workspace import run_scaffold
@@ -217,7 +223,8 @@ def execute_run(
     # operator's: an agent may have learnt one some other way — graders and judges
     # included, and nothing the session writes holds them.
     operator = os.environ if environ is None else environ
-    redactor = Redactor({**secrets_in(operator), **secrets_in(env)})
+    declared = credentials_of(agent)  # its credentials, whatever their names say
+    redactor = Redactor({**secrets_in(operator, declared), **secrets_in(env, declared)})
     transcript = _refuse_invalid_cost(redactor.scrub(transcript))
     duration = transcript.duration_seconds or (time.monotonic() - start)
     grades = _Grades(infra_error=transcript.infra_error, error=transcript.error)

@@ -29,6 +29,7 @@ AGENT_CLIS=(
   "@openai/codex@0.169.0"
   "@google/gemini-cli@0.61.0"
   "opencode-ai@1.18.33"
+  "@qwen-code/qwen-code@0.24.4"
 )
 if [ "${SKIP_CLAUDE_INSTALL:-}" != "1" ] && [ "${#AGENT_CLIS[@]}" -gt 0 ]; then
   mkdir -p .ci/agents

@@ -1,6 +1,7 @@
-"""Agent adapters: ``claude`` (the default), the other agent CLIs (``copilot``, ``codex``,
-``opencode``, ``gemini``: :data:`CLI_AGENTS`), ``cmd:<command line>``, ``py:<module>:<function>``
-and ``replay:<results folder>``, each turning a :class:`RunRequest` into a ``Transcript``.
+"""Agent adapters: the agent CLIs the registry declares (``claude``, the default, ``copilot``,
+``codex`` …: :func:`cli_agents`, :mod:`.registry`), ``cmd:<command line>``,
+``py:<module>:<function>`` and ``replay:<results folder>``, each turning a
+:class:`RunRequest` into a ``Transcript``.
 
 :func:`check_spec` validates an ``--eval-agent`` value (the form, and what can be checked
 without starting anything); :func:`make_agent` builds the adapter. Both read the value the same
@@ -25,27 +26,38 @@ class AgentError(Exception):
     """An agent that cannot be set up (bad ``--eval-agent`` value, missing module)."""
 
 
-#: Agent CLIs other than Claude Code, each an adapter in ``agents/<name>/`` whose module has
-#: ``make_agent(binary, *, grants, disallow) -> Agent``.
-CLI_AGENTS = ("copilot", "codex", "opencode", "gemini")
+#: The kinds whose value carries an argument (``cmd:<command line>`` …).
+OPEN_KINDS = ("cmd", "py", "replay")
 
-AGENT_FORMS = (
-    '"claude", "copilot", "codex", "opencode", "gemini", "cmd:<command line>", '
-    '"py:<module>:<function>", "replay:<results folder>"'
-)
 
-KINDS = ("claude", *CLI_AGENTS, "cmd", "py", "replay")
+def cli_agents() -> tuple[str, ...]:
+    """The agent CLIs (:mod:`.registry`), the default first: ``claude``, ``copilot`` …"""
+    from pytest_plugin_evals.agents.registry import names
+
+    return names()
+
+
+def agent_forms() -> str:
+    """What ``--eval-agent`` accepts, as the one line of a wrong value says it."""
+    return ", ".join(
+        [
+            *(f'"{name}"' for name in cli_agents()),
+            '"cmd:<command line>"',
+            '"py:<module>:<function>"',
+            '"replay:<results folder>"',
+        ]
+    )
 
 
 def split_spec(spec: str) -> tuple[str, str]:
     """``(kind, argument)`` of an ``--eval-agent`` value; AgentError when it names no agent."""
     spec = spec.strip()
-    if spec == "claude" or spec in CLI_AGENTS:
+    if spec in cli_agents():
         return spec, ""
     kind, sep, argument = spec.partition(":")
-    if sep and kind in ("cmd", "py", "replay"):
+    if sep and kind in OPEN_KINDS:
         return kind, argument
-    raise AgentError(f"--eval-agent must be one of {AGENT_FORMS} (got {spec!r})")
+    raise AgentError(f"--eval-agent must be one of {agent_forms()} (got {spec!r})")
 
 
 def check_spec(spec: str) -> str:
@@ -79,19 +91,6 @@ def make_agent(
     """Build the adapter named by ``--eval-agent`` (``binaries``: an agent CLI's binary by
     agent name, from ``--eval-<agent>-bin``; else the CLI is looked up on ``PATH``)."""
     kind, argument = split_spec(spec)
-    if kind in CLI_AGENTS:
-        try:
-            module = importlib.import_module(f"{__name__}.{kind}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{kind}":
-                raise
-            raise AgentError(f"--eval-agent {kind}: this version has no {kind} adapter") from None
-        agent: Agent = module.make_agent(
-            (binaries or {}).get(kind),
-            grants=grants,
-            disallow=disallow,
-        )
-        return agent
     if kind == "cmd":
         from pytest_plugin_evals.agents.command import CommandAgent
 
@@ -104,13 +103,13 @@ def make_agent(
         from pytest_plugin_evals.agents.replay import ReplayAgent
 
         return ReplayAgent.parse(argument)
-    from pytest_plugin_evals.agents.claude import ClaudeAgent, find_binary
+    from pytest_plugin_evals.agents.registry import spec_for
 
-    return ClaudeAgent(
-        find_binary(claude_bin),
-        grants=grants,
-        disallow=disallow,
-    )
+    declared = spec_for(kind)
+    assert declared is not None  # split_spec accepted it
+    binary = claude_bin if kind == "claude" else (binaries or {}).get(kind)
+    agent: Agent = declared.make(binary, grants=grants, disallow=disallow)
+    return agent
 
 
 #: Imported from :mod:`.base` on first use (it loads the model): checking ``--eval-agent`` at
@@ -118,9 +117,9 @@ def make_agent(
 _FROM_BASE = ("DEFAULT_CAPABILITIES", "Agent", "Capabilities", "RunRequest", "capabilities_of")
 
 __all__ = [
-    "AGENT_FORMS",
-    "CLI_AGENTS",
     "AgentError",
+    "agent_forms",
+    "cli_agents",
     "check_spec",
     "make_agent",
     "split_spec",

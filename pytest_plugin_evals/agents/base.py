@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pytest_plugin_evals.agents import AgentError as AgentError
 from pytest_plugin_evals.agents.confine.bounds import DEFAULT_BOUNDS, Bounds
+from pytest_plugin_evals.agents.spec import DEFAULT_CAPABILITIES as DEFAULT_CAPABILITIES
+from pytest_plugin_evals.agents.spec import AgentSpec
+from pytest_plugin_evals.agents.spec import Capabilities as Capabilities
 from pytest_plugin_evals.model import Arm, Case, InfraKind, Transcript
 from pytest_plugin_evals.sandbox import Sandbox
 from pytest_plugin_evals.util.environment import Passed
@@ -59,25 +62,6 @@ class RunRequest:
         return self.plugin_dir is not None
 
 
-@dataclass(frozen=True)
-class Capabilities:
-    """What an agent is and can do; the runner decides by these, never by the agent's name."""
-
-    #: It runs as a process of its own, in its own process group: a stand-in that stops a
-    #: violating run may kill that group (an in-process agent is pytest itself).
-    separate_process: bool = True
-    #: Its runs get MCP stand-ins prepared (a replay brings the mock calls it recorded).
-    uses_mocks: bool = True
-    #: What it reports it cost is spent now (a replay's cost is history).
-    spends: bool = True
-    #: Its working directory is made a fresh git repository before it starts.
-    git_workspace: bool = True
-
-
-#: What an agent that does not say is taken to be: a process that spends, like ``cmd:``.
-DEFAULT_CAPABILITIES = Capabilities()
-
-
 @runtime_checkable
 class Agent(Protocol):
     """Runs one request and reports what happened. Never raises for a failed run: a run that
@@ -89,20 +73,40 @@ class Agent(Protocol):
     def run(self, request: RunRequest) -> Transcript: ...
 
 
+def spec_of(agent: Agent) -> AgentSpec | None:
+    """The declaration of an agent CLI's adapter (its ``spec``), None for any other agent."""
+    found = getattr(agent, "spec", None)
+    return found if isinstance(found, AgentSpec) else None
+
+
 def passed_of(agent: Agent, model: str | None) -> Passed:
     """The operator variables ``agent`` reads (its endpoint and credentials): its
-    ``passed_for(model)``, else its ``passed``, else none (an adapter of your own)."""
+    ``passed_for(model)`` (an agent whose variables depend on the model), else its
+    declaration's (``spec.passed``), else its ``passed``, else none (an adapter of your own)."""
     method = getattr(agent, "passed_for", None)
     if callable(method):
         found = method(model)
         if isinstance(found, Passed):
             return found
+    spec = spec_of(agent)
+    if spec is not None:
+        return spec.passed
     declared = getattr(agent, "passed", None)
     return declared if isinstance(declared, Passed) else Passed()
 
 
+def credentials_of(agent: Agent) -> tuple[str, ...]:
+    """The credential variables ``agent`` declares (redacted whatever their names say)."""
+    spec = spec_of(agent)
+    return spec.credentials if spec is not None else ()
+
+
 def capabilities_of(agent: Agent) -> Capabilities:
-    """The agent's :class:`Capabilities` (an adapter of your own may leave them out)."""
+    """The agent's :class:`Capabilities`: its declaration's, else its own ``capabilities``
+    (an adapter of your own may leave them out)."""
+    spec = spec_of(agent)
+    if spec is not None:
+        return spec.capabilities
     found = getattr(agent, "capabilities", None)
     return found if isinstance(found, Capabilities) else DEFAULT_CAPABILITIES
 

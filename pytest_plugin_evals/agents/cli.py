@@ -1,6 +1,6 @@
 """Running an agent CLI for one request: confined, bounded, its stdout kept as the run's trace.
 
-The part every CLI adapter shares (claude, copilot, codex, opencode, gemini, and ``cmd:``): the
+The part every CLI adapter shares (every agent CLI of the registry, and ``cmd:``): the
 command line run inside the run's sandbox (:mod:`.confine`) unless the run is unconfined on
 purpose, through :func:`pytest_plugin_evals.util.process.run_process` with the request's
 timeout and the sandbox's bounds; a run that was stopped, went over a bound or could not start
@@ -247,9 +247,10 @@ def _not_executed(result: ProcessResult, program: str) -> str | None:
 def keep_command(path: Path, argv: Sequence[str], env: Mapping[str, str]) -> None:
     """Keep how a confined process was started, for a kept run folder (the values of its
     credential variables left out)."""
+    from pytest_plugin_evals.agents.registry import credential_names
     from pytest_plugin_evals.util.redact import secrets_in
 
-    secret = set(secrets_in(env))
+    secret = set(secrets_in(env, credential_names()))
     shown = {k: ("[not kept]" if k in secret else v) for k, v in env.items()}
     path.write_text(json.dumps({"argv": list(argv), "env": shown}, indent=1), encoding="utf-8")
 

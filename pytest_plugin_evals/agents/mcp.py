@@ -84,7 +84,7 @@ class McpServer:
         and you grant (``--eval-allow-tools``). A stand-in's tools are all allowed."""
         if self.stand_in:
             return ("*",)
-        from pytest_plugin_evals.agents.claude.permissions import grants_for
+        from pytest_plugin_evals.agents.permissions import grants_for
 
         grants = [g.strip() for g in grants if g.strip()]
         found: list[str] = []

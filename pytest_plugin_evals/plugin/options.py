@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_plugin_evals.agents import agent_forms, cli_agents
+from pytest_plugin_evals.agents.registry import specs
 from pytest_plugin_evals.judges import JUDGE_KINDS
 from pytest_plugin_evals.plugin.settings import (
     ABLATIONS,
@@ -33,8 +35,7 @@ class Option:
 OPTIONS: tuple[Option, ...] = (
     Option(
         "--eval-agent",
-        'the agent under test: "claude" (default), "copilot", "codex", "opencode", "gemini", '
-        '"cmd:<command line>", "py:<module>:<function>" or "replay:<results folder>"',
+        "the agent under test: " + agent_forms().replace('"claude"', '"claude" (default)', 1),
         metavar="AGENT",
     ),
     Option(
@@ -102,10 +103,13 @@ OPTIONS: tuple[Option, ...] = (
         metavar="DIR",
     ),
     Option("--eval-keep-temp", "keep each run's sandbox folder", kind="bool"),
-    Option("--eval-claude-bin", "the claude binary (default: claude on PATH)", metavar="PATH"),
     *(
-        Option(f"--eval-{name}-bin", f"the {name} binary (default: {name} on PATH)", metavar="PATH")
-        for name in ("copilot", "codex", "opencode", "gemini")
+        Option(
+            spec.bin_option,
+            f"the {spec.binary} binary (default: {spec.binary} on PATH)",
+            metavar="PATH",
+        )
+        for spec in specs()
     ),
     Option("--eval-model", "the model of every run, overriding each case's own", metavar="MODEL"),
     Option(
@@ -345,8 +349,8 @@ def read_settings(config: pytest.Config) -> EvalSettings:
     claude_bin, _ = _value(config, "--eval-claude-bin")
     agent_bins = tuple(
         (name, str(raw))
-        for name in ("copilot", "codex", "opencode", "gemini")
-        if (raw := _value(config, f"--eval-{name}-bin")[0])
+        for name in cli_agents()
+        if name != "claude" and (raw := _value(config, f"--eval-{name}-bin")[0])
     )
     model, _ = _value(config, "--eval-model")
     grants, _ = _value(config, "--eval-allow-tools")

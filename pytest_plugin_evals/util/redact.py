@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import PurePath
 from typing import Any, TypeVar, cast
 
@@ -25,12 +25,14 @@ MIN_LENGTH = 8
 T = TypeVar("T")
 
 
-def secrets_in(env: Mapping[str, str]) -> dict[str, str]:
-    """The credential values in ``env``, by name."""
+def secrets_in(env: Mapping[str, str], also: Iterable[str] = ()) -> dict[str, str]:
+    """The credential values in ``env``, by name: those named like a secret, and those ``also``
+    names (an agent's declared credentials, whatever their names say)."""
+    named = frozenset(also)
     return {
         name: value
         for name, value in env.items()
-        if SECRET_NAME.search(name) and len(value.strip()) >= MIN_LENGTH
+        if (name in named or SECRET_NAME.search(name)) and len(value.strip()) >= MIN_LENGTH
     }
 
 

@@ -38,6 +38,12 @@ def cli_environment(agent: str, model: ScriptedModel) -> dict[str, str]:
         return {"OPENAI_BASE_URL": model.openai_base_url, "OPENAI_API_KEY": CODEX_KEY}
     if agent == "gemini":
         return model.gemini_env()
+    if agent == "qwen":
+        return {
+            "OPENAI_BASE_URL": model.openai_base_url,
+            "OPENAI_API_KEY": CODEX_KEY,
+            "OPENAI_MODEL": "fake-model",
+        }
     return model.env()
 
 
@@ -101,6 +107,21 @@ def opencode_bin() -> str:
 @pytest.fixture(scope="session")
 def gemini_bin() -> str:
     return agent_cli("gemini")
+
+
+@pytest.fixture(scope="session")
+def qwen_bin() -> str:
+    return agent_cli("qwen")
+
+
+@pytest.fixture
+def run_qwen(
+    pytester: pytest.Pytester,
+    qwen_bin: str,
+    scripted_model: ScriptedModel,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Run:
+    return cli_runner(pytester, "qwen", qwen_bin, scripted_model, monkeypatch)
 
 
 @pytest.fixture

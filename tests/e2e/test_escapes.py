@@ -1,8 +1,8 @@
 """A hostile shell under every agent: the escape probes, as root and as an ordinary user.
 
-Each agent's shell (Claude Code's Bash inside its own sandbox, Copilot's, Codex's, opencode's
-and Gemini CLI's shells, a ``cmd:`` agent itself) runs a script its CLI cannot read, which
-tries every way out the sandbox must close (:mod:`tests.escape_kit`): a hidden file of the
+Each agent's shell (Claude Code's Bash inside its own sandbox, Copilot's, Codex's, opencode's,
+Gemini CLI's and Qwen Code's shells, a ``cmd:`` agent itself) runs a script its CLI cannot read,
+which tries every way out the sandbox must close (:mod:`tests.escape_kit`): a hidden file of the
 repository around the plugin, a sibling checkout, the operator's home and runtime folder,
 ``/etc/shadow``, a host process's environment, its ``cwd``, a signal to it, a loopback listener,
 an abstract Unix socket, a file written outside, a daemon left behind, and another agent's
@@ -32,6 +32,7 @@ SHELLS: dict[str, tuple[str, str]] = {
     "codex": ("exec_command", "cmd"),
     "opencode": ("bash", "command"),
     "gemini": ("run_shell_command", "command"),
+    "qwen": ("run_shell_command", "command"),
 }
 
 #: The credentials each agent's shell sees: its own, unless its CLI hides them from its
@@ -43,6 +44,7 @@ OWN_CREDENTIALS = {
     "codex": set(),
     "opencode": {"ANTHROPIC_API_KEY"},
     "gemini": {"GEMINI_API_KEY"},
+    "qwen": {"OPENAI_API_KEY"},
     "cmd": set(),
 }
 #: Every credential the operator holds in these tests.
@@ -108,7 +110,9 @@ def probe_output(doc: dict[str, Any], agent: str) -> str:
     return "\n".join(outputs)
 
 
-@pytest.mark.parametrize("agent", ["claude", "copilot", "codex", "opencode", "gemini", "cmd"])
+@pytest.mark.parametrize(
+    "agent", ["claude", "copilot", "codex", "opencode", "gemini", "qwen", "cmd"]
+)
 def test_a_hostile_shell_touches_no_canary(
     pytester: pytest.Pytester,
     scripted_model: ScriptedModel,
@@ -141,7 +145,7 @@ def test_a_hostile_shell_touches_no_canary(
             )
             binary = claude_bin if agent == "claude" else agent_cli(agent)
             args += ["--eval-agent", agent, f"--eval-{agent}-bin={binary}"]
-            if agent == "codex":
+            if agent in ("codex", "qwen"):
                 args += ["--eval-model", "fake-model"]
         result = pytester.runpytest(*args)
         doc = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))

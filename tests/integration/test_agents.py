@@ -330,7 +330,7 @@ def test_python_agent(
         (
             "bogus",
             '--eval-agent must be one of "claude", "copilot", "codex", "opencode", "gemini", '
-            '"cmd:<command line>"*',
+            '"qwen", "cmd:<command line>"*',
         ),
         ("cmd:", '--eval-agent cmd: needs a command line, e.g. "cmd:./my-agent --fast"'),
         ('cmd:"unclosed', "--eval-agent cmd: cannot split the command line: No closing quotation"),

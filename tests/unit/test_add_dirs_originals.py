@@ -16,7 +16,7 @@ import pytest
 
 from pytest_plugin_evals.agents.base import RunRequest
 from pytest_plugin_evals.agents.claude import ClaudeAgent
-from pytest_plugin_evals.agents.claude.permissions import entry_rules, path_rule
+from pytest_plugin_evals.agents.permissions import entry_rules, path_rule
 from pytest_plugin_evals.agents.workspace import original_add_dirs
 from pytest_plugin_evals.model import Case
 from pytest_plugin_evals.sandbox import Sandbox

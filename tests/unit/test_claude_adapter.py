@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from pytest_plugin_evals.agents.base import AgentError, RunRequest
-from pytest_plugin_evals.agents.claude import ClaudeAgent, find_binary, infra_kind
+from pytest_plugin_evals.agents.base import AgentError, RunRequest, infra_kind
+from pytest_plugin_evals.agents.claude import ClaudeAgent, find_binary
 from pytest_plugin_evals.agents.cli import UNCONFINED_NOTE
 from pytest_plugin_evals.model import Arm, Case
 from pytest_plugin_evals.sandbox import Sandbox

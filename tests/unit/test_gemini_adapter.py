@@ -9,10 +9,12 @@ import pytest
 
 from pytest_plugin_evals.agents import AgentError
 from pytest_plugin_evals.agents.gemini.agent import find_binary, pick_model, settings_for
-from pytest_plugin_evals.agents.gemini.extension import gemini_server, translate
+from pytest_plugin_evals.agents.gemini.extension import translate
 from pytest_plugin_evals.agents.gemini.stream_json import api_status, parse_events, tool_name
-from pytest_plugin_evals.agents.gemini.tools import mcp_servers, plan_tools, shell_granted
+from pytest_plugin_evals.agents.gemini.tools import plan_tools, shell_granted
 from pytest_plugin_evals.agents.mcp import McpPlan, McpServer
+from pytest_plugin_evals.agents.mcp_settings import mcp_servers
+from pytest_plugin_evals.agents.mcp_settings import settings_server as gemini_server
 
 
 def make_plugin(root: Path) -> Path:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_plugin_evals.agents.claude.permissions import (
+from pytest_plugin_evals.agents.permissions import (
     BUILTIN_WRITERS,
     FILE_WRITERS,
     ToolPlan,

@@ -1,10 +1,22 @@
-"""``--eval-agent claude``: Claude Code's ``claude -p`` — its command line (:mod:`.agent`), which
-tools a run may use and where (:mod:`.permissions`), and its stream-json trace
+"""``--eval-agent claude``: Claude Code's ``claude -p`` — its declaration (:mod:`.spec`), its
+command line (:mod:`.agent`), its command sandbox (:mod:`.shell`) and its stream-json trace
 (:mod:`.stream_json`)."""
 
 from __future__ import annotations
 
-from pytest_plugin_evals.agents.base import infra_kind
-from pytest_plugin_evals.agents.claude.agent import ClaudeAgent, find_binary, plugin_contents
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["ClaudeAgent", "find_binary", "infra_kind", "plugin_contents"]
+if TYPE_CHECKING:
+    from pytest_plugin_evals.agents.claude.agent import ClaudeAgent as ClaudeAgent
+    from pytest_plugin_evals.agents.claude.agent import find_binary as find_binary
+    from pytest_plugin_evals.agents.claude.agent import make_agent as make_agent
+
+#: Imported from :mod:`.agent` on first use: the registry reads :mod:`.spec` alone.
+__all__ = ["ClaudeAgent", "find_binary", "make_agent"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.agent"), name)

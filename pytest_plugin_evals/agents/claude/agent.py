@@ -10,7 +10,6 @@ answered is an error, not a score.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import shutil
@@ -19,8 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pytest_plugin_evals.agents import mcp
-from pytest_plugin_evals.agents.base import AgentError, Capabilities, RunRequest, infra_kind
-from pytest_plugin_evals.agents.claude.permissions import plan_tools
+from pytest_plugin_evals.agents.base import AgentError, RunRequest, infra_kind
 from pytest_plugin_evals.agents.claude.shell import (
     UNAVAILABLE,
     ShellRefused,
@@ -28,25 +26,20 @@ from pytest_plugin_evals.agents.claude.shell import (
     sandbox_settings,
     shell_tools,
 )
+from pytest_plugin_evals.agents.claude.spec import ENDPOINTS, SPEC
 from pytest_plugin_evals.agents.claude.stream_json import StreamSummary, parse_file, run_error
-from pytest_plugin_evals.agents.cli import (
-    check_answered,
-    did_not_start,
-    finish,
-    reach_of,
-    run_cli,
-)
+from pytest_plugin_evals.agents.cli import check_answered, did_not_start, reach_of
 from pytest_plugin_evals.agents.confine import INSIDE_TMPDIR
+from pytest_plugin_evals.agents.launch import CliAgent, Launch
+from pytest_plugin_evals.agents.permissions import plan_tools
+from pytest_plugin_evals.agents.plugins import has_hooks, plugin_contents
+from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs, original_add_dirs
 from pytest_plugin_evals.model import Transcript
-from pytest_plugin_evals.util import frontmatter
 from pytest_plugin_evals.util.claude import ClaudeNotFound, find_claude
-from pytest_plugin_evals.util.environment import CLAUDE, Passed
-from pytest_plugin_evals.util.manifest import is_plugin, plugin_name
-from pytest_plugin_evals.util.process import format_timeout
+from pytest_plugin_evals.util.manifest import is_plugin
+from pytest_plugin_evals.util.process import ProcessResult
 
-#: The variables that name Claude Code's model endpoint, with the endpoint each defaults to.
-ENDPOINTS: dict[str, str | None] = {"ANTHROPIC_BASE_URL": "https://api.anthropic.com"}
 #: The endpoints of the cloud providers Claude Code can use instead (when selected).
 BEDROCK_ENDPOINTS: dict[str, str | None] = {"ANTHROPIC_BEDROCK_BASE_URL": None}
 VERTEX_ENDPOINTS: dict[str, str | None] = {
@@ -78,44 +71,23 @@ def find_binary(configured: str | None) -> str:
         raise AgentError(str(exc)) from None
 
 
-def _skill_name(skill_md: Path) -> str:
-    """A skill's name: its frontmatter ``name:``, else its folder's name."""
-    with contextlib.suppress(OSError, UnicodeDecodeError, ValueError):
-        head = frontmatter.split(skill_md.read_text(encoding="utf-8"))
-        if head.yaml_text is not None:
-            data = frontmatter.load_yaml(head.yaml_text).data
-            name = data.get("name") if isinstance(data, dict) else None
-            if isinstance(name, str) and name.strip():
-                return name.strip()
-    return skill_md.parent.name
-
-
-def has_hooks(plugin_dir: Path) -> bool:
-    """Whether the plugin has hooks (commands Claude Code runs as it goes)."""
-    if (plugin_dir / "hooks" / "hooks.json").is_file():
-        return True
-    with contextlib.suppress(OSError, ValueError):
-        manifest = json.loads((plugin_dir / ".claude-plugin" / "plugin.json").read_text("utf-8"))
-        return isinstance(manifest, dict) and bool(manifest.get("hooks"))
-    return False
-
-
-def plugin_contents(plugin_dir: Path) -> tuple[str, list[str], list[str]]:
-    """The plugin's name, its skill names and its command names, as Claude Code lists them."""
-    skills = sorted(_skill_name(p) for p in plugin_dir.glob("skills/*/SKILL.md"))
-    commands = sorted(p.stem for p in plugin_dir.glob("commands/*.md"))
-    return plugin_name(plugin_dir), skills, commands
+def make_agent(
+    binary: str | None,
+    *,
+    grants: tuple[str, ...] = (),
+    disallow: tuple[str, ...] = (),
+) -> ClaudeAgent:
+    """The ``--eval-agent claude`` adapter (``binary``: ``--eval-claude-bin``, else PATH)."""
+    return ClaudeAgent(find_binary(binary), grants=grants, disallow=disallow)
 
 
 @dataclass(frozen=True)
-class ClaudeAgent:
+class ClaudeAgent(CliAgent):
     binary: str
     grants: tuple[str, ...] = ()
     disallow: tuple[str, ...] = ()
     model: str | None = None
-    name: str = "claude"
-    capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True)
-    passed: ClassVar[Passed] = CLAUDE
+    spec: ClassVar[AgentSpec] = SPEC
 
     def argv(
         self,
@@ -153,7 +125,7 @@ class ClaudeAgent:
             argv += ["--resume", str(history)]
         return argv
 
-    def run(self, request: RunRequest) -> Transcript:
+    def launch(self, request: RunRequest) -> Launch | Transcript:
         box, case = request.sandbox, request.case
         env = dict(request.env)
         if request.rate_limit_retries > 0:
@@ -234,7 +206,6 @@ class ClaudeAgent:
         if context:
             listed = ", ".join(str(p) for p in context)
             note = f"Reference folders you may read (read-only): {listed}"
-        box.snapshot()
         allowed = plan.allowed
         if request.mocks is not None:
             allowed = (*allowed, *request.mocks.allowed_tools)
@@ -257,21 +228,25 @@ class ClaudeAgent:
             and not any(not s.stand_in for s in servers.servers)
             and not (request.plugin_dir is not None and has_hooks(request.plugin_dir)),
         )
-        result, failed = run_cli(request, argv, reach=reach, env=env, stdin_text=request.prompt)
-        if failed is not None:
-            return failed
-        transcript, summary = parse_file(box.trace_file)
-        finish(transcript, request, result)
-        transcript.notes.extend(
-            f"not granted (add --eval-allow-tools): {t}" for t in plan.not_granted
-        )
-        transcript.notes.extend(
+        missing = [
             f"add_dirs: {rel} is not a folder in the case directory (not given to the agent)"
             for rel in case.add_dirs
             if not (case.dir / rel).is_dir()
+        ]
+
+        def classify(transcript: Transcript, summary: StreamSummary, result: ProcessResult) -> None:
+            transcript.notes.extend(missing)
+            self._classify(request, transcript, summary, result.returncode)
+
+        return Launch(
+            argv=argv,
+            env=env,
+            reach=reach,
+            read=parse_file,
+            classify=classify,
+            stdin=request.prompt,
+            not_granted=plan.not_granted,
         )
-        self._classify(request, transcript, summary, result.returncode, result.timed_out)
-        return transcript
 
     def _classify(
         self,
@@ -279,11 +254,7 @@ class ClaudeAgent:
         transcript: Transcript,
         summary: StreamSummary,
         returncode: int | None,
-        timed_out: bool,
     ) -> None:
-        if timed_out:
-            transcript.error = format_timeout(request.timeout_seconds)
-            return
         if summary.api_error_status is not None or (
             summary.result is not None and summary.result.get("terminal_reason") == "api_error"
         ):

@@ -21,7 +21,6 @@ Pure: :func:`sandbox_settings` builds the block, :func:`missing_backend` says wh
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -29,33 +28,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_plugin_evals.agents.claude.permissions import base_tool
+from pytest_plugin_evals.agents.credentials import credential_names
+from pytest_plugin_evals.agents.permissions import base_tool
 
 #: The tools that run shell commands.
 SHELL_TOOLS = frozenset({"Bash", "PowerShell"})
 
-#: Variables a sandboxed command never sees (by name, and by the shape of the name).
-CREDENTIAL_NAMES = frozenset(
-    {
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_AUTH_TOKEN",
-        "CLAUDE_CODE_OAUTH_TOKEN",
-        "OPENAI_API_KEY",
-        "GEMINI_API_KEY",
-        "GOOGLE_API_KEY",
-        "GOOGLE_APPLICATION_CREDENTIALS",
-        "AWS_ACCESS_KEY_ID",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "AWS_BEARER_TOKEN_BEDROCK",
-        "AZURE_CLIENT_SECRET",
-        "GH_TOKEN",
-        "GITHUB_TOKEN",
-        "NPM_TOKEN",
-        "NODE_AUTH_TOKEN",
-    }
-)
-_SECRET_SHAPE = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|CREDENTIAL)", re.I)
 
 #: The one line of a run refused for want of a sandbox.
 UNAVAILABLE = (
@@ -83,13 +61,6 @@ def missing_backend(path: str | None) -> str | None:
         " and ".join(names[m] for m in missing)
         + (" is" if len(missing) == 1 else " are")
         + " not installed (apt install bubblewrap socat)"
-    )
-
-
-def credential_names(env: Mapping[str, str]) -> list[str]:
-    """The run's variables a sandboxed command must not see."""
-    return sorted(
-        name for name in env if name in CREDENTIAL_NAMES or _SECRET_SHAPE.search(name) is not None
     )
 
 

@@ -37,36 +37,30 @@ from pathlib import Path
 from typing import ClassVar
 
 from pytest_plugin_evals.agents import mcp
-from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
-from pytest_plugin_evals.agents.claude.permissions import base_tool, plan_tools
+from pytest_plugin_evals.agents.base import RunRequest, infra_kind
 from pytest_plugin_evals.agents.cli import (
     check_answered,
     did_not_start,
     find_cli,
-    finish,
     reach_of,
-    run_cli,
     run_step,
     with_stderr,
 )
 from pytest_plugin_evals.agents.codex.events import StreamSummary, parse_file
 from pytest_plugin_evals.agents.codex.servers import codex_servers, failed_servers
+from pytest_plugin_evals.agents.codex.spec import ENDPOINTS, OPENAI_URL, SPEC
+from pytest_plugin_evals.agents.launch import CliAgent, Launch
+from pytest_plugin_evals.agents.permissions import base_tool, plan_tools
+from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
-from pytest_plugin_evals.util.environment import Passed
 from pytest_plugin_evals.util.manifest import plugin_name
-from pytest_plugin_evals.util.process import format_timeout
+from pytest_plugin_evals.util.process import ProcessResult
 
 #: The one line of a run refused because Codex's sandbox does not confine a shell's reads.
 #: The name of the run's model provider and of the plugin's marketplace.
 PROVIDER = "eval"
 MARKETPLACE = "eval"
-
-#: OpenAI's endpoint, when the operator sets no ``OPENAI_BASE_URL``.
-OPENAI_URL = "https://api.openai.com/v1"
-
-#: The variable naming Codex's endpoint, and OpenAI's when it is unset.
-ENDPOINTS: dict[str, str | None] = {"OPENAI_BASE_URL": OPENAI_URL}
 
 #: Canonical tools that write: in the case and granted, the sandbox becomes workspace-write.
 WRITERS = frozenset({"Bash", "Write", "Edit", "MultiEdit", "NotebookEdit"})
@@ -132,14 +126,11 @@ def skill_folders(plugin_dir: Path) -> list[str]:
 
 
 @dataclass(frozen=True)
-class CodexAgent:
+class CodexAgent(CliAgent):
     binary: str
     grants: tuple[str, ...] = ()
     disallow: tuple[str, ...] = ()
-    name: str = "codex"
-    capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True)
-    #: Its endpoint and key (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``) and OpenAI's others.
-    passed: ClassVar[Passed] = Passed(prefixes=("OPENAI_",))
+    spec: ClassVar[AgentSpec] = SPEC
 
     def argv(
         self,
@@ -180,7 +171,7 @@ class CodexAgent:
         argv.append("-")
         return argv
 
-    def run(self, request: RunRequest) -> Transcript:
+    def launch(self, request: RunRequest) -> Launch | Transcript:
         box, case = request.sandbox, request.case
         context = copy_add_dirs(request)
         note = None
@@ -220,7 +211,6 @@ class CodexAgent:
         if refused is not None:
             return Transcript(error=refused, infra_error="plugin_load", cwd=box.cwd)
         sandbox = "workspace-write" if allowed & WRITERS else "read-only"
-        box.snapshot()
         # The run's MCP servers: stand-ins, the plugin's own (Codex's start is overridden).
         mcp_plan = mcp.plan_for(request)
         servers = codex_servers(mcp_plan, request.allowed_tools, self.grants, plan.disallowed)
@@ -229,30 +219,32 @@ class CodexAgent:
         reach = reach_of(
             request, self.binary, env=env, endpoint_variables=ENDPOINTS, mcp=mcp_plan, nests=True
         )
-        result, failed = run_cli(request, argv, reach=reach, env=env, stdin_text=request.prompt)
-        if failed is not None:
-            return failed
-        trace = box.trace_file
         plugin = plugin_name(request.plugin_dir) if request.plugin_dir is not None else None
-        transcript, summary = parse_file(
-            trace, plugin=plugin, mcp=lambda s, t: servers.canonical(mcp_plan, s, t)
-        )
-        finish(transcript, request, result)
-        transcript.notes.extend((*mcp_plan.notes, *servers.notes))
-        transcript.notes.extend(
-            f"not granted (add --eval-allow-tools): {t}" for t in plan.not_granted
-        )
         where = "unconfined" if request.unconfined else "inside the run's sandbox"
-        transcript.notes.append(f"codex sandbox: {sandbox}, {where}")
-        transcript.notes.extend(f"codex: {w}" for w in summary.warnings if not _NOISE.match(w))
-        transcript.cost_known = False
-        transcript.notes.append("cost unknown: codex reports tokens, no price")
-        failed_mcp, harness = failed_servers(mcp_plan, servers, transcript.stderr_tail)
-        self._classify(
-            request, transcript, summary, result.returncode, result.timed_out,
-            plugin_servers_failed=() if harness else tuple(failed_mcp),
-        )  # fmt: skip
-        return transcript
+
+        def read(trace: Path) -> tuple[Transcript, StreamSummary]:
+            return parse_file(
+                trace, plugin=plugin, mcp=lambda s, t: servers.canonical(mcp_plan, s, t)
+            )
+
+        def classify(transcript: Transcript, summary: StreamSummary, result: ProcessResult) -> None:
+            transcript.notes.extend(f"codex: {w}" for w in summary.warnings if not _NOISE.match(w))
+            failed_mcp, harness = failed_servers(mcp_plan, servers, transcript.stderr_tail)
+            self._classify(
+                transcript, summary, result.returncode,
+                plugin_servers_failed=() if harness else tuple(failed_mcp),
+            )  # fmt: skip
+
+        return Launch(
+            argv=argv,
+            env=env,
+            reach=reach,
+            read=read,
+            classify=classify,
+            stdin=request.prompt,
+            notes=[*mcp_plan.notes, *servers.notes, f"codex sandbox: {sandbox}, {where}"],
+            not_granted=plan.not_granted,
+        )
 
     def _install(self, request: RunRequest, env: dict[str, str], home: Path) -> str | None:
         """Install the plugin into the run's CODEX_HOME (with arm) and check what Codex holds:
@@ -303,16 +295,11 @@ class CodexAgent:
 
     def _classify(
         self,
-        request: RunRequest,
         transcript: Transcript,
         summary: StreamSummary,
         returncode: int | None,
-        timed_out: bool,
         plugin_servers_failed: tuple[str, ...] = (),
     ) -> None:
-        if timed_out:
-            transcript.error = format_timeout(request.timeout_seconds)
-            return
         if summary.failure is not None:
             transcript.infra_error = infra_kind(summary.status)
             transcript.error = f"exit {returncode}: {summary.failure}"

@@ -24,26 +24,19 @@ from pathlib import Path
 from typing import ClassVar
 
 from pytest_plugin_evals.agents import mcp
-from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
-from pytest_plugin_evals.agents.claude.agent import plugin_contents
-from pytest_plugin_evals.agents.claude.shell import credential_names
-from pytest_plugin_evals.agents.cli import (
-    check_answered,
-    did_not_start,
-    find_cli,
-    finish,
-    reach_of,
-    run_cli,
-)
+from pytest_plugin_evals.agents.base import RunRequest, infra_kind
+from pytest_plugin_evals.agents.cli import check_answered, did_not_start, find_cli, reach_of
 from pytest_plugin_evals.agents.copilot.events import CopilotSummary, parse_file
+from pytest_plugin_evals.agents.copilot.spec import COST_UNKNOWN as COST_UNKNOWN
+from pytest_plugin_evals.agents.copilot.spec import SPEC
 from pytest_plugin_evals.agents.copilot.tools import CopilotMcp, CopilotTools, plan_mcp, plan_tools
+from pytest_plugin_evals.agents.credentials import credential_names
+from pytest_plugin_evals.agents.launch import CliAgent, Launch
+from pytest_plugin_evals.agents.plugins import plugin_contents
+from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import InfraKind, Transcript
-from pytest_plugin_evals.util.environment import Passed
-from pytest_plugin_evals.util.process import format_timeout
-
-#: Copilot reports neither tokens nor a price for a custom provider.
-COST_UNKNOWN = "cost unknown: copilot reports no tokens and no price"
+from pytest_plugin_evals.util.process import ProcessResult
 
 #: Copilot's ``session.error`` types, as infrastructure error kinds.
 ERROR_TYPES: dict[str, InfraKind] = {
@@ -111,20 +104,11 @@ class TurnLimit:
 
 
 @dataclass(frozen=True)
-class CopilotAgent:
+class CopilotAgent(CliAgent):
     binary: str
     grants: tuple[str, ...] = ()
     disallow: tuple[str, ...] = ()
-    name: str = "copilot"
-    capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True)
-    #: Its custom provider (endpoint, key, type, wire API), its model, offline switch,
-    #: sign-in token and GitHub host.
-    passed: ClassVar[Passed] = Passed(
-        names=frozenset(
-            {"COPILOT_MODEL", "COPILOT_OFFLINE", "COPILOT_GITHUB_TOKEN", "COPILOT_GH_HOST"}
-        ),
-        prefixes=("COPILOT_PROVIDER_",),
-    )
+    spec: ClassVar[AgentSpec] = SPEC
 
     def argv(
         self,
@@ -173,7 +157,7 @@ class CopilotAgent:
             operator_disallowed=self.disallow,
         )
 
-    def run(self, request: RunRequest) -> Transcript:
+    def launch(self, request: RunRequest) -> Launch | Transcript:
         box, case = request.sandbox, request.case
         refused = self._refusal(request)
         if refused is not None:
@@ -201,7 +185,6 @@ class CopilotAgent:
         if servers.config.get("mcpServers"):
             mcp_config = box.config / "copilot-mcp.json"
             mcp_config.write_text(json.dumps(servers.config, indent=2), encoding="utf-8")
-        box.snapshot()
         argv = self.argv(request, tools, context, credential_names(env), servers, mcp_config)
         limit = TurnLimit(request.max_turns)
         reach = reach_of(
@@ -211,37 +194,36 @@ class CopilotAgent:
             endpoint_variables=endpoint_variables(env),
             mcp=plan,
         )
-        result, failed = run_cli(
-            request, argv, reach=reach, env=env, stdin_text=prompt, stop_on=limit
-        )
-        if failed is not None:
-            return failed
-        trace = box.trace_file
-        transcript, summary = parse_file(trace, plan)
-        finish(transcript, request, result)
-        transcript.notes.extend(plan.notes)
-        transcript.notes.extend(
-            f"not granted (add --eval-allow-tools): {t}"
-            for t in (*tools.not_granted, *servers.not_granted)
-        )
-        transcript.notes.extend(f"not supported by copilot: {t}" for t in tools.unsupported)
-        transcript.cost_known = False
-        transcript.notes.append(COST_UNKNOWN)
+        notes = [*plan.notes]
+        notes.extend(f"not supported by copilot: {t}" for t in tools.unsupported)
         if case.append_system_prompt:
-            transcript.notes.append("append_system_prompt: not supported by copilot (ignored)")
-        if limit.reached:
-            transcript.turns = min(transcript.turns, request.max_turns)
-            transcript.error = f"reached max_turns ({request.max_turns}): the run was stopped"
-            return transcript
-        self._classify(
-            request,
-            transcript,
-            summary,
-            result.returncode,
-            result.timed_out,
-            "skill" in tools.available,
+            notes.append("append_system_prompt: not supported by copilot (ignored)")
+
+        def read(trace: Path) -> tuple[Transcript, CopilotSummary]:
+            return parse_file(trace, plan)
+
+        def classify(
+            transcript: Transcript, summary: CopilotSummary, result: ProcessResult
+        ) -> None:
+            if limit.reached:
+                transcript.turns = min(transcript.turns, request.max_turns)
+                transcript.error = f"reached max_turns ({request.max_turns}): the run was stopped"
+                return
+            self._classify(
+                request, transcript, summary, result.returncode, "skill" in tools.available
+            )
+
+        return Launch(
+            argv=argv,
+            env=env,
+            reach=reach,
+            read=read,
+            classify=classify,
+            stdin=prompt,
+            stop_on=limit,
+            notes=notes,
+            not_granted=(*tools.not_granted, *servers.not_granted),
         )
-        return transcript
 
     def _refusal(self, request: RunRequest) -> tuple[InfraKind, str] | None:
         """What this adapter cannot do for the case, as a run error (kind, one line)."""
@@ -258,12 +240,8 @@ class CopilotAgent:
         transcript: Transcript,
         summary: CopilotSummary,
         returncode: int | None,
-        timed_out: bool,
         skills_offered: bool = True,
     ) -> None:
-        if timed_out:
-            transcript.error = format_timeout(request.timeout_seconds)
-            return
         if summary.error is not None:
             kind = ERROR_TYPES.get(summary.error_type or "")
             transcript.infra_error = kind or infra_kind(summary.error_status)

@@ -35,8 +35,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_plugin_evals.agents.claude.permissions import base_tool, grants_for
 from pytest_plugin_evals.agents.mcp import McpPlan
+from pytest_plugin_evals.agents.permissions import base_tool, grants_for
 
 #: Offered in every run.
 READERS = ("view", "glob", "grep")

@@ -17,40 +17,32 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 from pytest_plugin_evals.agents import mcp
-from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
+from pytest_plugin_evals.agents.base import RunRequest, infra_kind
 from pytest_plugin_evals.agents.cli import (
     check_answered,
     did_not_start,
     find_cli,
-    finish,
     reach_of,
-    run_cli,
     run_step,
 )
 from pytest_plugin_evals.agents.gemini.extension import Extension, translate
+from pytest_plugin_evals.agents.gemini.spec import COST_NOTE as COST_NOTE
+from pytest_plugin_evals.agents.gemini.spec import ENDPOINTS, SPEC
 from pytest_plugin_evals.agents.gemini.stream_json import StreamSummary, api_status, parse_file
-from pytest_plugin_evals.agents.gemini.tools import GeminiTools, mcp_servers, plan_tools
+from pytest_plugin_evals.agents.gemini.tools import GeminiTools, plan_tools
+from pytest_plugin_evals.agents.launch import CliAgent, Launch
+from pytest_plugin_evals.agents.mcp_settings import mcp_servers
+from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
-from pytest_plugin_evals.util.environment import Passed
-from pytest_plugin_evals.util.process import format_timeout
+from pytest_plugin_evals.util.process import ProcessResult
 
 #: The model when neither the case, ``--eval-model`` nor ``$GEMINI_MODEL`` names a Gemini one.
 DEFAULT_MODEL = "gemini-2.5-flash"
-
-#: The operator's variables Gemini CLI reads for its endpoint, key and model.
-OPERATOR_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GEMINI_MODEL")
-
-#: The variable naming Gemini CLI's endpoint, and Google's when it is unset.
-ENDPOINTS: dict[str, str | None] = {
-    "GOOGLE_GEMINI_BASE_URL": "https://generativelanguage.googleapis.com"
-}
-
-#: Every run says its cost is not known (Gemini CLI reports tokens only).
-COST_NOTE = "cost unknown: gemini reports tokens, no price"
 
 #: Exit code of a run stopped at ``model.maxSessionTurns``.
 TURN_LIMIT_EXIT = 53
@@ -106,24 +98,11 @@ def settings_for(
 
 
 @dataclass(frozen=True)
-class GeminiAgent:
+class GeminiAgent(CliAgent):
     binary: str
     grants: tuple[str, ...] = ()
     disallow: tuple[str, ...] = ()
-    name: str = "gemini"
-    capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True)
-    #: Its endpoint, key and model, and Google's project settings.
-    passed: ClassVar[Passed] = Passed(
-        names=frozenset(
-            {
-                *OPERATOR_VARIABLES,
-                "GOOGLE_CLOUD_PROJECT",
-                "GOOGLE_CLOUD_LOCATION",
-                "GOOGLE_GENAI_USE_VERTEXAI",
-            }
-        ),
-        prefixes=("GEMINI_",),
-    )
+    spec: ClassVar[AgentSpec] = SPEC
 
     def environment(self, request: RunRequest) -> dict[str, str]:
         env = dict(request.env)
@@ -179,7 +158,7 @@ class GeminiAgent:
             )
         return None
 
-    def run(self, request: RunRequest) -> Transcript:
+    def launch(self, request: RunRequest) -> Launch | Transcript:
         box, case = request.sandbox, request.case
         env = self.environment(request)
         tools = plan_tools(
@@ -234,33 +213,37 @@ class GeminiAgent:
                     infra_error="plugin_load",
                     cwd=box.cwd,
                 )
-        box.snapshot()
         argv = self.argv(request, model, extension.name if extension else None)
         reach = reach_of(request, self.binary, env=env, endpoint_variables=ENDPOINTS, mcp=plan)
-        result, failed = run_cli(request, argv, reach=reach, env=env, stdin_text="")
-        if failed is not None:
-            return failed
-        trace = box.trace_file
-        transcript, summary = parse_file(trace, plan, extension.mcp_servers if extension else ())
-        if extension is not None:
-            # Claude Code's form, ``{"skill": "<plugin>:<skill>"}``, so one suite's
-            # ``input_match`` means the same for every agent.
-            for call in transcript.tool_calls:
-                skill = call.input.get("name")
-                if call.name == "Skill" and skill in extension.skills:
-                    call.input.setdefault("skill", f"{extension.name}:{skill}")
-        finish(transcript, request, result)
-        transcript.notes.extend(notes)
-        transcript.notes.extend(tools.notes)
-        transcript.cost_known = False
-        transcript.notes.append(COST_NOTE)
+        notes.extend(tools.notes)
         if model_note:
-            transcript.notes.append(model_note)
-        transcript.notes.extend(
-            f"not granted (add --eval-allow-tools): {t}" for t in tools.not_granted
+            notes.append(model_note)
+
+        def read(trace: Path) -> tuple[Transcript, StreamSummary]:
+            transcript, summary = parse_file(
+                trace, plan, extension.mcp_servers if extension else ()
+            )
+            if extension is not None:
+                # Claude Code's form, ``{"skill": "<plugin>:<skill>"}``, so one suite's
+                # ``input_match`` means the same for every agent.
+                for call in transcript.tool_calls:
+                    skill = call.input.get("name")
+                    if call.name == "Skill" and skill in extension.skills:
+                        call.input.setdefault("skill", f"{extension.name}:{skill}")
+            return transcript, summary
+
+        def classify(transcript: Transcript, summary: StreamSummary, result: ProcessResult) -> None:
+            self._classify(request, transcript, summary, result.returncode)
+
+        return Launch(
+            argv=argv,
+            env=env,
+            reach=reach,
+            read=read,
+            classify=classify,
+            notes=notes,
+            not_granted=tools.not_granted,
         )
-        self._classify(request, transcript, summary, result.returncode, result.timed_out)
-        return transcript
 
     def _classify(
         self,
@@ -268,11 +251,7 @@ class GeminiAgent:
         transcript: Transcript,
         summary: StreamSummary,
         returncode: int | None,
-        timed_out: bool,
     ) -> None:
-        if timed_out:
-            transcript.error = format_timeout(request.timeout_seconds)
-            return
         message = summary.error_message
         if returncode == TURN_LIMIT_EXIT or summary.error_type == "FatalTurnLimitedError":
             transcript.error = f"max turns ({request.max_turns}) reached"

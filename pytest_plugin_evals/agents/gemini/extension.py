@@ -11,7 +11,7 @@ taken out). Otherwise the extension is made from the Claude layout:
   ``prompt``, ``$ARGUMENTS`` → ``{{args}}``);
 * MCP servers (``.mcp.json``, or ``mcpServers`` in the manifest) are not put in the
   extension: the run's settings get them, with its stand-ins (``agents/mcp.py`` decides which;
-  :func:`gemini_server` translates each).
+  :func:`pytest_plugin_evals.agents.mcp_settings.settings_server` translates each).
 
 Hooks and agents have no Gemini CLI equivalent here and are left out (the run says so).
 """
@@ -86,23 +86,6 @@ def _command_toml(source: Path) -> str:
     lines = [f"description = {toml_string(description)}"] if description else []
     lines.append(f"prompt = {toml_string(body)}")
     return "\n".join(lines) + "\n"
-
-
-def gemini_server(config: dict[str, Any]) -> dict[str, Any] | None:
-    """One Claude-format MCP server entry in Gemini CLI's form (None: not translatable)."""
-    kind = config.get("type")
-    server: dict[str, Any]
-    if isinstance(config.get("command"), str):
-        server = {k: config[k] for k in ("command", "args", "env", "cwd") if k in config}
-        return server
-    url = config.get("url")
-    if isinstance(url, str):
-        key = "url" if kind == "sse" else "httpUrl"
-        server = {key: url}
-        if isinstance(config.get("headers"), dict):
-            server["headers"] = config["headers"]
-        return server
-    return None
 
 
 def translate(

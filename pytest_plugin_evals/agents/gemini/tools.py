@@ -18,8 +18,9 @@ adapter makes its own:
   command-prefix form);
 * the case's and the operator's disallowed tools are removed, and listed in ``tools.exclude``.
 
-MCP tools come with their servers (:func:`mcp_servers`): every tool of a stand-in, a real
-server's only when the case lists it and the operator grants it (``includeTools``).
+MCP tools come with their servers (:func:`..mcp_settings.mcp_servers`): every tool of a
+stand-in, a real server's only when the case lists it and the operator grants it
+(``includeTools``).
 """
 
 from __future__ import annotations
@@ -27,11 +28,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-from pytest_plugin_evals.agents.claude.permissions import base_tool, grants_for
-from pytest_plugin_evals.agents.gemini.extension import gemini_server
-from pytest_plugin_evals.agents.mcp import McpPlan, McpServer
+from pytest_plugin_evals.agents.permissions import base_tool, grants_for
 
 #: Claude Code's name → Gemini CLI's built-in tools.
 GEMINI_TOOLS: dict[str, tuple[str, ...]] = {
@@ -147,57 +145,3 @@ def plan_tools(
 
 def shell_granted(plan: GeminiTools) -> bool:
     return any(c == "run_shell_command" or c.startswith("run_shell_command(") for c in plan.core)
-
-
-def _disallowed_of(server: McpServer, disallowed: Iterable[str]) -> tuple[bool, list[str]]:
-    """Whether ``disallowed`` (Claude Code's names) takes away every tool of ``server``
-    (``mcp__<s>``, ``mcp__<s>__``, ``mcp__<s>__*``), and the tools it names one by one."""
-    every = False
-    named: list[str] = []
-    bare = server.prefix[:-2]
-    for entry in (e.strip() for e in disallowed):
-        if entry in (bare, server.prefix, server.prefix + "*"):
-            every = True
-        elif entry.startswith(server.prefix):
-            named.append(entry[len(server.prefix) :])
-    return every, named
-
-
-def mcp_servers(
-    plan: McpPlan,
-    *,
-    case_tools: Iterable[str],
-    grants: Iterable[str],
-    disallowed: Iterable[str],
-) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The run's ``mcpServers`` setting (Gemini CLI's form, under the plan's names), and notes.
-
-    A stand-in offers all its tools; a real server only those the case lists by Claude Code's
-    name and the operator grants (``includeTools``; none: the server starts, its tools are not
-    offered). The case's and the operator's disallowed MCP tools are left out
-    (``excludeTools``, or ``includeTools: []`` for a whole server)."""
-    case_tools, disallowed = tuple(case_tools), tuple(disallowed)
-    grants = tuple(g.strip() for g in grants if g.strip())
-    servers: dict[str, Any] = {}
-    notes: list[str] = []
-    for server in plan.servers:
-        config = gemini_server(dict(server.config))
-        if config is None:
-            notes.append(f"MCP server {server.name}: no command or url, left out")
-            continue
-        granted = server.granted_tools(case_tools, grants)
-        if not server.stand_in:
-            notes.extend(
-                f"not granted (add --eval-allow-tools): {entry}"
-                for entry in case_tools
-                if entry.strip().startswith(server.prefix) and not grants_for(entry, grants)
-            )
-        every, named = _disallowed_of(server, disallowed)
-        if every:
-            config["includeTools"] = []
-        elif "*" not in granted:
-            config["includeTools"] = list(granted)
-        if named and not every:
-            config["excludeTools"] = named
-        servers[server.name] = config
-    return servers, tuple(notes)

@@ -28,19 +28,16 @@ from pathlib import Path
 from typing import ClassVar
 
 from pytest_plugin_evals.agents import mcp
-from pytest_plugin_evals.agents.base import Capabilities, RunRequest, infra_kind
-from pytest_plugin_evals.agents.claude.agent import plugin_contents
-from pytest_plugin_evals.agents.claude.permissions import plan_tools
+from pytest_plugin_evals.agents.base import RunRequest, infra_kind
 from pytest_plugin_evals.agents.cli import (
     check_answered,
     did_not_start,
     find_cli,
-    finish,
     reach_of,
-    run_cli,
     run_step,
     with_stderr,
 )
+from pytest_plugin_evals.agents.launch import CliAgent, Launch
 from pytest_plugin_evals.agents.opencode.config import (
     mcp_block,
     mcp_tool_name,
@@ -50,10 +47,14 @@ from pytest_plugin_evals.agents.opencode.config import (
 )
 from pytest_plugin_evals.agents.opencode.events import StreamSummary, parse_file
 from pytest_plugin_evals.agents.opencode.plugin import PluginFolder, plugin_config_dir
+from pytest_plugin_evals.agents.opencode.spec import PROVIDER_ENDPOINTS, PROVIDER_VARIABLES, SPEC
+from pytest_plugin_evals.agents.permissions import plan_tools
+from pytest_plugin_evals.agents.plugins import plugin_contents
+from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import STOPPED, Transcript
 from pytest_plugin_evals.util.environment import Passed
-from pytest_plugin_evals.util.process import format_timeout
+from pytest_plugin_evals.util.process import ProcessResult
 
 #: What the run's environment sets, whatever the operator's says.
 FIXED_ENV = {
@@ -94,23 +95,6 @@ def listing_key(binary: str, config_dir: Path | None) -> str:
     return digest.hexdigest()
 
 
-#: The variables naming each provider's endpoint, and the endpoint each defaults to.
-PROVIDER_ENDPOINTS: dict[str, dict[str, str | None]] = {
-    "anthropic": {"ANTHROPIC_BASE_URL": "https://api.anthropic.com"},
-    "openai": {"OPENAI_BASE_URL": "https://api.openai.com/v1"},
-    "google": {"GOOGLE_GENERATIVE_AI_BASE_URL": "https://generativelanguage.googleapis.com"},
-    "openrouter": {"OPENROUTER_BASE_URL": "https://openrouter.ai/api/v1"},
-}
-
-#: The variables of each provider opencode may use (its key, its endpoint).
-PROVIDER_VARIABLES: dict[str, tuple[str, ...]] = {
-    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-    "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
-    "google": ("GOOGLE_GENERATIVE_AI_API_KEY", "GOOGLE_GENERATIVE_AI_BASE_URL"),
-    "openrouter": ("OPENROUTER_API_KEY", "OPENROUTER_BASE_URL"),
-}
-
-
 def provider_of(model: str | None) -> str:
     """The provider of a run's model (``anthropic`` for ``anthropic/claude-…``)."""
     return model_id(model).partition("/")[0]
@@ -136,18 +120,17 @@ def make_agent(
 
 
 @dataclass(frozen=True)
-class OpencodeAgent:
+class OpencodeAgent(CliAgent):
     binary: str
     grants: tuple[str, ...] = ()
     disallow: tuple[str, ...] = ()
-    name: str = "opencode"
-    capabilities: ClassVar[Capabilities] = Capabilities(separate_process=True)
+    spec: ClassVar[AgentSpec] = SPEC
 
     def passed_for(self, model: str | None) -> Passed:
         """The variables of the one provider the run's model names (its key, its endpoint)."""
         return Passed(names=frozenset(PROVIDER_VARIABLES.get(provider_of(model), ())))
 
-    def run(self, request: RunRequest) -> Transcript:
+    def launch(self, request: RunRequest) -> Launch | Transcript:
         box, case = request.sandbox, request.case
         context = copy_add_dirs(request)
         plan = plan_tools(
@@ -214,7 +197,6 @@ class OpencodeAgent:
         trust = self._trust_problem(request, listing_env, folder.folder if folder else None)
         if trust is not None:
             return trust
-        box.snapshot()
         argv = [self.binary, "run", "--format", "json", "--title", f"eval {case.name}"]
         reach = reach_of(
             request,
@@ -223,23 +205,9 @@ class OpencodeAgent:
             endpoint_variables=endpoint_variables(config["model"], env),
             mcp=servers,
         )
-        result, failed = run_cli(request, argv, reach=reach, env=env, stdin_text=request.prompt)
-        if failed is not None:
-            return failed
-        trace = box.trace_file
-        transcript, summary = parse_file(
-            trace, qualify_skill=qualify, mcp_name=lambda name: mcp_tool_name(servers, name)
-        )
-        finish(transcript, request, result)
-        transcript.notes.extend(notes)
         stand_ins = tuple(s.prefix for s in servers.servers if s.stand_in)
-        transcript.notes.extend(
-            f"not granted (add --eval-allow-tools): {t}"
-            for t in plan.not_granted
-            if not t.startswith(stand_ins)
-        )
-        transcript.notes.extend(f"opencode has no such tool: {t}" for t in unmapped)
-        transcript.notes.extend(
+        notes.extend(f"opencode has no such tool: {t}" for t in unmapped)
+        notes.extend(
             f"{key} is not supported by opencode (ignored)"
             for key, value in (
                 ("append_system_prompt", case.append_system_prompt),
@@ -247,23 +215,37 @@ class OpencodeAgent:
             )
             if value
         )
-        if summary.priced_tokens and summary.cost == 0:
-            transcript.cost_known = False
-            transcript.notes.append(f"cost unknown: opencode has no price for {config['model']}")
-        self._classify(request, transcript, summary, result.returncode, result.timed_out)
-        return transcript
+
+        def read(trace: Path) -> tuple[Transcript, StreamSummary]:
+            return parse_file(
+                trace, qualify_skill=qualify, mcp_name=lambda name: mcp_tool_name(servers, name)
+            )
+
+        def classify(transcript: Transcript, summary: StreamSummary, result: ProcessResult) -> None:
+            if summary.priced_tokens and summary.cost == 0:
+                transcript.cost_known = False
+                transcript.notes.append(
+                    f"cost unknown: opencode has no price for {config['model']}"
+                )
+            self._classify(transcript, summary, result.returncode)
+
+        return Launch(
+            argv=argv,
+            env=env,
+            reach=reach,
+            read=read,
+            classify=classify,
+            stdin=request.prompt,
+            notes=notes,
+            not_granted=[t for t in plan.not_granted if not t.startswith(stand_ins)],
+        )
 
     def _classify(
         self,
-        request: RunRequest,
         transcript: Transcript,
         summary: StreamSummary,
         returncode: int | None,
-        timed_out: bool,
     ) -> None:
-        if timed_out:
-            transcript.error = format_timeout(request.timeout_seconds)
-            return
         if summary.error_name is not None:
             message = summary.error_message or summary.error_name
             if summary.error_status is not None or summary.error_name == "APIError":

@@ -39,8 +39,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_plugin_evals.agents.claude.permissions import base_tool
 from pytest_plugin_evals.agents.mcp import McpPlan, McpServer
+from pytest_plugin_evals.agents.permissions import base_tool
 from pytest_plugin_evals.mocks.discover import normalize
 
 #: Canonical tool → the opencode permission that governs it.

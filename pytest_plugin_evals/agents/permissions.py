@@ -1,4 +1,5 @@
-"""Which tools a Claude Code run may use, and where: pure rules, no process.
+"""Which tools a run may use, and where, in Claude Code's (canonical) tool rules: pure rules,
+no process. Every adapter plans its run's tools here, then says them its own agent's way.
 
 * Read access (Read, Glob, Grep) is always granted, scoped to the run's own home and temp
   folders, the plugin's ``skills/`` and the case's ``add_dirs``, both the copies and the

@@ -1,0 +1,56 @@
+"""GitHub Copilot CLI, declared (see :mod:`pytest_plugin_evals.agents.spec`)."""
+
+from __future__ import annotations
+
+from pytest_plugin_evals.agents.spec import AgentSpec, Capabilities
+from pytest_plugin_evals.util.environment import Passed
+
+#: Copilot reports neither tokens nor a price for a custom provider.
+COST_UNKNOWN = "cost unknown: copilot reports no tokens and no price"
+
+SPEC = AgentSpec(
+    name="copilot",
+    title="GitHub Copilot CLI",
+    binary="copilot",
+    package="@github/copilot",
+    version="1.0.102",
+    endpoints={"COPILOT_PROVIDER_BASE_URL": None},
+    #: Its custom provider (endpoint, key, type, wire API), its model, offline switch,
+    #: sign-in token and GitHub host.
+    passed=Passed(
+        names=frozenset(
+            {"COPILOT_MODEL", "COPILOT_OFFLINE", "COPILOT_GITHUB_TOKEN", "COPILOT_GH_HOST"}
+        ),
+        prefixes=("COPILOT_PROVIDER_",),
+    ),
+    credentials=(
+        "COPILOT_PROVIDER_API_KEY",
+        "COPILOT_PROVIDER_BEARER_TOKEN",
+        "COPILOT_GITHUB_TOKEN",
+    ),
+    #: GitHub Copilot CLI (MCP tools: ``mcp__<server>__<tool>`` from the events' server and
+    #: tool).
+    tools={
+        "bash": "Bash",
+        "read_bash": "BashOutput",
+        "stop_bash": "KillShell",
+        "view": "Read",
+        "create": "Write",
+        "edit": "Edit",
+        "str_replace_editor": "Edit",
+        "apply_patch": "Edit",
+        "grep": "Grep",
+        "glob": "Glob",
+        "skill": "Skill",
+        "task": "Task",
+        "web_fetch": "WebFetch",
+        "web_search": "WebSearch",
+    },
+    capabilities=Capabilities(
+        prices=False, reports_tokens=False, loads_history=False, network_forwarder=True
+    ),
+    adapter="pytest_plugin_evals.agents.copilot.agent:make_agent",
+    rank=1,
+    cost_note=COST_UNKNOWN,
+    plugin_loading="`--plugin-dir`; its `session.skills_loaded` event must list the skills",
+)

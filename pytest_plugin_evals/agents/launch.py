@@ -1,0 +1,119 @@
+"""The one runner of every agent CLI's run: an adapter prepares a :class:`Launch` (its command
+line, environment, what it may reach, how to read its stream and judge its end), and
+:func:`run_launch` does the rest, the same for every agent.
+
+What the runner does, in order: the adapter's preparation (a :class:`Transcript` instead of a
+launch is a run refused before it started); the snapshot of the run's folder (what the agent
+creates is what changes after it); the CLI run confined and bounded (:func:`.cli.run_cli`: a
+run stopped, over a bound, unconfinable or unstartable ends there); its stream read into the
+transcript (the adapter's ``read``); what every run gets (:func:`.cli.finish`: folder,
+duration, files, stderr tail, the sandbox's notes); the adapter's notes and the tools not
+granted; the cost note of an agent that reports no price (its declaration's
+``cost_note``); a run that timed out; and last the adapter's ``classify`` (API errors, a run
+that never started, the plugin's trust check, a model that never answered).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from pytest_plugin_evals.agents.base import RunRequest
+from pytest_plugin_evals.agents.cli import Reach, finish, run_cli
+from pytest_plugin_evals.agents.spec import AgentSpec, Capabilities
+from pytest_plugin_evals.model import Transcript
+from pytest_plugin_evals.util.environment import Passed
+from pytest_plugin_evals.util.process import ProcessResult, format_timeout
+
+#: The note of a tool the case lists that the operator did not grant.
+NOT_GRANTED = "not granted (add --eval-allow-tools): {tool}"
+
+
+@dataclass
+class Launch:
+    """One prepared run of an agent CLI."""
+
+    argv: list[str]
+    env: dict[str, str]
+    reach: Reach
+    #: Reads the run's trace: the transcript and the adapter's summary of the stream.
+    read: Callable[[Path], tuple[Transcript, Any]]
+    #: Judges how the run ended (an error, an infrastructure error, the trust check), once the
+    #: transcript has everything else; it may add notes of its own.
+    classify: Callable[[Transcript, Any, ProcessResult], None]
+    #: What the CLI reads on stdin (the prompt, unless it takes it as an argument).
+    stdin: str = ""
+    #: Stops the run early when it returns true for a piece of stdout (a turn limit).
+    stop_on: Callable[[bytes], bool] | None = None
+    #: Notes of the preparation (MCP servers, translated parts, unsupported case keys).
+    notes: list[str] = field(default_factory=list)
+    #: Tools the case lists that the operator did not grant.
+    not_granted: Sequence[str] = ()
+
+
+class LaunchedAgent(Protocol):
+    """An agent CLI's adapter as the runner sees it."""
+
+    spec: ClassVar[AgentSpec]
+
+    def launch(self, request: RunRequest) -> Launch | Transcript: ...
+
+
+def run_launch(agent: LaunchedAgent, request: RunRequest) -> Transcript:
+    """Make one run of ``agent`` (see the module's docstring)."""
+    prepared = agent.launch(request)
+    if isinstance(prepared, Transcript):
+        return prepared
+    box = request.sandbox
+    box.snapshot()
+    result, failed = run_cli(
+        request,
+        prepared.argv,
+        reach=prepared.reach,
+        env=prepared.env,
+        stdin_text=prepared.stdin,
+        stop_on=prepared.stop_on,
+    )
+    if failed is not None:
+        return failed
+    transcript, summary = prepared.read(box.trace_file)
+    finish(transcript, request, result)
+    transcript.notes.extend(prepared.notes)
+    transcript.notes.extend(NOT_GRANTED.format(tool=t) for t in prepared.not_granted)
+    spec = agent.spec
+    if not spec.capabilities.prices and spec.cost_note:
+        transcript.cost_known = False
+        transcript.notes.append(spec.cost_note)
+    if result.timed_out:
+        transcript.error = format_timeout(request.timeout_seconds)
+        return transcript
+    prepared.classify(transcript, summary, result)
+    return transcript
+
+
+class CliAgent:
+    """What an agent CLI's adapter (a frozen dataclass with ``binary``, ``grants``,
+    ``disallow``) shares: its name, capabilities and operator variables from its declaration,
+    and its run made by :func:`run_launch`."""
+
+    spec: ClassVar[AgentSpec]
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.spec.capabilities
+
+    @property
+    def passed(self) -> Passed:
+        return self.spec.passed
+
+    def launch(self, request: RunRequest) -> Launch | Transcript:
+        raise NotImplementedError
+
+    def run(self, request: RunRequest) -> Transcript:
+        return run_launch(self, request)

@@ -1,0 +1,113 @@
+"""What an agent is, declared: :class:`Capabilities` (what it can do) and :class:`AgentSpec`
+(an agent CLI: its binary, endpoint and credential variables, tool names, capabilities and
+where its adapter is).
+
+Each agent CLI's package (``agents/<name>/``) declares one ``SPEC`` in its ``spec.py``, which
+imports nothing heavier than this module; :mod:`.registry` finds them. Everything the rest of
+the package says about the agents is read from there: ``--eval-agent`` and ``--eval-agents``,
+the ``--eval-<name>-bin`` options, the operator variables a run may see, the values the
+session redacts, the note of a run whose cost the agent cannot report, and the table in the
+docs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from pytest_plugin_evals.util.environment import Passed
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What an agent is and can do; the runner decides by these, never by the agent's name."""
+
+    #: It runs as a process of its own, in its own process group: a stand-in that stops a
+    #: violating run may kill that group (an in-process agent is pytest itself).
+    separate_process: bool = True
+    #: Its runs get MCP stand-ins prepared (a replay brings the mock calls it recorded).
+    uses_mocks: bool = True
+    #: What it reports it cost is spent now (a replay's cost is history).
+    spends: bool = True
+    #: Its working directory is made a fresh git repository before it starts.
+    git_workspace: bool = True
+    #: It reports what a run cost in dollars (else the run is marked ``costUnknown`` and the
+    #: cost ceiling cannot see it).
+    prices: bool = True
+    #: It reports the tokens a run used.
+    reports_tokens: bool = True
+    #: Its event stream is the run's trace (``trace.jsonl``), its tool calls read from it.
+    records_trace: bool = True
+    #: It can continue a recorded conversation (a case's ``history_file``).
+    loads_history: bool = False
+    #: Inside the sandbox it reaches its model endpoint through the sandbox's network
+    #: forwarder (a TCP port inside, a Unix socket out).
+    network_forwarder: bool = False
+    #: It starts a command sandbox of its own inside ours (nested user namespaces).
+    nests_sandbox: bool = False
+
+
+#: What an agent that does not say is taken to be: a process that spends, like ``cmd:``.
+DEFAULT_CAPABILITIES = Capabilities()
+
+
+def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(mapping))
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """One agent CLI, declared (see the module's docstring)."""
+
+    #: Its ``--eval-agent`` name (also its ``--eval-<name>-bin`` option's).
+    name: str
+    #: What the docs and reports call it.
+    title: str
+    #: Its executable's name on PATH.
+    binary: str
+    #: The package it installs from (npm), and the version the harness is tested with.
+    package: str
+    version: str
+    #: The variables naming its model endpoint, each with the endpoint it defaults to.
+    endpoints: Mapping[str, str | None]
+    #: The operator variables a run of it may see (its endpoint, key, model, settings).
+    passed: Passed
+    #: Its credential variables: their values are redacted from everything the session
+    #: writes, whatever their names say.
+    credentials: tuple[str, ...]
+    #: Its tool names -> the canonical (Claude Code's) names.
+    tools: Mapping[str, str]
+    capabilities: Capabilities
+    #: Its adapter: ``module:function``, ``function(binary, *, grants, disallow) -> Agent``
+    #: (``binary``: ``--eval-<name>-bin`` or None), imported when the agent is chosen.
+    adapter: str
+    #: Where it stands in listings (the default agent first).
+    rank: int = 100
+    #: Its command line's argument that prints its version.
+    version_args: tuple[str, ...] = ("--version",)
+    #: The note of every run whose cost it cannot report (``capabilities.prices`` false).
+    cost_note: str | None = None
+    #: How its run loads a plugin, in a few words (the docs' table).
+    plugin_loading: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "endpoints", _frozen(self.endpoints))
+        object.__setattr__(self, "tools", _frozen(self.tools))
+        if not self.capabilities.prices and not self.cost_note:
+            raise ValueError(f"agent {self.name}: an agent that reports no price needs a cost_note")
+
+    @property
+    def bin_option(self) -> str:
+        return f"--eval-{self.name}-bin"
+
+    def make(
+        self, binary: str | None, *, grants: tuple[str, ...], disallow: tuple[str, ...]
+    ) -> Any:
+        """The adapter (its module imported now)."""
+        module, _, function = self.adapter.partition(":")
+        return getattr(importlib.import_module(module), function)(
+            binary, grants=grants, disallow=disallow
+        )

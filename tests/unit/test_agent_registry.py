@@ -1,0 +1,145 @@
+"""The registry of agent CLIs, and what is derived from it: ``--eval-agent``'s names, the
+``--eval-<name>-bin`` options, each adapter's operator variables and capabilities, the
+redacted credentials, the canonical tool names, and the docs' table."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pytest_plugin_evals.agents import AgentError, agent_forms, check_spec, make_agent, split_spec
+from pytest_plugin_evals.agents.base import capabilities_of, credentials_of, passed_of, spec_of
+from pytest_plugin_evals.agents.canonical import canonical
+from pytest_plugin_evals.agents.credentials import credential_names
+from pytest_plugin_evals.agents.registry import (
+    TABLE_END,
+    TABLE_START,
+    markdown_table,
+    names,
+    specs,
+)
+from pytest_plugin_evals.plugin.options import OPTIONS
+from pytest_plugin_evals.util.environment import allowed_environment
+from pytest_plugin_evals.util.redact import Redactor, secrets_in
+from tests.conftest import agent_cli
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "reference" / "agents.md"
+
+
+def test_the_registry_lists_every_agent_cli_the_default_first() -> None:
+    assert names()[0] == "claude"
+    assert {"claude", "copilot", "codex", "opencode", "gemini"} <= set(names())
+    assert len(set(names())) == len(names())
+
+
+def test_the_docs_table_is_the_registrys() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    shown = text.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0].strip()
+    assert shown == markdown_table(), (
+        "docs/reference/agents.md's agents table differs from the registry: replace it with\n"
+        + markdown_table()
+    )
+
+
+@pytest.mark.parametrize("name", names())
+def test_eval_agent_takes_every_declared_agent(name: str) -> None:
+    assert split_spec(f" {name} ") == (name, "")
+    assert check_spec(name) == name
+    assert f'"{name}"' in agent_forms()
+
+
+def test_an_unknown_agent_is_one_line_naming_every_form() -> None:
+    with pytest.raises(AgentError) as info:
+        split_spec("qwen-coder")
+    message = str(info.value)
+    assert "\n" not in message and message.endswith("(got 'qwen-coder')")
+    for name in names():
+        assert f'"{name}"' in message
+    assert '"cmd:<command line>"' in message
+
+
+def test_every_declared_agent_has_a_bin_option_and_the_agent_option_names_it() -> None:
+    flags = {o.flag: o for o in OPTIONS}
+    for spec in specs():
+        assert spec.bin_option in flags, spec.name
+        assert f'"{spec.name}"' in flags["--eval-agent"].help
+
+
+@pytest.mark.parametrize("name", names())
+def test_each_adapter_is_its_declaration(name: str, tmp_path: Path) -> None:
+    """The adapter ``--eval-agent NAME`` makes carries its spec: its name, capabilities,
+    operator variables and credentials are the declared ones, not the defaults."""
+    binary = tmp_path / name
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    agent = make_agent(name, claude_bin=str(binary), binaries={name: str(binary)})
+    spec = spec_of(agent)
+    assert spec is not None and spec.name == name == agent.name
+    assert capabilities_of(agent) is spec.capabilities
+    assert credentials_of(agent) == spec.credentials
+    if name != "opencode":  # its variables are those of the one provider a model names
+        assert passed_of(agent, None) is spec.passed
+
+
+def test_capabilities_are_declared_truthfully() -> None:
+    by_name = {s.name: s.capabilities for s in specs()}
+    assert by_name["claude"].loads_history and by_name["claude"].prices
+    assert not by_name["copilot"].prices and not by_name["copilot"].reports_tokens
+    assert not by_name["codex"].prices and by_name["codex"].nests_sandbox
+    assert not by_name["gemini"].prices and by_name["gemini"].reports_tokens
+    for spec in specs():
+        assert spec.capabilities.prices or spec.cost_note, spec.name
+        assert spec.capabilities.network_forwarder, spec.name  # each reaches its model
+
+
+def test_a_run_sees_its_own_agents_variables_only() -> None:
+    operator = {
+        "PATH": "/bin",
+        "ANTHROPIC_API_KEY": "sk-ant-0123456789",
+        "GEMINI_API_KEY": "gem-0123456789",
+        "COPILOT_PROVIDER_API_KEY": "cop-0123456789",
+    }
+    by_name = {s.name: s for s in specs()}
+    seen = allowed_environment(operator, (), by_name["gemini"].passed)
+    assert set(seen) == {"PATH", "GEMINI_API_KEY"}
+    seen = allowed_environment(operator, (), by_name["copilot"].passed)
+    assert set(seen) == {"PATH", "COPILOT_PROVIDER_API_KEY"}
+
+
+def test_declared_credentials_are_redacted_whatever_their_names() -> None:
+    env = {"ODD_NAME": "value-0123456789", "OTHER": "plain-0123456789"}
+    assert secrets_in(env) == {}
+    found = secrets_in(env, ("ODD_NAME",))
+    assert found == {"ODD_NAME": "value-0123456789"}
+    assert Redactor(found).text("it is value-0123456789") == "it is [redacted ODD_NAME]"
+    every = {n for s in specs() for n in s.credentials}
+    assert set(credential_names(dict.fromkeys(every, "x"))) == every
+
+
+def test_canonical_tool_names_come_from_each_declaration() -> None:
+    for spec in specs():
+        for own, canon in spec.tools.items():
+            assert canonical(spec.name, own) == canon
+    assert canonical("gemini", "run_shell_command") == "Bash"
+    assert canonical("claude", "Bash") == "Bash"
+    assert canonical("cmd", "whatever") == "whatever"
+
+
+@pytest.mark.parametrize("name", names())
+def test_the_installed_binary_is_the_declared_version(name: str) -> None:
+    """scripts/setup.sh pins what each declaration says it is tested with."""
+    spec = next(s for s in specs() if s.name == name)
+    binary = os.environ.get("EVAL_CLAUDE_BIN") if name == "claude" else None
+    binary = binary if binary and os.path.isfile(binary) else agent_cli(name)
+    done = subprocess.run(
+        [binary, *spec.version_args], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert spec.version in done.stdout + done.stderr, (done.stdout, done.stderr)
+    setup = (Path(__file__).resolve().parents[2] / "scripts" / "setup.sh").read_text("utf-8")
+    if name == "claude":  # Claude Code's is set apart
+        assert f"CLAUDE_CODE_VERSION={spec.version}\n" in setup
+    else:
+        assert f'"{spec.package}@{spec.version}"' in setup
