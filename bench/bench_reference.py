@@ -1,12 +1,15 @@
 """Side by side: the same suite under ``claude plugin eval -j N`` and ``pytest -n N``.
 
-    python bench/bench_reference.py [--claude-bin PATH] [--workers 4] [--delays 0 1] [--repeat 1]
+    python bench/bench_reference.py [--claude-bin PATH] [--workers 1 4] [--delays 0 1] [--repeat 3]
 
 Both run the same pinned ``claude`` binary against the same scripted model on 127.0.0.1
 (``pytest_plugin_evals.testing``): 8 directory cases × 3 runs × 2 arms = 48 runs, each a Skill
 call and an answer (two model calls), graded by a regex and a tool_used grader, no judge. With
 ``--delays 1`` every model call waits one second first, as a real model would make it wait.
-Prints each tool's wall time, the ratio ours/reference, and checks that both graded every run
+``claude plugin eval -j J`` is set against ``pytest -n J`` for each J of ``--workers``; the two
+tools alternate (the one that went first goes second in the next repetition), each repetition
+on a fresh copy of the suite. Prints each session's wall and CPU time, then a table of the
+medians and the ratio ours/reference, with the load average; checks that both graded every run
 the same way. Nothing is asserted beyond that: this is a measurement (bench/README.md).
 """
 
@@ -73,13 +76,20 @@ def rules(seconds: float) -> list[Rule]:
     ]
 
 
-def timed(argv: list[str], *, cwd: Path, env: dict[str, str]) -> float:
+def timed(argv: list[str], *, cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Run ``argv``: its wall time and the CPU time of what was reaped of its tree (a run's
+    sandbox is ended, not reaped: ``bench_breakdown.py`` samples the CPU of each child)."""
+    before = os.times()
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - start
+    after = os.times()
     if done.returncode not in (0, 1):
         raise SystemExit(f"{argv[:3]} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return elapsed
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    return elapsed, cpu
 
 
 def verdicts(doc: dict[str, Any]) -> list[Any]:
@@ -92,24 +102,40 @@ def verdicts(doc: dict[str, Any]) -> list[Any]:
     )  # fmt: skip
 
 
-def compare(claude: str, workers: int, seconds: float, work: Path) -> tuple[float, float]:
+Timing = tuple[float, float]
+
+
+def compare(
+    claude: str, workers: int, seconds: float, work: Path, *, ours_first: bool
+) -> tuple[Timing, Timing]:
     plugin = make_plugin(work / f"suite-{seconds:g}")
     reference, ours = work / "reference.json", work / "ours.json"
     home = work / "operator-home"
     home.mkdir(exist_ok=True)
     with ScriptedModel(rules(seconds)) as model:
         env = {"PATH": os.environ["PATH"], "HOME": str(home), **model.env()}
-        ref = timed(
-            [claude, "plugin", "eval", str(plugin), "--trust-plugin", "--no-publish",
-             "-j", str(workers), "--json", str(reference)],
-            cwd=work, env=env,
-        )  # fmt: skip
-        mine = timed(
-            [sys.executable, "-m", "pytest", str(plugin / "evals"), "-q", "-p", "no:cacheprovider",
-             "-n", str(workers), "--eval-agent", "claude", "--eval-claude-bin", claude,
-             "--eval-json", str(ours), "--rootdir", str(plugin)],
-            cwd=plugin, env=env,
-        )  # fmt: skip
+
+        def run_reference() -> Timing:
+            return timed(
+                [claude, "plugin", "eval", str(plugin), "--trust-plugin", "--no-publish",
+                 "-j", str(workers), "--json", str(reference)],
+                cwd=work, env=env,
+            )  # fmt: skip
+
+        def run_ours() -> Timing:
+            return timed(
+                [sys.executable, "-m", "pytest", str(plugin / "evals"), "-q", "-p",
+                 "no:cacheprovider", "-n", str(workers), "--eval-agent", "claude",
+                 "--eval-claude-bin", claude, "--eval-json", str(ours), "--rootdir", str(plugin)],
+                cwd=plugin, env=env,
+            )  # fmt: skip
+
+        if ours_first:
+            mine = run_ours()
+            ref = run_reference()
+        else:
+            ref = run_reference()
+            mine = run_ours()
     ref_doc = json.loads(reference.read_text())
     our_doc = json.loads(ours.read_text())
     runs = sum(len(r) for c in our_doc["cases"] for r in c["arms"].values())
@@ -122,24 +148,43 @@ def compare(claude: str, workers: int, seconds: float, work: Path) -> tuple[floa
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--claude-bin", default=os.environ.get("EVAL_CLAUDE_BIN") or "claude")
-    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--delays", type=float, nargs="+", default=[0.0, 1.0])
-    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--cases", type=int, default=CASES, help="a smaller suite, to try it")
     args = parser.parse_args()
+    globals()["CASES"] = args.cases
     claude = shutil.which(args.claude_bin) or args.claude_bin
     version = subprocess.run([claude, "--version"], capture_output=True, text=True, check=True)
     print(f"claude {version.stdout.strip()}; {CASES} cases × {RUNS} runs × 2 arms, "
-          f"{args.workers} workers, {os.cpu_count()} CPUs")  # fmt: skip
+          f"{os.cpu_count()} CPUs, load average {_load()} at the start")  # fmt: skip
+    table = []
+    turn = 0
     for seconds in args.delays:
-        pairs = []
-        for _ in range(args.repeat):
-            with tempfile.TemporaryDirectory(prefix="bench-reference-") as tmp:
-                pairs.append(compare(claude, args.workers, seconds, Path(tmp)))
-        ref = statistics.median(r for r, _ in pairs)
-        mine = statistics.median(m for _, m in pairs)
-        model = "instant model" if not seconds else f"{seconds:g} s per model call"
-        print(f"{model:20} claude plugin eval -j {args.workers}: {ref:6.2f} s   "
-              f"pytest -n {args.workers}: {mine:6.2f} s   ratio {mine / ref:.2f}")  # fmt: skip
+        model = "answers at once" if not seconds else f"{seconds:g} s per model call"
+        for workers in args.workers:
+            pairs = []
+            for _ in range(args.repeat):
+                with tempfile.TemporaryDirectory(prefix="bench-reference-") as tmp:
+                    first = turn % 2 == 1
+                    ref, mine = compare(claude, workers, seconds, Path(tmp), ours_first=first)
+                turn += 1
+                pairs.append((ref, mine))
+                print(f"{model}, {workers} worker(s): reference {ref[0]:6.2f} s, ours "
+                      f"{mine[0]:6.2f} s; load {_load()}", flush=True)  # fmt: skip
+            ref_wall = statistics.median(r[0] for r, _ in pairs)
+            our_wall = statistics.median(m[0] for _, m in pairs)
+            table.append((workers, model, ref_wall, our_wall))
+    print(f"\nmedians of {args.repeat} alternating repetition(s); load average {_load()} at "
+          "the end\n")  # fmt: skip
+    print("| workers, model | reference | ours | ours / reference |\n| --- | --- | --- | --- |")
+    for workers, model, ref_wall, our_wall in table:
+        print(f"| {workers}, {model} | {ref_wall:.1f} s | {our_wall:.1f} s | "
+              f"{our_wall / ref_wall:.2f} |")  # fmt: skip
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":

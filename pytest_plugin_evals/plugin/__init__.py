@@ -21,7 +21,9 @@ from pytest_plugin_evals.plugin.keys import (
     case_picks_key,
     earlier_key,
     ledger_key,
+    made_ahead_key,
     next_item_key,
+    outcome_key,
     session_key,
     settings_key,
     shared_key,
@@ -285,8 +287,14 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-    """Attach the run's verdicts and answer as pytest-html extras (when pytest-html is active)."""
+    """Attach the run's verdicts and answer as pytest-html extras (when pytest-html is active).
+    An item whose run was made ahead of its setup reports the run's own time as its setup's
+    (``--durations``, JUnit): the time went to it, not to the item whose setup it overlapped."""
     report = yield
+    if report.when == "setup" and item.stash.get(made_ahead_key, False):
+        outcome = item.stash.get(outcome_key, None)
+        if outcome is not None:
+            report.duration = max(report.duration, outcome.result.duration_seconds)
     if report.when != "call":
         return report
     eval_item = eval_item_class()

@@ -26,6 +26,7 @@ from pytest_plugin_evals.plugin.keys import (
     agents_key,
     judge_key,
     ledger_key,
+    made_ahead_key,
     maker_key,
     next_item_key,
     outcome_key,
@@ -276,14 +277,15 @@ def _eval_run_maker(
 ) -> Iterator[RunMaker]:
     """This process's run maker (runs get their folders under pytest's temporary folder), and
     its runs made ahead of their items' setup (stopped at the end if no item took them)."""
-    from pytest_plugin_evals.plugin.runs import RunAhead, RunMaker
+    from pytest_plugin_evals.plugin.runs import RunAhead, RunMaker, runs_in_flight
 
     settings = pytestconfig.stash[settings_key]
     maker = RunMaker(pytestconfig, settings, tmp_path_factory.mktemp("runs", numbered=True))
     pytestconfig.stash[maker_key] = maker
     # Under a cost ceiling every run waits for the spend of the runs before it to be known.
     wanted = settings.run_ahead != "off" and settings.max_cost_usd is None
-    ahead = RunAhead(maker, check_cpus=settings.run_ahead == "on") if wanted else None
+    depth = runs_in_flight(pytestconfig, settings.max_concurrency)
+    ahead = RunAhead(maker, check_cpus=settings.run_ahead == "on", depth=depth) if wanted else None
     if ahead is not None:
         pytestconfig.stash[run_ahead_key] = ahead
     yield maker
@@ -300,6 +302,7 @@ def eval_run(
     error, not a failure) and report it."""
     from pytest_plugin_evals.agents import capabilities_of
     from pytest_plugin_evals.plugin.items import EvalItem
+    from pytest_plugin_evals.plugin.runs import upcoming
 
     item = request.node
     if not isinstance(item, EvalItem):
@@ -319,9 +322,11 @@ def eval_run(
     started = ahead.take(item) if ahead is not None else None
     nextitem = item.stash.get(next_item_key, None)
     if ahead is not None and isinstance(nextitem, EvalItem):
-        ahead.start(nextitem)  # the next item's run goes on while this one's does
+        # The next items' runs go on while this one's does (as many as the CPUs allow).
+        ahead.fill(upcoming(item, nextitem, ahead.depth - 1))
     if started is not None:
         outcome = started.result()
+        item.stash[made_ahead_key] = True
     else:
         skip = _eval_run_maker.skip(item)
         if skip is not None:

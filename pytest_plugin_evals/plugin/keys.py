@@ -63,3 +63,5 @@ next_item_key: pytest.StashKey[pytest.Item] = pytest.StashKey()
 soft_checks_key: pytest.StashKey[SoftChecks] = pytest.StashKey()
 #: item: the run an eval item made.
 outcome_key: pytest.StashKey[RunOutcome] = pytest.StashKey()
+#: Set on an item whose run was made ahead of its setup (its setup reports the run's time).
+made_ahead_key: pytest.StashKey[bool] = pytest.StashKey()

@@ -211,9 +211,9 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "--eval-run-ahead",
-        "on (default): while a process makes one run it starts its next item's when the CPUs "
-        "have been idle lately, so -n N has up to 2N agents in flight; always: whatever the "
-        "CPUs; off: one run at a time per process",
+        "on (default): while a process makes one run it starts its next items' when the CPUs "
+        "have been idle lately, up to its share of --eval-max-concurrency (default: 4 runs "
+        "per CPU); always: whatever the CPUs; off: one run at a time per process",
         metavar="on|always|off",
     ),
     Option(
@@ -230,8 +230,8 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "--eval-max-concurrency",
-        "at most N runs in flight in the session, whatever -n and --eval-run-ahead start "
-        "(default: no cap)",
+        "at most N runs in flight in the session, whatever -n and --eval-run-ahead start, "
+        "each process keeping its share in flight (default: no cap, 4 runs per CPU in flight)",
         metavar="N",
     ),
     Option(

@@ -1,24 +1,27 @@
 """Making the runs of this process's eval items: in an item's setup, or ahead of it.
 
 An agent that is a process of its own spends most of a run waiting on the model, so while a
-worker makes one item's run it starts the next item's, when the CPUs have had time to spare
-lately (``pytest -n N`` then has up to 2 × N runs in flight; ``--eval-run-ahead always`` does
-not look at the CPUs; ``off``, or a cost ceiling, keeps one run per worker). The next
-item is known to the worker (``pytest_runtest_protocol``'s ``nextitem``); its run is made in a
-background thread with the same checks, options and agent as in its setup, and its setup takes
-the finished run. A run started ahead that no item takes (``-x``, an interruption) is stopped
-at the end of the session.
+process makes one item's run it starts the runs of the items it runs next, as long as the CPUs
+have had time to spare lately: up to two new runs per idle CPU at each item's start, and at
+most :func:`runs_in_flight` runs in flight in the process (``--eval-run-ahead always`` does
+not look at the CPUs; ``off``, or a cost ceiling, keeps one run per process). The items a
+process runs next are known to it (the session's next items, or an xdist worker's queue); each
+run is made in a background thread with the same checks, options and agent as in its setup,
+and its setup takes the finished run. A run started ahead that no item takes (``-x``, an
+interruption) is stopped at the end of the session.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -210,20 +213,94 @@ class RunMaker:
 
 #: The share of CPU time that must have gone unused lately for a run to be started ahead.
 MIN_IDLE = 0.05
+#: Runs in flight per CPU in a session by default: a ``claude`` run spends 0.6-0.8 s of CPU
+#: in the three seconds or more a real model makes it take, so four per CPU keep the CPUs busy.
+RUNS_PER_CPU = 4
+
+
+def runs_in_flight(config: pytest.Config, cap: int | None) -> int:
+    """The most runs one process keeps in flight: its share of ``--eval-max-concurrency``
+    (``cap``), by default of :data:`RUNS_PER_CPU` × the machine's CPUs, among the session's
+    processes (xdist's workers); at least two (its item's run, and the next one's)."""
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    total = cap if cap is not None else RUNS_PER_CPU * (os.cpu_count() or 1)
+    return max(2, math.ceil(total / max(1, int(workers))))
+
+
+def upcoming(item: pytest.Item, nextitem: pytest.Item | None, limit: int) -> list[pytest.Item]:
+    """The items this process runs after ``item`` (at most ``limit``), in order: the next one
+    (pytest's ``nextitem``), then the session's following items, or under xdist the items
+    already in the worker's queue (none beyond the next one under ``--dist worksteal``,
+    whose items may go to another worker)."""
+    if nextitem is None or limit < 1:
+        return []
+    config, items = item.config, item.session.items
+    found: list[pytest.Item] = [nextitem]
+    if not hasattr(config, "workerinput"):
+        index = _positions(item.session).get(nextitem.nodeid)
+        if index is not None:
+            found += items[index + 1 : index + limit]
+        return found[:limit]
+    if getattr(config.option, "dist", None) == "worksteal":
+        return found
+    for plugin in config.pluginmanager.get_plugins():
+        queue: Any = getattr(plugin, "torun", None)
+        if type(plugin).__name__ == "WorkerInteractor" and hasattr(queue, "lock"):
+            with queue.lock() as queued:
+                indices = [i for i in queued if isinstance(i, int)][: limit - 1]
+            found += [items[i] for i in indices if 0 <= i < len(items)]
+            break
+    return found
+
+
+def _positions(session: pytest.Session) -> dict[str, int]:
+    """Each item's place in the session (computed once)."""
+    positions: dict[str, int] | None = getattr(session, "_evals_positions", None)
+    if positions is None or len(positions) != len(session.items):
+        positions = {it.nodeid: i for i, it in enumerate(session.items)}
+        session._evals_positions = positions  # type: ignore[attr-defined]
+    return positions
 
 
 class RunAhead:
-    """The next item's run, made in the background while the current item's goes on."""
+    """The runs of the items this process runs next, made in the background while the current
+    item's goes on: at most ``depth`` in flight, the current item's included."""
 
-    def __init__(self, maker: RunMaker, *, check_cpus: bool = True) -> None:
+    def __init__(self, maker: RunMaker, *, check_cpus: bool = True, depth: int = 2) -> None:
         self.maker = maker
         self.check_cpus = check_cpus
-        # The current item's run (made ahead) and the next one's go on side by side.
-        self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="evals-run-ahead")
+        self.depth = max(2, depth)
+        # The current item's run (made ahead) and the next ones go on side by side.
+        self.pool = ThreadPoolExecutor(max_workers=self.depth, thread_name_prefix="evals-ahead")
         self.pending: dict[str, Future[RunOutcome]] = {}
         self.meter = IdleMeter()
+        self.cpus = os.cpu_count() or 1
 
-    def start(self, item: EvalItem) -> None:
+    def fill(self, items: Sequence[pytest.Item]) -> int:
+        """Start the runs of ``items`` (the next ones first) while fewer than ``depth`` runs are
+        in flight here, the current item's counted; under ``on``, only when the CPUs had time to
+        spare lately, and at most two new runs per idle CPU. Returns how many were started."""
+        from pytest_plugin_evals.plugin.items import EvalItem
+
+        busy = 1 + sum(1 for future in self.pending.values() if not future.done())
+        room = self.depth - busy
+        if room <= 0:
+            return 0
+        if self.check_cpus:
+            idle = self.meter.idle()
+            if idle is not None:
+                if idle < MIN_IDLE:
+                    return 0  # the CPUs are busy: more runs would only slow these down
+                room = min(room, math.ceil(2 * idle * self.cpus))
+        started = 0
+        for item in items:
+            if started >= room:
+                break
+            if isinstance(item, EvalItem) and item.nodeid not in self.pending:
+                started += self.start(item, check_cpus=False)
+        return started
+
+    def start(self, item: EvalItem, *, check_cpus: bool | None = None) -> bool:
         """Start ``item``'s run now, when it can be made ahead of its setup exactly as there."""
         from pytest_plugin_evals.agents import capabilities_of
 
@@ -233,20 +310,22 @@ class RunAhead:
         else:
             agent = stash.get(agent_key, None)
         if agent is None or item.nodeid in self.pending:
-            return  # the session's agent is not made yet (or is your own fixture's)
+            return False  # the session's agent is not made yet (or is your own fixture's)
         if not capabilities_of(agent).separate_process:
-            return  # an in-process agent would share this process's working directory
+            return False  # an in-process agent would share this process's working directory
         judge = None
         if any(spec.paid for spec in item.case.graders):
             if judge_key not in stash:
-                return  # the judge is made by the first item that needs it
+                return False  # the judge is made by the first item that needs it
             judge = stash[judge_key]
         if self.maker.skip(item) is not None or self.maker.refusal(item) is not None:
-            return
-        idle = self.meter.idle() if self.check_cpus else None
+            return False
+        check = self.check_cpus if check_cpus is None else check_cpus
+        idle = self.meter.idle() if check else None
         if idle is not None and idle < MIN_IDLE:
-            return  # the CPUs are busy: a second run would only slow this one down
+            return False  # the CPUs are busy: a second run would only slow this one down
         self.pending[item.nodeid] = self.pool.submit(self.maker.make, item, agent, judge)
+        return True
 
     def take(self, item: EvalItem) -> Future[RunOutcome] | None:
         return self.pending.pop(item.nodeid, None)

@@ -71,21 +71,55 @@ def most_at_once(runs: dict[str, dict[str, Any]]) -> int:
     return peak
 
 
-def test_the_next_run_goes_on_while_this_one_does(
+def test_the_next_runs_go_on_while_this_one_does(
     pytester: pytest.Pytester, timed: tuple[str, Path]
 ) -> None:
     agent, logs = timed
     result = pytester.runpytest(
         "evals", "-p", "no:cacheprovider", "-n0", "--eval-agent", agent,
-        "--eval-run-ahead", "always", "--eval-json", "out.json",
+        "--eval-run-ahead", "always", "--eval-json", "out.json", "--durations=0",
     )  # fmt: skip
     result.assert_outcomes(passed=6)
     runs = spans(logs)
     assert sorted(runs) == [f"{arm}-{n}" for arm in ("with", "without") for n in (1, 2, 3)]
-    assert most_at_once(runs) == 2  # one process: its current run and its next one
+    # One process keeps up to 4 runs per CPU in flight by default: here all six at once.
+    assert most_at_once(runs) == min(6, 4 * (os.cpu_count() or 1))
     doc = json.loads((pytester.path / "out.json").read_text())
     assert doc["aggregates"]["runsTotal"] == 6
     assert doc["cases"][0]["aggregates"]["score"] == 1.0
+    # --durations accounts each run to its item: every item's setup shows its run's 0.5 s nap,
+    # also those whose run was made ahead, during another item's setup.
+    setups = [line for line in result.outlines if " setup " in line and "evals/ask" in line]
+    assert len(setups) == 6, result.outlines
+    assert all(float(line.split("s", 1)[0]) >= 0.5 for line in setups), setups
+
+
+def test_max_concurrency_bounds_the_runs_a_process_keeps_in_flight(
+    pytester: pytest.Pytester, timed: tuple[str, Path]
+) -> None:
+    agent, logs = timed
+    result = pytester.runpytest(
+        "evals", "-p", "no:cacheprovider", "-n0", "--eval-agent", agent,
+        "--eval-run-ahead", "always", "--eval-max-concurrency", "3",
+    )  # fmt: skip
+    result.assert_outcomes(passed=6)
+    assert most_at_once(spans(logs)) == 3
+
+
+def test_a_worker_keeps_more_than_two_runs_in_flight(
+    pytester: pytest.Pytester, timed: tuple[str, Path]
+) -> None:
+    agent, logs = timed
+    (pytester.path / "evals/ask/prompt.md").write_text("---\nruns: 8\n---\nWhat is the answer?\n")
+    result = pytester.runpytest(
+        "evals", "-p", "no:cacheprovider", "-n2", "--dist", "loadscope", "--eval-agent", agent,
+        "--eval-run-ahead", "always", "--eval-max-concurrency", "12",
+    )  # fmt: skip
+    result.assert_outcomes(passed=16)
+    # A worker looks ahead at the items in its queue (with --dist loadscope, the whole case
+    # goes to one worker): up to 12 / 2 = 6 runs in flight in it. Before, a worker had its
+    # item's run and the next one's.
+    assert most_at_once(spans(logs)) == 6
 
 
 def test_off_makes_one_run_at_a_time(pytester: pytest.Pytester, timed: tuple[str, Path]) -> None:

@@ -345,3 +345,22 @@ def test_a_version_managers_tools_come_with_their_installation() -> None:
     assert tool_installs(node / "bin") == [node]
     assert tool_installs(home / ".local" / "bin") == []  # never the rest of a home
     assert tool_installs(Path("/usr/bin")) == []
+
+
+def test_the_watchdog_finds_the_runs_processes_in_its_cgroup_without_listing_the_machine(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each check (four a second) costs the run's few PIDs, not a scan of every process."""
+    from pytest_plugin_evals.agents.confine import bounds
+
+    ready = confine.prepare(run.confinement(), ["/bin/sh", "-c", "sleep 2 & sleep 2 & wait"], ENV)
+    if ready.cgroup is None:
+        ready.close()
+        pytest.skip("no pids cgroup here (not root, or no writable pids controller)")
+    monkeypatch.setattr(bounds, "_pids", lambda: [])  # the machine's list is not looked at
+    out = run.root / "out"
+    out.mkdir()
+    result = ready.run(stdin_text="", cwd=run.cwd, timeout=30, out_dir=out)
+    assert result.returncode == 0, result.stderr_tail()
+    assert ready.watchdog.peak_processes >= 3  # sh and its two sleeps, at least
+    assert ready.watchdog.peak_memory > 0

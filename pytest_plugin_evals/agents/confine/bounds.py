@@ -116,14 +116,23 @@ class Watchdog:
         if self._ns is None:
             if self.leader is None:
                 return []
-            child = next((pid for pid in _pids() if _ppid(pid) == self.leader), None)
+            child = next((pid for pid in self._candidates() if _ppid(pid) == self.leader), None)
             if child is None:
                 return []
             self._ns = _pid_ns(child)
             if self._ns is None or self._ns == _pid_ns(os.getpid()):
                 self._ns = None
                 return []
-        return [pid for pid in _pids() if _pid_ns(pid) == self._ns]
+        return [pid for pid in self._candidates() if _pid_ns(pid) == self._ns]
+
+    def _candidates(self) -> list[int]:
+        """Where the run's processes are: its cgroup's members when it has one (a handful of
+        PIDs: every process of the run joined it), else every process of the machine."""
+        if self.cgroup is not None:
+            members = self.cgroup.members()
+            if members is not None:
+                return members
+        return _pids()
 
 
 def _pids() -> list[int]:
@@ -215,6 +224,14 @@ class PidsCgroup:
                 folder.rmdir()
             return None
         return cls(folder)
+
+    def members(self) -> list[int] | None:
+        """The PIDs in the cgroup now (None when it cannot be read)."""
+        try:
+            text = self.procs.read_text(encoding="ascii")
+        except OSError:
+            return None
+        return [int(line) for line in text.split() if line.isdigit()]
 
     def went_over(self) -> bool:
         """Whether a fork was refused for the limit."""
