@@ -119,13 +119,31 @@ class Case:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+#: How a plugin under test was resolved (:attr:`PluginInfo.layout`).
+PLUGIN_LAYOUTS = ("manifest", "skill", "skills", "claude-skills")
+#: How each bare skill layout (no manifest) is told in the summary.
+LAYOUT_TOLD = {
+    "skill": "a skill folder (SKILL.md, no plugin manifest)",
+    "skills": "a folder of skills (skills/*/SKILL.md, no plugin manifest)",
+    "claude-skills": "a project's skills (.claude/skills/*/SKILL.md), loaded as the plugin "
+    '".claude"',
+}
+
+
 @dataclass(frozen=True)
 class PluginInfo:
-    """A plugin under test: its name and version from the manifest, and its folder."""
+    """A plugin under test: its name and version from the manifest, and its folder.
+
+    ``layout`` says how it was resolved: ``manifest`` (``.claude-plugin/plugin.json``), or
+    a bare skill layout with no manifest: ``skill`` (a ``SKILL.md`` folder), ``skills`` (a
+    folder of ``skills/*/SKILL.md``), ``claude-skills`` (a project's ``.claude/skills/``,
+    whose ``.claude`` folder is then the plugin's).
+    """
 
     name: str
     version: str | None
     path: Path
+    layout: str = "manifest"
 
 
 @dataclass(frozen=True)

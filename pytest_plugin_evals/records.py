@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from pytest_plugin_evals.model import (
+    PLUGIN_LAYOUTS,
     Abort,
     Arm,
     Case,
@@ -166,13 +167,18 @@ def plugin_to_json(plugin: PluginInfo) -> JSONObject:
     if plugin.version is not None:
         doc["version"] = plugin.version
     doc["path"] = str(plugin.path)
+    if plugin.layout != "manifest":
+        doc["layout"] = plugin.layout
     return doc
 
 
 def plugin_from_json(doc: Any) -> PluginInfo | None:
     if not isinstance(doc, Mapping):
         return None
-    return PluginInfo(str(doc.get("name", "")), _opt_str(doc.get("version")), Path(doc["path"]))
+    layout = str(doc.get("layout")) if doc.get("layout") in PLUGIN_LAYOUTS else "manifest"
+    return PluginInfo(
+        str(doc.get("name", "")), _opt_str(doc.get("version")), Path(doc["path"]), layout
+    )
 
 
 def case_to_json(case: CaseInfo) -> JSONObject:

@@ -486,6 +486,10 @@ class EvalSession:
         shown = [str(p) for _, p in self.paths]
         for line in summary_lines(self.result, report_paths=shown):
             say(line)
+        if self.settings.ablation == "auto" and self.result.cases and not self.result.suite.plugins:
+            from pytest_plugin_evals.suites.manifest import no_plugin_line
+
+            say(no_plugin_line(self.suite_root()), yellow=True)
         if self.result.shard is not None:
             from pytest_plugin_evals.plugin.sharding import shard_line
 

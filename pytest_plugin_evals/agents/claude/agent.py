@@ -42,7 +42,7 @@ from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util import frontmatter
 from pytest_plugin_evals.util.claude import ClaudeNotFound, find_claude
 from pytest_plugin_evals.util.environment import CLAUDE, Passed
-from pytest_plugin_evals.util.manifest import is_plugin, plugin_name
+from pytest_plugin_evals.util.manifest import is_plugin, plugin_name, skill_root
 from pytest_plugin_evals.util.process import format_timeout
 
 #: The variables that name Claude Code's model endpoint, with the endpoint each defaults to.
@@ -179,7 +179,7 @@ class ClaudeAgent:
         tmp = box.tmp if request.unconfined else INSIDE_TMPDIR
         read_roots = [box.home, tmp, *context]
         if request.plugin_dir is not None:
-            read_roots.append(request.plugin_dir.resolve() / "skills")
+            read_roots.append(skill_root(request.plugin_dir.resolve()))
         protected = [case.suite_root.resolve(), case.dir.resolve()]
         # The plugin's tree is protected in both arms: the without arm does not load it, but a
         # granted Write could still reach it.
@@ -213,7 +213,7 @@ class ClaudeAgent:
                 hidden.append(request.mocks.socket.parent)  # the mock host's: runs' sockets
             if request.plugin_dir or is_plugin(plugin_tree):
                 hidden.append(plugin_tree)
-            skills = [request.plugin_dir.resolve() / "skills"] if request.plugin_dir else []
+            skills = [skill_root(request.plugin_dir.resolve())] if request.plugin_dir else []
             try:
                 settings["sandbox"] = sandbox_settings(
                     home=box.home,
