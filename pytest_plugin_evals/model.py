@@ -8,6 +8,7 @@ xdist workers and the controller is :mod:`pytest_plugin_evals.records`, the resu
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -370,8 +371,24 @@ class Verdict:
 
 #: A run keeps this many of its tool calls for its reports (``RunResult.tool_call_list``) ...
 TOOL_CALLS_KEPT = 50
-#: ... each call's input as compact JSON cut at this many characters.
+#: ... each call's input as compact JSON cut at this many characters ...
 TOOL_INPUT_LIMIT = 300
+#: ... and a failed call's error text at this many.
+TOOL_ERROR_LIMIT = 300
+#: How a ``tool_used`` explanation says a ``Skill`` call was made and the skill did not load.
+SKILL_NOT_LOADED = "the skill did not load"
+_ERROR_TAG = re.compile(r"</?tool_use_error>")
+
+
+def tool_error_text(output: str | None) -> str | None:
+    """A failed call's error text as reports show it: Claude Code's ``<tool_use_error>`` tags
+    dropped, whitespace runs made one space, cut at :data:`TOOL_ERROR_LIMIT` (``…`` when cut)."""
+    if not output:
+        return None
+    text = " ".join(_ERROR_TAG.sub("", output).split())
+    if len(text) > TOOL_ERROR_LIMIT:
+        text = text[: TOOL_ERROR_LIMIT - 1] + "…"
+    return text or None
 
 
 @dataclass(frozen=True)
@@ -384,6 +401,8 @@ class ToolCallBrief:
     is_error: bool = False
     #: The agent's own name for the tool, when it differs from ``name``.
     original_name: str | None = None
+    #: A failed call's error text (its output, cut at :data:`TOOL_ERROR_LIMIT` characters).
+    error: str | None = None
 
 
 def brief_tool_calls(calls: Sequence[ToolCall]) -> tuple[ToolCallBrief, ...]:
@@ -393,7 +412,8 @@ def brief_tool_calls(calls: Sequence[ToolCall]) -> tuple[ToolCallBrief, ...]:
         text = json.dumps(call.input, ensure_ascii=False, separators=(",", ":"), default=str)
         if len(text) > TOOL_INPUT_LIMIT:
             text = text[: TOOL_INPUT_LIMIT - 1] + "…"
-        kept.append(ToolCallBrief(call.name, text, call.is_error, call.original_name))
+        error = tool_error_text(call.output) if call.is_error else None
+        kept.append(ToolCallBrief(call.name, text, call.is_error, call.original_name, error))
     return tuple(kept)
 
 

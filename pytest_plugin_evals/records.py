@@ -38,6 +38,7 @@ from pytest_plugin_evals.model import (
     RunResult,
     ToolCallBrief,
     Verdict,
+    tool_error_text,
 )
 from pytest_plugin_evals.util.jsonlines import dumps as dumps
 
@@ -293,6 +294,8 @@ def tool_call_to_json(call: ToolCallBrief) -> JSONObject:
     doc: JSONObject = {"name": call.name, "input": call.input, "isError": call.is_error}
     if call.original_name:
         doc["originalName"] = call.original_name
+    if call.error:
+        doc["error"] = call.error
     return doc
 
 
@@ -302,6 +305,7 @@ def tool_call_from_json(doc: Mapping[str, Any]) -> ToolCallBrief:
         input=str(doc.get("input", "")),
         is_error=bool(doc.get("isError")),
         original_name=_opt_str(doc.get("originalName")),
+        error=tool_error_text(_opt_str(doc.get("error"))),  # read back: bounded again
     )
 
 

@@ -22,7 +22,7 @@ from pytest_plugin_evals.graders.base import (
     required_str,
 )
 from pytest_plugin_evals.graders.matchers import mismatches
-from pytest_plugin_evals.model import GraderSpec
+from pytest_plugin_evals.model import SKILL_NOT_LOADED, GraderSpec, tool_error_text
 from pytest_plugin_evals.util.jsvalues import js_number
 
 
@@ -68,7 +68,7 @@ def grade_tool_used(spec: GraderSpec, ctx: GradeContext) -> Outcome:
     passed = least <= count and (most is None or count <= most)
     expected = f"(expected {js_number(least)}..{'∞' if most is None else js_number(most)})"
     if count == len(named):  # no call was left out by input_match: the reference's words
-        return Outcome(passed, f"{tool} called {count}x {expected}")
+        return Outcome(passed, f"{tool} called {count}x {expected}" + _not_loaded(ctx, matching))
     # Some calls' input did not match: say how many calls there were and how many matched,
     # so "called 0x" never hides a call that was made.
     shown = f"/{input_match}/"
@@ -85,7 +85,20 @@ def grade_tool_used(spec: GraderSpec, ctx: GradeContext) -> Outcome:
             quoted = quoted[: QUOTED_INPUT_LIMIT - 1] + "…"
         more = f" (and {len(missed) - 1} more that did not match)" if len(missed) > 1 else ""
         text += f"; {tool}@{first} input: {quoted}{more}"
-    return Outcome(passed, text)
+    return Outcome(passed, text + _not_loaded(ctx, matching))
+
+
+def _not_loaded(ctx: GradeContext, indices: list[int]) -> str:
+    """`` — the skill did not load …`` when ``Skill`` calls among ``indices`` failed: the
+    verdict still counts the calls (as the reference does), the words say what happened."""
+    calls = ctx.transcript.tool_calls
+    failed = [i for i in indices if calls[i].name == "Skill" and calls[i].is_error]
+    if not failed:
+        return ""
+    first = calls[failed[0]]
+    why = tool_error_text(first.output)
+    which = "" if len(indices) == 1 else f" ({len(failed)} of {len(indices)} calls)"
+    return f" — {SKILL_NOT_LOADED}{which}" + (f": {why}" if why else "")
 
 
 def _order_side(value: Any, side: str) -> tuple[str, str | None]:

@@ -233,7 +233,7 @@ RUN = Obj(
         "outputTokens": NUM,
         "toolCalls": NUM,
         "toolCallList": ListOf(
-            Obj({"name": STR, "input": STR, "isError": BOOL, "originalName": STR})
+            Obj({"name": STR, "input": STR, "isError": BOOL, "originalName": STR, "error": STR})
         ),
         "costUnknown": BOOL,
         "filesCreated": STRINGS,

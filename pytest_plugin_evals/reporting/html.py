@@ -16,7 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from pytest_plugin_evals.model import ANSWER_LIMIT, JudgeVote, Verdict
+from pytest_plugin_evals.model import ANSWER_LIMIT, SKILL_NOT_LOADED, JudgeVote, Verdict
 from pytest_plugin_evals.reporting.document import document_json
 from pytest_plugin_evals.reporting.html_views import comparison_view, interval_pts, overview
 from pytest_plugin_evals.reporting.result import SessionResult
@@ -92,6 +92,7 @@ def _environment() -> jinja2.Environment:
         tojson_text=_json_text,
         tojson_pretty=_json_pretty,
     )
+    env.globals["not_loaded"] = SKILL_NOT_LOADED
     return env
 
 
