@@ -22,7 +22,9 @@ Arm = Literal["with", "without", "baseline", "single"]
 SECOND_ARMS: frozenset[str] = frozenset({"without", "baseline"})
 
 #: Where a suite came from, as the JSON document's ``source`` names it.
-SourceKind = Literal["prose", "case_yaml", "mixed", "evals_json", "sy", "package_json"]
+SourceKind = Literal[
+    "prose", "case_yaml", "mixed", "evals_json", "skill_creator", "sy", "package_json"
+]
 
 #: Which regular-expression dialect a case's patterns are written in.
 RegexDialect = Literal["js", "python"]
@@ -118,6 +120,10 @@ class Case:
     line: int | None = None
     #: The ``expected_outcome`` / format-specific leftovers kept for reports.
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Files copied into the run's working folder before it starts: (source, relative path).
+    input_files: tuple[tuple[Path, str], ...] = ()
+    #: What a good answer looks like, in words (skill-creator's ``expected_output``): shown.
+    expected_output: str | None = None
 
 
 #: How a plugin under test was resolved (:attr:`PluginInfo.layout`).

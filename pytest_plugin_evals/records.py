@@ -69,6 +69,7 @@ class CaseInfo:
     description: str | None = None
     tags: tuple[str, ...] = ()
     model: str | None = None
+    expected_output: str | None = None
 
     @classmethod
     def of(cls, case: Case, runs_per_case: int | None = None) -> CaseInfo:
@@ -86,6 +87,7 @@ class CaseInfo:
             description=case.description,
             tags=case.tags,
             model=case.model,
+            expected_output=case.expected_output,
         )
 
 
@@ -197,6 +199,7 @@ def case_to_json(case: CaseInfo) -> JSONObject:
         "maxTurns": case.max_turns,
         "timeoutSeconds": case.timeout_seconds,
         "graders": [grader_to_json(g) for g in case.graders],
+        "expectedOutput": case.expected_output,
     }
 
 
@@ -215,6 +218,7 @@ def case_from_json(doc: Mapping[str, Any]) -> CaseInfo:
         description=_opt_str(doc.get("description")),
         tags=tuple(str(t) for t in doc.get("tags") or []),
         model=_opt_str(doc.get("model")),
+        expected_output=_opt_str(doc.get("expectedOutput")),
     )
 
 

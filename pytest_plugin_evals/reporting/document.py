@@ -136,6 +136,7 @@ def case_json(case: CaseResult) -> JSONObject:
         "maxTurns": info.max_turns,
         "tags": list(info.tags),
         "description": info.description,
+        **({"expectedOutput": info.expected_output} if info.expected_output else {}),
         "path": relative(info.path, root),
         "suiteRoot": root,
         "graders": described["graders"],

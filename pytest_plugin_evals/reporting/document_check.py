@@ -297,6 +297,7 @@ CASE = Obj(
         "maxTurns": NUM,
         "tags": STRINGS,
         "description": STR,
+        "expectedOutput": STR,
         "path": STR,
         "suiteRoot": STR,
         "graders": ListOf(GRADER),
