@@ -23,7 +23,14 @@ SECOND_ARMS: frozenset[str] = frozenset({"without", "baseline"})
 
 #: Where a suite came from, as the JSON document's ``source`` names it.
 SourceKind = Literal[
-    "prose", "case_yaml", "mixed", "evals_json", "skill_creator", "sy", "package_json"
+    "prose",
+    "case_yaml",
+    "mixed",
+    "evals_json",
+    "skill_creator",
+    "trigger_eval",
+    "sy",
+    "package_json",
 ]
 
 #: Which regular-expression dialect a case's patterns are written in.
@@ -497,3 +504,24 @@ def within_session_caps(result: RunResult) -> RunResult:
         answer_truncated=result.answer_truncated or cut,
         tool_call_list=calls,
     )
+
+
+def fired_skill(name: str, tool_input: Any, is_error: bool) -> str | None:
+    """The skill a tool call loaded, as written (``plugin:skill`` or ``skill``; a ``SKILL.md``
+    read gives its folder's name), or None: a call that failed loaded nothing."""
+    if is_error or not isinstance(tool_input, dict):
+        return None
+    if name == "Skill" and isinstance(tool_input.get("skill"), str):
+        return tool_input["skill"].strip() or None
+    path = tool_input.get("file_path")
+    if name == "Read" and isinstance(path, str) and path.replace("\\", "/").endswith("/SKILL.md"):
+        parts = path.replace("\\", "/").split("/")
+        return parts[-2] if len(parts) >= 2 and parts[-2] else None
+    return None
+
+
+def names_skill(fired: str, skill: str, folder: str) -> bool:
+    """Whether ``fired`` (from :func:`fired_skill`) is the skill named ``skill`` in ``folder``,
+    plugin-namespaced or not."""
+    bare = fired.rpartition(":")[2]
+    return bare in (skill, folder)

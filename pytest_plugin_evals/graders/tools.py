@@ -22,7 +22,13 @@ from pytest_plugin_evals.graders.base import (
     required_str,
 )
 from pytest_plugin_evals.graders.matchers import mismatches
-from pytest_plugin_evals.model import SKILL_NOT_LOADED, GraderSpec, tool_error_text
+from pytest_plugin_evals.model import (
+    SKILL_NOT_LOADED,
+    GraderSpec,
+    fired_skill,
+    names_skill,
+    tool_error_text,
+)
 from pytest_plugin_evals.util.jsvalues import js_number
 
 
@@ -166,3 +172,24 @@ def grade_calls_tool(spec: GraderSpec, ctx: GradeContext) -> Outcome:
     which = f" (closest: {name}@{closest[0]})" if len(calls) > 1 else ""
     reasons = "; ".join(closest[1][:3]) + ("; …" if len(closest[1]) > 3 else "")
     return Outcome(False, f"{name} called {len(calls)}x but no call matched{which}: {reasons}")
+
+
+def grade_skill_fired(spec: GraderSpec, ctx: GradeContext) -> Outcome:
+    """A trigger case's run (``trigger_eval.json``): right when the skill fired as
+    ``should_trigger`` says. It fired when a ``Skill`` call named it (plugin-namespaced or not)
+    or its ``SKILL.md`` was read, and the call did not fail."""
+    config = spec.config
+    skill = required_str(config, "skill", "skill_fired")
+    folder = str(config.get("folder") or skill)
+    should = bool(config.get("should_trigger"))
+    fired = [
+        f
+        for c in ctx.transcript.tool_calls
+        if (f := fired_skill(c.name, c.input, c.is_error)) is not None
+    ]
+    hit = any(names_skill(f, skill, folder) for f in fired)
+    others = sorted({f for f in fired if not names_skill(f, skill, folder)})
+    told = f"{skill} fired" if hit else f"{skill} did not fire"
+    if others:
+        told += " (fired instead: " + ", ".join(o[:80] for o in others[:5]) + ")"
+    return Outcome(hit == should, told + (" — expected to" if should else " — expected not to"))

@@ -488,6 +488,10 @@ def case_reducer(name: str, default: str, case_reducers: Sequence[tuple[str, str
 
 
 def _case_result(slot: _Slot, threshold: float, reducer: str = "mean") -> CaseResult:
+    if slot.case.source == "trigger_eval":  # skill-creator's verdict, not the threshold
+        from pytest_plugin_evals.reporting.triggers import trigger_threshold
+
+        threshold, reducer = trigger_threshold(slot.case), "mean"
     with_runs = tuple(sorted((r for r in slot.runs if r.arm not in SECOND_ARMS), key=_run_order))
     without_runs = tuple(sorted((r for r in slot.runs if r.arm in SECOND_ARMS), key=_run_order))
     aggregates = case_aggregates(

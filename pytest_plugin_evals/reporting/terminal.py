@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pytest_plugin_evals.model import LAYOUT_TOLD
 from pytest_plugin_evals.reporting.compare import Comparison
 from pytest_plugin_evals.reporting.result import INFRA_PARTIAL_REASON, CaseResult, SessionResult
+from pytest_plugin_evals.reporting.triggers import trigger_lines, trigger_results
 from pytest_plugin_evals.scoring import Timing
 from pytest_plugin_evals.stats import Interval, runs_for_width, width
 
@@ -375,6 +376,7 @@ def summary_lines(result: SessionResult, *, report_paths: Sequence[str] = ()) ->
     )
     lines.extend(agent_lines(result))
     lines.extend(plugin_lines(result))
+    lines.extend(trigger_lines(trigger_results(result.cases)))
     lines.extend(baseline_lines(result))
     lines.extend(evidence_lines(result))
     lines.extend(rate_limit_lines(result))
