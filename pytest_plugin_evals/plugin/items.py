@@ -67,7 +67,12 @@ def _run_eval(eval_run: RunOutcome, eval_settings: Any, request: Any) -> None:
     """
     __tracebackhide__ = True
     result = eval_run.result
-    if result.arm in SECOND_ARMS or eval_settings.runs_are_measurements(request.node.case.name):
+    case = request.node.case
+    if (
+        result.arm in SECOND_ARMS
+        or case.source == "trigger_eval"  # a query is decided on its last run (its rate)
+        or eval_settings.runs_are_measurements(case.name)
+    ):
         return
     # A run that ended with an error (a timeout, a non-zero exit) is graded on what it
     # produced, as the document records it: the item passes when its scored graders do.
