@@ -20,6 +20,7 @@ from pytest_plugin_evals.model import ANSWER_LIMIT, SKILL_NOT_LOADED, JudgeVote,
 from pytest_plugin_evals.reporting.document import document_json
 from pytest_plugin_evals.reporting.html_views import comparison_view, interval_pts, overview
 from pytest_plugin_evals.reporting.result import SessionResult
+from pytest_plugin_evals.reporting.triggers import trigger_json, trigger_results
 
 if TYPE_CHECKING:
     import jinja2
@@ -229,6 +230,7 @@ def render_html(result: SessionResult, document: Mapping[str, Any] | None = None
         result=result,
         overview=overview(result),
         comparison=comparison_view(doc),
+        triggers=trigger_json(trigger_results(result.cases)),
         plugins=_plugins(result),
         meta=_meta(result),
         banners=_banners(result),
