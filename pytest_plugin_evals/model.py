@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,7 +23,16 @@ Arm = Literal["with", "without", "baseline", "single"]
 SECOND_ARMS: frozenset[str] = frozenset({"without", "baseline"})
 
 #: Where a suite came from, as the JSON document's ``source`` names it.
-SourceKind = Literal["prose", "case_yaml", "mixed", "evals_json", "sy", "package_json"]
+SourceKind = Literal[
+    "prose",
+    "case_yaml",
+    "mixed",
+    "evals_json",
+    "skill_creator",
+    "trigger_eval",
+    "sy",
+    "package_json",
+]
 
 #: Which regular-expression dialect a case's patterns are written in.
 RegexDialect = Literal["js", "python"]
@@ -132,15 +142,37 @@ class Case:
     line: int | None = None
     #: The ``expected_outcome`` / format-specific leftovers kept for reports.
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Files copied into the run's working folder before it starts: (source, relative path).
+    input_files: tuple[tuple[Path, str], ...] = ()
+    #: What a good answer looks like, in words (skill-creator's ``expected_output``): shown.
+    expected_output: str | None = None
+
+
+#: How a plugin under test was resolved (:attr:`PluginInfo.layout`).
+PLUGIN_LAYOUTS = ("manifest", "skill", "skills", "claude-skills")
+#: How each bare skill layout (no manifest) is told in the summary.
+LAYOUT_TOLD = {
+    "skill": "a skill folder (SKILL.md, no plugin manifest)",
+    "skills": "a folder of skills (skills/*/SKILL.md, no plugin manifest)",
+    "claude-skills": "a project's skills (.claude/skills/*/SKILL.md), loaded as the plugin "
+    '".claude"',
+}
 
 
 @dataclass(frozen=True)
 class PluginInfo:
-    """A plugin under test: its name and version from the manifest, and its folder."""
+    """A plugin under test: its name and version from the manifest, and its folder.
+
+    ``layout`` says how it was resolved: ``manifest`` (``.claude-plugin/plugin.json``), or
+    a bare skill layout with no manifest: ``skill`` (a ``SKILL.md`` folder), ``skills`` (a
+    folder of ``skills/*/SKILL.md``), ``claude-skills`` (a project's ``.claude/skills/``,
+    whose ``.claude`` folder is then the plugin's).
+    """
 
     name: str
     version: str | None
     path: Path
+    layout: str = "manifest"
 
 
 @dataclass(frozen=True)
@@ -367,8 +399,24 @@ class Verdict:
 
 #: A run keeps this many of its tool calls for its reports (``RunResult.tool_call_list``) ...
 TOOL_CALLS_KEPT = 50
-#: ... each call's input as compact JSON cut at this many characters.
+#: ... each call's input as compact JSON cut at this many characters ...
 TOOL_INPUT_LIMIT = 300
+#: ... and a failed call's error text at this many.
+TOOL_ERROR_LIMIT = 300
+#: How a ``tool_used`` explanation says a ``Skill`` call was made and the skill did not load.
+SKILL_NOT_LOADED = "the skill did not load"
+_ERROR_TAG = re.compile(r"</?tool_use_error>")
+
+
+def tool_error_text(output: str | None) -> str | None:
+    """A failed call's error text as reports show it: Claude Code's ``<tool_use_error>`` tags
+    dropped, whitespace runs made one space, cut at :data:`TOOL_ERROR_LIMIT` (``…`` when cut)."""
+    if not output:
+        return None
+    text = " ".join(_ERROR_TAG.sub("", output).split())
+    if len(text) > TOOL_ERROR_LIMIT:
+        text = text[: TOOL_ERROR_LIMIT - 1] + "…"
+    return text or None
 
 
 @dataclass(frozen=True)
@@ -381,6 +429,8 @@ class ToolCallBrief:
     is_error: bool = False
     #: The agent's own name for the tool, when it differs from ``name``.
     original_name: str | None = None
+    #: A failed call's error text (its output, cut at :data:`TOOL_ERROR_LIMIT` characters).
+    error: str | None = None
 
 
 def brief_tool_calls(calls: Sequence[ToolCall]) -> tuple[ToolCallBrief, ...]:
@@ -390,7 +440,8 @@ def brief_tool_calls(calls: Sequence[ToolCall]) -> tuple[ToolCallBrief, ...]:
         text = json.dumps(call.input, ensure_ascii=False, separators=(",", ":"), default=str)
         if len(text) > TOOL_INPUT_LIMIT:
             text = text[: TOOL_INPUT_LIMIT - 1] + "…"
-        kept.append(ToolCallBrief(call.name, text, call.is_error, call.original_name))
+        error = tool_error_text(call.output) if call.is_error else None
+        kept.append(ToolCallBrief(call.name, text, call.is_error, call.original_name, error))
     return tuple(kept)
 
 
@@ -468,3 +519,24 @@ def within_session_caps(result: RunResult) -> RunResult:
         answer_truncated=result.answer_truncated or cut,
         tool_call_list=calls,
     )
+
+
+def fired_skill(name: str, tool_input: Any, is_error: bool) -> str | None:
+    """The skill a tool call loaded, as written (``plugin:skill`` or ``skill``; a ``SKILL.md``
+    read gives its folder's name), or None: a call that failed loaded nothing."""
+    if is_error or not isinstance(tool_input, dict):
+        return None
+    if name == "Skill" and isinstance(tool_input.get("skill"), str):
+        return tool_input["skill"].strip() or None
+    path = tool_input.get("file_path")
+    if name == "Read" and isinstance(path, str) and path.replace("\\", "/").endswith("/SKILL.md"):
+        parts = path.replace("\\", "/").split("/")
+        return parts[-2] if len(parts) >= 2 and parts[-2] else None
+    return None
+
+
+def names_skill(fired: str, skill: str, folder: str) -> bool:
+    """Whether ``fired`` (from :func:`fired_skill`) is the skill named ``skill`` in ``folder``,
+    plugin-namespaced or not."""
+    bare = fired.rpartition(":")[2]
+    return bare in (skill, folder)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from pytest_plugin_evals.model import (
+    PLUGIN_LAYOUTS,
     Abort,
     Arm,
     Case,
@@ -37,6 +38,7 @@ from pytest_plugin_evals.model import (
     RunResult,
     ToolCallBrief,
     Verdict,
+    tool_error_text,
 )
 from pytest_plugin_evals.util.jsonlines import dumps as dumps
 
@@ -67,6 +69,7 @@ class CaseInfo:
     description: str | None = None
     tags: tuple[str, ...] = ()
     model: str | None = None
+    expected_output: str | None = None
 
     @classmethod
     def of(cls, case: Case, runs_per_case: int | None = None) -> CaseInfo:
@@ -84,6 +87,7 @@ class CaseInfo:
             description=case.description,
             tags=case.tags,
             model=case.model,
+            expected_output=case.expected_output,
         )
 
 
@@ -166,13 +170,18 @@ def plugin_to_json(plugin: PluginInfo) -> JSONObject:
     if plugin.version is not None:
         doc["version"] = plugin.version
     doc["path"] = str(plugin.path)
+    if plugin.layout != "manifest":
+        doc["layout"] = plugin.layout
     return doc
 
 
 def plugin_from_json(doc: Any) -> PluginInfo | None:
     if not isinstance(doc, Mapping):
         return None
-    return PluginInfo(str(doc.get("name", "")), _opt_str(doc.get("version")), Path(doc["path"]))
+    layout = str(doc.get("layout")) if doc.get("layout") in PLUGIN_LAYOUTS else "manifest"
+    return PluginInfo(
+        str(doc.get("name", "")), _opt_str(doc.get("version")), Path(doc["path"]), layout
+    )
 
 
 def case_to_json(case: CaseInfo) -> JSONObject:
@@ -190,6 +199,7 @@ def case_to_json(case: CaseInfo) -> JSONObject:
         "maxTurns": case.max_turns,
         "timeoutSeconds": case.timeout_seconds,
         "graders": [grader_to_json(g) for g in case.graders],
+        "expectedOutput": case.expected_output,
     }
 
 
@@ -208,6 +218,7 @@ def case_from_json(doc: Mapping[str, Any]) -> CaseInfo:
         description=_opt_str(doc.get("description")),
         tags=tuple(str(t) for t in doc.get("tags") or []),
         model=_opt_str(doc.get("model")),
+        expected_output=_opt_str(doc.get("expectedOutput")),
     )
 
 
@@ -287,6 +298,8 @@ def tool_call_to_json(call: ToolCallBrief) -> JSONObject:
     doc: JSONObject = {"name": call.name, "input": call.input, "isError": call.is_error}
     if call.original_name:
         doc["originalName"] = call.original_name
+    if call.error:
+        doc["error"] = call.error
     return doc
 
 
@@ -296,6 +309,7 @@ def tool_call_from_json(doc: Mapping[str, Any]) -> ToolCallBrief:
         input=str(doc.get("input", "")),
         is_error=bool(doc.get("isError")),
         original_name=_opt_str(doc.get("originalName")),
+        error=tool_error_text(_opt_str(doc.get("error"))),  # read back: bounded again
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import shutil
 import time
 import uuid
 from collections.abc import Mapping
@@ -197,7 +198,9 @@ def execute_run(
             request = dataclasses.replace(request, mocks=mocks)
     try:
         scaffold = options.scaffold and host_error is None
-        scaffold_error = run_scaffold(request, env) if scaffold else None
+        scaffold_error = stage_input_files(case, box.cwd) if host_error is None else None
+        if scaffold_error is None and scaffold:
+            scaffold_error = run_scaffold(request, env)
         if host_error is not None:
             transcript = Transcript(
                 error=host_error, infra_error="mock_host", skip_grading=True, cwd=box.cwd
@@ -279,6 +282,19 @@ def execute_run(
     if not options.keep_temp:
         box.remove()
     return RunOutcome(result, transcript)
+
+
+def stage_input_files(case: Case, cwd: Path) -> str | None:
+    """Copy the case's input files (skill-creator's ``files``) into the run's working folder;
+    the run's error when one cannot be copied."""
+    for source, rel in case.input_files:
+        target = cwd / rel
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+        except OSError as exc:
+            return f"input file {rel} could not be copied into the run: {exc.strerror or exc}"
+    return None
 
 
 def _refuse_invalid_cost(transcript: Transcript) -> Transcript:

@@ -54,6 +54,8 @@ GRADERS: dict[str, GraderFn] = {
     "matches": text.grade_matches,
     "callsTool": tools.grade_calls_tool,
     "meetsCriteria": judge.grade_meets_criteria,
+    # trigger_eval.json
+    "skill_fired": tools.grade_skill_fired,
 }
 
 #: Every grader type ``grade()`` knows.

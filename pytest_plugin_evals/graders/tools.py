@@ -22,7 +22,13 @@ from pytest_plugin_evals.graders.base import (
     required_str,
 )
 from pytest_plugin_evals.graders.matchers import mismatches
-from pytest_plugin_evals.model import GraderSpec
+from pytest_plugin_evals.model import (
+    SKILL_NOT_LOADED,
+    GraderSpec,
+    fired_skill,
+    names_skill,
+    tool_error_text,
+)
 from pytest_plugin_evals.util.jsvalues import js_number
 
 
@@ -68,7 +74,7 @@ def grade_tool_used(spec: GraderSpec, ctx: GradeContext) -> Outcome:
     passed = least <= count and (most is None or count <= most)
     expected = f"(expected {js_number(least)}..{'∞' if most is None else js_number(most)})"
     if count == len(named):  # no call was left out by input_match: the reference's words
-        return Outcome(passed, f"{tool} called {count}x {expected}")
+        return Outcome(passed, f"{tool} called {count}x {expected}" + _not_loaded(ctx, matching))
     # Some calls' input did not match: say how many calls there were and how many matched,
     # so "called 0x" never hides a call that was made.
     shown = f"/{input_match}/"
@@ -85,7 +91,20 @@ def grade_tool_used(spec: GraderSpec, ctx: GradeContext) -> Outcome:
             quoted = quoted[: QUOTED_INPUT_LIMIT - 1] + "…"
         more = f" (and {len(missed) - 1} more that did not match)" if len(missed) > 1 else ""
         text += f"; {tool}@{first} input: {quoted}{more}"
-    return Outcome(passed, text)
+    return Outcome(passed, text + _not_loaded(ctx, matching))
+
+
+def _not_loaded(ctx: GradeContext, indices: list[int]) -> str:
+    """`` — the skill did not load …`` when ``Skill`` calls among ``indices`` failed: the
+    verdict still counts the calls (as the reference does), the words say what happened."""
+    calls = ctx.transcript.tool_calls
+    failed = [i for i in indices if calls[i].name == "Skill" and calls[i].is_error]
+    if not failed:
+        return ""
+    first = calls[failed[0]]
+    why = tool_error_text(first.output)
+    which = "" if len(indices) == 1 else f" ({len(failed)} of {len(indices)} calls)"
+    return f" — {SKILL_NOT_LOADED}{which}" + (f": {why}" if why else "")
 
 
 def _order_side(value: Any, side: str) -> tuple[str, str | None]:
@@ -153,3 +172,24 @@ def grade_calls_tool(spec: GraderSpec, ctx: GradeContext) -> Outcome:
     which = f" (closest: {name}@{closest[0]})" if len(calls) > 1 else ""
     reasons = "; ".join(closest[1][:3]) + ("; …" if len(closest[1]) > 3 else "")
     return Outcome(False, f"{name} called {len(calls)}x but no call matched{which}: {reasons}")
+
+
+def grade_skill_fired(spec: GraderSpec, ctx: GradeContext) -> Outcome:
+    """A trigger case's run (``trigger_eval.json``): right when the skill fired as
+    ``should_trigger`` says. It fired when a ``Skill`` call named it (plugin-namespaced or not)
+    or its ``SKILL.md`` was read, and the call did not fail."""
+    config = spec.config
+    skill = required_str(config, "skill", "skill_fired")
+    folder = str(config.get("folder") or skill)
+    should = bool(config.get("should_trigger"))
+    fired = [
+        f
+        for c in ctx.transcript.tool_calls
+        if (f := fired_skill(c.name, c.input, c.is_error)) is not None
+    ]
+    hit = any(names_skill(f, skill, folder) for f in fired)
+    others = sorted({f for f in fired if not names_skill(f, skill, folder)})
+    told = f"{skill} fired" if hit else f"{skill} did not fire"
+    if others:
+        told += " (fired instead: " + ", ".join(o[:80] for o in others[:5]) + ")"
+    return Outcome(hit == should, told + (" — expected to" if should else " — expected not to"))

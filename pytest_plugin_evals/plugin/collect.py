@@ -186,6 +186,16 @@ def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
     two_arm = settings.ablation == "with-without" or (
         settings.ablation == "auto" and plugin is not None and not case.history_file
     )
+    if case.source == "trigger_eval":  # does the skill fire? asked of the with arm only
+        if plugin is None:
+            problem = LoadError(
+                case.path, "a trigger case needs the plugin under test, and none was found"
+            )
+            yield LoadErrorItem.from_parent(
+                parent, name=case.name, error=problem, suite_root=case.suite_root
+            )
+            return
+        two_arm = False
     if two_arm and plugin is None:
         problem = LoadError(
             case.path,

@@ -75,6 +75,12 @@ def _original(name: str | None) -> str:
     return f" <small>({html.escape(name)})</small>" if name else ""
 
 
+def _error(failed: bool, text: str | None) -> str:
+    if not failed:
+        return ""
+    return f" <em>(error{': ' + html.escape(text) if text else ''})</em>"
+
+
 def _tool_calls_html(result: RunResult) -> str:
     """The run's tool calls in order (positions from 0, as ``tool_used`` and ``tool_order``
     name them), each name and compact input as text; a failed call is marked."""
@@ -83,7 +89,7 @@ def _tool_calls_html(result: RunResult) -> str:
     items = "".join(
         f"<li>{'✗ ' if call.is_error else ''}<code>{html.escape(call.name)}</code>"
         f"{_original(call.original_name)} "
-        f"{html.escape(call.input)}{' <em>(error)</em>' if call.is_error else ''}</li>"
+        f"{html.escape(call.input)}{_error(call.is_error, call.error)}</li>"
         for call in result.tool_call_list
     )
     more = result.tool_calls - len(result.tool_call_list)

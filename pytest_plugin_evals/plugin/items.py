@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_plugin_evals.model import SECOND_ARMS, Arm, Case, LoadError, PluginInfo, RunResult
+from pytest_plugin_evals.model import (
+    SECOND_ARMS,
+    SKILL_NOT_LOADED,
+    Arm,
+    Case,
+    LoadError,
+    PluginInfo,
+    RunResult,
+)
 from pytest_plugin_evals.plugin.keys import RECORD_PROPERTY
 from pytest_plugin_evals.records import (
     CaseInfo,
@@ -59,7 +67,12 @@ def _run_eval(eval_run: RunOutcome, eval_settings: Any, request: Any) -> None:
     """
     __tracebackhide__ = True
     result = eval_run.result
-    if result.arm in SECOND_ARMS or eval_settings.runs_are_measurements(request.node.case.name):
+    case = request.node.case
+    if (
+        result.arm in SECOND_ARMS
+        or case.source == "trigger_eval"  # a query is decided on its last run (its rate)
+        or eval_settings.runs_are_measurements(case.name)
+    ):
         return
     # A run that ended with an error (a timeout, a non-zero exit) is graded on what it
     # produced, as the document records it: the item passes when its scored graders do.
@@ -81,6 +94,10 @@ def failure_message(result: RunResult) -> str:
         if verdict.passed is False:
             note = "" if verdict.scored else " [with-only, not scored]"
             lines.append(f"✗ {verdict.name}{note}: {verdict.explanation}")
+        elif verdict.passed and SKILL_NOT_LOADED in verdict.explanation:
+            # Counted as a call (as the reference does), but the skill never loaded.
+            note = "" if verdict.scored else " [with-only, not scored]"
+            lines.append(f"⚠ {verdict.name}{note}: {verdict.explanation}")
     for verdict in result.verdicts:
         if verdict.passed is None:
             lines.append(f"- {verdict.name}: {verdict.explanation}")
@@ -97,7 +114,8 @@ FAILURE_INPUT_LIMIT = 200
 
 def tool_call_lines(result: RunResult) -> list[str]:
     """The run's tool calls in order, one line each: position, name, compact input, and a
-    failed call marked (``@2 Bash {"command":"npm test"} ✗ error``)."""
+    failed call marked with its error text
+    (``@0 Skill {"skill":"pdf"} ✗ error: Unknown skill: pdf``)."""
     if not result.tool_calls:
         return ["tool calls: none"]
     lines = [f"tool calls ({result.tool_calls}):"]
@@ -106,6 +124,8 @@ def tool_call_lines(result: RunResult) -> list[str]:
         if len(shown) > FAILURE_INPUT_LIMIT:
             shown = shown[: FAILURE_INPUT_LIMIT - 1] + "…"
         mark = " ✗ error" if call.is_error else ""
+        if call.is_error and call.error:
+            mark += f": {call.error}"
         lines.append(f"  @{index} {call.name} {shown}{mark}")
     more = result.tool_calls - len(result.tool_call_list)
     if more > 0:

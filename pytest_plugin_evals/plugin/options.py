@@ -66,6 +66,11 @@ OPTIONS: tuple[Option, ...] = (
         metavar="X",
     ),
     Option(
+        "--eval-trigger-threshold",
+        "trigger evals (trigger_eval.json): fail the session when a skill's F1 is below X (0-1)",
+        metavar="X",
+    ),
+    Option(
         "--eval-output-dir",
         "where results go (default: <evals folder>/results/<timestamp>)",
         metavar="DIR",
@@ -330,6 +335,9 @@ def read_settings(config: pytest.Config) -> EvalSettings:
     threshold = _number(
         config, "--eval-threshold", "a number between 0 and 1", lambda v: 0 <= v <= 1
     )
+    trigger_threshold = _number(
+        config, "--eval-trigger-threshold", "a number between 0 and 1", lambda v: 0 <= v <= 1
+    )
     ablation, where = _value(config, "--eval-ablation")
     ablation = ablation or "auto"
     if ablation not in ABLATIONS:
@@ -387,6 +395,7 @@ def read_settings(config: pytest.Config) -> EvalSettings:
         ablation=ablation,
         threshold=threshold if threshold is not None else 1.0,
         threshold_given=threshold is not None,
+        trigger_threshold=trigger_threshold,
         output_dir=_path(config, "--eval-output-dir"),
         json_path=json_path,
         report_path=_path(config, "--eval-report"),

@@ -121,6 +121,7 @@ class EvalSession:
         self.results_dir: Path | None = None
         #: Said when --eval-fail-on-regression failed the session.
         self.regression_message: str | None = None
+        self.trigger_message: str | None = None
 
     # -- what was selected ------------------------------------------------------------------
 
@@ -198,8 +199,9 @@ class EvalSession:
         self.records[report.nodeid] = record
         from pytest_plugin_evals.records import LoadErrorRecord
 
-        if isinstance(record, LoadErrorRecord) or not self.settings.runs_are_measurements(
-            record.case.name
+        if isinstance(record, LoadErrorRecord) or not (
+            record.case.source == "trigger_eval"
+            or self.settings.runs_are_measurements(record.case.name)
         ):
             return
         done = report.when == "call" or (report.when == "setup" and not report.passed)
@@ -228,6 +230,10 @@ class EvalSession:
         score = sum(r.result.score for r in runs) / len(runs)
         threshold = self.settings.threshold
         reducer = self.settings.reducer_for(runs[0].case.name)
+        if runs[0].case.source == "trigger_eval":  # skill-creator's verdict on the query
+            from pytest_plugin_evals.reporting.triggers import trigger_threshold
+
+            threshold, reducer = trigger_threshold(runs[0].case), "mean"
         if reduce_runs(reducer, [r.result.score for r in runs], threshold):
             return
         from pytest_plugin_evals.reporting.terminal import plain
@@ -235,6 +241,19 @@ class EvalSession:
         name = plain(runs[0].case.name) + (f" on {unit[1]}" if unit[1] is not None else "")
         scores = ", ".join(f"{r.result.score:.2f}" for r in sorted(runs, key=lambda r: r.run))
         report.outcome = "failed"
+        if runs[0].case.source == "trigger_eval":
+            should = threshold <= 0.5  # see trigger_threshold
+            fired = (
+                round(sum(r.result.score for r in runs))
+                if should
+                else round(sum(1 - r.result.score for r in runs))
+            )
+            rule = "at least 0.5" if should else "below 0.5"
+            report.longrepr = (
+                f"trigger query {name}: the skill fired in {fired} of {len(runs)} run(s); "
+                f"{'should' if should else 'should not'} trigger needs a rate {rule}"
+            )
+            return
         if reducer == "mean":
             why = f"mean score {score:.2f} is below the threshold {threshold:.2f}"
         else:
@@ -291,6 +310,7 @@ class EvalSession:
         self.config.stash[result_key] = result
         self.results_dir = self._results_dir()
         self._gate(session, result)
+        self._gate_triggers(session, result)
         self._gate_regressions(session, result)
 
     def _not_started(self) -> list[NotStarted]:
@@ -429,6 +449,27 @@ class EvalSession:
                 f"every case's mean score meets the threshold {self.settings.threshold:g}"
             )
 
+    def _gate_triggers(self, session: pytest.Session, result: SessionResult) -> None:
+        """``--eval-trigger-threshold``: a skill whose trigger F1 is below it fails the session."""
+        least = self.settings.trigger_threshold
+        if least is None or result.partial:
+            return
+        from pytest_plugin_evals.reporting.triggers import trigger_results
+
+        below = []
+        for skill in trigger_results(result.cases):
+            f1 = skill.metrics()["f1"][0]
+            if f1 is None or f1 < least - 1e-9:
+                below.append(f"{skill.skill} ({'—' if f1 is None else f'{f1:.2f}'})")
+        if not below:
+            return
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self.trigger_message = (
+            f"--eval-trigger-threshold {least:g}: the trigger F1 of {len(below)} skill(s) is "
+            "below it: " + ", ".join(below)
+        )
+
     def _gate_regressions(self, session: pytest.Session, result: SessionResult) -> None:
         """``--eval-fail-on-regression``: a case that regressed fails the session."""
         comparison = result.comparison
@@ -487,6 +528,10 @@ class EvalSession:
         shown = [str(p) for _, p in self.paths]
         for line in summary_lines(self.result, report_paths=shown):
             say(line)
+        if self.settings.ablation == "auto" and self.result.cases and not self.result.suite.plugins:
+            from pytest_plugin_evals.suites.manifest import no_plugin_line
+
+            say(no_plugin_line(self.suite_root()), yellow=True)
         if self.result.shard is not None:
             from pytest_plugin_evals.plugin.sharding import shard_line
 
@@ -524,5 +569,7 @@ class EvalSession:
             say(earlier.notice, yellow=True)
         if self.regression_message:
             say(self.regression_message, red=True)
+        if self.trigger_message:
+            say(self.trigger_message, red=True)
         if self.write_error:
             say(self.write_error, yellow=True)

@@ -25,6 +25,8 @@ class EvalSettings:
     ablation: str = "auto"
     threshold: float = 1.0
     threshold_given: bool = False
+    #: ``--eval-trigger-threshold``: the least F1 each skill's trigger evals must reach.
+    trigger_threshold: float | None = None
     output_dir: Path | None = None
     json_path: Path | None = None
     report_path: Path | None = None

@@ -43,6 +43,7 @@ from pytest_plugin_evals.reporting.result import (
     SuiteInfo,
     relative,
 )
+from pytest_plugin_evals.reporting.triggers import trigger_json, trigger_results
 from pytest_plugin_evals.scoring import (
     CaseAggregates,
     Timing,
@@ -136,6 +137,7 @@ def case_json(case: CaseResult) -> JSONObject:
         "maxTurns": info.max_turns,
         "tags": list(info.tags),
         "description": info.description,
+        **({"expectedOutput": info.expected_output} if info.expected_output else {}),
         "path": relative(info.path, root),
         "suiteRoot": root,
         "graders": described["graders"],
@@ -285,6 +287,11 @@ def document_json(result: SessionResult) -> JSONObject:
         },
         **({"agents": [agent_json(a) for a in result.agents]} if result.agents else {}),
         "cases": [case_json(c) for c in result.cases],
+        **(
+            {"triggers": trigger_json(triggers)}
+            if (triggers := trigger_results(result.cases))
+            else {}
+        ),
         "aggregates": aggregates,
         "loadErrors": [
             {"path": e.path, "line": e.line, "message": e.message} for e in result.load_errors

@@ -233,7 +233,7 @@ RUN = Obj(
         "outputTokens": NUM,
         "toolCalls": NUM,
         "toolCallList": ListOf(
-            Obj({"name": STR, "input": STR, "isError": BOOL, "originalName": STR})
+            Obj({"name": STR, "input": STR, "isError": BOOL, "originalName": STR, "error": STR})
         ),
         "costUnknown": BOOL,
         "filesCreated": STRINGS,
@@ -297,6 +297,7 @@ CASE = Obj(
         "maxTurns": NUM,
         "tags": STRINGS,
         "description": STR,
+        "expectedOutput": STR,
         "path": STR,
         "suiteRoot": STR,
         "graders": ListOf(GRADER),

@@ -16,10 +16,11 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from pytest_plugin_evals.model import ANSWER_LIMIT, JudgeVote, Verdict
+from pytest_plugin_evals.model import ANSWER_LIMIT, SKILL_NOT_LOADED, JudgeVote, Verdict
 from pytest_plugin_evals.reporting.document import document_json
 from pytest_plugin_evals.reporting.html_views import comparison_view, interval_pts, overview
 from pytest_plugin_evals.reporting.result import SessionResult
+from pytest_plugin_evals.reporting.triggers import trigger_json, trigger_results
 
 if TYPE_CHECKING:
     import jinja2
@@ -92,6 +93,7 @@ def _environment() -> jinja2.Environment:
         tojson_text=_json_text,
         tojson_pretty=_json_pretty,
     )
+    env.globals["not_loaded"] = SKILL_NOT_LOADED
     return env
 
 
@@ -228,6 +230,7 @@ def render_html(result: SessionResult, document: Mapping[str, Any] | None = None
         result=result,
         overview=overview(result),
         comparison=comparison_view(doc),
+        triggers=trigger_json(trigger_results(result.cases)),
         plugins=_plugins(result),
         meta=_meta(result),
         banners=_banners(result),

@@ -459,10 +459,18 @@ def summarize(
 UNGATED = "no with-arm run was selected: no threshold applies (the runs are measurements)"
 
 
+#: The gate's words when only trigger queries ran and some were judged wrong.
+TRIGGERS_WRONG = "some trigger queries were judged wrong (see TRIGGERS above)"
+
+
 def session_gate(cases: Sequence[CaseResult], threshold: float) -> tuple[Gate, str | None]:
     """The threshold applied to the cases with a with-arm run (without-arm runs alone are
     measurements); the second value says why no gate applies, when none does."""
-    gated = [c for c in cases if c.with_runs]
+    # Trigger queries are decided by their own verdict (and eval_trigger_threshold).
+    gated = [c for c in cases if c.with_runs and c.case.source != "trigger_eval"]
+    if cases and not gated and all(c.case.source == "trigger_eval" for c in cases):
+        met = all(c.aggregates.passed for c in cases if c.with_runs)
+        return Gate(met=met, message="" if met else TRIGGERS_WRONG), None
     if cases and not gated:
         return Gate(met=True, message=UNGATED), UNGATED
     reducers = {c.aggregates.reducer for c in gated}
@@ -488,6 +496,10 @@ def case_reducer(name: str, default: str, case_reducers: Sequence[tuple[str, str
 
 
 def _case_result(slot: _Slot, threshold: float, reducer: str = "mean") -> CaseResult:
+    if slot.case.source == "trigger_eval":  # skill-creator's verdict, not the threshold
+        from pytest_plugin_evals.reporting.triggers import trigger_threshold
+
+        threshold, reducer = trigger_threshold(slot.case), "mean"
     with_runs = tuple(sorted((r for r in slot.runs if r.arm not in SECOND_ARMS), key=_run_order))
     without_runs = tuple(sorted((r for r in slot.runs if r.arm in SECOND_ARMS), key=_run_order))
     aggregates = case_aggregates(

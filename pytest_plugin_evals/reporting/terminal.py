@@ -16,8 +16,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from pytest_plugin_evals.model import LAYOUT_TOLD
 from pytest_plugin_evals.reporting.compare import Comparison
 from pytest_plugin_evals.reporting.result import INFRA_PARTIAL_REASON, CaseResult, SessionResult
+from pytest_plugin_evals.reporting.triggers import trigger_lines, trigger_results
 from pytest_plugin_evals.scoring import Timing
 from pytest_plugin_evals.stats import Interval, runs_for_width, width
 
@@ -220,6 +222,15 @@ def _more_runs(result: SessionResult) -> str | None:
     )
 
 
+def plugin_lines(result: SessionResult) -> list[str]:
+    """How each plugin under test without a manifest was resolved (a bare skill layout)."""
+    return [
+        f"PLUGIN: {p.name} at {p.path} — {LAYOUT_TOLD[p.layout]}; loaded in the with arm"
+        for p in result.suite.plugins
+        if p.layout in LAYOUT_TOLD
+    ]
+
+
 def baseline_lines(result: SessionResult) -> list[str]:
     """``BASE: demo 1.0.0 from git:HEAD~1 (3f2c1a9e0b7d) · Δ = WITH − BASE`` in an A/B."""
     if not result.baseline:
@@ -364,6 +375,8 @@ def summary_lines(result: SessionResult, *, report_paths: Sequence[str] = ()) ->
         )
     )
     lines.extend(agent_lines(result))
+    lines.extend(plugin_lines(result))
+    lines.extend(trigger_lines(trigger_results(result.cases)))
     lines.extend(baseline_lines(result))
     lines.extend(evidence_lines(result))
     lines.extend(rate_limit_lines(result))

@@ -27,6 +27,8 @@ SUITE_SUFFIXES = frozenset({".json", ".yaml", ".yml"})
 #: Names that are suites by name alone (a broken one must still be reported).
 SUITE_NAMES = frozenset({"evals.json", "evals.yaml", "evals.yml"})
 NOT_SUITES = frozenset({"package.json", "package-lock.json", CASE_FILE})
+#: skill-creator's trigger evals (a list, not a mapping with ``cases``).
+TRIGGER_FILE = "trigger_eval.json"
 #: Keys of a session's JSON result document, which also has ``cases``: never a suite.
 RESULT_KEYS = frozenset({"schemaVersion", "cases", "aggregates"})
 _YAML_CASES = re.compile(r"^[\"']?cases[\"']?[ \t]*:", re.MULTILINE)
@@ -76,7 +78,7 @@ def _walk(folder: Path, found: list[Source], visited: set[str]) -> None:
         if _is_dir(entry):
             if name not in SKIP_DIRS:
                 _walk(path, found, visited)
-        elif (
+        elif (name == TRIGGER_FILE and _is_file(entry)) or (
             os.path.splitext(name)[1].lower() in SUITE_SUFFIXES
             and name not in NOT_SUITES
             and _is_file(entry)

@@ -2,7 +2,10 @@
 
 A plugin is a folder with ``.claude-plugin/plugin.json``. A case evaluates the plugins its
 ``plugins:`` names (paths relative to the case folder), else the nearest plugin at or above its
-suite root.
+suite root. With no manifest there, a bare skill layout beside the evals folder (in it or in
+the folder holding it) is the plugin, as Claude Code's ``--plugin-dir`` loads it: a skill
+folder (``SKILL.md``), a folder of skills (``skills/*/SKILL.md``), or a project's
+``.claude/skills/`` (the ``.claude`` folder is then the plugin, its skills ``.claude:<skill>``).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ def read_plugin(folder: Path) -> PluginInfo:
     """
     manifest = manifest_path(folder)
     if not manifest.is_file():
-        return PluginInfo(folder.name, None, folder)
+        return bare_plugin(folder) or PluginInfo(folder.name, None, folder)
     try:
         data = load_json(v.read_source(manifest)).data
     except JSONProblem as exc:
@@ -46,14 +49,48 @@ def _version(value: Any) -> str | None:
 
 
 def find_plugin(start: Path) -> PluginInfo | None:
-    """The nearest plugin at or above ``start`` (a folder or a file), or None."""
+    """The nearest plugin at or above ``start`` (a folder or a file), or None.
+
+    A manifest anywhere above wins (a skill inside a plugin is the plugin's); else a bare skill
+    layout in ``start`` or its parent, never the home folder's own ``.claude/skills``.
+    """
     here = start.resolve()
     if not here.is_dir():
         here = here.parent
     for folder in (here, *here.parents):
         if manifest_path(folder).is_file():
             return read_plugin(folder)
+    for folder in (here, here.parent):
+        found = bare_plugin(folder)
+        if found is not None:
+            return found
     return None
+
+
+def bare_plugin(folder: Path) -> PluginInfo | None:
+    """The skills in ``folder`` with no manifest, as Claude Code's ``--plugin-dir`` loads them."""
+    if (folder / "SKILL.md").is_file():
+        return PluginInfo(folder.name, None, folder, "skill")
+    if _has_skills(folder):
+        return PluginInfo(folder.name, None, folder, "skills")
+    project = folder / ".claude"
+    if folder != Path.home().resolve() and _has_skills(project):
+        return PluginInfo(project.name, None, project, "claude-skills")
+    return None
+
+
+def _has_skills(folder: Path) -> bool:
+    return any(p.is_file() for p in folder.glob("skills/*/SKILL.md"))
+
+
+def no_plugin_line(suite_root: Path) -> str:
+    """Why no plugin was found for a suite, in one line."""
+    here = suite_root.resolve()
+    return (
+        f"no plugin found: no .claude-plugin/plugin.json at or above {here}, and no SKILL.md, "
+        f"skills/*/SKILL.md or .claude/skills/*/SKILL.md in it or in {here.parent} — "
+        "every case ran in one arm, with no plugin loaded (no Δ)"
+    )
 
 
 def case_plugins(case: Case) -> list[PluginInfo]:

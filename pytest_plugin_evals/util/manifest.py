@@ -40,3 +40,12 @@ def name_in(manifest: dict[str, Any] | None, folder: Path) -> str:
 def plugin_name(folder: Path) -> str:
     """The plugin's name, as Claude Code names it: the manifest's, else its folder's."""
     return name_in(read_manifest(folder), folder)
+
+
+def skill_root(folder: Path) -> Path:
+    """Where a plugin's skills are: ``skills/``, or the folder itself when it is a skill
+    (``SKILL.md`` and no ``skills/``, a bare skill loaded as a plugin)."""
+    skills = folder / "skills"
+    if not skills.is_dir() and (folder / "SKILL.md").is_file():
+        return folder
+    return skills

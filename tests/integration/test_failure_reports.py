@@ -56,7 +56,7 @@ def test_a_failed_run_shows_its_answer_and_its_tool_calls(
             "tool calls (3):",
             '  @0 Skill {"skill":"release-helper:changelog"}',
             '  @1 Read {"file_path":"CHANGELOG.md"}',
-            '  @2 Bash {"command":"npm test"} ✗ error',
+            '  @2 Bash {"command":"npm test"} ✗ error: boom',
             f"answer ({len(reply)} characters):",
             "  I could not tell.",
             "  The tests failed.",  # escape sequences are gone
@@ -69,7 +69,7 @@ def test_a_failed_run_shows_its_answer_and_its_tool_calls(
     assert run["toolCallList"] == [
         {"name": "Skill", "input": '{"skill":"release-helper:changelog"}', "isError": False},
         {"name": "Read", "input": '{"file_path":"CHANGELOG.md"}', "isError": False},
-        {"name": "Bash", "input": '{"command":"npm test"}', "isError": True},
+        {"name": "Bash", "input": '{"command":"npm test"}', "isError": True, "error": "boom"},
     ]
 
 
@@ -121,7 +121,7 @@ def test_pytest_html_extras_list_the_tool_calls(
         "<li><code>Skill</code> {&quot;skill&quot;:&quot;release-helper:changelog&quot;}</li>"
     ) in content
     assert (
-        "<li>✗ <code>Bash</code> {&quot;command&quot;:&quot;npm test&quot;} <em>(error)</em>"
+        "<li>✗ <code>Bash</code> {&quot;command&quot;:&quot;npm test&quot;} <em>(error: boom)</em>"
         in (content)
     )
     assert "<img" not in content and "<script" not in content

@@ -13,6 +13,7 @@ from pytest_plugin_evals.model import PAID_GRADER_TYPES, GraderSpec, ToolCall, T
 
 ALL_TYPES = {
     "regex",
+    "skill_fired",
     "tool_used",
     "tool_order",
     "file_exists",

@@ -191,3 +191,47 @@ def test_expect_tool_success_does_not_match_a_mere_suffix() -> None:
         "expect_tool_success", calls=[ToolCall("mcp__x__not_get_weather")], tool="get_weather"
     )
     assert v.passed is False
+
+
+# -- a Skill call that did not load the skill ---------------------------------------------------
+
+UNKNOWN = "<tool_use_error>Unknown skill: math-olympiad:math-olympiad</tool_use_error>"
+
+
+def test_a_failed_skill_call_still_counts_and_says_it_did_not_load() -> None:
+    failed = ToolCall("Skill", {"skill": "math-olympiad:math-olympiad"}, UNKNOWN, True)
+    verdict = _grade("tool_used", [failed], tool="Skill")
+    assert verdict.passed is True  # the reference counts the call
+    assert verdict.explanation == (
+        "Skill called 1x (expected 1..∞) — the skill did not load: "
+        "Unknown skill: math-olympiad:math-olympiad"
+    )
+
+
+def test_one_failed_skill_call_of_two_is_told() -> None:
+    calls = [
+        ToolCall("Skill", {"skill": "a"}, "Launching skill: a"),
+        ToolCall(
+            "Skill", {"skill": "b"}, "<tool_use_error>Unknown skill: b\n\n</tool_use_error>", True
+        ),
+    ]
+    verdict = _grade("tool_used", calls, tool="Skill", min=0, max=0)
+    assert verdict.passed is False
+    assert verdict.explanation == (
+        "Skill called 2x (expected 0..0) — the skill did not load (1 of 2 calls): Unknown skill: b"
+    )
+
+
+def test_a_failed_call_of_another_tool_is_not_a_skill_load() -> None:
+    calls = [ToolCall("Bash", {"command": "x"}, "boom", True)]
+    assert _grade("tool_used", calls, tool="Bash").explanation == "Bash called 1x (expected 1..∞)"
+
+
+def test_a_long_error_text_is_bounded() -> None:
+    from pytest_plugin_evals.model import TOOL_ERROR_LIMIT, brief_tool_calls
+
+    (brief,) = brief_tool_calls([ToolCall("Skill", {}, "e" * 5000, True)])
+    assert brief.error is not None and len(brief.error) == TOOL_ERROR_LIMIT
+    assert brief.error.endswith("…")
+    (ok,) = brief_tool_calls([ToolCall("Skill", {}, "Launching skill: a")])
+    assert ok.error is None  # a call that worked keeps no output

@@ -123,8 +123,12 @@ def test_broken_suite_is_found_and_fails_to_load(tmp_path: Path, name: str, text
 def test_evals_json_without_cases_is_reported(tmp_path: Path) -> None:
     evals = write_tree(tmp_path / "evals", {"evals.json": '{"tests": []}'})
     (source,) = discover.walk(evals)
-    with pytest.raises(LoadError, match="a suite must have a cases: list"):
+    with pytest.raises(LoadError) as info:
         load_suite_file(source.path, evals)
+    assert info.value.message == (
+        "not a suite in a known format: tried evals.json / sy suites (a cases: list) and "
+        "skill-creator's evals.json (an evals list) (found keys: tests)"
+    )
 
 
 def test_root_may_itself_be_a_case(tmp_path: Path) -> None:

@@ -94,3 +94,65 @@ def test_case_plugin_that_does_not_exist(tmp_path: Path) -> None:
 
 def test_no_plugin_for_the_case(tmp_path: Path) -> None:
     assert manifest.case_plugins(case_in(tmp_path / "kit")) == []
+
+
+def skill(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_text("---\nname: s\ndescription: d\n---\nbody\n", "utf-8")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("where", "layout", "plugin_at"),
+    [
+        ("", "skill", ""),
+        ("skills/pdf", "skills", ""),
+        (".claude/skills/pdf", "claude-skills", ".claude"),
+    ],
+)
+def test_a_bare_skill_layout_is_the_plugin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, layout: str, plugin_at: str
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    root = tmp_path / "pdf"
+    skill(root / where)
+    found = manifest.find_plugin(root / "evals")
+    folder = (root / plugin_at).resolve()
+    assert found == PluginInfo(folder.name, None, folder, layout)
+    assert manifest.case_plugins(case_in(root))[0].layout == layout
+    assert plugin_to_json(found)["layout"] == layout
+
+
+def test_a_manifest_above_a_skill_wins(tmp_path: Path) -> None:
+    # A plugin's skill that carries its own evals/ (as the math-olympiad plugin ships them).
+    root = plugin(tmp_path / "kit", {"name": "kit"})
+    inner = skill(root / "skills" / "olympiad")
+    found = manifest.find_plugin(inner / "evals")
+    assert found is not None and found.name == "kit" and found.layout == "manifest"
+
+
+def test_bare_skills_are_looked_for_only_beside_the_evals(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    skill(tmp_path / "far" / "skills" / "x")
+    assert manifest.find_plugin(tmp_path / "far" / "a" / "b" / "evals") is None
+    assert "no plugin found: no .claude-plugin/plugin.json at or above" in manifest.no_plugin_line(
+        tmp_path / "far" / "a" / "b" / "evals"
+    )
+
+
+def test_the_home_folders_own_skills_are_not_a_plugin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    skill(tmp_path / ".claude" / "skills" / "mine")
+    assert manifest.find_plugin(tmp_path / "evals") is None
+
+
+def test_a_layout_read_back_is_one_of_the_known() -> None:
+    from pytest_plugin_evals.records import plugin_from_json
+
+    assert plugin_from_json({"name": "p", "path": "/x", "layout": "skills"}).layout == "skills"  # type: ignore[union-attr]
+    hostile = plugin_from_json({"name": "p", "path": "/x", "layout": "<b>x</b>"})
+    assert hostile is not None and hostile.layout == "manifest"

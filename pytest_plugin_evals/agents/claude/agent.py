@@ -37,7 +37,7 @@ from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs, original_add_dirs
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.claude import ClaudeNotFound, find_claude
-from pytest_plugin_evals.util.manifest import is_plugin
+from pytest_plugin_evals.util.manifest import is_plugin, skill_root
 from pytest_plugin_evals.util.process import ProcessResult
 
 #: The endpoints of the cloud providers Claude Code can use instead (when selected).
@@ -151,7 +151,7 @@ class ClaudeAgent(CliAgent):
         tmp = box.tmp if request.unconfined else INSIDE_TMPDIR
         read_roots = [box.home, tmp, *context]
         if request.plugin_dir is not None:
-            read_roots.append(request.plugin_dir.resolve() / "skills")
+            read_roots.append(skill_root(request.plugin_dir.resolve()))
         protected = [case.suite_root.resolve(), case.dir.resolve()]
         # The plugin's tree is protected in both arms: the without arm does not load it, but a
         # granted Write could still reach it.
@@ -185,7 +185,7 @@ class ClaudeAgent(CliAgent):
                 hidden.append(request.mocks.socket.parent)  # the mock host's: runs' sockets
             if request.plugin_dir or is_plugin(plugin_tree):
                 hidden.append(plugin_tree)
-            skills = [request.plugin_dir.resolve() / "skills"] if request.plugin_dir else []
+            skills = [skill_root(request.plugin_dir.resolve())] if request.plugin_dir else []
             try:
                 settings["sandbox"] = sandbox_settings(
                     home=box.home,

@@ -1,0 +1,62 @@
+"""The HTML report's trigger accuracy section, as a person sees it in a browser: the matrix,
+the four numbers with their intervals, the sibling that fired instead, each query's verdict
+(a hostile query shown as text)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.browser.headless import headless
+from tests.browser.test_report_escaping import assert_inert, open_page
+from tests.helpers import write_tree
+
+AGENT = Path(__file__).parent.parent / "agents" / "trigger_agent.py"
+HOSTILE = '<img src=x onerror="window.__pwned=1">'
+
+
+def test_the_trigger_section_reads_as_a_person_sees_it(
+    pytester: pytest.Pytester, chromium: str
+) -> None:
+    write_tree(
+        pytester.path,
+        {
+            ".claude-plugin/plugin.json": '{"name": "kit"}',
+            "skills/olympiad/SKILL.md": "---\nname: olympiad\ndescription: d\n---\nx\n",
+            "skills/olympiad/evals/trigger_eval.json": json.dumps(
+                [
+                    {"query": "A fires on runs 1", "should_trigger": True},
+                    {"query": "B " + HOSTILE, "should_trigger": True},
+                    {"query": "C fires on runs 1", "should_trigger": False},
+                    {"query": "D", "should_trigger": False},
+                ]
+            ),
+        },
+    )
+    agent = "cmd:" + shlex.join([sys.executable, str(AGENT)])
+    pytester.runpytest(
+        "skills/olympiad/evals", "-p", "no:cacheprovider", "--eval-agent", agent,
+        "--eval-runs", "1", "--eval-report", "r.html",
+    )  # fmt: skip
+    with headless(chromium) as browser:
+        page, found = open_page(browser, (pytester.path / "r.html").as_uri(), "#triggers")
+        assert_inert(found)
+        section = page.locator("#triggers")
+        assert section.is_visible()
+        assert section.locator("h4").inner_text().startswith("olympiad")
+        cells = [" ".join(t.split()) for t in section.locator(".matrix td").all_inner_texts()]
+        assert cells == ["TP 1", "FN 1", "FP 1", "TN 1"]
+        metrics = section.locator(".trigger-metrics tr").all_inner_texts()
+        assert [" ".join(m.split()) for m in metrics] == [
+            "Precision 0.50 [0.09, 0.91]",
+            "Recall 0.50 [0.09, 0.91]",
+            "F1 0.50 [0.00, 1.00]",
+            "Accuracy 0.50 [0.15, 0.85]",
+        ]
+        wrong = section.locator(".trigger-queries tr.wrong td:first-child").all_inner_texts()
+        assert wrong == ["B " + HOSTILE, "C fires on runs 1"]
+        page.close()

@@ -1,0 +1,95 @@
+"""Trigger queries through pytest: a query is decided on its last run by skill-creator's
+verdict (rate ≥ 0.5 for should-trigger, < 0.5 for should-not), under -n 0 and -n 2."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import write_tree
+
+AGENT = Path(__file__).parent.parent / "agents" / "trigger_agent.py"
+
+QUERIES = [
+    {"query": "Alpha fires on runs 1,2", "should_trigger": True},  # 2/3: right
+    {"query": "Beta fires on runs 1", "should_trigger": True},  # 1/3: wrong
+    {"query": "Gamma fires on runs 3", "should_trigger": False},  # 1/3: right
+    {"query": "Delta fires on runs 2,3", "should_trigger": False},  # 2/3: wrong
+]
+
+
+def test_a_query_is_decided_by_its_rate(
+    pytester: pytest.Pytester, plugin_args: list[str], read_doc: Any
+) -> None:
+    write_tree(
+        pytester.path,
+        {
+            ".claude-plugin/plugin.json": '{"name": "kit"}',
+            "skills/olympiad/SKILL.md": "---\nname: olympiad\ndescription: d\n---\nx\n",
+            "skills/olympiad/evals/trigger_eval.json": json.dumps(QUERIES),
+        },
+    )
+    agent = "cmd:" + shlex.join([sys.executable, str(AGENT)])
+    result = pytester.runpytest(
+        "skills/olympiad/evals", *plugin_args, "--eval-agent", agent, "--eval-json", "o.json"
+    )
+    # 12 runs; the two queries judged wrong fail the item of their last run.
+    result.assert_outcomes(passed=10, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*trigger query trigger-olympiad-02: the skill fired in 1 of 3 run(s); should "
+            "trigger needs a rate at least 0.5*",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        ["*trigger query trigger-olympiad-04: the skill fired in 2 of 3 run(s); should not*"]
+    )
+    (triggers,) = read_doc("o.json")["triggers"]
+    assert triggers["matrix"] == {"tp": 1, "fp": 1, "fn": 1, "tn": 1}
+    assert [q["rate"] for q in triggers["queries"]] == pytest.approx([2 / 3, 1 / 3, 1 / 3, 2 / 3])
+    assert result.ret == 1
+
+
+@pytest.mark.parametrize(("least", "fails"), [("0.4", False), ("0.6", True)])
+def test_the_trigger_threshold_gates_on_each_skills_f1(
+    pytester: pytest.Pytester, least: str, fails: bool
+) -> None:
+    write_tree(
+        pytester.path,
+        {
+            ".claude-plugin/plugin.json": '{"name": "kit"}',
+            "skills/olympiad/SKILL.md": "---\nname: olympiad\ndescription: d\n---\nx\n",
+            # F1 = 2·1 / (2·1 + 1 + 1) = 0.5; every query right or wrong on all its runs
+            "skills/olympiad/evals/trigger_eval.json": json.dumps(
+                [
+                    {"query": "A fires on runs 1", "should_trigger": True},
+                    {"query": "B", "should_trigger": True},
+                    {"query": "C fires on runs 1", "should_trigger": False},
+                    {"query": "D", "should_trigger": False},
+                ]
+            ),
+        },
+    )
+    agent = "cmd:" + shlex.join([sys.executable, str(AGENT)])
+    result = pytester.runpytest(
+        "skills/olympiad/evals", "-p", "no:cacheprovider", "--eval-agent", agent,
+        "--eval-runs", "1", "-o", f"eval_trigger_threshold={least}",
+    )  # fmt: skip
+    line = (
+        f"--eval-trigger-threshold {least}: the trigger F1 of 1 skill(s) is below it: "
+        "olympiad (0.50)"
+    )
+    assert (line in result.outlines) is fails
+    assert result.ret == 1  # B and C are judged wrong either way
+
+
+def test_a_bad_trigger_threshold_is_one_line(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--eval-trigger-threshold", "2")
+    result.stderr.fnmatch_lines(
+        ["ERROR: --eval-trigger-threshold must be a number between 0 and 1 (got '2')"]
+    )
