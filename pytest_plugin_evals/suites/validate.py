@@ -1,5 +1,10 @@
 """Small checks shared by the loaders: each failure is one sentence naming the key and the line.
 
+The checks themselves are pydantic's (strict types and constraints: :func:`accepts` and the
+models of :mod:`.grader_schema`); this module gives their failures our wording and the file and
+line they come from: :func:`model_problems` maps a pydantic error's location (its key path)
+back to the YAML or frontmatter line of that key.
+
 A :class:`Value` is a value read from a suite file together with where it came from, so merged
 data (case.yaml overridden by prompt.md) still reports the right file and line. A loader that
 checks many things gathers their failures in :class:`Problems`, so one load error
@@ -12,8 +17,12 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any, NoReturn, ParamSpec, TypeVar
+from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
+
+from pydantic import BaseModel, Field, StrictBool, StrictStr, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
 
 from pytest_plugin_evals.model import LoadError
 from pytest_plugin_evals.util.frontmatter import Located
@@ -173,6 +182,30 @@ class Value:
         raise LoadError(self.spot.path, f"{self.label} {message}", self.line)
 
 
+M = TypeVar("M", bound=BaseModel)
+#: How a pydantic error reads: ``(label, error) -> message`` (the whole line's text).
+Describe = Callable[[str, "ErrorDetails"], str]
+
+
+def model_problems(
+    model: type[M], raw: Mapping[str, Any], spot: Spot, describe: Describe
+) -> tuple[M | None, list[LoadError]]:
+    """``raw`` validated by pydantic's ``model``, or its problems: one LoadError per pydantic
+    error, worded by ``describe`` and placed at the line of the key the error's location names."""
+    try:
+        return model.model_validate(raw), []
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors(include_url=False, include_context=True):
+            where, loc = spot, error["loc"]
+            for key in loc[:-1]:
+                where = where.child(key, f"{where.label(key)}.")
+            last = loc[-1] if loc else None
+            label = where.label(last) if loc else spot.prefix.rstrip(".")
+            problems.append(LoadError(spot.path, describe(label, error), where.line(last)))
+        return None, problems
+
+
 def check_keys(mapping: Mapping[Any, Any], spot: Spot, allowed: Iterable[str], what: str) -> None:
     """Reject unknown keys: ``unknown <what> "k" (expected one of: a, b)``, one problem for
     each unknown key."""
@@ -185,6 +218,36 @@ def check_keys(mapping: Mapping[Any, Any], spot: Spot, allowed: Iterable[str], w
     problems.raise_any(spot.path.parent)
 
 
+#: A string holding something other than whitespace.
+Text = Annotated[StrictStr, Field(pattern=r"\S")]
+#: A finite number (not a boolean).
+Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+_STRING = TypeAdapter(StrictStr)
+_TEXT = TypeAdapter(Text)
+_STRINGS = TypeAdapter(list[StrictStr])
+_BOOLEAN = TypeAdapter(StrictBool)
+_POSITIVE = TypeAdapter(Annotated[Number, Field(gt=0)])
+
+
+def accepts(adapter: TypeAdapter[Any], raw: Any) -> bool:
+    """Whether pydantic's ``adapter`` accepts ``raw`` as it is (strict: no coercion)."""
+    try:
+        adapter.validate_python(raw)
+    except ValidationError:
+        return False
+    return True
+
+
+@cache
+def _whole(low: int, high: int | None) -> TypeAdapter[int]:
+    return TypeAdapter(Annotated[int, Field(strict=True, ge=low, le=high)])
+
+
+@cache
+def _between(low: float, high: float) -> TypeAdapter[float]:
+    return TypeAdapter(Annotated[Number, Field(ge=low, le=high)])
+
+
 def mapping(value: Value) -> dict[str, Any]:
     if not isinstance(value.raw, Mapping):
         value.fail(f"must be a mapping (got {kind(value.raw)})")
@@ -192,11 +255,11 @@ def mapping(value: Value) -> dict[str, Any]:
 
 
 def string(value: Value, *, empty: bool = False) -> str:
-    if not isinstance(value.raw, str):
+    if not accepts(_STRING, value.raw):
         value.fail(f"must be a string (got {kind(value.raw)})")
-    if not empty and not value.raw.strip():
+    if not empty and not accepts(_TEXT, value.raw):
         value.fail("must not be empty")
-    return value.raw
+    return str(value.raw)
 
 
 def optional_string(value: Value | None) -> str | None:
@@ -207,7 +270,7 @@ def string_list(value: Value | None) -> tuple[str, ...]:
     if value is None or value.raw is None:
         return ()
     raw = value.raw
-    if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
+    if not accepts(_STRINGS, raw):
         got = (
             kind(raw)
             if not isinstance(raw, list)
@@ -219,35 +282,31 @@ def string_list(value: Value | None) -> tuple[str, ...]:
 
 def whole_number(value: Value, low: int, high: int | None) -> int:
     raw = value.raw
-    if (
-        isinstance(raw, bool)
-        or not isinstance(raw, int)
-        or raw < low
-        or (high is not None and raw > high)
-    ):
+    if not accepts(_whole(low, high), raw):
         span = f"from {low} to {high}" if high is not None else f"of at least {low}"
         value.fail(f"must be a whole number {span} (got {show(raw)})")
-    return raw
+    return int(raw)
 
 
 def number_between(value: Value, low: float, high: float) -> float:
     raw = value.raw
-    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not low <= raw <= high:
+    if not accepts(_between(low, high), raw):
         value.fail(f"must be a number from {low:g} to {high:g} (got {show(raw)})")
-    return raw
+    number: float = raw  # as written: 300 stays an int
+    return number
 
 
 def positive_number(value: Value) -> float:
     raw = value.raw
-    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not raw > 0:
+    if not accepts(_POSITIVE, raw):
         value.fail(f"must be a number above 0 (got {show(raw)})")
     return float(raw)
 
 
 def boolean(value: Value) -> bool:
-    if not isinstance(value.raw, bool):
+    if not accepts(_BOOLEAN, value.raw):
         value.fail(f"must be true or false (got {show(value.raw)})")
-    return value.raw
+    return bool(value.raw)
 
 
 def one_of(value: Value, choices: Iterable[str]) -> str:

@@ -304,3 +304,18 @@ def test_duplicate_name_between_files(tmp_path: Path) -> None:
         directory.load_case(folder, folder.parent)
     assert info.value.message == 'duplicate grader name "a" (also defined in a.md)'
     assert info.value.path == folder / "graders" / "b.md"
+
+
+def test_every_problem_of_one_grader_at_once(tmp_path: Path) -> None:
+    """The schema reports each wrong key of a grader, each at its own line (the old checks
+    stopped at the first)."""
+    text = "---\ntype: tool_used\ntool: 7\nweight: heavy\nmin: -1\ncolour: red\n---\n"
+    err = error(tmp_path, text)
+    shown = err.render(tmp_path).splitlines()
+    assert shown == [
+        "evals/c/graders/g.md:3: tool must be a string (got a number)",
+        'evals/c/graders/g.md:4: weight must be a number above 0 (got "heavy")',
+        "evals/c/graders/g.md:5: min must be a whole number of at least 0 (got -1)",
+        'evals/c/graders/g.md:6: unknown key "colour" for a tool_used grader '
+        "(expected one of: name, type, weight, arm, tool, input_match, min, max)",
+    ]
