@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, Valida
 
 from ..model import LoadError
 from ..util.frontmatter import Unterminated, YAMLProblem, load_yaml, split
+from ..util.suggest import did_you_mean
 from .guards import Guard, GuardError, compile_expect
 from .template import check_static
 
@@ -116,7 +117,9 @@ def parse_mock_text(text: str, path: Path, *, root: Path | None = None) -> MockS
         if errors[0]["type"] == "extra_forbidden":
             expected = ", ".join(KEYS)
             raise fail(
-                f'unknown key "{key}" in mock frontmatter (expected one of: {expected})', key
+                f'unknown key "{key}" in mock frontmatter{did_you_mean(key, KEYS)} '
+                f"(expected one of: {expected})",
+                key,
             ) from None
         raise fail(_WRONG[key](raw[key]), key) from None
     kind = front.type or "fixed"

@@ -19,6 +19,7 @@ from pytest_plugin_evals.model import GraderSpec, LoadError
 from pytest_plugin_evals.suites import validate as v
 from pytest_plugin_evals.suites.validate import Spot, Value
 from pytest_plugin_evals.util import jsregex as patterns
+from pytest_plugin_evals.util.suggest import did_you_mean
 
 TYPES = ("regex", "tool_order", "tool_used", "file_exists", "llm", "baseline")
 ARMS = ("with-only", "both")
@@ -137,7 +138,8 @@ def _describer(model: type[_Grader], kind: str, raw: dict[str, Any]) -> v.Descri
     def describe(label: str, error: ErrorDetails) -> str:
         key = error["loc"][0] if error["loc"] else ""
         if error["type"] == "extra_forbidden":
-            return f'unknown key "{label}" for a {kind} grader (expected one of: {allowed})'
+            near = did_you_mean(key, model.model_fields)
+            return f'unknown key "{label}" for a {kind} grader{near} (expected one of: {allowed})'
         if error["type"] == "missing":
             return f"{label} is required{model.NEEDS.get(str(key), '')}"
         value = raw.get(str(key))
@@ -215,8 +217,21 @@ def _compile(value: Value, flags: str = "") -> str:
     return source
 
 
+#: An inline flag group, as Python and PCRE write them: ``(?i)``, ``(?im)``, ``(?i:…)``.
+INLINE_FLAGS = re.compile(r"\(\?([a-zA-Z]+)[:)]")
+
+
 def _pattern_error(value: Value, source: str, reason: str) -> LoadError:
-    return LoadError(value.spot.path, f'invalid {value.label} "{source}": {reason}', value.line)
+    message = f'invalid {value.label} "{source}": {reason}'
+    inline = INLINE_FLAGS.search(source)
+    if inline is not None:
+        flags = "".join(dict.fromkeys(f for f in inline.group(1) if f in patterns.JS_FLAGS))
+        message += f" — JavaScript patterns have no inline flags: remove `{inline.group(0)}`"
+        if value.key == "pattern":
+            message += f" and set `flags: {flags}`" if flags else " and use `flags:`"
+        else:
+            message += f" ({value.label} takes no flags)"
+    return LoadError(value.spot.path, message, value.line)
 
 
 def _target(value: Value | None, default: str = "last_message") -> str | dict[str, str]:

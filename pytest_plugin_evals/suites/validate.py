@@ -26,6 +26,7 @@ from pydantic_core import ErrorDetails
 
 from pytest_plugin_evals.model import LoadError
 from pytest_plugin_evals.util.frontmatter import Located
+from pytest_plugin_evals.util.suggest import did_you_mean
 
 ENV_KEY = re.compile(r"^EVAL_[A-Z0-9_]*$")
 
@@ -208,12 +209,15 @@ def model_problems(
 
 def check_keys(mapping: Mapping[Any, Any], spot: Spot, allowed: Iterable[str], what: str) -> None:
     """Reject unknown keys: ``unknown <what> "k" (expected one of: a, b)``, one problem for
-    each unknown key."""
+    each unknown key; a key near a known one adds `` — did you mean <known>?``."""
     allowed = tuple(allowed)
     problems = Problems()
     for key in mapping:
         if key not in allowed:
-            message = f'unknown {what} "{spot.label(key)}" (expected one of: {", ".join(allowed)})'
+            near = did_you_mean(key, allowed)
+            message = (
+                f'unknown {what} "{spot.label(key)}"{near} (expected one of: {", ".join(allowed)})'
+            )
             problems.add(LoadError(spot.path, message, spot.line(key)))
     problems.raise_any(spot.path.parent)
 

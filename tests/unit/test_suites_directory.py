@@ -111,6 +111,25 @@ def test_unknown_frontmatter_key_names_the_key_and_line(tmp_path: Path) -> None:
     )
 
 
+def test_unknown_key_suggests_the_nearest_known_one(tmp_path: Path) -> None:
+    folder = case(
+        tmp_path,
+        {
+            "prompt.md": "---\nmax_turn: 3\n---\nHi\n",
+            "case.yaml": 'schema_version: "1.1"\nname: c\nexecution:\n  timeout: 30\n',
+        },
+    )
+    shown = error(folder).render(folder.parent).splitlines()
+    assert shown[0].startswith(
+        'my-case/case.yaml:4: unknown key "execution.timeout" — did you mean timeout_seconds? '
+        "(expected one of: prompt, model,"
+    )
+    assert shown[1].startswith(
+        'my-case/prompt.md:2: unknown frontmatter key "max_turn" — did you mean max_turns? '
+        "(expected one of: schema_version,"
+    )
+
+
 def test_bad_yaml_frontmatter(tmp_path: Path) -> None:
     folder = case(tmp_path, {"prompt.md": "---\nruns: 1\ntags: [a\n---\nHi\n"})
     err = error(folder)

@@ -319,3 +319,41 @@ def test_every_problem_of_one_grader_at_once(tmp_path: Path) -> None:
         'evals/c/graders/g.md:6: unknown key "colour" for a tool_used grader '
         "(expected one of: name, type, weight, arm, tool, input_match, min, max)",
     ]
+
+
+def test_unknown_grader_key_suggests_the_nearest_known_one(tmp_path: Path) -> None:
+    err = error(tmp_path, "---\ntype: tool_used\ntool: Skill\ninput_mach: x\n---\n")
+    assert err.message == (
+        'unknown key "input_mach" for a tool_used grader — did you mean input_match? '
+        "(expected one of: name, type, weight, arm, tool, input_match, min, max)"
+    )
+    assert err.line == 4
+
+
+@pytest.mark.parametrize(
+    ("body", "message", "line"),
+    [
+        (
+            "---\ntype: regex\n---\n\n(?i)paris\n",
+            'invalid pattern "(?i)paris": Invalid regular expression: invalid group — '
+            "JavaScript patterns have no inline flags: remove `(?i)` and set `flags: i`",
+            5,
+        ),
+        (
+            "---\ntype: regex\npattern: '(?ms)a.b'\n---\n",
+            'invalid pattern "(?ms)a.b": Invalid regular expression: invalid group — '
+            "JavaScript patterns have no inline flags: remove `(?ms)` and set `flags: ms`",
+            3,
+        ),
+        (
+            "---\ntype: tool_used\ntool: Skill\ninput_match: '(?i)release'\n---\n",
+            'invalid input_match "(?i)release": Invalid regular expression: invalid group — '
+            "JavaScript patterns have no inline flags: remove `(?i)` (input_match takes no flags)",
+            4,
+        ),
+    ],
+)
+def test_inline_flags_suggest_flags(tmp_path: Path, body: str, message: str, line: int) -> None:
+    err = error(tmp_path, body)
+    assert err.message == message
+    assert err.line == line
