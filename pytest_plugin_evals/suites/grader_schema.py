@@ -44,7 +44,7 @@ class _Grader(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
     #: How a wrong value of each key reads (after its label); a key not here is a string.
     WRONG: ClassVar[dict[str, Callable[[Any], str]]] = {
-        "weight": lambda raw: f"must be a number above 0 (got {v.show(raw)})",
+        "weight": lambda raw: f"{v.above_zero(raw)} (got {v.show(raw)})",
         "arm": lambda raw: f'must be "with-only" or "both" (got {v.show(raw)})',
     }
     #: What a missing required key's message adds after ``<label> is required``.
@@ -194,6 +194,11 @@ def build(
         file_value = spot.value(raw, "baseline_file")
         if folder is not None and file_value is not None:
             problems.check(None, v.inside_folder, file_value, folder)
+    name_value = spot.value(raw, "name")
+    if found is not None and name_value is not None:
+        problems.check(None, v.name, name_value)
+    elif found is not None and default_name is not None:  # the file's name is the grader's
+        problems.check(None, v.name, Value(default_name, Spot(spot.path, fallback_line=1), "name"))
     problems.raise_any(folder or spot.path.parent)
     assert found is not None
     return GraderSpec(

@@ -13,6 +13,7 @@ checks many things gathers their failures in :class:`Problems`, so one load erro
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -303,8 +304,14 @@ def number_between(value: Value, low: float, high: float) -> float:
 def positive_number(value: Value) -> float:
     raw = value.raw
     if not accepts(_POSITIVE, raw):
-        value.fail(f"must be a number above 0 (got {show(raw)})")
+        value.fail(f"{above_zero(raw)} (got {show(raw)})")
     return float(raw)
+
+
+def above_zero(raw: Any) -> str:
+    """``must be a number above 0``, or ``must be a finite number above 0`` for ``.inf``/NaN."""
+    finite = not isinstance(raw, float) or math.isfinite(raw)
+    return "must be a number above 0" if finite else "must be a finite number above 0"
 
 
 def boolean(value: Value) -> bool:
@@ -319,6 +326,53 @@ def one_of(value: Value, choices: Iterable[str]) -> str:
         shown = " or ".join(f'"{c}"' for c in choices) if len(choices) == 2 else ", ".join(choices)
         value.fail(f"must be {shown} (got {show(value.raw)})")
     return str(value.raw)
+
+
+#: Format characters that reorder what follows them on a terminal (bidirectional controls).
+BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def unprintable(text: str) -> str | None:
+    """What makes ``text`` unfit to be shown raw (pytest prints node ids as they are): ``NUL``,
+    ``a newline``, ``an escape character``, ``a control character (U+0007)``, ``a
+    bidirectional control (U+202E)``; None when it is fine."""
+    for char in text:
+        code = ord(char)
+        if char == "\0":
+            return "NUL"
+        if char in "\r\n\u2028\u2029\x85":
+            return f"a line break (U+{code:04X})"
+        if char == "\x1b":
+            return "an escape character (U+001B)"
+        if code < 0x20 or 0x7F <= code < 0xA0:
+            return f"a control character (U+{code:04X})"
+        if char in BIDI:
+            return f"a bidirectional control (U+{code:04X})"
+    return None
+
+
+def escaped(text: str) -> str:
+    """``text`` with every character :func:`unprintable` names written as ``\\uXXXX``."""
+    return "".join(f"\\u{ord(c):04x}" if unprintable(c) else c for c in text)
+
+
+def name(value: Value) -> str:
+    """A non-empty string fit to be shown raw: a case's, a grader's or a tag's name."""
+    text = string(value)
+    bad = unprintable(text)
+    if bad is not None:
+        value.fail(f'"{escaped(text)}" holds {bad}: a name must be printable text')
+    return text
+
+
+def names(value: Value | None) -> tuple[str, ...]:
+    """:func:`string_list` of names (tags), each checked by :func:`name`."""
+    items = string_list(value)
+    if value is not None:
+        inner = value.spot.child(value.key, f"{value.label}.")
+        for index, item in enumerate(items):
+            name(Value(item, inner, index))
+    return items
 
 
 def env(value: Value | None) -> dict[str, str]:
@@ -336,6 +390,8 @@ def env(value: Value | None) -> dict[str, str]:
             )
         if not isinstance(item, str):
             Value(item, inner, key).fail(f"must be a string (got {kind(item)})")
+        if "\0" in item:
+            Value(item, inner, key).fail("holds a NUL character, which no environment can carry")
     return found
 
 

@@ -192,6 +192,27 @@ def test_grader_unknown_key(tmp_path: Path) -> None:
     ("body", "message", "line"),
     [
         ("type: regex\npattern: x\nweight: 0", "weight must be a number above 0 (got 0)", 4),
+        (
+            "type: regex\npattern: x\nweight: .inf",
+            "weight must be a finite number above 0 (got inf)",
+            4,
+        ),
+        (
+            "type: regex\npattern: x\nweight: -.inf",
+            "weight must be a finite number above 0 (got -inf)",
+            4,
+        ),
+        (
+            "type: regex\npattern: x\nweight: .nan",
+            "weight must be a finite number above 0 (got nan)",
+            4,
+        ),
+        (
+            'type: regex\npattern: x\nname: "ok\\u202Egnp.exe"',
+            'name "ok\\u202egnp.exe" holds a bidirectional control (U+202E): a name must be '
+            "printable text",
+            4,
+        ),
         ("type: regex\npattern: x\nweight: -1", "weight must be a number above 0 (got -1)", 4),
         (
             "type: regex\npattern: x\nweight: heavy",
@@ -357,3 +378,11 @@ def test_inline_flags_suggest_flags(tmp_path: Path, body: str, message: str, lin
     err = error(tmp_path, body)
     assert err.message == message
     assert err.line == line
+
+
+def test_a_grader_file_named_with_a_control_character(tmp_path: Path) -> None:
+    err = error(tmp_path, "---\ntype: llm\n---\nPASS if polite\n", "bad\x07.md")
+    assert err.message == (
+        'name "bad\\u0007" holds a control character (U+0007): a name must be printable text'
+    )
+    assert err.line == 1
