@@ -6,18 +6,22 @@ Run it directly (it is not a test)::
 
 Each generated case has a prompt.md with frontmatter, a regex grader with a pattern in its body,
 a tool_used grader with an ``input_match`` (both compiled at load), and an llm grader; every fifth
-case is a case.yaml + prompt.md mix, and cases sit in groups of 50. It prints the best of
-``--repeat`` timings for ``walk`` alone and for ``walk`` + ``load_case`` of every case.
+case is a case.yaml + prompt.md mix, and cases sit in groups of 50. It prints the least CPU
+time of ``--repeat`` runs for ``walk`` alone and for ``walk`` + ``load_case`` of every case,
+and what importing the loaders cost (once per process: pydantic and the models built on it).
+
+To compare two versions, pass ``--package DIR``: a folder holding another version's
+``pytest_plugin_evals`` (``git archive <commit> pytest_plugin_evals | tar -x -C DIR``), imported
+instead of the installed one.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
-
-from pytest_plugin_evals.suites import directory, discover
 
 PROMPT = """\
 ---
@@ -74,11 +78,12 @@ def generate(root: Path, count: int) -> Path:
 
 
 def best_of(repeat: int, action: object) -> tuple[float, object]:
+    """The least CPU time of ``repeat`` calls (steadier than wall time on a busy machine)."""
     times, result = [], None
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = time.process_time()
         result = action()  # type: ignore[operator]
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
     return min(times), result
 
 
@@ -86,7 +91,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--package", type=Path, help="import pytest_plugin_evals from here")
     args = parser.parse_args()
+    if args.package is not None:  # ahead of the installed (editable) package's finder
+        sys.path.insert(0, str(args.package.resolve()))
+        sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__]
+    start = time.process_time()
+    from pytest_plugin_evals.suites import directory, discover
+
+    import_s = time.process_time() - start
+    print(f"package: {Path(directory.__file__).parents[1]}")
     with tempfile.TemporaryDirectory() as tmp:
         evals = generate(Path(tmp), args.cases)
 
@@ -101,6 +115,7 @@ def main() -> None:
         assert len(sources) == args.cases, len(sources)  # type: ignore[arg-type]
         load_s, graders = best_of(args.repeat, walk_and_load)
         per_case_ms = load_s / args.cases * 1000
+        print(f"import of the loaders: {import_s * 1000:.0f} ms")
         print(f"walk: {args.cases} cases found in {walk_s * 1000:.0f} ms")
         print(
             f"walk + load_case: {args.cases} cases, {graders} graders in {load_s * 1000:.0f} ms "

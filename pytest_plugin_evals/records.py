@@ -581,15 +581,17 @@ def _opt_int(value: Any) -> int | None:
 
 
 def opt_number(value: Any) -> float | None:
-    """``value`` as a float when it is a finite JSON number, else None (an integer too large
-    for a float too)."""
+    """``value`` when it is a finite JSON number, else None (an integer too large for a float
+    too). A whole number stays an int, as written, so a document read back writes the same."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     try:
         number = float(value)
     except OverflowError:
         return None
-    return number if math.isfinite(number) else None
+    if not math.isfinite(number):
+        return None
+    return value if isinstance(value, int) else number
 
 
 def interval_from_json(value: Any) -> tuple[float, float] | None:

@@ -15,17 +15,43 @@ its tool (``<tool>.md``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
 from ..model import LoadError
 from ..util.frontmatter import Unterminated, YAMLProblem, load_yaml, split
+from ..util.suggest import did_you_mean
 from .guards import Guard, GuardError, compile_expect
 from .template import check_static
 
-KEYS = ("type", "expect", "error", "tools", "abort_when")
 TYPES = ("fixed", "agent")
+
+
+class _Frontmatter(BaseModel):
+    """A mock file's frontmatter, checked by pydantic (strict, no unknown key); ``null`` is
+    the default. ``expect`` is compiled by :func:`.guards.compile_expect`."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    type: Literal["fixed", "agent"] | None = None
+    expect: Any = None
+    error: StrictBool | None = None
+    tools: list[Annotated[StrictStr, Field(pattern=r"\S")]] | None = None
+    abort_when: StrictStr | None = None
+
+
+KEYS = tuple(_Frontmatter.model_fields)
+#: How a wrong value of each key reads.
+_WRONG: dict[str, Callable[[Any], str]] = {
+    "type": lambda raw: f"type must be fixed or agent (got {raw!r})",
+    "error": lambda raw: f"error must be true or false (got {raw!r})",
+    "tools": lambda raw: "tools must be a list of tool names",
+    "abort_when": lambda raw: f"abort_when must be text (got {raw!r})",
+}
 
 
 @dataclass(frozen=True)
@@ -82,34 +108,28 @@ def parse_mock_text(text: str, path: Path, *, root: Path | None = None) -> MockS
     def fail(message: str, key: str | None = None) -> LoadError:
         return LoadError(path, message, lines.get(key, 1) if key else 1)
 
-    for key in raw:
-        if key not in KEYS:
-            raise fail(
-                f'unknown key "{key}" in mock frontmatter (expected one of: {", ".join(KEYS)})',
-                key,
-            )
-    kind = raw.get("type", "fixed")
-    if kind is None:
-        kind = "fixed"
-    if kind not in TYPES:
-        raise fail(f"type must be fixed or agent (got {kind!r})", "type")
-    error = raw.get("error", False)
-    if error is None:
-        error = False
-    if not isinstance(error, bool):
-        raise fail(f"error must be true or false (got {error!r})", "error")
     try:
-        guards = compile_expect(raw.get("expect"))
+        front = _Frontmatter.model_validate(raw)
+    except ValidationError as exc:
+        # The first problem, unknown keys before wrong values (each key's own line).
+        errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+        key = str(errors[0]["loc"][0])
+        if errors[0]["type"] == "extra_forbidden":
+            expected = ", ".join(KEYS)
+            raise fail(
+                f'unknown key "{key}" in mock frontmatter{did_you_mean(key, KEYS)} '
+                f"(expected one of: {expected})",
+                key,
+            ) from None
+        raise fail(_WRONG[key](raw[key]), key) from None
+    kind = front.type or "fixed"
+    error = bool(front.error)
+    try:
+        guards = compile_expect(front.expect)
     except GuardError as exc:
         raise fail(str(exc), "expect") from None
-    tools = raw.get("tools")
-    if tools is None:
-        tools = []
-    if not isinstance(tools, list) or not all(isinstance(t, str) and t.strip() for t in tools):
-        raise fail("tools must be a list of tool names", "tools")
-    abort_when = raw.get("abort_when")
-    if abort_when is not None and not isinstance(abort_when, str):
-        raise fail(f"abort_when must be text (got {abort_when!r})", "abort_when")
+    tools = front.tools or []
+    abort_when = front.abort_when
     body = trim_body(parts.body)
     if root is not None:
         leading = len(parts.body) - len(parts.body.lstrip("\r\n"))

@@ -3,14 +3,17 @@
 A document handed to ``merge`` or ``--eval-compare`` may have been written by anyone: every
 field the reader uses must have the type the writer gives it (``null`` is accepted wherever
 the reader takes it as "not known"), and a field that does not is one :class:`DocumentError`
-naming it by its JSON path. Fields this version does not read are not looked at, and fields
-that are missing read as "not known", as before: a reference document still reads.
+naming it by its JSON path. The shape is a tree of pydantic models (strict: ``true`` is not
+a number, ``"3"`` is not a count); fields this version does not read are not looked at, and
+fields that are missing read as "not known", as before: a reference document still reads.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
 from pytest_plugin_evals.util.jsonlines import json_path
 
@@ -25,7 +28,372 @@ class DocumentError(ValueError):
         self.at = at
 
 
-Path_ = list[str | int]
+Str = StrictStr | None
+Num = Annotated[float, Field(strict=True)] | None
+Bool = StrictBool | None
+Strs = list[StrictStr | None] | None
+Interval = list[Num] | None
+Object = dict[str, Any] | None
+Score = Annotated[float, Field(strict=True, ge=0, le=1)] | None
+
+
+class _Shape(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True, populate_by_name=True)
+
+
+class Latency(_Shape):
+    meanSeconds: Num = None
+    p50Seconds: Num = None
+    p95Seconds: Num = None
+
+
+class Tokens(_Shape):
+    input: Num = None
+    output: Num = None
+    turnsMean: Num = None
+
+
+class _Timed(_Shape):
+    latency: Latency | None = None
+    tokens: Tokens | None = None
+
+
+class Vote(_Shape):
+    vote: Str = None
+    reason: Str = None
+
+
+class Verdict(_Shape):
+    name: Str = None
+    type: Str = None
+    passed: Bool = None
+    weight: Num = None
+    explanation: Str = None
+    withOnly: Bool = None
+    scored: Bool = None
+    skipped: Str = None
+    error: Str = None
+    judgeVotes: list[Vote | None] | None = None
+    evidence: Str = None
+    judgeCostUsd: Num = None
+
+
+class MockTool(_Shape):
+    tool: Str = None
+    responder: Str = None
+
+
+class MockServer(_Shape):
+    server: Str = None
+    kind: Str = None
+    withheld: Bool = None
+    tools: list[MockTool | None] | None = None
+
+
+class Unmocked(_Shape):
+    tool: Str = None
+    count: Num = None
+
+
+class Replay(_Shape):
+    hits: Num = None
+    misses: Num = None
+
+
+class MockCalls(_Shape):
+    total: Num = None
+    errors: Num = None
+    unmocked: list[Unmocked | None] | None = None
+    costUsd: Num = None
+    replay: Replay | None = None
+
+
+class Mocks(_Shape):
+    servers: list[MockServer | None] | None = None
+    warnings: Strs = None
+    calls: MockCalls | None = None
+
+
+class ToolCall(_Shape):
+    name: Str = None
+    input: Str = None
+    isError: Bool = None
+    originalName: Str = None
+    error: Str = None
+
+
+class Aborted(_Shape):
+    server: Str = None
+    tool: Str = None
+    reason: Str = None
+
+
+class MockCall(_Shape):
+    server: Str = None
+    tool: Str = None
+    input: Object = None
+    output: Str = None
+    isError: Bool = None
+
+
+class Run(_Shape):
+    nodeid: Str = None
+    score: Score = None
+    passed: Bool = None
+    turns: Num = None
+    costUsd: Num = None
+    judgeCostUsd: Num = None
+    durationSeconds: Num = None
+    startedAt: Str = None
+    error: Str = None
+    tracePath: Str = None
+    skippedPaidGraders: Bool = None
+    graders: list[Verdict | None] | None = None
+    arm: Str = None
+    run: Num = None
+    infraError: Str = None
+    answer: Str = None
+    answerTruncated: Bool = None
+    inputTokens: Num = None
+    outputTokens: Num = None
+    toolCalls: Num = None
+    toolCallList: list[ToolCall | None] | None = None
+    costUnknown: Bool = None
+    filesCreated: Strs = None
+    notes: Strs = None
+    aborted: Aborted | None = None
+    mocks: Mocks | None = None
+    mockCalls: list[MockCall | None] | None = None
+    unconfinedShell: Bool = None
+    retries: Num = None
+    retryWaitSeconds: Num = None
+
+
+class CaseAggregates(_Timed):
+    score: Num = None
+    passRate: Num = None
+    scoreInterval: Interval = None
+    passRateInterval: Interval = None
+    scoreWithout: Num = None
+    passRateWithout: Num = None
+    scoreWithoutInterval: Interval = None
+    passRateWithoutInterval: Interval = None
+    deltaNote: Str = None
+    delta: Num = None
+    deltaInterval: Interval = None
+    deltaSignificant: Bool = None
+    passed: Bool = None
+    reducer: Str = None
+    unstable: Strs = None
+    runsGraded: Num = None
+    runsErrored: Num = None
+    runsNotMade: Num = None
+
+
+class Grader(_Shape):
+    name: Str = None
+    type: Str = None
+    weight: Num = None
+    arm: Str = None
+    graderMarkdown: Str = None
+    config: Object = None
+
+
+Runs = list[Run | None] | None
+
+
+class Arms(_Shape):
+    with_: Runs = Field(None, alias="with")
+    without: Runs = None
+    baseline: Runs = None
+
+
+class Case(_Shape):
+    name: Str = None
+    agent: Str = None
+    dir: Str = None
+    source: Str = None
+    promptMarkdown: Str = None
+    model: Str = None
+    runsPerCase: Num = None
+    timeoutSeconds: Num = None
+    maxTurns: Num = None
+    tags: Strs = None
+    description: Str = None
+    expectedOutput: Str = None
+    path: Str = None
+    suiteRoot: Str = None
+    graders: list[Grader | None] | None = None
+    arms: Arms | None = None
+    aggregates: CaseAggregates | None = None
+    notes: Str = None
+
+
+class Plugin(_Shape):
+    name: Str = None
+    version: Str = None
+    path: StrictStr
+
+
+class _Baseline(_Shape):
+    spec: Str = None
+    name: Str = None
+    version: Str = None
+    path: Str = None
+    commit: Str = None
+
+
+class BaselinePlugin(_Baseline):
+    plugins: list[_Baseline | None] | None = None
+
+
+class Suite(_Shape):
+    root: Str = None
+    ablation: Str = None
+    threshold: Num = None
+    concurrency: Num = None
+    agent: Str = None
+    caseFilter: Str = None
+    tagFilters: Strs = None
+    plugins: list[Plugin | None] | None = None
+    baselinePlugin: BaselinePlugin | None = None
+
+
+class Agent(_Timed):
+    agent: Str = None
+    spec: Str = None
+    cases: Num = None
+    casesPassed: Num = None
+    overallScore: Num = None
+    overallScoreWithout: Num = None
+    meanDelta: Num = None
+    meanDeltaInterval: Interval = None
+    meanDeltaSignificant: Bool = None
+    runsTotal: Num = None
+    runsGraded: Num = None
+    errors: dict[str, Num] | None = None
+    costUsd: Num = None
+    costUnknown: Bool = None
+
+
+class Aggregates(_Timed):
+    casesTotal: Num = None
+    casesPassed: Num = None
+    overallScore: Num = None
+    overallPassRate: Num = None
+    meanDelta: Num = None
+    meanDeltaInterval: Interval = None
+    meanDeltaSignificant: Bool = None
+    overallScoreWithout: Num = None
+    runsTotal: Num = None
+    runsGraded: Num = None
+    runsErrored: Num = None
+    runsNotMade: Num = None
+    runsSkipped: Num = None
+    runsNotStarted: Num = None
+    thresholdMet: Bool = None
+    reducer: Str = None
+    casesUnstable: Num = None
+    rateLimitRetries: Num = None
+    rateLimitWaitSeconds: Num = None
+
+
+class ComparedCase(_Shape):
+    name: Str = None
+    dir: Str = None
+    before: Num = None
+    after: Num = None
+    change: Num = None
+    changeInterval: Interval = None
+    deltaBefore: Num = None
+    deltaAfter: Num = None
+    verdict: Str = None
+
+
+class Comparison(_Shape):
+    against: Str = None
+    againstStartedAt: Str = None
+    cases: list[ComparedCase | None] | None = None
+
+
+class ShardCase(_Shape):
+    name: Str = None
+    nodeid: Str = None
+    key: Str = None
+    runs: Num = None
+    cost: Num = None
+    shard: Num = None
+
+
+class Shard(_Shape):
+    index: Num = None
+    total: Num = None
+    weights: Str = None
+    version: Str = None
+    settings: Object = None
+    suiteRoot: Str = None
+    suiteCases: list[ShardCase | None] | None = None
+
+
+class ShardSource(_Shape):
+    path: Str = None
+    index: Num = None
+    total: Num = None
+    startedAt: Str = None
+    durationSeconds: Num = None
+    cases: Strs = None
+
+
+class LoadErrorEntry(_Shape):
+    path: Str = None
+    line: Num = None
+    message: Str = None
+
+
+class NotStarted(_Shape):
+    case: Str = None
+    agent: Str = None
+    nodeid: Str = None
+    runs: Num = None
+
+
+Count = Annotated[float, Field(strict=True)]
+
+
+class Document(_Shape):
+    startedAt: Str = None
+    durationSeconds: Num = None
+    costUsd: Num = None
+    costUnknown: Bool = None
+    partial: Bool = None
+    partialReason: Str = None
+    suite: Suite | None = None
+    agents: list[Agent | None] | None = None
+    cases: list[Case | None] | None = None
+    aggregates: Aggregates | None = None
+    loadErrors: list[LoadErrorEntry | None] | None = None
+    errors: dict[str, Count] | None = None
+    skipped: dict[str, Count] | None = None
+    notStarted: list[NotStarted | None] | None = None
+    ungated: Str = None
+    comparison: Comparison | None = None
+    shard: Shard | None = None
+    shards: list[ShardSource | None] | None = None
+
+
+#: What each pydantic error type says the field should have held.
+_EXPECTED = {
+    "string_type": "a string",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "list_type": "a list",
+    "model_type": "an object",
+    "dict_type": "an object",
+    "greater_than_equal": "a number from 0 to 1",
+    "less_than_equal": "a number from 0 to 1",
+}
+#: The top-level maps whose values must not be null.
+_NOT_NULL_MAPS = ("errors", "skipped")
 
 
 def _found(value: Any) -> str:
@@ -44,411 +412,11 @@ def _found(value: Any) -> str:
     return type(value).__name__  # pragma: no cover - JSON holds nothing else
 
 
-class Spec:
-    """What one field may hold."""
-
-    name = "anything"
-    nullable = False
-
-    def check(self, value: Any, at: Path_) -> None:
-        if value is None and self.nullable:
-            return
-        if not self.accepts(value):
-            what = f"{self.name} or null" if self.nullable else self.name
-            raise DocumentError(f"expected {what}, found {_found(value)}", json_path(at))
-        self.inner(value, at)
-
-    def accepts(self, value: Any) -> bool:
-        return True
-
-    def inner(self, value: Any, at: Path_) -> None:
-        pass
-
-
-class _Scalar(Spec):
-    def __init__(self, name: str, types: tuple[type, ...], nullable: bool) -> None:
-        self.name = name
-        self.types = types
-        self.nullable = nullable
-
-    def accepts(self, value: Any) -> bool:
-        if isinstance(value, bool):
-            return bool in self.types
-        return isinstance(value, self.types)
-
-
-def text(nullable: bool = True) -> Spec:
-    return _Scalar("a string", (str,), nullable)
-
-
-def number(nullable: bool = True) -> Spec:
-    return _Scalar("a number", (int, float), nullable)
-
-
-class _Fraction(_Scalar):
-    """A number from 0 to 1 (a score)."""
-
-    def __init__(self) -> None:
-        super().__init__("a number from 0 to 1", (int, float), True)
-
-    def accepts(self, value: Any) -> bool:
-        return super().accepts(value) and not isinstance(value, bool) and 0 <= value <= 1
-
-
-def flag(nullable: bool = True) -> Spec:
-    return _Scalar("true or false", (bool,), nullable)
-
-
-class ListOf(Spec):
-    name = "a list"
-
-    def __init__(self, item: Spec, nullable: bool = True) -> None:
-        self.item = item
-        self.nullable = nullable
-
-    def accepts(self, value: Any) -> bool:
-        return isinstance(value, list)
-
-    def inner(self, value: Any, at: Path_) -> None:
-        for index, item in enumerate(value):
-            self.item.check(item, [*at, index])
-
-
-class Obj(Spec):
-    """A JSON object: the listed fields are checked when present (``required`` ones must be)."""
-
-    name = "an object"
-
-    def __init__(
-        self, fields: Mapping[str, Spec], *, required: tuple[str, ...] = (), nullable: bool = True
-    ) -> None:
-        self.fields = fields
-        self.required = required
-        self.nullable = nullable
-
-    def accepts(self, value: Any) -> bool:
-        return isinstance(value, Mapping)
-
-    def inner(self, value: Any, at: Path_) -> None:
-        for key in self.required:
-            if key not in value:
-                raise DocumentError(f"the field {key!r} is missing", json_path(at))
-        for key, spec in self.fields.items():
-            if key in value:
-                spec.check(value[key], [*at, key])
-
-
-class MapOf(Spec):
-    """A JSON object whose every value is ``item`` (counts by reason)."""
-
-    name = "an object"
-
-    def __init__(self, item: Spec, nullable: bool = True) -> None:
-        self.item = item
-        self.nullable = nullable
-
-    def accepts(self, value: Any) -> bool:
-        return isinstance(value, Mapping)
-
-    def inner(self, value: Any, at: Path_) -> None:
-        for key, item in value.items():
-            self.item.check(item, [*at, str(key)])
-
-
-ANY = Spec()
-STR, NUM, BOOL = text(), number(), flag()
-STRINGS = ListOf(STR)
-INTERVAL = ListOf(NUM)
-OBJECT = Obj({})
-
-TIMING = {
-    "latency": Obj({"meanSeconds": NUM, "p50Seconds": NUM, "p95Seconds": NUM}),
-    "tokens": Obj({"input": NUM, "output": NUM, "turnsMean": NUM}),
-}
-
-VERDICT = Obj(
-    {
-        "name": STR,
-        "type": STR,
-        "passed": BOOL,
-        "weight": NUM,
-        "explanation": STR,
-        "withOnly": BOOL,
-        "scored": BOOL,
-        "skipped": STR,
-        "error": STR,
-        "judgeVotes": ListOf(Obj({"vote": STR, "reason": STR})),
-        "evidence": STR,
-        "judgeCostUsd": NUM,
-    }
-)
-
-MOCKS = Obj(
-    {
-        "servers": ListOf(
-            Obj(
-                {
-                    "server": STR,
-                    "kind": STR,
-                    "withheld": BOOL,
-                    "tools": ListOf(Obj({"tool": STR, "responder": STR})),
-                }
-            )
-        ),
-        "warnings": STRINGS,
-        "calls": Obj(
-            {
-                "total": NUM,
-                "errors": NUM,
-                "unmocked": ListOf(Obj({"tool": STR, "count": NUM})),
-                "costUsd": NUM,
-                "replay": Obj({"hits": NUM, "misses": NUM}),
-            }
-        ),
-    }
-)
-
-SCORE = _Fraction()
-
-RUN = Obj(
-    {
-        "nodeid": STR,
-        "score": SCORE,
-        "passed": BOOL,
-        "turns": NUM,
-        "costUsd": NUM,
-        "judgeCostUsd": NUM,
-        "durationSeconds": NUM,
-        "startedAt": STR,
-        "error": STR,
-        "tracePath": STR,
-        "skippedPaidGraders": BOOL,
-        "graders": ListOf(VERDICT),
-        "arm": STR,
-        "run": NUM,
-        "infraError": STR,
-        "answer": STR,
-        "answerTruncated": BOOL,
-        "inputTokens": NUM,
-        "outputTokens": NUM,
-        "toolCalls": NUM,
-        "toolCallList": ListOf(
-            Obj({"name": STR, "input": STR, "isError": BOOL, "originalName": STR, "error": STR})
-        ),
-        "costUnknown": BOOL,
-        "filesCreated": STRINGS,
-        "notes": STRINGS,
-        "aborted": Obj({"server": STR, "tool": STR, "reason": STR}),
-        "mocks": MOCKS,
-        "mockCalls": ListOf(
-            Obj({"server": STR, "tool": STR, "input": OBJECT, "output": STR, "isError": BOOL})
-        ),
-        "unconfinedShell": BOOL,
-        "retries": NUM,
-        "retryWaitSeconds": NUM,
-    }
-)
-
-CASE_AGGREGATES = Obj(
-    {
-        "score": NUM,
-        "passRate": NUM,
-        "scoreInterval": INTERVAL,
-        "passRateInterval": INTERVAL,
-        "scoreWithout": NUM,
-        "passRateWithout": NUM,
-        "scoreWithoutInterval": INTERVAL,
-        "passRateWithoutInterval": INTERVAL,
-        "deltaNote": STR,
-        "delta": NUM,
-        "deltaInterval": INTERVAL,
-        "deltaSignificant": BOOL,
-        "passed": BOOL,
-        "reducer": STR,
-        "unstable": STRINGS,
-        "runsGraded": NUM,
-        "runsErrored": NUM,
-        "runsNotMade": NUM,
-        **TIMING,
-    }
-)
-
-GRADER = Obj(
-    {
-        "name": STR,
-        "type": STR,
-        "weight": NUM,
-        "arm": STR,
-        "graderMarkdown": STR,
-        "config": OBJECT,
-    }
-)
-
-CASE = Obj(
-    {
-        "name": STR,
-        "agent": STR,
-        "dir": STR,
-        "source": STR,
-        "promptMarkdown": STR,
-        "model": STR,
-        "runsPerCase": NUM,
-        "timeoutSeconds": NUM,
-        "maxTurns": NUM,
-        "tags": STRINGS,
-        "description": STR,
-        "expectedOutput": STR,
-        "path": STR,
-        "suiteRoot": STR,
-        "graders": ListOf(GRADER),
-        "arms": Obj({"with": ListOf(RUN), "without": ListOf(RUN), "baseline": ListOf(RUN)}),
-        "aggregates": CASE_AGGREGATES,
-        "notes": STR,
-    }
-)
-
-BASELINE = {"spec": STR, "name": STR, "version": STR, "path": STR, "commit": STR}
-
-SUITE = Obj(
-    {
-        "root": STR,
-        "ablation": STR,
-        "threshold": NUM,
-        "concurrency": NUM,
-        "agent": STR,
-        "caseFilter": STR,
-        "tagFilters": STRINGS,
-        "plugins": ListOf(
-            Obj({"name": STR, "version": STR, "path": text(False)}, required=("path",))
-        ),
-        "baselinePlugin": Obj({**BASELINE, "plugins": ListOf(Obj(BASELINE))}),
-    }
-)
-
-AGENT = Obj(
-    {
-        "agent": STR,
-        "spec": STR,
-        "cases": NUM,
-        "casesPassed": NUM,
-        "overallScore": NUM,
-        "overallScoreWithout": NUM,
-        "meanDelta": NUM,
-        "meanDeltaInterval": INTERVAL,
-        "meanDeltaSignificant": BOOL,
-        "runsTotal": NUM,
-        "runsGraded": NUM,
-        "errors": MapOf(NUM),
-        "costUsd": NUM,
-        "costUnknown": BOOL,
-        **TIMING,
-    }
-)
-
-AGGREGATES = Obj(
-    {
-        "casesTotal": NUM,
-        "casesPassed": NUM,
-        "overallScore": NUM,
-        "overallPassRate": NUM,
-        "meanDelta": NUM,
-        "meanDeltaInterval": INTERVAL,
-        "meanDeltaSignificant": BOOL,
-        "overallScoreWithout": NUM,
-        "runsTotal": NUM,
-        "runsGraded": NUM,
-        "runsErrored": NUM,
-        "runsNotMade": NUM,
-        "runsSkipped": NUM,
-        "runsNotStarted": NUM,
-        "thresholdMet": BOOL,
-        "reducer": STR,
-        "casesUnstable": NUM,
-        "rateLimitRetries": NUM,
-        "rateLimitWaitSeconds": NUM,
-        **TIMING,
-    }
-)
-
-COMPARISON = Obj(
-    {
-        "against": STR,
-        "againstStartedAt": STR,
-        "cases": ListOf(
-            Obj(
-                {
-                    "name": STR,
-                    "dir": STR,
-                    "before": NUM,
-                    "after": NUM,
-                    "change": NUM,
-                    "changeInterval": INTERVAL,
-                    "deltaBefore": NUM,
-                    "deltaAfter": NUM,
-                    "verdict": STR,
-                }
-            )
-        ),
-    }
-)
-
-SHARD = Obj(
-    {
-        "index": NUM,
-        "total": NUM,
-        "weights": STR,
-        "version": STR,
-        "settings": OBJECT,
-        "suiteRoot": STR,
-        "suiteCases": ListOf(
-            Obj(
-                {
-                    "name": STR,
-                    "nodeid": STR,
-                    "key": STR,
-                    "runs": NUM,
-                    "cost": NUM,
-                    "shard": NUM,
-                }
-            )
-        ),
-    }
-)
-
-SHARD_SOURCE = Obj(
-    {
-        "path": STR,
-        "index": NUM,
-        "total": NUM,
-        "startedAt": STR,
-        "durationSeconds": NUM,
-        "cases": STRINGS,
-    }
-)
-
-DOCUMENT = Obj(
-    {
-        "startedAt": STR,
-        "durationSeconds": NUM,
-        "costUsd": NUM,
-        "costUnknown": BOOL,
-        "partial": BOOL,
-        "partialReason": STR,
-        "suite": SUITE,
-        "agents": ListOf(AGENT),
-        "cases": ListOf(CASE),
-        "aggregates": AGGREGATES,
-        "loadErrors": ListOf(Obj({"path": STR, "line": NUM, "message": STR})),
-        "errors": MapOf(number(False)),
-        "skipped": MapOf(number(False)),
-        "notStarted": ListOf(Obj({"case": STR, "agent": STR, "nodeid": STR, "runs": NUM})),
-        "ungated": STR,
-        "comparison": COMPARISON,
-        "shard": SHARD,
-        "shards": ListOf(SHARD_SOURCE),
-    },
-    nullable=False,
-)
+def _nullable(loc: tuple[Any, ...]) -> bool:
+    """Whether the field at ``loc`` may be null (all but a few may)."""
+    if len(loc) == 2 and loc[0] in _NOT_NULL_MAPS:
+        return False
+    return not (len(loc) >= 3 and loc[-3] == "plugins" and loc[-1] == "path")
 
 
 def check_document(doc: Any, schema_version: int) -> None:
@@ -458,4 +426,19 @@ def check_document(doc: Any, schema_version: int) -> None:
         raise DocumentError(f"not a result document: expected an object, found {_found(doc)}")
     if doc.get("schemaVersion") != schema_version or isinstance(doc.get("schemaVersion"), bool):
         raise DocumentError(f"not a schemaVersion {schema_version} result document")
-    DOCUMENT.check(doc, [])
+    try:
+        Document.model_validate(doc)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        loc = tuple(error["loc"])
+        if error["type"] == "missing":
+            raise DocumentError(
+                f"the field {loc[-1]!r} is missing", json_path(list(loc[:-1]))
+            ) from None
+        what = _EXPECTED.get(error["type"], "another value")
+        if len(loc) >= 4 and loc[-4] == "arms" and loc[-1] == "score":  # a run's score
+            what = _EXPECTED["greater_than_equal"]
+        if _nullable(loc):
+            what += " or null"
+        found = _found(error["input"])
+        raise DocumentError(f"expected {what}, found {found}", json_path(list(loc))) from None

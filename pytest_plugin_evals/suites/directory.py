@@ -164,9 +164,11 @@ def _build(
     and gives the default)."""
     get, check = fields.get, problems.check
     name = (
-        check(case_dir.name, v.string, fields["name"]).strip()
+        check(case_dir.name, v.name, fields["name"]).strip()
         if "name" in fields
-        else case_dir.name
+        else check(
+            case_dir.name, v.name, Value(case_dir.name, Spot(path), "the case folder's name")
+        )
     )
     return Case(
         name=name,
@@ -177,7 +179,7 @@ def _build(
         suite_root=suite_root,
         graders=tuple(graders),
         description=check(None, v.optional_string, get("description")),
-        tags=check((), v.string_list, get("tags")),
+        tags=check((), v.names, get("tags")),
         runs=_or(problems, get("runs"), 3, lambda x: v.whole_number(x, 1, 50)),
         model=_or(problems, get("model"), None, v.string),
         max_turns=_or(problems, get("max_turns"), 10, lambda x: v.whole_number(x, 1, 200)),

@@ -45,7 +45,7 @@ def _case(raw: object, spot: Spot, path: Path, suite_root: Path) -> Case:
     prompt_value = spot.value(raw, "prompt")
     if prompt_value is None:
         spot.fail(f"{spot.label('prompt')} is required")
-    name = v.string(name_value).strip()
+    name = v.name(name_value).strip()
     prompt = v.string(prompt_value).strip()
     graders: list[GraderSpec] = []
     expect_value = spot.value(raw, "expect")

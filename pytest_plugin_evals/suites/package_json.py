@@ -76,7 +76,7 @@ def _case(raw: object, spot: Spot, path: Path, used: set[str]) -> Case:
         spot.fail(f"{spot.label('input')} is required")
     prompt = v.string(input_value).strip()
     name_value = spot.value(raw, "name")
-    base = v.string(name_value).strip() if name_value is not None else slug(prompt)
+    base = v.name(name_value).strip() if name_value is not None else slug(prompt)
     mocks_value = spot.value(raw, "mocks")
     mocks = {} if mocks_value is None or mocks_value.raw is None else v.mapping(mocks_value)
     graders: list[GraderSpec] = []

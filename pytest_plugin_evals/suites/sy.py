@@ -47,7 +47,7 @@ def load(path: Path, suite_root: Path, doc: Located) -> list[Case | LoadError]:
     data: dict[str, Any] = doc.data
     top = Spot(path, doc, (), "", 1)
     suite_name = v.optional_string(top.value(data, "name"))
-    suite_tags = v.string_list(top.value(data, "tags"))
+    suite_tags = v.names(top.value(data, "tags"))
     found: list[Case | LoadError] = []
     names: dict[str, int | None] = {}
     for index, raw in enumerate(data["cases"]):
@@ -78,7 +78,7 @@ def _case(
     for required in ("name", "input"):
         if required not in raw:
             spot.fail(f"{spot.label(required)} is required")
-    name = v.string(Value(raw["name"], spot, "name")).strip()
+    name = v.name(Value(raw["name"], spot, "name")).strip()
     prompt = v.string(Value(raw["input"], spot, "input")).strip()
     graders: list[GraderSpec] = []
     for key in CASE_KEYS:
@@ -99,7 +99,7 @@ def _case(
             label = "delivered" if flag else "not delivered"
             graders.append(_spec(label, key, {"value": flag}, value, path))
     tags = list(suite_tags)
-    tags += [tag for tag in v.string_list(spot.value(raw, "tags")) if tag not in tags]
+    tags += [tag for tag in v.names(spot.value(raw, "tags")) if tag not in tags]
     return Case(
         name=name,
         prompt=prompt,

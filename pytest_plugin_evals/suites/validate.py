@@ -1,5 +1,10 @@
 """Small checks shared by the loaders: each failure is one sentence naming the key and the line.
 
+The checks themselves are pydantic's (strict types and constraints: :func:`accepts` and the
+models of :mod:`.grader_schema`); this module gives their failures our wording and the file and
+line they come from: :func:`model_problems` maps a pydantic error's location (its key path)
+back to the YAML or frontmatter line of that key.
+
 A :class:`Value` is a value read from a suite file together with where it came from, so merged
 data (case.yaml overridden by prompt.md) still reports the right file and line. A loader that
 checks many things gathers their failures in :class:`Problems`, so one load error
@@ -8,15 +13,21 @@ checks many things gathers their failures in :class:`Problems`, so one load erro
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any, NoReturn, ParamSpec, TypeVar
+from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
+
+from pydantic import BaseModel, Field, StrictBool, StrictStr, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
 
 from pytest_plugin_evals.model import LoadError
 from pytest_plugin_evals.util.frontmatter import Located
+from pytest_plugin_evals.util.suggest import did_you_mean
 
 ENV_KEY = re.compile(r"^EVAL_[A-Z0-9_]*$")
 
@@ -173,16 +184,73 @@ class Value:
         raise LoadError(self.spot.path, f"{self.label} {message}", self.line)
 
 
+M = TypeVar("M", bound=BaseModel)
+#: How a pydantic error reads: ``(label, error) -> message`` (the whole line's text).
+Describe = Callable[[str, "ErrorDetails"], str]
+
+
+def model_problems(
+    model: type[M], raw: Mapping[str, Any], spot: Spot, describe: Describe
+) -> tuple[M | None, list[LoadError]]:
+    """``raw`` validated by pydantic's ``model``, or its problems: one LoadError per pydantic
+    error, worded by ``describe`` and placed at the line of the key the error's location names."""
+    try:
+        return model.model_validate(raw), []
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors(include_url=False, include_context=True):
+            where, loc = spot, error["loc"]
+            for key in loc[:-1]:
+                where = where.child(key, f"{where.label(key)}.")
+            last = loc[-1] if loc else None
+            label = where.label(last) if loc else spot.prefix.rstrip(".")
+            problems.append(LoadError(spot.path, describe(label, error), where.line(last)))
+        return None, problems
+
+
 def check_keys(mapping: Mapping[Any, Any], spot: Spot, allowed: Iterable[str], what: str) -> None:
     """Reject unknown keys: ``unknown <what> "k" (expected one of: a, b)``, one problem for
-    each unknown key."""
+    each unknown key; a key near a known one adds `` — did you mean <known>?``."""
     allowed = tuple(allowed)
     problems = Problems()
     for key in mapping:
         if key not in allowed:
-            message = f'unknown {what} "{spot.label(key)}" (expected one of: {", ".join(allowed)})'
+            near = did_you_mean(key, allowed)
+            message = (
+                f'unknown {what} "{spot.label(key)}"{near} (expected one of: {", ".join(allowed)})'
+            )
             problems.add(LoadError(spot.path, message, spot.line(key)))
     problems.raise_any(spot.path.parent)
+
+
+#: A string holding something other than whitespace.
+Text = Annotated[StrictStr, Field(pattern=r"\S")]
+#: A finite number (not a boolean).
+Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+_STRING = TypeAdapter(StrictStr)
+_TEXT = TypeAdapter(Text)
+_STRINGS = TypeAdapter(list[StrictStr])
+_BOOLEAN = TypeAdapter(StrictBool)
+_POSITIVE = TypeAdapter(Annotated[Number, Field(gt=0)])
+
+
+def accepts(adapter: TypeAdapter[Any], raw: Any) -> bool:
+    """Whether pydantic's ``adapter`` accepts ``raw`` as it is (strict: no coercion)."""
+    try:
+        adapter.validate_python(raw)
+    except ValidationError:
+        return False
+    return True
+
+
+@cache
+def _whole(low: int, high: int | None) -> TypeAdapter[int]:
+    return TypeAdapter(Annotated[int, Field(strict=True, ge=low, le=high)])
+
+
+@cache
+def _between(low: float, high: float) -> TypeAdapter[float]:
+    return TypeAdapter(Annotated[Number, Field(ge=low, le=high)])
 
 
 def mapping(value: Value) -> dict[str, Any]:
@@ -192,11 +260,11 @@ def mapping(value: Value) -> dict[str, Any]:
 
 
 def string(value: Value, *, empty: bool = False) -> str:
-    if not isinstance(value.raw, str):
+    if not accepts(_STRING, value.raw):
         value.fail(f"must be a string (got {kind(value.raw)})")
-    if not empty and not value.raw.strip():
+    if not empty and not accepts(_TEXT, value.raw):
         value.fail("must not be empty")
-    return value.raw
+    return str(value.raw)
 
 
 def optional_string(value: Value | None) -> str | None:
@@ -207,7 +275,7 @@ def string_list(value: Value | None) -> tuple[str, ...]:
     if value is None or value.raw is None:
         return ()
     raw = value.raw
-    if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
+    if not accepts(_STRINGS, raw):
         got = (
             kind(raw)
             if not isinstance(raw, list)
@@ -219,35 +287,37 @@ def string_list(value: Value | None) -> tuple[str, ...]:
 
 def whole_number(value: Value, low: int, high: int | None) -> int:
     raw = value.raw
-    if (
-        isinstance(raw, bool)
-        or not isinstance(raw, int)
-        or raw < low
-        or (high is not None and raw > high)
-    ):
+    if not accepts(_whole(low, high), raw):
         span = f"from {low} to {high}" if high is not None else f"of at least {low}"
         value.fail(f"must be a whole number {span} (got {show(raw)})")
-    return raw
+    return int(raw)
 
 
 def number_between(value: Value, low: float, high: float) -> float:
     raw = value.raw
-    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not low <= raw <= high:
+    if not accepts(_between(low, high), raw):
         value.fail(f"must be a number from {low:g} to {high:g} (got {show(raw)})")
-    return raw
+    number: float = raw  # as written: 300 stays an int
+    return number
 
 
 def positive_number(value: Value) -> float:
     raw = value.raw
-    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not raw > 0:
-        value.fail(f"must be a number above 0 (got {show(raw)})")
+    if not accepts(_POSITIVE, raw):
+        value.fail(f"{above_zero(raw)} (got {show(raw)})")
     return float(raw)
 
 
+def above_zero(raw: Any) -> str:
+    """``must be a number above 0``, or ``must be a finite number above 0`` for ``.inf``/NaN."""
+    finite = not isinstance(raw, float) or math.isfinite(raw)
+    return "must be a number above 0" if finite else "must be a finite number above 0"
+
+
 def boolean(value: Value) -> bool:
-    if not isinstance(value.raw, bool):
+    if not accepts(_BOOLEAN, value.raw):
         value.fail(f"must be true or false (got {show(value.raw)})")
-    return value.raw
+    return bool(value.raw)
 
 
 def one_of(value: Value, choices: Iterable[str]) -> str:
@@ -256,6 +326,53 @@ def one_of(value: Value, choices: Iterable[str]) -> str:
         shown = " or ".join(f'"{c}"' for c in choices) if len(choices) == 2 else ", ".join(choices)
         value.fail(f"must be {shown} (got {show(value.raw)})")
     return str(value.raw)
+
+
+#: Format characters that reorder what follows them on a terminal (bidirectional controls).
+BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def unprintable(text: str) -> str | None:
+    """What makes ``text`` unfit to be shown raw (pytest prints node ids as they are): ``NUL``,
+    ``a newline``, ``an escape character``, ``a control character (U+0007)``, ``a
+    bidirectional control (U+202E)``; None when it is fine."""
+    for char in text:
+        code = ord(char)
+        if char == "\0":
+            return "NUL"
+        if char in "\r\n\u2028\u2029\x85":
+            return f"a line break (U+{code:04X})"
+        if char == "\x1b":
+            return "an escape character (U+001B)"
+        if code < 0x20 or 0x7F <= code < 0xA0:
+            return f"a control character (U+{code:04X})"
+        if char in BIDI:
+            return f"a bidirectional control (U+{code:04X})"
+    return None
+
+
+def escaped(text: str) -> str:
+    """``text`` with every character :func:`unprintable` names written as ``\\uXXXX``."""
+    return "".join(f"\\u{ord(c):04x}" if unprintable(c) else c for c in text)
+
+
+def name(value: Value) -> str:
+    """A non-empty string fit to be shown raw: a case's, a grader's or a tag's name."""
+    text = string(value)
+    bad = unprintable(text)
+    if bad is not None:
+        value.fail(f'"{escaped(text)}" holds {bad}: a name must be printable text')
+    return text
+
+
+def names(value: Value | None) -> tuple[str, ...]:
+    """:func:`string_list` of names (tags), each checked by :func:`name`."""
+    items = string_list(value)
+    if value is not None:
+        inner = value.spot.child(value.key, f"{value.label}.")
+        for index, item in enumerate(items):
+            name(Value(item, inner, index))
+    return items
 
 
 def env(value: Value | None) -> dict[str, str]:
@@ -273,6 +390,8 @@ def env(value: Value | None) -> dict[str, str]:
             )
         if not isinstance(item, str):
             Value(item, inner, key).fail(f"must be a string (got {kind(item)})")
+        if "\0" in item:
+            Value(item, inner, key).fail("holds a NUL character, which no environment can carry")
     return found
 
 

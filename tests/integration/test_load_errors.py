@@ -46,6 +46,15 @@ BAD_FILES: dict[str, str] = {
         "    expected_contain: [hi]\n"
     ),
     "package.json": json.dumps({"name": "x", "ai": {"evals": "oops"}}, indent=2),
+    # Names pytest would print raw, a NUL no environment can carry, a weight that is no number.
+    "evals/escape-name/prompt.md": '---\nruns: 1\nname: "wipe\\e[2J\\rgone"\n---\nSay hi\n',
+    "evals/escape-name/graders/hi.md": GRADER,
+    "evals/bidi-tag/prompt.md": '---\nruns: 1\ntags: ["txt\\u202Eexe"]\n---\nSay hi\n',
+    "evals/bidi-tag/graders/hi.md": GRADER,
+    "evals/nul-env/prompt.md": '---\nruns: 1\nenv:\n  EVAL_X: "a\\0b"\n---\nSay hi\n',
+    "evals/nul-env/graders/hi.md": GRADER,
+    "evals/inf-weight/prompt.md": PROMPT,
+    "evals/inf-weight/graders/g.md": "---\ntype: regex\npattern: hi\nweight: .inf\n---\n",
 }
 
 GOOD_FILES = {"evals/good/prompt.md": PROMPT, "evals/good/graders/hi.md": GRADER}
@@ -78,9 +87,25 @@ EXPECTED: dict[str, str] = {
     "evals/bad-case-yaml/case.yaml": "evals/bad-case-yaml/case.yaml:2: invalid YAML: *",
     "evals/evals.json": "evals/evals.json:2: invalid JSON: *",
     "evals/golden/mixed.yaml": (
-        'evals/golden/mixed.yaml:7: unknown key "cases[[]1].expected_contain" (expected one of: *)'
+        'evals/golden/mixed.yaml:7: unknown key "cases[[]1].expected_contain" — did you mean '
+        "expected_contains? (expected one of: *)"
     ),
     "package.json": "package.json:4: ai.evals must be a list of evals (got a string)",
+    "evals/escape-name/prompt.md": (
+        'evals/escape-name/prompt.md:3: name "wipe\\u001b[[]2J\\u000dgone" holds an escape '
+        "character (U+001B): a name must be printable text"
+    ),
+    "evals/bidi-tag/prompt.md": (
+        'evals/bidi-tag/prompt.md:3: tags[[]0] "txt\\u202eexe" holds a bidirectional control '
+        "(U+202E): a name must be printable text"
+    ),
+    "evals/nul-env/prompt.md": (
+        "evals/nul-env/prompt.md:4: env.EVAL_X holds a NUL character, which no environment can "
+        "carry"
+    ),
+    "evals/inf-weight/graders/g.md": (
+        "evals/inf-weight/graders/g.md:4: weight must be a finite number above 0 (got inf)"
+    ),
 }
 
 
@@ -96,6 +121,8 @@ def test_every_bad_file_is_one_line_and_the_rest_runs(
     output = result.stdout.str()
     assert "Traceback" not in output and "Traceback" not in result.stderr.str()
     assert "Interrupted" not in output
+    for raw in ("\x1b", "\r", "\u202e", "\0"):  # shown escaped, never raw
+        assert raw not in output and raw not in result.stderr.str(), repr(raw)
     for rel, pattern in EXPECTED.items():
         result.stdout.fnmatch_lines([pattern])
         # One line for the file (the short summary line starts with "ERROR ").

@@ -44,7 +44,7 @@ def test_error_flag(tmp_path: Path) -> None:
         (
             "---\nexpect:\n  a: string\nerorr: true\n---\nx",
             4,
-            'unknown key "erorr" in mock frontmatter '
+            'unknown key "erorr" in mock frontmatter — did you mean error? '
             "(expected one of: type, expect, error, tools, abort_when)",
         ),
         ("---\ntype: magic\n---\nx", 2, "type must be fixed or agent (got 'magic')"),

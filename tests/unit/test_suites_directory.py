@@ -111,6 +111,25 @@ def test_unknown_frontmatter_key_names_the_key_and_line(tmp_path: Path) -> None:
     )
 
 
+def test_unknown_key_suggests_the_nearest_known_one(tmp_path: Path) -> None:
+    folder = case(
+        tmp_path,
+        {
+            "prompt.md": "---\nmax_turn: 3\n---\nHi\n",
+            "case.yaml": 'schema_version: "1.1"\nname: c\nexecution:\n  timeout: 30\n',
+        },
+    )
+    shown = error(folder).render(folder.parent).splitlines()
+    assert shown[0].startswith(
+        'my-case/case.yaml:4: unknown key "execution.timeout" — did you mean timeout_seconds? '
+        "(expected one of: prompt, model,"
+    )
+    assert shown[1].startswith(
+        'my-case/prompt.md:2: unknown frontmatter key "max_turn" — did you mean max_turns? '
+        "(expected one of: schema_version,"
+    )
+
+
 def test_bad_yaml_frontmatter(tmp_path: Path) -> None:
     folder = case(tmp_path, {"prompt.md": "---\nruns: 1\ntags: [a\n---\nHi\n"})
     err = error(folder)
@@ -751,3 +770,48 @@ def test_a_case_folder_reached_through_a_link_is_its_own_inside(
     relink(folder / "fixtures" / "data.txt", outside / "secret.txt")
     with pytest.raises(LoadError, match=r'"fixtures/data.txt" \(.*secret.txt\)'):
         directory.load_case(alias, tmp_path / "evals")
+
+
+@pytest.mark.parametrize(
+    ("front", "line", "message"),
+    [
+        (
+            'name: "clear\\e[2J"',
+            2,
+            'name "clear\\u001b[2J" holds an escape character (U+001B): a name must be '
+            "printable text",
+        ),
+        ('name: "two\\nlines"', 2, 'name "two\\u000alines" holds a line break (U+000A)'),
+        ('name: "back\\rover"', 2, 'name "back\\u000dover" holds a line break (U+000D)'),
+        ('name: "nul\\0"', 2, 'name "nul\\u0000" holds NUL'),
+        ('name: "bell\\a"', 2, 'name "bell\\u0007" holds a control character (U+0007)'),
+        (
+            'tags: [fine, "evil\\u202Etxt.exe"]',
+            2,
+            'tags[1] "evil\\u202etxt.exe" holds a bidirectional control (U+202E)',
+        ),
+        (
+            'env:\n  EVAL_MODE: "on\\0off"',
+            3,
+            "env.EVAL_MODE holds a NUL character, which no environment can carry",
+        ),
+    ],
+)
+def test_names_and_env_values_that_cannot_be_shown_or_passed(
+    tmp_path: Path, front: str, line: int, message: str
+) -> None:
+    folder = case(tmp_path, {"prompt.md": f"---\n{front}\n---\nHi\n"})
+    err = error(folder)
+    assert (err.path, err.line) == (folder / "prompt.md", line)
+    assert err.message.startswith(message)
+    assert "\x1b" not in err.render() and "\u202e" not in err.render()
+
+
+def test_a_case_folder_named_with_an_escape_is_a_load_error(tmp_path: Path) -> None:
+    folder = case(tmp_path, {"prompt.md": "Hi\n"}, name="x\x1b[31m")
+    err = error(folder)
+    assert err.message == (
+        'the case folder\'s name "x\\u001b[31m" holds an escape character (U+001B): a name '
+        "must be printable text"
+    )
+    assert load(case(tmp_path, {"prompt.md": "Hi\n"}, name="émoji-👩‍💻")).name == "émoji-👩‍💻"

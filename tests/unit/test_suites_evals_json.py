@@ -102,7 +102,8 @@ def test_bad_case_is_one_error_and_the_others_still_load(tmp_path: Path) -> None
     assert [(e.message, e.line) for e in errors] == [  # type: ignore[union-attr]
         ("cases[1].prompt is required", 7),
         (
-            'unknown key "cases[2].expect.contain" (expected one of: contains, not_contains, '
+            'unknown key "cases[2].expect.contain" — did you mean contains? '
+            "(expected one of: contains, not_contains, "
             "min_chars)",
             14,
         ),

@@ -192,6 +192,27 @@ def test_grader_unknown_key(tmp_path: Path) -> None:
     ("body", "message", "line"),
     [
         ("type: regex\npattern: x\nweight: 0", "weight must be a number above 0 (got 0)", 4),
+        (
+            "type: regex\npattern: x\nweight: .inf",
+            "weight must be a finite number above 0 (got inf)",
+            4,
+        ),
+        (
+            "type: regex\npattern: x\nweight: -.inf",
+            "weight must be a finite number above 0 (got -inf)",
+            4,
+        ),
+        (
+            "type: regex\npattern: x\nweight: .nan",
+            "weight must be a finite number above 0 (got nan)",
+            4,
+        ),
+        (
+            'type: regex\npattern: x\nname: "ok\\u202Egnp.exe"',
+            'name "ok\\u202egnp.exe" holds a bidirectional control (U+202E): a name must be '
+            "printable text",
+            4,
+        ),
         ("type: regex\npattern: x\nweight: -1", "weight must be a number above 0 (got -1)", 4),
         (
             "type: regex\npattern: x\nweight: heavy",
@@ -304,3 +325,64 @@ def test_duplicate_name_between_files(tmp_path: Path) -> None:
         directory.load_case(folder, folder.parent)
     assert info.value.message == 'duplicate grader name "a" (also defined in a.md)'
     assert info.value.path == folder / "graders" / "b.md"
+
+
+def test_every_problem_of_one_grader_at_once(tmp_path: Path) -> None:
+    """The schema reports each wrong key of a grader, each at its own line (the old checks
+    stopped at the first)."""
+    text = "---\ntype: tool_used\ntool: 7\nweight: heavy\nmin: -1\ncolour: red\n---\n"
+    err = error(tmp_path, text)
+    shown = err.render(tmp_path).splitlines()
+    assert shown == [
+        "evals/c/graders/g.md:3: tool must be a string (got a number)",
+        'evals/c/graders/g.md:4: weight must be a number above 0 (got "heavy")',
+        "evals/c/graders/g.md:5: min must be a whole number of at least 0 (got -1)",
+        'evals/c/graders/g.md:6: unknown key "colour" for a tool_used grader '
+        "(expected one of: name, type, weight, arm, tool, input_match, min, max)",
+    ]
+
+
+def test_unknown_grader_key_suggests_the_nearest_known_one(tmp_path: Path) -> None:
+    err = error(tmp_path, "---\ntype: tool_used\ntool: Skill\ninput_mach: x\n---\n")
+    assert err.message == (
+        'unknown key "input_mach" for a tool_used grader — did you mean input_match? '
+        "(expected one of: name, type, weight, arm, tool, input_match, min, max)"
+    )
+    assert err.line == 4
+
+
+@pytest.mark.parametrize(
+    ("body", "message", "line"),
+    [
+        (
+            "---\ntype: regex\n---\n\n(?i)paris\n",
+            'invalid pattern "(?i)paris": Invalid regular expression: invalid group — '
+            "JavaScript patterns have no inline flags: remove `(?i)` and set `flags: i`",
+            5,
+        ),
+        (
+            "---\ntype: regex\npattern: '(?ms)a.b'\n---\n",
+            'invalid pattern "(?ms)a.b": Invalid regular expression: invalid group — '
+            "JavaScript patterns have no inline flags: remove `(?ms)` and set `flags: ms`",
+            3,
+        ),
+        (
+            "---\ntype: tool_used\ntool: Skill\ninput_match: '(?i)release'\n---\n",
+            'invalid input_match "(?i)release": Invalid regular expression: invalid group — '
+            "JavaScript patterns have no inline flags: remove `(?i)` (input_match takes no flags)",
+            4,
+        ),
+    ],
+)
+def test_inline_flags_suggest_flags(tmp_path: Path, body: str, message: str, line: int) -> None:
+    err = error(tmp_path, body)
+    assert err.message == message
+    assert err.line == line
+
+
+def test_a_grader_file_named_with_a_control_character(tmp_path: Path) -> None:
+    err = error(tmp_path, "---\ntype: llm\n---\nPASS if polite\n", "bad\x07.md")
+    assert err.message == (
+        'name "bad\\u0007" holds a control character (U+0007): a name must be printable text'
+    )
+    assert err.line == 1

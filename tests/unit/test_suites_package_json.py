@@ -142,7 +142,8 @@ def test_bad_eval_keys(tmp_path: Path) -> None:
     evals = [{"input": "a", "expect": []}, {"mocks": {}}, "x", {"input": "b", "mocks": []}]
     found = package_json.load(package(tmp_path, {"ai": {"evals": evals}}))
     assert [e.message for e in found] == [  # type: ignore[union-attr]
-        'unknown key "ai.evals[0].expect" (expected one of: name, input, mocks, expected, '
+        'unknown key "ai.evals[0].expect" — did you mean expected? '
+        "(expected one of: name, input, mocks, expected, "
         "usedAsExample)",
         "ai.evals[1].input is required",
         "ai.evals[2] must be an object (got a string)",

@@ -104,7 +104,8 @@ def test_folder_of_yaml_suites(tmp_path: Path) -> None:
         ("    expected_regex: ['(']", 'invalid cases[0].expected_regex[0] "(": Invalid regular', 5),
         (
             "    expected_contain: [x]",
-            'unknown key "cases[0].expected_contain" (expected one of:',
+            'unknown key "cases[0].expected_contain" — did you mean expected_contains? '
+            "(expected one of:",
             5,
         ),
         (
