@@ -68,6 +68,8 @@ def test_bad_evals_are_one_line_each_and_the_others_load(tmp_path: Path) -> None
     assert messages[1].startswith('evals[1].files[0] "../secret.txt" must be a path inside')
     assert messages[2].startswith('evals[2].files[0] "evals/missing.txt" is not a file in')
     assert "expectations" in messages[3]
-    assert messages[4].startswith('unknown key "evals[4].expectation" (expected one of: id, name')
+    assert messages[4].startswith(
+        'unknown key "evals[4].expectation" — did you mean expectations? (expected one of: id,'
+    )
     assert all(e.line is not None and e.line > 1 for e in errors)
     assert [c.name for c in found if isinstance(c, Case)] == ["eval-6"]
