@@ -62,6 +62,30 @@ class Skip:
     recorded: str | None = None
 
 
+#: In the session's shared folder: the results folder and the suite root the runs chose (the
+#: controller reads them when no run reported, as after an interruption).
+RESULTS_FILE = "results-folder.txt"
+
+
+def _tell_controller(config: pytest.Config, results: Path, root: Path) -> None:
+    target = config.stash[shared_key] / RESULTS_FILE
+    if target.exists():
+        return
+    draft = target.with_name(f"{target.name}.{os.getpid()}")
+    draft.write_text(f"{results}\n{root}\n", encoding="utf-8")
+    os.replace(draft, target)
+
+
+def chosen_results(config: pytest.Config) -> tuple[Path, Path] | None:
+    """The results folder and suite root the session's runs chose, if a run was started."""
+    try:
+        text = (config.stash[shared_key] / RESULTS_FILE).read_text(encoding="utf-8")
+    except OSError:
+        return None
+    results, _, root = text.strip().partition("\n")
+    return (Path(results), Path(root)) if results and root else None
+
+
 class RunMaker:
     """Makes runs: one folder each in this process's runs folder, the session's options."""
 
@@ -109,6 +133,7 @@ class RunMaker:
                 except FolderBusy as exc:
                     self._refusal = str(exc)
             self.results = results
+            _tell_controller(self.config, results, root)
         return self.results
 
     def refusal(self, item: EvalItem) -> str | None:
@@ -123,7 +148,9 @@ class RunMaker:
         stop = self.config.stash.get(stop_key, None)
         sign = stop.read() if stop is not None else None
         if sign is not None:
-            return Skip(f"run not started: {sign[1]}", sign[0])
+            # An interruption's runs not started are listed as such, not counted as skipped.
+            recorded = None if sign[0] == "interrupted" else sign[0]
+            return Skip(f"run not started: {sign[1]}", recorded)
         missing = [name for name in case.requires_secret if not os.environ.get(name)]
         if missing:
             return Skip(f"missing required secret(s): {', '.join(missing)}", "missing_secret")
@@ -202,10 +229,30 @@ class RunMaker:
             paid_budget=paid_budget,
             agent_label=item.agent_label,
         )
+        outcome = self._stopped(outcome)
         if outcome.result.infra_error == "auth" and stop_key in self.config.stash:
             # Every remaining run would be refused the same way: none is started.
             self.config.stash[stop_key].put("auth_failed", AUTH_STOP)
         return outcome
+
+    def _stopped(self, outcome: RunOutcome) -> RunOutcome:
+        """A run that ended in error once the session was interrupted was stopped by the
+        controller (its processes killed): it was not made, and is not graded."""
+        result = outcome.result
+        stop = self.config.stash.get(stop_key, None)
+        sign = stop.read() if stop is not None else None
+        if result.error is None or result.infra_error is not None or sign is None:
+            return outcome
+        if sign[0] != "interrupted":
+            return outcome
+        from dataclasses import replace
+
+        from pytest_plugin_evals.model import STOPPED
+
+        stopped = replace(
+            result, error=STOPPED, infra_error="interrupted", verdicts=(), score=0.0, passed=False
+        )
+        return replace(outcome, result=stopped)
 
 
 #: The share of CPU time that must have gone unused lately for a run to be started ahead.

@@ -20,7 +20,7 @@ import os
 import re
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +48,9 @@ _RUN_LABEL = re.compile(
     r"\[(?:(?P<agent>(?!(?:with|without|baseline)-)[A-Za-z][A-Za-z0-9_.]*)-)?"
     r"(?:with-|without-|baseline-)?\d+\]$"
 )
+
+#: The stop sign's reason once the session was interrupted (no run is recorded for it).
+INTERRUPTED = "interrupted"
 
 #: Scores are compared with this tolerance (as in scoring).
 _EPSILON = 1e-9
@@ -120,6 +123,8 @@ class EvalSession:
         self.results_dir: Path | None = None
         #: Said when --eval-fail-on-regression failed the session.
         self.regression_message: str | None = None
+        #: Reads the reports still on their way after an interruption (xdist; see .xdist).
+        self.drain: Callable[[], None] | None = None
 
     # -- what was selected ------------------------------------------------------------------
 
@@ -179,6 +184,16 @@ class EvalSession:
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.expect(item.nodeid for item in session.items)
+
+    @pytest.hookimpl
+    def pytest_keyboard_interrupt(self) -> None:
+        """Ctrl-C or SIGTERM: no process of the session starts another run (an xdist worker
+        goes on with the items it was sent until it is shut down)."""
+        from pytest_plugin_evals.plugin.keys import stop_key
+
+        stop = self.config.stash.get(stop_key, None)
+        if stop is not None:
+            stop.put(INTERRUPTED, "the session was interrupted")
 
     # -- reports ----------------------------------------------------------------------------
 
@@ -250,8 +265,12 @@ class EvalSession:
 
             # Nothing a run started outlives the session (a worker stopped mid-run included).
             kill_tagged(SESSION_TAG, session_tag(self.config))
+            if exitstatus == pytest.ExitCode.INTERRUPTED and self.drain is not None:
+                self.drain()
         plan = self._shard_plan()
-        if not self.records and (plan is None or plan.cases_of(plan.index)):
+        # Interrupted before the first run reported: the document says so all the same.
+        cut_short = bool(self.expected) and exitstatus == pytest.ExitCode.INTERRUPTED
+        if not self.records and not cut_short and (plan is None or plan.cases_of(plan.index)):
             return  # (a shard none of the selected cases fell to still writes its document)
         from pytest_plugin_evals.plugin.limiter import session_wait_seconds
         from pytest_plugin_evals.reporting.result import summarize
@@ -357,6 +376,11 @@ class EvalSession:
             for r in self.records.values()
         )
         if root is None:
+            from pytest_plugin_evals.plugin.runs import chosen_results
+
+            chosen = chosen_results(self.config)  # runs started, none reported
+            if chosen is not None:
+                return chosen[1]
             plan = self._shard_plan()  # a shard none of the selected cases fell to
             root = Path(plan.root) if plan is not None and plan.root else None
         return root if root is not None else Path(self.config.rootpath)
@@ -380,6 +404,11 @@ class EvalSession:
         for record in self.records.values():
             if isinstance(record, RunRecord) and record.result.trace_path:
                 return Path(record.result.trace_path).parents[3]  # runs/<case>/<arm-n>/trace
+        from pytest_plugin_evals.plugin.runs import chosen_results
+
+        chosen = chosen_results(self.config)
+        if chosen is not None:
+            return chosen[0]
         from pytest_plugin_evals.plugin.settings import results_dir
 
         return results_dir(self.settings, self.suite_root(), self.stamp)
