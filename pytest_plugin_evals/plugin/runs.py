@@ -100,6 +100,7 @@ class RunMaker:
         self.results: Path | None = None
         self._refusal: str | None = None
         self.limits = rate_limits(config, settings)
+        self.limits.halted = self._interrupted
         terminate_as_interrupt(config)  # this process makes runs: SIGTERM must not orphan them
         from pytest_plugin_evals.agents.confine.bounds import Bounds
         from pytest_plugin_evals.agents.confine.network import Endpoint
@@ -108,6 +109,11 @@ class RunMaker:
         self.allow_network = tuple(
             e for e in (Endpoint.parse(v) for v in settings.allow_network) if e is not None
         )
+
+    def _interrupted(self) -> bool:
+        stop = self.config.stash.get(stop_key, None)
+        sign = stop.read() if stop is not None else None
+        return sign is not None and sign[0] == "interrupted"
 
     def results_for(self, item: EvalItem) -> Path:
         """The session's results folder, the same for every format and in every process: it

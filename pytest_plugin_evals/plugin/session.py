@@ -123,6 +123,9 @@ class EvalSession:
         self.results_dir: Path | None = None
         #: Said when --eval-fail-on-regression failed the session.
         self.regression_message: str | None = None
+        #: ``--eval-session-timeout``'s timer, and whether it ended the session.
+        self.timer: Any = None
+        self.timed_out = False
         #: Reads the reports still on their way after an interruption (xdist; see .xdist).
         self.drain: Callable[[], None] | None = None
 
@@ -143,6 +146,25 @@ class EvalSession:
             if not self.config.option.collectonly:
                 self._hold_output_dir()
                 self._say_credentials()
+                self._start_timeout()
+
+    def _start_timeout(self) -> None:
+        """``--eval-session-timeout``: past it the session ends as on Ctrl-C (the runs in
+        flight are stopped, the document is partial)."""
+        limit = self.settings.session_timeout
+        if limit is None or self.timer is not None:
+            return
+        import signal
+        import threading
+
+        def expire() -> None:
+            self.timed_out = True
+            os.kill(os.getpid(), signal.SIGINT)
+
+        left = max(0.0, limit - (time.time() - self.started_at))
+        self.timer = threading.Timer(left, expire)
+        self.timer.daemon = True
+        self.timer.start()
 
     def _hold_output_dir(self) -> None:
         """Hold ``--eval-output-dir`` for this session before any run starts: a folder another
@@ -259,6 +281,8 @@ class EvalSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
         if self.expected or self.records:
             from pytest_plugin_evals.plugin.runs import session_tag
             from pytest_plugin_evals.util.process import SESSION_TAG, kill_tagged
@@ -440,6 +464,8 @@ class EvalSession:
                 session.exitstatus = pytest.ExitCode.INTERRUPTED
             missing = result.aggregates.runs_not_started
             why = "the session was interrupted" if reason == "interrupted" else "-x/--maxfail"
+            if self.timed_out:
+                why = f"--eval-session-timeout {self.settings.session_timeout:g}s reached"
             self.gate_message = (
                 f"{why}: {missing} selected run(s) of {len(result.not_started)} case(s) were not "
                 "started; the result is partial and no threshold is met"

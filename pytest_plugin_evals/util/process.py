@@ -279,6 +279,28 @@ def _end_group(proc: subprocess.Popen[bytes]) -> None:
 PIPE_CHUNK = 1 << 16
 
 
+def exit_text(returncode: int | None) -> str:
+    """How a process ended, said as a person reads it: ``exit 1``, ``killed by SIGKILL`` (a
+    negative status), ``exit 137 (killed by SIGKILL)`` (128 + N, how a sandbox or a shell
+    passes on a child killed by signal N)."""
+    if returncode is None:
+        return "did not end"
+    if returncode < 0:
+        return f"killed by {_signal_name(-returncode)}"
+    if 128 < returncode < 128 + 65:
+        name = _signal_name(returncode - 128)
+        if not name.startswith("signal "):
+            return f"exit {returncode} (killed by {name})"
+    return f"exit {returncode}"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 def format_timeout(seconds: float) -> str:
     shown = int(seconds) if float(seconds).is_integer() else seconds
     return f"timed out after {shown}s"

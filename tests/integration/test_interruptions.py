@@ -223,3 +223,23 @@ def test_a_session_terminated_before_its_first_run_ends_still_writes_the_partial
     assert doc["aggregates"]["runsNotStarted"] == 5 - len(made)
     assert f"the session was interrupted: {5 - len(made)} selected run(s) of" in text
     assert none_left(marker)
+
+
+def test_a_session_past_its_timeout_ends_with_the_partial_document(
+    pytester: pytest.Pytester, plugin_args: list[str]
+) -> None:
+    agent, marker = suite(pytester.path, ["a-fast", "b-slow", "c-slow", "d-fast"])
+    started = time.monotonic()
+    result = pytester.runpytest_subprocess(
+        "evals", *plugin_args, f"--eval-agent={agent}", "--eval-json=out.json",
+        "--eval-run-ahead=off", "--eval-session-timeout=8",
+    )  # fmt: skip
+    took = time.monotonic() - started
+    assert took < 120, took  # the slow runs would take 300 s each
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    doc = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    assert doc["partial"] is True and doc["partialReason"] == "interrupted"
+    assert doc["aggregates"]["thresholdMet"] is False
+    assert "a-fast" in {c["name"] for c in doc["cases"]}
+    result.stdout.fnmatch_lines(["--eval-session-timeout 8s reached: * selected run(s) of *"])
+    assert none_left(marker)

@@ -43,7 +43,7 @@ from pytest_plugin_evals.util import frontmatter
 from pytest_plugin_evals.util.claude import ClaudeNotFound, find_claude
 from pytest_plugin_evals.util.environment import CLAUDE, Passed
 from pytest_plugin_evals.util.manifest import is_plugin, plugin_name
-from pytest_plugin_evals.util.process import format_timeout
+from pytest_plugin_evals.util.process import exit_text, format_timeout
 
 #: The variables that name Claude Code's model endpoint, with the endpoint each defaults to.
 ENDPOINTS: dict[str, str | None] = {"ANTHROPIC_BASE_URL": "https://api.anthropic.com"}
@@ -288,7 +288,7 @@ class ClaudeAgent:
             summary.result is not None and summary.result.get("terminal_reason") == "api_error"
         ):
             transcript.infra_error = infra_kind(summary.api_error_status, summary.api_error_code)
-            transcript.error = f"exit {returncode}: {summary.api_error_text or 'API error'}"
+            transcript.error = f"{exit_text(returncode)}: {summary.api_error_text or 'API error'}"
             return
         failure = (summary.result or {}).get("startup_failure_reason")
         if failure == "sandbox_required_unavailable":
@@ -299,7 +299,8 @@ class ClaudeAgent:
             transcript.error = UNAVAILABLE.format(tools=shells, why=why.strip())
             return
         if summary.init is None or summary.result is None:
-            did_not_start(transcript, f"claude exited {returncode} without finishing the run")
+            ended = exit_text(returncode).replace("exit", "exited", 1)
+            did_not_start(transcript, f"claude {ended} without finishing the run")
             return
         trust = self._trust_problem(request, summary)
         if trust is not None:
@@ -308,7 +309,7 @@ class ClaudeAgent:
             return
         problem = run_error(summary)
         if problem is not None:
-            transcript.error = f"exit {returncode}: {problem}"
+            transcript.error = f"{exit_text(returncode)}: {problem}"
         if not problem:
             check_answered(transcript)
 
