@@ -132,7 +132,10 @@ def _share(config: pytest.Config, settings: EvalSettings, folder: Path | None) -
     from pytest_plugin_evals.plugin.ledger import SpendLedger, StopSign
 
     if folder is None:
+        from pytest_plugin_evals.util.tempdirs import mark_owner
+
         folder = Path(tempfile.mkdtemp(prefix="plugin-evals-"))
+        mark_owner(folder)  # a later session removes it if this one is killed
     config.stash[shared_key] = folder
     config.stash[stop_key] = StopSign(folder / "stop.txt")
     if settings.max_cost_usd is not None:

@@ -100,6 +100,15 @@ def _decoded(text: str) -> Record:
     return decode(text)
 
 
+def _sweep_stale_sessions() -> None:
+    """Remove the temporary folders of sessions that were killed (SIGKILL: they could not
+    remove their own), and kill what their runs left running."""
+    from pytest_plugin_evals.util.process import SESSION_TAG, kill_tagged
+    from pytest_plugin_evals.util.tempdirs import sweep_stale
+
+    sweep_stale(lambda folder: kill_tagged(SESSION_TAG, folder.name))
+
+
 class EvalSession:
     def __init__(self, config: pytest.Config, settings: EvalSettings, stamp: str) -> None:
         self.config = config
@@ -147,6 +156,7 @@ class EvalSession:
                 self._hold_output_dir()
                 self._say_credentials()
                 self._start_timeout()
+                _sweep_stale_sessions()
 
     def _start_timeout(self) -> None:
         """``--eval-session-timeout``: past it the session ends as on Ctrl-C (the runs in

@@ -8,6 +8,7 @@ import os
 import selectors
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -64,6 +65,31 @@ _stopped: set[int] = set()
 _live_lock = threading.Lock()
 
 
+def _parent_death_signal() -> Callable[[], None] | None:
+    """Linux: a ``preexec_fn`` that has the child killed when the thread that started it
+    ends (``PR_SET_PDEATHSIG``), so a run does not outlive a controller killed with SIGKILL."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    prctl.restype = ctypes.c_int
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
+                      ctypes.c_ulong]  # fmt: skip
+    kill = int(signal.SIGKILL)
+
+    def die_with_parent() -> None:
+        prctl(1, kill, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+    return die_with_parent
+
+
+_die_with_parent = _parent_death_signal()
+
+
 def stop_all() -> int:
     """Kill the process group of every process :func:`run_process` is waiting for (in any
     thread); each of those runs returns at once, ``stopped``. Returns how many were stopped."""
@@ -107,6 +133,7 @@ def run_process(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
     except OSError as exc:
         stdout_path.write_bytes(b"")

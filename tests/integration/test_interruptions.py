@@ -3,11 +3,13 @@ every gate, and no process a run started outlives it (``setsid`` grandchildren i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -232,14 +234,74 @@ def test_a_session_past_its_timeout_ends_with_the_partial_document(
     started = time.monotonic()
     result = pytester.runpytest_subprocess(
         "evals", *plugin_args, f"--eval-agent={agent}", "--eval-json=out.json",
-        "--eval-run-ahead=off", "--eval-session-timeout=8",
+        "--eval-run-ahead=off", "--eval-session-timeout=30",
     )  # fmt: skip
     took = time.monotonic() - started
-    assert took < 120, took  # the slow runs would take 300 s each
+    assert took < 200, took  # the slow runs would take 300 s each
     assert result.ret == pytest.ExitCode.INTERRUPTED
     doc = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
     assert doc["partial"] is True and doc["partialReason"] == "interrupted"
     assert doc["aggregates"]["thresholdMet"] is False
     assert "a-fast" in {c["name"] for c in doc["cases"]}
-    result.stdout.fnmatch_lines(["--eval-session-timeout 8s reached: * selected run(s) of *"])
+    result.stdout.fnmatch_lines(["--eval-session-timeout 30s reached: * selected run(s) of *"])
     assert none_left(marker)
+
+
+def test_a_controller_killed_with_sigkill_leaves_nothing_after_the_next_session(
+    pytester: pytest.Pytester,
+) -> None:
+    """An unconfined agent dies with its controller (a parent-death signal); what it started
+    (in a session of its own, too) and the killed session's temporary folder are gone once
+    the next session has started."""
+    agent, marker = suite(pytester.path, ["a-slow"])
+    try:
+        _killed_controller(pytester, agent, marker)
+    finally:
+        for pid in running(marker):  # whatever a failed check left
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _killed_controller(pytester: pytest.Pytester, agent: str, marker: str) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "evals", "-n0", "-p", "no:cacheprovider",
+         f"--eval-agent={agent}", "--eval-unconfined"],
+        cwd=pytester.path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        appears(f"{marker}-a-slow-grandchild")
+        (grandchild,) = running(f"{marker}-a-slow-grandchild")
+        environ = Path(f"/proc/{grandchild}/environ").read_bytes().split(b"\0")
+        tag = next(v for v in environ if v.startswith(b"PYTEST_PLUGIN_EVALS_SESSION="))
+        shared = Path(tempfile.gettempdir()) / tag.partition(b"=")[2].decode()
+        assert shared.is_dir()
+        agents = [p for p in running(marker) if p != grandchild]
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while any(p in running(marker) for p in agents):
+            assert time.monotonic() < deadline, "the agent outlived its controller"
+            time.sleep(0.05)
+        assert running(f"{marker}-a-slow-grandchild")  # found by the next session only
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    later = pytester.path / "later"
+    write_tree(
+        later,
+        {
+            "evals/quick/prompt.md": "---\nruns: 1\n---\nRun quick.\n",
+            "evals/quick/graders/done.md": "---\ntype: regex\npattern: done\n---\n",
+        },
+    )
+    result = pytester.runpytest_subprocess(
+        str(later / "evals"), "-n0", "-p", "no:cacheprovider", f"--eval-agent={agent}",
+        "--eval-unconfined",
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)
+    assert none_left(marker), "what the killed session's run started is still running"
+    assert not shared.exists(), "the killed session's temporary folder was left behind"
