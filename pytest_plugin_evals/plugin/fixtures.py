@@ -26,7 +26,6 @@ from pytest_plugin_evals.plugin.keys import (
     agent_key,
     agents_key,
     judge_key,
-    ledger_key,
     maker_key,
     next_item_key,
     outcome_key,
@@ -303,7 +302,6 @@ def eval_run(
 ) -> Iterator[RunOutcome]:
     """Make the run of the requesting eval item (in setup, so a run that cannot be made is an
     error, not a failure) and report it."""
-    from pytest_plugin_evals.agents import capabilities_of
     from pytest_plugin_evals.plugin.items import EvalItem
 
     item = request.node
@@ -335,11 +333,6 @@ def eval_run(
             pytest.skip(skip.message)
         outcome = _eval_run_maker.make(item, eval_agent, _judge_for(request, item.case))
     result = outcome.result
-    ledger = config.stash.get(ledger_key, None)
-    if ledger is not None:
-        # A replay's agent cost is history: only its judge calls were spent now.
-        spends = capabilities_of(eval_agent).spends
-        ledger.add(result.cost_usd if spends else result.judge_cost_usd)
     item.record_run(result)
     item.stash[outcome_key] = outcome
     if result.infra_error:

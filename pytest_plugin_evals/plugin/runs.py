@@ -12,6 +12,7 @@ at the end of the session.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import time
@@ -167,11 +168,18 @@ class RunMaker:
             )
         ledger = self.config.stash.get(ledger_key, None)
         if settings.max_cost_usd is not None and ledger is not None:
-            spent = ledger.spent()
+            spent, flying, each = ledger.outlook()
             if spent >= settings.max_cost_usd:
                 return Skip(
                     f"cost ceiling ${settings.max_cost_usd:g} reached (${spent:.4f} spent): "
                     "run not started",
+                    "cost_ceiling",
+                )
+            if flying and spent + flying * each >= settings.max_cost_usd:
+                return Skip(
+                    f"cost ceiling ${settings.max_cost_usd:g} would be reached (${spent:.4f} "
+                    f"spent, {flying} run(s) in flight at about ${each:.4f} each): run not "
+                    "started",
                     "cost_ceiling",
                 )
         return None
@@ -204,11 +212,21 @@ class RunMaker:
     def make(self, item: EvalItem, agent: Agent, judge: Judge | None) -> RunOutcome:
         """Make the item's run (the checks of :meth:`skip` passed): when the session's rate
         limits let it start, and again while the provider refuses it (see :mod:`.limiter`)."""
-        return self.limits.make(
-            lambda: self._make_once(item, agent, judge),
-            timeout=item.case.timeout_seconds,
-            may_retry=lambda: self.skip(item) is None,
-        )
+        ledger = self.config.stash.get(ledger_key, None)
+        with ledger.flying() if ledger is not None else contextlib.nullcontext():
+            outcome = self.limits.make(
+                lambda: self._make_once(item, agent, judge),
+                timeout=item.case.timeout_seconds,
+                may_retry=lambda: self.skip(item) is None,
+            )
+            if ledger is not None:  # spent before it stops counting as in flight
+                from pytest_plugin_evals.agents import capabilities_of
+
+                # A replay's agent cost is history: only its judge calls were spent now.
+                result = outcome.result
+                spends = capabilities_of(agent).spends
+                ledger.add(result.cost_usd if spends else result.judge_cost_usd)
+            return outcome
 
     def _make_once(self, item: EvalItem, agent: Agent, judge: Judge | None) -> RunOutcome:
         """One attempt at the item's run."""
