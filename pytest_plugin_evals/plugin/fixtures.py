@@ -321,7 +321,7 @@ def eval_run(
     ahead = config.stash.get(run_ahead_key, None)
     started = ahead.take(item) if ahead is not None else None
     nextitem = item.stash.get(next_item_key, None)
-    if ahead is not None and isinstance(nextitem, EvalItem):
+    if ahead is not None and isinstance(nextitem, EvalItem) and _may_start_ahead(item, nextitem):
         ahead.start(nextitem)  # the next item's run goes on while this one's does
     if started is not None:
         outcome = started.result()
@@ -338,6 +338,14 @@ def eval_run(
     if result.infra_error:
         pytest.fail(f"{result.infra_error}: {result.error}", pytrace=False)
     yield outcome
+
+
+def _may_start_ahead(item: Any, nextitem: Any) -> bool:
+    """Under ``-x`` / ``--maxfail`` a run is made ahead only within its case: a failing case
+    then stops the session before another case's run has started."""
+    if not int(getattr(item.config.option, "maxfail", 0) or 0):
+        return True
+    return bool((item.case.path, item.case.name) == (nextitem.case.path, nextitem.case.name))
 
 
 def _labelled_agent(config: pytest.Config, label: str) -> Agent:

@@ -151,3 +151,32 @@ def test_the_cost_ceiling_counts_the_runs_in_flight(
     made = [r for c in doc["cases"] for r in c["arms"]["with"]]
     # Without the runs in flight counted, two runs start at $2 spent: $4 in all.
     assert 2 <= len(made) <= 3 and doc["costUsd"] <= 3.0, doc["costUsd"]
+
+
+CASE_LOGGER = """\
+import os, sys, time
+sys.stdin.read()
+open(os.path.join(os.environ["EVAL_LOG_DIR"], os.environ["EVAL_CASE"]), "a").write("x")
+time.sleep(1.0)
+print("no" if os.environ["EVAL_CASE"] == "a-fails" else "the answer is 42")
+"""
+
+
+def test_under_x_no_run_of_another_case_is_made_ahead(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {"agent.py": CASE_LOGGER}
+    for name, runs in (("a-fails", 1), ("b-next", 2)):
+        files[f"evals/{name}/prompt.md"] = f"---\nruns: {runs}\n---\nWhat is the answer?\n"
+        files[f"evals/{name}/graders/answer.md"] = "---\ntype: regex\npattern: '42'\n---\n"
+    write_tree(pytester.path, files)
+    logs = pytester.path / "logs"
+    logs.mkdir()
+    monkeypatch.setenv("EVAL_LOG_DIR", str(logs))
+    agent = "cmd:" + shlex.join([sys.executable, str(pytester.path / "agent.py")])
+    result = pytester.runpytest(
+        "evals", "-p", "no:cacheprovider", "-n0", "-x", "--eval-agent", agent,
+        "--eval-run-ahead", "always", "--eval-unconfined",  # it logs outside its runs
+    )  # fmt: skip
+    result.assert_outcomes(failed=1)
+    assert sorted(p.name for p in logs.iterdir()) == ["a-fails"]  # b-next never started
