@@ -325,10 +325,23 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     return result
 
 
+def _run_duration(item: pytest.Item, report: pytest.TestReport) -> None:
+    """A setup whose run was made ahead took only the wait for it: its duration (pytest-html's
+    Duration, JUnit's time, ``--durations``) is the run's own."""
+    from pytest_plugin_evals.plugin.keys import outcome_key
+
+    outcome = item.stash.get(outcome_key, None)
+    if outcome is not None and report.duration < outcome.result.duration_seconds:
+        report.duration = outcome.result.duration_seconds
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-    """Attach the run's verdicts and answer as pytest-html extras (when pytest-html is active)."""
+    """Attach the run's verdicts and answer as pytest-html extras (when pytest-html is active);
+    a run made ahead of its item's setup is said to have taken its own time there."""
     report = yield
+    if report.when == "setup":
+        _run_duration(item, report)
     if report.when != "call":
         return report
     eval_item = _eval_item_class()

@@ -183,3 +183,19 @@ def test_a_session_that_made_no_runs_writes_no_results_folder(
         result.assert_outcomes(errors=1)
         doc = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
         assert len(doc["loadErrors"]) == 1
+
+
+def test_pytest_html_shows_the_run_duration_of_runs_made_ahead(
+    pytester: pytest.Pytester, scripted_agent: Any
+) -> None:
+    make_case(pytester, runs=3)
+    agent = scripted_agent([{"match": "Say hi", "reply": "hi nope", "sleep": 1.2}])
+    result = pytester.runpytest(
+        "evals", "-n0", "-p", "no:cacheprovider", "--eval-agent", agent, "--eval-run-ahead",
+        "always", "--html", "ph.html", "--self-contained-html",
+    )  # fmt: skip
+    result.assert_outcomes(passed=3)
+    tests = pytest_html_data((pytester.path / "ph.html").read_text(encoding="utf-8"))["tests"]
+    for nodeid, (entry,) in tests.items():
+        cells = [re.sub(r"<[^>]+>", "", cell) for cell in entry["resultsTableRow"]]
+        assert re.fullmatch(r"00:00:\d\d", cells[5]), (nodeid, cells)  # not "1 ms"
