@@ -127,6 +127,16 @@ def answer_lines(result: RunResult) -> list[str]:
     return lines
 
 
+#: The most characters a readable JUnit property holds.
+PROPERTY_LIMIT = 500
+
+
+def plain(text: str) -> str:
+    from pytest_plugin_evals.reporting.terminal import plain as terminal_plain
+
+    return terminal_plain(text)
+
+
 def report_record(node: pytest.Item, record: Record) -> None:
     """Put ``record`` on the item's report (replacing one reported earlier)."""
     node.user_properties[:] = [p for p in node.user_properties if p[0] != RECORD_PROPERTY]
@@ -230,13 +240,25 @@ class EvalItem(pytest.Function):
         )
 
     def record_run(self, result: RunResult) -> None:
-        """Report the run that was made."""
+        """Report the run that was made, and what a CI's test view shows of it (JUnit
+        properties beside the record: the arm, the run, the score, the failed graders)."""
         report_record(
             self,
             RunRecord(
                 self.nodeid, self.case_info, self.plugin, self.two_arm, result, self.agent_label
             ),
         )
+        shown = [("eval_arm", result.arm), ("eval_run", str(result.run))]
+        if result.infra_error:
+            shown.append(("eval_infra_error", result.infra_error))
+        elif result.graded:
+            shown.append(("eval_score", f"{result.score:.2f}"))
+        failed = [v.name for v in result.verdicts if v.passed is False and v.scored]
+        if failed:
+            shown.append(("eval_failed_graders", plain(", ".join(failed))[:PROPERTY_LIMIT]))
+        names = {name for name, _ in shown}
+        self.user_properties[:] = [p for p in self.user_properties if p[0] not in names]
+        self.user_properties.extend(shown)
 
 
 class LoadErrorItem(pytest.Item):
