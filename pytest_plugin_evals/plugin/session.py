@@ -309,7 +309,9 @@ class EvalSession:
         from pytest_plugin_evals.plugin.limiter import session_wait_seconds
         from pytest_plugin_evals.reporting.result import summarize
 
-        records = list(self.records.values())
+        from pytest_plugin_evals.plugin.items import with_prompts
+
+        records = with_prompts(list(self.records.values()))
         not_started = self._not_started()
         self.partial_reason = self._partial_reason(records, exitstatus, bool(not_started))
         concurrency = int(getattr(self.config.option, "numprocesses", 0) or 0) or 1

@@ -199,3 +199,22 @@ def test_pytest_html_shows_the_run_duration_of_runs_made_ahead(
     for nodeid, (entry,) in tests.items():
         cells = [re.sub(r"<[^>]+>", "", cell) for cell in entry["resultsTableRow"]]
         assert re.fullmatch(r"00:00:\d\d", cells[5]), (nodeid, cells)  # not "1 ms"
+
+
+def test_a_long_prompt_is_in_junit_once_per_case(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, read_doc: Any
+) -> None:
+    prompt = "Say hi. " + "padding " * 50_000  # 400 kB
+    pytester.makefile(".md", **{"evals/long/prompt": f"---\nruns: 3\n---\n{prompt}\n"})
+    pytester.makefile(".md", **{"evals/long/graders/hi": GRADERS["hi"]})
+    agent = scripted_agent([{"match": "Say hi", "reply": "hi"}])
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent, "--junitxml", "junit.xml",
+        "--eval-json", "out.json",
+    )  # fmt: skip
+    result.assert_outcomes(passed=3)
+    junit = (pytester.path / "junit.xml").read_text(encoding="utf-8")
+    assert junit.count("Say hi. padding") == 1
+    assert len(junit) < 1.5 * len(prompt)
+    (case,) = read_doc()["cases"]
+    assert case["promptMarkdown"] == prompt.strip()  # the document has it whole
