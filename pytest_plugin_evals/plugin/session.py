@@ -306,10 +306,9 @@ class EvalSession:
         cut_short = bool(self.expected) and exitstatus == pytest.ExitCode.INTERRUPTED
         if not self.records and not cut_short and (plan is None or plan.cases_of(plan.index)):
             return  # (a shard none of the selected cases fell to still writes its document)
+        from pytest_plugin_evals.plugin.items import with_prompts
         from pytest_plugin_evals.plugin.limiter import session_wait_seconds
         from pytest_plugin_evals.reporting.result import summarize
-
-        from pytest_plugin_evals.plugin.items import with_prompts
 
         records = with_prompts(list(self.records.values()))
         not_started = self._not_started()
