@@ -74,6 +74,14 @@ def appears(marker: str, seconds: float = 60) -> None:
         time.sleep(0.05)
 
 
+def recorded(root: Path, case: str, seconds: float = 60) -> None:
+    """Wait until the run of ``case`` was recorded in the session's results folder."""
+    deadline = time.monotonic() + seconds
+    while not list(root.glob(f"evals/results/*/runs/{case}-*/*/meta.json")):
+        assert time.monotonic() < deadline, f"{case} was never recorded"
+        time.sleep(0.05)
+
+
 def suite(root: Path, names: list[str]) -> tuple[str, str]:
     """The cases ``names`` and the agent; returns the agent's spec and its marker."""
     files = {}
@@ -102,6 +110,9 @@ def test_an_interrupted_session_writes_a_partial_document_and_leaves_nothing_run
     )  # fmt: skip
     try:
         appears(f"{marker}-c-slow-grandchild")
+        # Under -n 2 the fast runs go on beside the slow one: the signal comes once a-fast's run
+        # was recorded (not after a guess at how long it takes).
+        recorded(pytester.path, "a-fast")
         time.sleep(0.3)
         if how == "ctrl-c":
             os.killpg(proc.pid, signal.SIGINT)  # the terminal's whole foreground group
