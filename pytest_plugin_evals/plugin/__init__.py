@@ -331,8 +331,9 @@ def _run_duration(item: pytest.Item, report: pytest.TestReport) -> None:
     from pytest_plugin_evals.plugin.keys import outcome_key
 
     outcome = item.stash.get(outcome_key, None)
-    if outcome is not None and report.duration < outcome.result.duration_seconds:
-        report.duration = outcome.result.duration_seconds
+    took = outcome.result.duration_seconds if outcome is not None else None
+    if took is not None and (report.duration or 0.0) < took:
+        report.duration = took
 
 
 @pytest.hookimpl(wrapper=True)

@@ -106,7 +106,10 @@ def _sweep_stale_sessions() -> None:
     from pytest_plugin_evals.util.process import SESSION_TAG, kill_tagged
     from pytest_plugin_evals.util.tempdirs import sweep_stale
 
-    sweep_stale(lambda folder: kill_tagged(SESSION_TAG, folder.name))
+    def kill_what_it_left(folder: Path) -> None:
+        kill_tagged(SESSION_TAG, folder.name)
+
+    sweep_stale(kill_what_it_left)
 
 
 class EvalSession:

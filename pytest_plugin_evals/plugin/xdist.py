@@ -30,7 +30,7 @@ class XdistHooks:
         """The session was interrupted: xdist stops reading the workers' events there, so the
         reports already sent (a run that had just ended) and those of the runs being stopped
         would be lost. Read them until every worker has finished (at most ``seconds``)."""
-        dsession = self.session.config.pluginmanager.get_plugin("dsession")
+        dsession: Any = self.session.config.pluginmanager.get_plugin("dsession")
         events = getattr(dsession, "queue", None)
         if events is None or getattr(dsession, "sched", None) is None:
             return
