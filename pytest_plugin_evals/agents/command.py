@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 from ..model import STOPPED, ToolCall, Transcript
 from ..util.capture import capture_stream
 from ..util.jsonlines import amount, count, load_event, number
-from ..util.process import format_timeout
+from ..util.process import exit_text, format_timeout
 from .base import AgentError, Capabilities, RunRequest, infra_kind
 from .cli import UNCONFINED_NOTE, bound_transcript, program_paths, reach_of, run_confined
 
@@ -111,7 +111,7 @@ class CommandAgent:
         elif result.returncode != 0:
             tail = transcript.stderr_tail.splitlines()[-5:]
             detail = (": " + " ".join(line.strip() for line in tail)) if tail else ""
-            transcript.error = f"exit {result.returncode}{detail}"
+            transcript.error = f"{exit_text(result.returncode)}{detail}"
         return transcript
 
 

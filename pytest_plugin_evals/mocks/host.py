@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from ..util.process import Service, fork_child, start_service, stop_service
+from ..util.tempdirs import mark_owner
 
 #: Unix socket paths longer than this do not fit ``sockaddr_un`` everywhere.
 MAX_SOCKET_PATH = 100
@@ -214,7 +215,9 @@ def private_folder() -> Path:
         if len(base) > MAX_BASE or not os.path.isdir(base) or not os.access(base, os.W_OK):
             continue
         with contextlib.suppress(OSError):
-            return Path(tempfile.mkdtemp(prefix="evm-", dir=base))
+            folder = Path(tempfile.mkdtemp(prefix="evm-", dir=base))
+            mark_owner(folder)
+            return folder
     raise HostError("no folder with a path short enough for the mock host's sockets")
 
 

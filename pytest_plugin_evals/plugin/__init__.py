@@ -9,6 +9,7 @@ that first needs them.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -133,7 +134,10 @@ def _share(config: pytest.Config, settings: EvalSettings, folder: Path | None) -
     from pytest_plugin_evals.plugin.ledger import SpendLedger, StopSign
 
     if folder is None:
+        from pytest_plugin_evals.util.tempdirs import mark_owner
+
         folder = Path(tempfile.mkdtemp(prefix="plugin-evals-"))
+        mark_owner(folder)  # a later session removes it if this one is killed
     config.stash[shared_key] = folder
     config.stash[stop_key] = StopSign(folder / "stop.txt")
     if settings.max_cost_usd is not None:
@@ -253,6 +257,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:
+    """An ``evals`` folder without a case, in a session that collected nothing: one line that
+    says what a case is, rather than pytest's bare "no tests ran"."""
+    config = terminalreporter.config
+    if exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED:
+        return
+    here = config.invocation_params.dir
+    named = [here / arg.partition("::")[0] for arg in config.args] or [here]
+    folders = [p for n in named for p in (n, n / "evals") if _is_evals_dir(p)]
+    if not folders:
+        return
+    from pytest_plugin_evals.reporting.terminal import plain
+    from pytest_plugin_evals.suites.discover import walk
+
+    empty = [folder for folder in dict.fromkeys(folders) if not walk(folder)]
+
+    for folder in empty:
+        try:
+            shown = folder.relative_to(config.invocation_params.dir)
+        except ValueError:
+            shown = folder
+        terminalreporter.write_line(
+            plain(
+                f"no eval cases found in {shown}{os.sep}: a case is a folder there holding a "
+                "prompt.md or a case.yaml, or a suite file (evals.json, a .yaml suite); see "
+                "docs/reference/case-formats.md"
+            ),
+            yellow=True,
+        )
 
 
 # -- running ----------------------------------------------------------------------------------

@@ -25,7 +25,6 @@ from pytest_plugin_evals.plugin.keys import (
     agent_key,
     agents_key,
     judge_key,
-    ledger_key,
     made_ahead_key,
     maker_key,
     next_item_key,
@@ -300,7 +299,6 @@ def eval_run(
 ) -> Iterator[RunOutcome]:
     """Make the run of the requesting eval item (in setup, so a run that cannot be made is an
     error, not a failure) and report it."""
-    from pytest_plugin_evals.agents import capabilities_of
     from pytest_plugin_evals.plugin.items import EvalItem
     from pytest_plugin_evals.plugin.runs import upcoming
 
@@ -322,8 +320,11 @@ def eval_run(
     started = ahead.take(item) if ahead is not None else None
     nextitem = item.stash.get(next_item_key, None)
     if ahead is not None and isinstance(nextitem, EvalItem):
-        # The next items' runs go on while this one's does (as many as the CPUs allow).
-        ahead.fill(upcoming(item, nextitem, ahead.depth - 1))
+        # The next items' runs go on while this one's does (as many as the CPUs allow); under
+        # -x only those of this case.
+        ahead.fill(
+            [n for n in upcoming(item, nextitem, ahead.depth - 1) if _may_start_ahead(item, n)]
+        )
     if started is not None:
         outcome = started.result()
         item.stash[made_ahead_key] = True
@@ -335,16 +336,19 @@ def eval_run(
             pytest.skip(skip.message)
         outcome = _eval_run_maker.make(item, eval_agent, _judge_for(request, item.case))
     result = outcome.result
-    ledger = config.stash.get(ledger_key, None)
-    if ledger is not None:
-        # A replay's agent cost is history: only its judge calls were spent now.
-        spends = capabilities_of(eval_agent).spends
-        ledger.add(result.cost_usd if spends else result.judge_cost_usd)
     item.record_run(result)
     item.stash[outcome_key] = outcome
     if result.infra_error:
         pytest.fail(f"{result.infra_error}: {result.error}", pytrace=False)
     yield outcome
+
+
+def _may_start_ahead(item: Any, nextitem: Any) -> bool:
+    """Under ``-x`` / ``--maxfail`` a run is made ahead only within its case: a failing case
+    then stops the session before another case's run has started."""
+    if not int(getattr(item.config.option, "maxfail", 0) or 0):
+        return True
+    return bool((item.case.path, item.case.name) == (nextitem.case.path, nextitem.case.name))
 
 
 def _labelled_agent(config: pytest.Config, label: str) -> Agent:

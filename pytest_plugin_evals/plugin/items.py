@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -147,6 +148,42 @@ def answer_lines(result: RunResult) -> list[str]:
     return lines
 
 
+#: session: the node id of each case's first selected run (by the case's id).
+_first_runs_key: pytest.StashKey[dict[int, str]] = pytest.StashKey()
+
+#: The prompt a record carries when the case's first selected run carries it instead ...
+PROMPT_ELSEWHERE = "\0(the prompt is in the record of the case's first run)"
+#: ... which it does for a prompt of this many characters or more.
+PROMPT_SHARED_OVER = 1000
+
+
+def with_prompts(records: list[Record]) -> list[Record]:
+    """The records, each run's case with its prompt again (from its case's first run)."""
+    prompts: dict[tuple[str, str, str], str] = {}
+    for record in records:
+        if isinstance(record, (RunRecord, SkippedRun)) and record.case.prompt != PROMPT_ELSEWHERE:
+            case = record.case
+            prompts.setdefault((case.suite_root, case.path, case.name), case.prompt)
+    restored: list[Record] = []
+    for record in records:
+        if isinstance(record, (RunRecord, SkippedRun)) and record.case.prompt == PROMPT_ELSEWHERE:
+            case = record.case
+            prompt = prompts.get((case.suite_root, case.path, case.name), "")
+            record = replace(record, case=replace(case, prompt=prompt))
+        restored.append(record)
+    return restored
+
+
+#: The most characters a readable JUnit property holds.
+PROPERTY_LIMIT = 500
+
+
+def plain(text: str) -> str:
+    from pytest_plugin_evals.reporting.terminal import plain as terminal_plain
+
+    return terminal_plain(text)
+
+
 def report_record(node: pytest.Item, record: Record) -> None:
     """Put ``record`` on the item's report (replacing one reported earlier)."""
     node.user_properties[:] = [p for p in node.user_properties if p[0] != RECORD_PROPERTY]
@@ -221,7 +258,20 @@ class EvalItem(pytest.Function):
 
     @property
     def case_info(self) -> CaseInfo:
-        return CaseInfo.of(self.case, self.runs_per_case)
+        """The case as its record carries it: the prompt only in the record of the case's
+        first selected run (a 5 MB prompt is then once in JUnit, not once per run; the
+        controller gives it back to the others, see :func:`with_prompts`)."""
+        info = CaseInfo.of(self.case, self.runs_per_case)
+        if len(info.prompt) < PROMPT_SHARED_OVER:
+            return info
+        firsts = self.session.stash.setdefault(_first_runs_key, {})
+        if not firsts:
+            for item in reversed(self.session.items):
+                if isinstance(item, EvalItem):
+                    firsts[id(item.case)] = item.nodeid
+        if firsts.get(id(self.case), self.nodeid) == self.nodeid:
+            return info
+        return replace(info, prompt=PROMPT_ELSEWHERE)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = (self.case.line - 1) if self.case.line else 0
@@ -250,13 +300,25 @@ class EvalItem(pytest.Function):
         )
 
     def record_run(self, result: RunResult) -> None:
-        """Report the run that was made."""
+        """Report the run that was made, and what a CI's test view shows of it (JUnit
+        properties beside the record: the arm, the run, the score, the failed graders)."""
         report_record(
             self,
             RunRecord(
                 self.nodeid, self.case_info, self.plugin, self.two_arm, result, self.agent_label
             ),
         )
+        shown = [("eval_arm", result.arm), ("eval_run", str(result.run))]
+        if result.infra_error:
+            shown.append(("eval_infra_error", result.infra_error))
+        elif result.graded:
+            shown.append(("eval_score", f"{result.score:.2f}"))
+        failed = [v.name for v in result.verdicts if v.passed is False and v.scored]
+        if failed:
+            shown.append(("eval_failed_graders", plain(", ".join(failed))[:PROPERTY_LIMIT]))
+        names = {name for name, _ in shown}
+        self.user_properties[:] = [p for p in self.user_properties if p[0] not in names]
+        self.user_properties.extend(shown)
 
 
 class LoadErrorItem(pytest.Item):

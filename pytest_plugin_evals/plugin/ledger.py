@@ -2,7 +2,9 @@
 
 - :class:`SpendLedger`: what the session has spent. One line per finished run is appended to
   a file under an exclusive lock; the total is their exact sum (``math.fsum``: the same
-  whatever order the workers wrote in).
+  whatever order the workers wrote in). The runs in flight are one file each in a folder
+  beside it (named by the PID of the process making the run), so a run is started only while
+  what was spent and what the runs in flight are expected to cost stay under the ceiling.
 - :class:`StopSign`: why no further run may start (a rejected credential), once any process
   has found out. The first reason written stays.
 """
@@ -11,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -38,20 +42,65 @@ class SpendLedger:
         self.path = Path(path)
 
     def add(self, usd: float) -> None:
+        """A finished run's spend (one that spent nothing, or no price, counts as 0)."""
         usd = float(usd)
         if not math.isfinite(usd) or usd <= 0:
-            return  # nothing spent, or not a price: never lowers the total
+            usd = 0.0  # nothing spent, or not a price: never lowers the total
         with self.path.open("a", encoding="utf-8") as fh, _locked(fh, exclusive=True):
             fh.write(f"{usd!r}\n")
             fh.flush()
 
-    def spent(self) -> float:
+    def _lines(self) -> list[str]:
         try:
             with self.path.open(encoding="utf-8") as fh, _locked(fh, exclusive=False):
-                lines = fh.read().splitlines()
+                return fh.read().splitlines()
         except FileNotFoundError:
-            return 0.0
-        return math.fsum(_amount(line) for line in lines)
+            return []
+
+    def spent(self) -> float:
+        return math.fsum(_amount(line) for line in self._lines())
+
+    def outlook(self) -> tuple[float, int, float]:
+        """What was spent, how many runs are in flight, and what a run is expected to cost
+        (the mean of the runs finished so far; 0 before the first)."""
+        lines = self._lines()
+        spent = math.fsum(_amount(line) for line in lines)
+        return spent, self.in_flight(), (spent / len(lines) if lines else 0.0)
+
+    @property
+    def _flights(self) -> Path:
+        return self.path.with_name(f"{self.path.stem}-in-flight")
+
+    @contextlib.contextmanager
+    def flying(self) -> Iterator[None]:
+        """Count a run in flight while the block runs."""
+        self._flights.mkdir(exist_ok=True)
+        ticket = self._flights / f"{os.getpid()}-{uuid.uuid4().hex}"
+        ticket.touch()
+        try:
+            yield
+        finally:
+            ticket.unlink(missing_ok=True)
+
+    def in_flight(self) -> int:
+        """The runs in flight (of a process that is still there)."""
+        try:
+            names = [entry.name for entry in os.scandir(self._flights)]
+        except OSError:
+            return 0
+        return sum(1 for name in names if _alive(name.partition("-")[0]))
+
+
+def _alive(pid: str) -> bool:
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _amount(line: str) -> float:

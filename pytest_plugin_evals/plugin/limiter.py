@@ -48,6 +48,9 @@ RETRIED_KINDS = frozenset({"rate_limit", "overloaded"})
 PAUSE_FILE = "rate-limit.txt"
 SLOT_PREFIX = "run-slot-"
 
+#: How often a process waiting out a pause looks at the session's stop sign (seconds).
+HALT_POLL = 0.25
+
 #: The first backoff (seconds), and the most any backoff grows to.
 BACKOFF_BASE = 1.0
 BACKOFF_CAP = 60.0
@@ -91,16 +94,22 @@ class SharedPause:
         except FileNotFoundError:
             return 0.0, 0.0
 
-    def pause(self, seconds: float, *, now: float | None = None) -> float:
+    def pause(
+        self, seconds: float, *, now: float | None = None, limit: float | None = None
+    ) -> float | None:
         """Start no run before ``seconds`` from now (a later end already set stays); returns
-        the end of the pause."""
+        the end of the pause, or None (and no pause) when the session would then have been
+        paused more than ``limit`` seconds in all."""
         with self.path.open("a+", encoding="utf-8") as fh, _locked(fh, exclusive=True):
             fh.seek(0)
             until, total = self._parse(fh.read())
             now = time.time() if now is None else now
             end = now + max(0.0, seconds)
             # The seconds this pause adds to the time the session is paused (the union).
-            total += max(0.0, end - max(until, now))
+            added = max(0.0, end - max(until, now))
+            if limit is not None and added > 0 and total + added > limit:
+                return None
+            total += added
             until = max(until, end)
             _rewrite(fh, f"{until!r} {total!r}\n")
         return until
@@ -113,17 +122,21 @@ class SharedPause:
         """How long the session was paused in all, in wall-clock seconds."""
         return self._read()[1]
 
-    def wait(self, stopping: threading.Event) -> float:
+    def wait(self, stopping: threading.Event, halted: Callable[[], bool] = lambda: False) -> float:
         """Wait until the pause is over (it may be made longer meanwhile, by any process), or
-        ``stopping`` is set; returns the seconds waited."""
+        ``stopping`` is set, or ``halted()`` says the session is ending (looked at every
+        :data:`HALT_POLL` seconds); returns the seconds waited."""
         start = time.time()
         waited = False
         while not stopping.is_set():
             left = self.until() - time.time()
             if left <= 0:
                 break
+            if halted():
+                stopping.set()
+                break
             waited = True
-            stopping.wait(left)
+            stopping.wait(min(left, HALT_POLL))
         return max(0.0, time.time() - start) if waited else 0.0
 
 
@@ -188,12 +201,22 @@ class RateLimits:
     (and a slot), and a run the provider refused is made again, up to ``retries`` times,
     after a pause every process honours."""
 
-    def __init__(self, shared: Path, retries: int, max_concurrency: int | None = None) -> None:
+    def __init__(
+        self,
+        shared: Path,
+        retries: int,
+        max_concurrency: int | None = None,
+        max_wait: float | None = None,
+    ) -> None:
         self.retries = retries
+        #: The most the session is paused in all (``--eval-max-rate-limit-wait``).
+        self.max_wait = max_wait
         self.pause = SharedPause(Path(shared) / PAUSE_FILE)
         self.slots = RunSlots(Path(shared), max_concurrency) if max_concurrency else None
         #: Set when the session ends: every wait ends at once, and no run is made again.
         self.stopping = threading.Event()
+        #: Whether another process has ended the session (its stop sign is up).
+        self.halted: Callable[[], bool] = lambda: False
 
     @contextlib.contextmanager
     def turn(self) -> Iterator[float]:
@@ -202,7 +225,7 @@ class RateLimits:
         seconds waited for the pause."""
         waited = 0.0
         while True:
-            waited += self.pause.wait(self.stopping)
+            waited += self.pause.wait(self.stopping, self.halted)
             with self.slots.hold(self.stopping) if self.slots else contextlib.nullcontext(0.0):
                 if self.stopping.is_set() or self.pause.until() <= time.time():
                     yield waited
@@ -253,9 +276,15 @@ class RateLimits:
                 break
             if self.stopping.is_set() or not may_retry():
                 break
-            spent += outcome.result.cost_usd
             refused_at = time.time()
-            self.pause.pause(delay, now=refused_at)
+            if self.pause.pause(delay, now=refused_at, limit=self.max_wait) is None:
+                notes.append(
+                    f"{kind}: the session has waited out rate limits for "
+                    f"{self.pause.paused_seconds():.0f}s in all, and may wait "
+                    f"{self.max_wait:g}s (--eval-max-rate-limit-wait): not made again"
+                )
+                break
+            spent += outcome.result.cost_usd
             retries += 1
         if not (retries or waited or notes):
             return outcome
@@ -287,7 +316,10 @@ def _times(count: int) -> str:
 def rate_limits(config: pytest.Config, settings: EvalSettings) -> RateLimits:
     """This process's side of the session's rate limits (its files in the shared folder)."""
     return RateLimits(
-        config.stash[shared_key], settings.rate_limit_retries, settings.max_concurrency
+        config.stash[shared_key],
+        settings.rate_limit_retries,
+        settings.max_concurrency,
+        settings.max_rate_limit_wait,
     )
 
 

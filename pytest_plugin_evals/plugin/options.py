@@ -16,6 +16,7 @@ from pytest_plugin_evals.agents.registry import specs
 from pytest_plugin_evals.judges import JUDGE_KINDS
 from pytest_plugin_evals.plugin.settings import (
     ABLATIONS,
+    DEFAULT_MAX_RATE_LIMIT_WAIT,
     DEFAULT_RATE_LIMIT_RETRIES,
     EvalSettings,
 )
@@ -238,6 +239,18 @@ OPTIONS: tuple[Option, ...] = (
         "at most N runs in flight in the session, whatever -n and --eval-run-ahead start, "
         "each process keeping its share in flight (default: no cap, 4 runs per CPU in flight)",
         metavar="N",
+    ),
+    Option(
+        "--eval-max-rate-limit-wait",
+        "the most seconds the session waits out rate limits in all; past it a refused run is "
+        "not made again (default 600)",
+        metavar="SECONDS",
+    ),
+    Option(
+        "--eval-session-timeout",
+        "end the session after this many seconds, as Ctrl-C does: the runs in flight are "
+        "stopped, the result is partial (default: no limit)",
+        metavar="SECONDS",
     ),
     Option(
         "--eval-env-pass",
@@ -506,9 +519,18 @@ def _rate_limits(config: pytest.Config) -> dict[str, Any]:
         lambda v: 1 <= v <= 1000,
         integer=True,
     )
+    max_wait = _number(
+        config, "--eval-max-rate-limit-wait", "a number of seconds, 0 or more",
+        lambda v: 0 <= v < 1e7,
+    )  # fmt: skip
+    session_timeout = _number(
+        config, "--eval-session-timeout", "a number of seconds above 0", lambda v: 0 < v < 1e7
+    )
     return {
         "rate_limit_retries": DEFAULT_RATE_LIMIT_RETRIES if retries is None else int(retries),
         "max_concurrency": None if cap is None else int(cap),
+        "max_rate_limit_wait": DEFAULT_MAX_RATE_LIMIT_WAIT if max_wait is None else max_wait,
+        "session_timeout": session_timeout,
     }
 
 

@@ -13,6 +13,7 @@ interruption) is stopped at the end of the session.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import os
@@ -65,6 +66,30 @@ class Skip:
     recorded: str | None = None
 
 
+#: In the session's shared folder: the results folder and the suite root the runs chose (the
+#: controller reads them when no run reported, as after an interruption).
+RESULTS_FILE = "results-folder.txt"
+
+
+def _tell_controller(config: pytest.Config, results: Path, root: Path) -> None:
+    target = config.stash[shared_key] / RESULTS_FILE
+    if target.exists():
+        return
+    draft = target.with_name(f"{target.name}.{os.getpid()}")
+    draft.write_text(f"{results}\n{root}\n", encoding="utf-8")
+    os.replace(draft, target)
+
+
+def chosen_results(config: pytest.Config) -> tuple[Path, Path] | None:
+    """The results folder and suite root the session's runs chose, if a run was started."""
+    try:
+        text = (config.stash[shared_key] / RESULTS_FILE).read_text(encoding="utf-8")
+    except OSError:
+        return None
+    results, _, root = text.strip().partition("\n")
+    return (Path(results), Path(root)) if results and root else None
+
+
 class RunMaker:
     """Makes runs: one folder each in this process's runs folder, the session's options."""
 
@@ -79,6 +104,7 @@ class RunMaker:
         self.results: Path | None = None
         self._refusal: str | None = None
         self.limits = rate_limits(config, settings)
+        self.limits.halted = self._interrupted
         terminate_as_interrupt(config)  # this process makes runs: SIGTERM must not orphan them
         from pytest_plugin_evals.agents.confine.bounds import Bounds
         from pytest_plugin_evals.agents.confine.network import Endpoint
@@ -87,6 +113,11 @@ class RunMaker:
         self.allow_network = tuple(
             e for e in (Endpoint.parse(v) for v in settings.allow_network) if e is not None
         )
+
+    def _interrupted(self) -> bool:
+        stop = self.config.stash.get(stop_key, None)
+        sign = stop.read() if stop is not None else None
+        return sign is not None and sign[0] == "interrupted"
 
     def results_for(self, item: EvalItem) -> Path:
         """The session's results folder, the same for every format and in every process: it
@@ -112,6 +143,7 @@ class RunMaker:
                 except FolderBusy as exc:
                     self._refusal = str(exc)
             self.results = results
+            _tell_controller(self.config, results, root)
         return self.results
 
     def refusal(self, item: EvalItem) -> str | None:
@@ -126,7 +158,9 @@ class RunMaker:
         stop = self.config.stash.get(stop_key, None)
         sign = stop.read() if stop is not None else None
         if sign is not None:
-            return Skip(f"run not started: {sign[1]}", sign[0])
+            # An interruption's runs not started are listed as such, not counted as skipped.
+            recorded = None if sign[0] == "interrupted" else sign[0]
+            return Skip(f"run not started: {sign[1]}", recorded)
         missing = [name for name in case.requires_secret if not os.environ.get(name)]
         if missing:
             return Skip(f"missing required secret(s): {', '.join(missing)}", "missing_secret")
@@ -137,11 +171,18 @@ class RunMaker:
             )
         ledger = self.config.stash.get(ledger_key, None)
         if settings.max_cost_usd is not None and ledger is not None:
-            spent = ledger.spent()
+            spent, flying, each = ledger.outlook()
             if spent >= settings.max_cost_usd:
                 return Skip(
                     f"cost ceiling ${settings.max_cost_usd:g} reached (${spent:.4f} spent): "
                     "run not started",
+                    "cost_ceiling",
+                )
+            if flying and spent + flying * each >= settings.max_cost_usd:
+                return Skip(
+                    f"cost ceiling ${settings.max_cost_usd:g} would be reached (${spent:.4f} "
+                    f"spent, {flying} run(s) in flight at about ${each:.4f} each): run not "
+                    "started",
                     "cost_ceiling",
                 )
         return None
@@ -174,11 +215,21 @@ class RunMaker:
     def make(self, item: EvalItem, agent: Agent, judge: Judge | None) -> RunOutcome:
         """Make the item's run (the checks of :meth:`skip` passed): when the session's rate
         limits let it start, and again while the provider refuses it (see :mod:`.limiter`)."""
-        return self.limits.make(
-            lambda: self._make_once(item, agent, judge),
-            timeout=item.case.timeout_seconds,
-            may_retry=lambda: self.skip(item) is None,
-        )
+        ledger = self.config.stash.get(ledger_key, None)
+        with ledger.flying() if ledger is not None else contextlib.nullcontext():
+            outcome = self.limits.make(
+                lambda: self._make_once(item, agent, judge),
+                timeout=item.case.timeout_seconds,
+                may_retry=lambda: self.skip(item) is None,
+            )
+            if ledger is not None:  # spent before it stops counting as in flight
+                from pytest_plugin_evals.agents import capabilities_of
+
+                # A replay's agent cost is history: only its judge calls were spent now.
+                result = outcome.result
+                spends = capabilities_of(agent).spends
+                ledger.add(result.cost_usd if spends else result.judge_cost_usd)
+            return outcome
 
     def _make_once(self, item: EvalItem, agent: Agent, judge: Judge | None) -> RunOutcome:
         """One attempt at the item's run."""
@@ -205,10 +256,30 @@ class RunMaker:
             paid_budget=paid_budget,
             agent_label=item.agent_label,
         )
+        outcome = self._stopped(outcome)
         if outcome.result.infra_error == "auth" and stop_key in self.config.stash:
             # Every remaining run would be refused the same way: none is started.
             self.config.stash[stop_key].put("auth_failed", AUTH_STOP)
         return outcome
+
+    def _stopped(self, outcome: RunOutcome) -> RunOutcome:
+        """A run that ended in error once the session was interrupted was stopped by the
+        controller (its processes killed): it was not made, and is not graded."""
+        result = outcome.result
+        stop = self.config.stash.get(stop_key, None)
+        sign = stop.read() if stop is not None else None
+        if result.error is None or result.infra_error is not None or sign is None:
+            return outcome
+        if sign[0] != "interrupted":
+            return outcome
+        from dataclasses import replace
+
+        from pytest_plugin_evals.model import STOPPED
+
+        stopped = replace(
+            result, error=STOPPED, infra_error="interrupted", verdicts=(), score=0.0, passed=False
+        )
+        return replace(outcome, result=stopped)
 
 
 #: The share of CPU time that must have gone unused lately for a run to be started ahead.

@@ -20,7 +20,7 @@ import os
 import re
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +49,9 @@ _RUN_LABEL = re.compile(
     r"\[(?:(?P<agent>(?!(?:with|without|baseline)-)[A-Za-z][A-Za-z0-9_.]*)-)?"
     r"(?:with-|without-|baseline-)?\d+\]$"
 )
+
+#: The stop sign's reason once the session was interrupted (no run is recorded for it).
+INTERRUPTED = "interrupted"
 
 #: Scores are compared with this tolerance (as in scoring).
 _EPSILON = 1e-9
@@ -98,6 +101,18 @@ def _decoded(text: str) -> Record:
     return decode(text)
 
 
+def _sweep_stale_sessions() -> None:
+    """Remove the temporary folders of sessions that were killed (SIGKILL: they could not
+    remove their own), and kill what their runs left running."""
+    from pytest_plugin_evals.util.process import SESSION_TAG, kill_tagged
+    from pytest_plugin_evals.util.tempdirs import sweep_stale
+
+    def kill_what_it_left(folder: Path) -> None:
+        kill_tagged(SESSION_TAG, folder.name)
+
+    sweep_stale(kill_what_it_left)
+
+
 class EvalSession:
     def __init__(self, config: pytest.Config, settings: EvalSettings, stamp: str) -> None:
         self.config = config
@@ -122,6 +137,11 @@ class EvalSession:
         #: Said when --eval-fail-on-regression failed the session.
         self.regression_message: str | None = None
         self.trigger_message: str | None = None
+        #: ``--eval-session-timeout``'s timer, and whether it ended the session.
+        self.timer: Any = None
+        self.timed_out = False
+        #: Reads the reports still on their way after an interruption (xdist; see .xdist).
+        self.drain: Callable[[], None] | None = None
 
     # -- what was selected ------------------------------------------------------------------
 
@@ -140,6 +160,26 @@ class EvalSession:
             if not self.config.option.collectonly:
                 self._hold_output_dir()
                 self._say_credentials()
+                self._start_timeout()
+                _sweep_stale_sessions()
+
+    def _start_timeout(self) -> None:
+        """``--eval-session-timeout``: past it the session ends as on Ctrl-C (the runs in
+        flight are stopped, the document is partial)."""
+        limit = self.settings.session_timeout
+        if limit is None or self.timer is not None:
+            return
+        import signal
+        import threading
+
+        def expire() -> None:
+            self.timed_out = True
+            os.kill(os.getpid(), signal.SIGINT)
+
+        left = max(0.0, limit - (time.time() - self.started_at))
+        self.timer = threading.Timer(left, expire)
+        self.timer.daemon = True
+        self.timer.start()
 
     def _hold_output_dir(self) -> None:
         """Hold ``--eval-output-dir`` for this session before any run starts: a folder another
@@ -181,6 +221,16 @@ class EvalSession:
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.expect(item.nodeid for item in session.items)
+
+    @pytest.hookimpl
+    def pytest_keyboard_interrupt(self) -> None:
+        """Ctrl-C or SIGTERM: no process of the session starts another run (an xdist worker
+        goes on with the items it was sent until it is shut down)."""
+        from pytest_plugin_evals.plugin.keys import stop_key
+
+        stop = self.config.stash.get(stop_key, None)
+        if stop is not None:
+            stop.put(INTERRUPTED, "the session was interrupted")
 
     # -- reports ----------------------------------------------------------------------------
 
@@ -264,19 +314,26 @@ class EvalSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
         if self.expected or self.records:
             from pytest_plugin_evals.plugin.runs import session_tag
             from pytest_plugin_evals.util.process import SESSION_TAG, kill_tagged
 
             # Nothing a run started outlives the session (a worker stopped mid-run included).
             kill_tagged(SESSION_TAG, session_tag(self.config))
+            if exitstatus == pytest.ExitCode.INTERRUPTED and self.drain is not None:
+                self.drain()
         plan = self._shard_plan()
-        if not self.records and (plan is None or plan.cases_of(plan.index)):
+        # Interrupted before the first run reported: the document says so all the same.
+        cut_short = bool(self.expected) and exitstatus == pytest.ExitCode.INTERRUPTED
+        if not self.records and not cut_short and (plan is None or plan.cases_of(plan.index)):
             return  # (a shard none of the selected cases fell to still writes its document)
+        from pytest_plugin_evals.plugin.items import with_prompts
         from pytest_plugin_evals.plugin.limiter import session_wait_seconds
         from pytest_plugin_evals.reporting.result import summarize
 
-        records = list(self.records.values())
+        records = with_prompts(list(self.records.values()))
         not_started = self._not_started()
         self.partial_reason = self._partial_reason(records, exitstatus, bool(not_started))
         concurrency = int(getattr(self.config.option, "numprocesses", 0) or 0) or 1
@@ -378,6 +435,11 @@ class EvalSession:
             for r in self.records.values()
         )
         if root is None:
+            from pytest_plugin_evals.plugin.runs import chosen_results
+
+            chosen = chosen_results(self.config)  # runs started, none reported
+            if chosen is not None:
+                return chosen[1]
             plan = self._shard_plan()  # a shard none of the selected cases fell to
             root = Path(plan.root) if plan is not None and plan.root else None
         return root if root is not None else Path(self.config.rootpath)
@@ -401,6 +463,11 @@ class EvalSession:
         for record in self.records.values():
             if isinstance(record, RunRecord) and record.result.trace_path:
                 return Path(record.result.trace_path).parents[3]  # runs/<case>/<arm-n>/trace
+        from pytest_plugin_evals.plugin.runs import chosen_results
+
+        chosen = chosen_results(self.config)
+        if chosen is not None:
+            return chosen[0]
         from pytest_plugin_evals.plugin.settings import results_dir
 
         return results_dir(self.settings, self.suite_root(), self.stamp)
@@ -432,6 +499,8 @@ class EvalSession:
                 session.exitstatus = ExitStatus.PARTIAL
             missing = result.aggregates.runs_not_started
             why = "the session was interrupted" if reason == "interrupted" else "-x/--maxfail"
+            if self.timed_out:
+                why = f"--eval-session-timeout {self.settings.session_timeout:g}s reached"
             self.gate_message = (
                 f"{why}: {missing} selected run(s) of {len(result.not_started)} case(s) were not "
                 "started; the result is partial and no threshold is met"

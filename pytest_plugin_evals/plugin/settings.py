@@ -17,6 +17,8 @@ ABLATIONS = ("auto", "none", "with-without")
 
 #: How many times a run the provider refused is made again, by default.
 DEFAULT_RATE_LIMIT_RETRIES = 5
+#: How long a session waits out rate limits in all, by default (seconds).
+DEFAULT_MAX_RATE_LIMIT_WAIT = 600.0
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,10 @@ class EvalSettings:
     #: and the most runs in flight in the session (``--eval-max-concurrency``; None: no cap).
     rate_limit_retries: int = DEFAULT_RATE_LIMIT_RETRIES
     max_concurrency: int | None = None
+    #: The most the session waits out rate limits in all (``--eval-max-rate-limit-wait``), and
+    #: the most it lasts (``--eval-session-timeout``; None: no limit), in seconds.
+    max_rate_limit_wait: float = DEFAULT_MAX_RATE_LIMIT_WAIT
+    session_timeout: float | None = None
     #: The plugin the second arm loads instead of none (``--eval-baseline-plugin``):
     #: ``git:REF``, or a plugin folder (absolute).
     baseline_plugin: str | None = None

@@ -32,7 +32,13 @@ class _Writer:
         session = self.session
         if session.result is None or session.results_dir is None:
             return
-        for target, text in self.files(session.result, session.results_dir):
+        folder = session.results_dir
+        kept = _runs_were_made(session) or folder.is_dir()
+        for target, text in self.files(session.result, folder):
+            if target.parent == folder and not kept:
+                continue  # no run was made (load errors only): no results folder
+            if target.parent == folder:
+                _ignore_all(folder)
             _write(session, self.label, target, text)
 
     def files(self, result: SessionResult, folder: Path) -> list[tuple[Path, str]]:
@@ -64,6 +70,36 @@ class HtmlWriter(_Writer):
 
         target = self.session.settings.report_path or folder / "report.html"
         return [(target, render_html(result))]
+
+
+def _runs_were_made(session: EvalSession) -> bool:
+    """Whether the session made (or started, or skipped) a run, not only load errors."""
+    from pytest_plugin_evals.records import LoadErrorRecord
+
+    return any(not isinstance(r, LoadErrorRecord) for r in session.records.values())
+
+
+#: In every results folder, as in pytest's own cache folder: git ignores all of it.
+GITIGNORE = "# Created by pytest-plugin-evals automatically.\n*\n"
+
+
+def _ignore_all(folder: Path) -> None:
+    """Put a ``.gitignore`` of ``*`` in the results folder, unless it has one (a folder of
+    yours given as ``--eval-output-dir`` that already holds other files is left as it is)."""
+    target = folder / ".gitignore"
+    try:
+        if target.exists() or target.is_symlink():
+            return
+        from pytest_plugin_evals.recording import CLAIM_LOCK, SESSION_LOCK
+
+        ours = {CLAIM_LOCK, SESSION_LOCK, "runs", "mock-recordings", "aggregate-result.json"}
+        ours |= {"report.html"}
+        if folder.is_dir() and any(p.name not in ours for p in folder.iterdir()):
+            return
+        folder.mkdir(parents=True, exist_ok=True)
+        target.write_text(GITIGNORE, encoding="utf-8")
+    except OSError:
+        return
 
 
 def _write(session: EvalSession, label: str, target: Path, text: str) -> None:

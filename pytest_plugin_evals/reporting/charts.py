@@ -128,8 +128,10 @@ def score_row(
     *,
     threshold: float | None = None,
     two_arm: bool = True,
+    second: str = "without plugin",
 ) -> str:
-    """One case's scores on a 0-100% scale: with the plugin a filled dot, the baseline a ring,
+    """One case's scores on a 0-100% scale: with the plugin a filled dot, the second arm
+    (``second``: without the plugin, or the baseline plugin) a ring,
     each with its 95% interval as whiskers; the threshold a dashed line."""
     mid = ROW_HEIGHT / 2
     parts = [_grid(SCORES, (0.0, 0.25, 0.5, 0.75, 1.0), ROW_HEIGHT)]
@@ -150,7 +152,7 @@ def score_row(
         )
     described = [_described("with plugin" if two_arm else "score", with_, pct)]
     if two_arm:
-        described.append(_described("baseline", without, pct))
+        described.append(_described(second, without, pct))
     title = f"{name}: " + "; ".join(described)
     return _svg("chart score-row", ROW_WIDTH, ROW_HEIGHT, title, "".join(parts))
 

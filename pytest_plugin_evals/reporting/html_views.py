@@ -121,7 +121,7 @@ def _arms(result: SessionResult, cases: Sequence[CaseResult]) -> list[tuple[str,
     """``(label, class, runs)`` of each arm over ``cases``."""
     if not result.two_arm:
         return [("runs", "with", [r for c in cases for r in c.with_runs])]
-    second = "baseline plugin" if result.baseline else "baseline"
+    second = "baseline plugin" if result.baseline else "without plugin"
     return [
         ("with plugin", "with", [r for c in cases for r in c.with_runs]),
         (second, "without", [r for c in cases for r in c.without_runs]),
@@ -149,6 +149,7 @@ def case_view(
         _estimate(a.score_without, a.score_without_interval),
         threshold=threshold,
         two_arm=two_arm,
+        second="baseline plugin" if baseline else "without plugin",
     )
     delta_chart = None
     significant = ""
@@ -160,7 +161,7 @@ def case_view(
     if case.two_arm:
         arms = [
             ("with plugin", "with", case.with_runs),
-            ("baseline plugin" if baseline else "baseline", "without", case.without_runs),
+            ("baseline plugin" if baseline else "without plugin", "without", case.without_runs),
         ]
     latency = _arm_series(arms, "duration_seconds")
     cost = _arm_series(arms, "cost_usd")

@@ -134,7 +134,22 @@ def _row(case: CaseResult, two_arm: bool, agents: bool = False) -> list[str]:
     notes = cut(case.notes) if case.notes else ""
     named = [plain(case.name), *([plain(case.agent or MISSING)] if agents else [])]
     cost = _money(case.cost_usd) + ("+?" if not case.cost_known else "")
-    return [*named, *numbers, str(len(case.runs)), cost, notes]
+    return [*named, *numbers, _runs_made(case), cost, notes]
+
+
+def _runs_made(case: CaseResult) -> str:
+    """The RUNS cell: the runs made, and of how many when some could not be (``4 of 6 made``:
+    a replay with more runs than were recorded, rate limits)."""
+    made = sum(1 for run in case.runs if run.result.graded)
+    return str(made) if made == len(case.runs) else f"{made} of {len(case.runs)} made"
+
+
+def _spend(result: SessionResult) -> str:
+    """The session's cost; a replay's agent cost was recorded, not spent (its judges were)."""
+    if result.agents or not result.suite.agent.startswith("replay:"):
+        return _money(result.cost_usd)
+    judged = sum(run.result.judge_cost_usd for case in result.cases for run in case.runs)
+    return f"{_money(result.cost_usd - judged)} recorded · {_money(judged)} spent"
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -367,7 +382,7 @@ def summary_lines(result: SessionResult, *, report_paths: Sequence[str] = ()) ->
         cases = len({(c.case.suite_root, c.case.path, c.name) for c in result.cases})
         counted = f"{cases} case(s) × {len(result.agents)} agent(s)"
     lines.append(
-        f"{counted} · {headline} · {_duration(result.duration_seconds)} · {_money(result.cost_usd)}"
+        f"{counted} · {headline} · {_duration(result.duration_seconds)} · {_spend(result)}"
         + (
             ""
             if all(c.cost_known for c in result.cases)

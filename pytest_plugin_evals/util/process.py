@@ -8,6 +8,7 @@ import os
 import selectors
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -64,6 +65,31 @@ _stopped: set[int] = set()
 _live_lock = threading.Lock()
 
 
+def _parent_death_signal() -> Callable[[], None] | None:
+    """Linux: a ``preexec_fn`` that has the child killed when the thread that started it
+    ends (``PR_SET_PDEATHSIG``), so a run does not outlive a controller killed with SIGKILL."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    prctl.restype = ctypes.c_int
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
+                      ctypes.c_ulong]  # fmt: skip
+    kill = int(signal.SIGKILL)
+
+    def die_with_parent() -> None:
+        prctl(1, kill, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+    return die_with_parent
+
+
+_die_with_parent = _parent_death_signal()
+
+
 def stop_all() -> int:
     """Kill the process group of every process :func:`run_process` is waiting for (in any
     thread); each of those runs returns at once, ``stopped``. Returns how many were stopped."""
@@ -107,6 +133,7 @@ def run_process(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
     except OSError as exc:
         stdout_path.write_bytes(b"")
@@ -277,6 +304,28 @@ def _end_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 PIPE_CHUNK = 1 << 16
+
+
+def exit_text(returncode: int | None) -> str:
+    """How a process ended, said as a person reads it: ``exit 1``, ``killed by SIGKILL`` (a
+    negative status), ``exit 137 (killed by SIGKILL)`` (128 + N, how a sandbox or a shell
+    passes on a child killed by signal N)."""
+    if returncode is None:
+        return "did not end"
+    if returncode < 0:
+        return f"killed by {_signal_name(-returncode)}"
+    if 128 < returncode < 128 + 65:
+        name = _signal_name(returncode - 128)
+        if not name.startswith("signal "):
+            return f"exit {returncode} (killed by {name})"
+    return f"exit {returncode}"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def format_timeout(seconds: float) -> str:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 
-from tests.helpers import needs_marker_arguments
+from tests.helpers import needs_marker_arguments, write_tree
 
 PLUGIN_JSON = '{"name": "release-helper", "version": "1.2.0"}'
 
@@ -286,3 +287,30 @@ def test_a_session_of_without_arm_runs_only_applies_no_gate(
     assert doc["aggregates"]["thresholdMet"] is True
     assert doc["ungated"].startswith("no with-arm run was selected")
     assert "have no graded run" not in result.stdout.str()
+
+
+def test_junit_shows_the_arm_run_score_and_failed_graders(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any
+) -> None:
+    write_tree(
+        pytester.path,
+        {
+            "evals/greets/prompt.md": "---\nruns: 1\n---\nSay hi\n",
+            "evals/greets/graders/hi.md": "---\ntype: regex\npattern: hi\n---\n",
+            "evals/greets/graders/bye.md": "---\ntype: regex\npattern: bye\n---\n",
+        },
+    )
+    agent = scripted_agent([{"match": "Say hi", "reply": "hi"}])
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent, "--junitxml", "junit.xml"
+    )
+    result.assert_outcomes(failed=1)
+    (case,) = ElementTree.parse(pytester.path / "junit.xml").iter("testcase")
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert "plugin_evals" in props
+    assert {k: v for k, v in props.items() if k != "plugin_evals"} == {
+        "eval_arm": "single",
+        "eval_run": "1",
+        "eval_score": "0.50",
+        "eval_failed_graders": "bye",
+    }

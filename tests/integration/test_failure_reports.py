@@ -318,3 +318,29 @@ def test_setup_and_collect_modes_never_start_an_agent(
     made = pytester.runpytest("evals", *options)
     made.assert_outcomes(passed=3)
     assert sorted(p.name for p in marks.iterdir()) == ["single-1", "single-2", "single-3"]
+
+
+@pytest.mark.parametrize("mode", [[], ["--eval-unconfined"]], ids=["confined", "unconfined"])
+def test_a_run_killed_by_a_signal_says_which(
+    pytester: pytest.Pytester, mode: list[str], read_doc: Any
+) -> None:
+    write_tree(
+        pytester.path,
+        {
+            "evals/killed/prompt.md": "---\nruns: 1\n---\nSay hi.\n",
+            "evals/killed/graders/hi.md": "---\ntype: regex\npattern: hi\n---\n",
+            "agent.py": "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
+        },
+    )
+    agent = f"cmd:{shlex.join([sys.executable, str(pytester.path / 'agent.py')])}"
+    result = pytester.runpytest(
+        "evals", "-n0", "-p", "no:cacheprovider", f"--eval-agent={agent}",
+        "--eval-json=out.json", *mode,
+    )  # fmt: skip
+    result.assert_outcomes(failed=1)
+    # Unconfined the agent is the harness's child; in its sandbox, bwrap says 128 + 9.
+    said = "killed by SIGKILL" if mode else "exit 137 (killed by SIGKILL)"
+    result.stdout.fnmatch_lines([f"*run error: {said}*"])
+    assert "exit -9" not in result.stdout.str()
+    run = read_doc()["cases"][0]["arms"]["with"][0]
+    assert run["error"] == said

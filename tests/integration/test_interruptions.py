@@ -3,11 +3,13 @@ every gate, and no process a run started outlives it (``setsid`` grandchildren i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -75,6 +77,14 @@ def appears(marker: str, seconds: float = 60) -> None:
         time.sleep(0.05)
 
 
+def recorded(root: Path, case: str, seconds: float = 60) -> None:
+    """Wait until the run of ``case`` was recorded in the session's results folder."""
+    deadline = time.monotonic() + seconds
+    while not list(root.glob(f"evals/results/*/runs/{case}-*/*/meta.json")):
+        assert time.monotonic() < deadline, f"{case} was never recorded"
+        time.sleep(0.05)
+
+
 def suite(root: Path, names: list[str]) -> tuple[str, str]:
     """The cases ``names`` and the agent; returns the agent's spec and its marker."""
     files = {}
@@ -103,6 +113,9 @@ def test_an_interrupted_session_writes_a_partial_document_and_leaves_nothing_run
     )  # fmt: skip
     try:
         appears(f"{marker}-c-slow-grandchild")
+        # Under -n 2 the fast runs go on beside the slow one: the signal comes once a-fast's run
+        # was recorded (not after a guess at how long it takes).
+        recorded(pytester.path, "a-fast")
         time.sleep(0.3)
         if how == "ctrl-c":
             os.killpg(proc.pid, signal.SIGINT)  # the terminal's whole foreground group
@@ -118,7 +131,10 @@ def test_an_interrupted_session_writes_a_partial_document_and_leaves_nothing_run
     assert doc["partial"] is True and doc["partialReason"] == "interrupted", text
     assert doc["aggregates"]["thresholdMet"] is False
     assert doc["aggregates"]["casesPassed"] < doc["aggregates"]["casesTotal"]
-    assert "c-slow" in {n["case"] for n in doc["notStarted"]}
+    # The slow run was not made: it is not started, or (xdist) kept as stopped.
+    stopped = {c["name"] for c in doc["cases"] for r in c["arms"]["with"]
+               if r["infraError"] == "interrupted"}  # fmt: skip
+    assert "c-slow" in {n["case"] for n in doc["notStarted"]} | stopped
     assert "a-fast" in {c["name"] for c in doc["cases"]}  # the runs made so far are kept
     assert "the session was interrupted:" in text and "the result is partial" in text
     assert none_left(marker), "the slow run's agent or grandchild outlived the session"
@@ -161,3 +177,145 @@ def test_stopping_after_failures_is_partial(
     assert doc["aggregates"]["runsNotStarted"] == sum(n["runs"] for n in doc["notStarted"]) > 0
     assert doc["aggregates"]["casesTotal"] == 6
     result.stdout.fnmatch_lines(["-x/--maxfail: * selected run(s) of * case(s) were not started*"])
+
+
+def names_running(marker: str) -> set[str]:
+    """The cases whose agent (or grandchild) is running now, by their command lines."""
+    names = set()
+    for pid in running(marker):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        for part in cmdline.split("\0"):
+            if part.startswith(f"{marker}-"):
+                names.add(part.removeprefix(f"{marker}-").removesuffix("-grandchild"))
+    return names
+
+
+@pytest.mark.parametrize("workers", ["-n0", "-n2"])
+def test_a_session_terminated_before_its_first_run_ends_still_writes_the_partial_document(
+    pytester: pytest.Pytester, workers: str
+) -> None:
+    """SIGTERM while the first runs are still going: the document says no run was made and
+    why, and no run starts after the signal (an xdist worker was sent more items)."""
+    agent, marker = suite(pytester.path, ["a-slow", "b-slow", "c-slow", "d-slow", "e-slow"])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "evals", workers, "-p", "no:cacheprovider",
+         f"--eval-agent={agent}", "--eval-json=out.json", "--eval-run-ahead=off"],
+        cwd=pytester.path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        wanted = 2 if workers == "-n2" else 1
+        deadline = time.monotonic() + 60
+        while len(names_running(f"{marker}")) < wanted:
+            assert time.monotonic() < deadline, "the first runs never started"
+            time.sleep(0.05)
+        before = names_running(marker)
+        proc.send_signal(signal.SIGTERM)
+        seen: set[str] = set()
+        while proc.poll() is None and time.monotonic() < deadline + 60:
+            seen |= names_running(marker)
+            time.sleep(0.02)
+        output, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    text = output.decode(errors="replace")
+    assert seen <= before, f"runs started after SIGTERM: {sorted(seen - before)}\n{text}"
+    assert proc.returncode == 2, text
+    doc = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    assert doc["partial"] is True and doc["partialReason"] == "interrupted", text
+    assert doc["aggregates"]["thresholdMet"] is False
+    # A run being made when the signal came is kept, stopped (when its report could be sent).
+    made = {c["name"] for c in doc["cases"]}
+    assert made <= before
+    assert all(r["infraError"] == "interrupted" for c in doc["cases"] for r in c["arms"]["with"])
+    assert {n["case"] for n in doc["notStarted"]} | made == {f"{x}-slow" for x in "abcde"}
+    assert doc["aggregates"]["runsNotStarted"] == 5 - len(made)
+    assert f"the session was interrupted: {5 - len(made)} selected run(s) of" in text
+    assert none_left(marker)
+
+
+def test_a_session_past_its_timeout_ends_with_the_partial_document(
+    pytester: pytest.Pytester, plugin_args: list[str]
+) -> None:
+    agent, marker = suite(pytester.path, ["a-fast", "b-slow", "c-slow", "d-fast"])
+    started = time.monotonic()
+    result = pytester.runpytest_subprocess(
+        "evals", *plugin_args, f"--eval-agent={agent}", "--eval-json=out.json",
+        "--eval-run-ahead=off", "--eval-session-timeout=30",
+    )  # fmt: skip
+    took = time.monotonic() - started
+    assert took < 200, took  # the slow runs would take 300 s each
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    doc = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    assert doc["partial"] is True and doc["partialReason"] == "interrupted"
+    assert doc["aggregates"]["thresholdMet"] is False
+    assert "a-fast" in {c["name"] for c in doc["cases"]}
+    result.stdout.fnmatch_lines(["--eval-session-timeout 30s reached: * selected run(s) of *"])
+    assert none_left(marker)
+
+
+def test_a_controller_killed_with_sigkill_leaves_nothing_after_the_next_session(
+    pytester: pytest.Pytester,
+) -> None:
+    """An unconfined agent dies with its controller (a parent-death signal); what it started
+    (in a session of its own, too) and the killed session's temporary folder are gone once
+    the next session has started."""
+    agent, marker = suite(pytester.path, ["a-slow"])
+    try:
+        _killed_controller(pytester, agent, marker)
+    finally:
+        for pid in running(marker):  # whatever a failed check left
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _killed_controller(pytester: pytest.Pytester, agent: str, marker: str) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "evals", "-n0", "-p", "no:cacheprovider",
+         f"--eval-agent={agent}", "--eval-unconfined"],
+        cwd=pytester.path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        appears(f"{marker}-a-slow-grandchild")
+        (grandchild,) = running(f"{marker}-a-slow-grandchild")
+        environ = Path(f"/proc/{grandchild}/environ").read_bytes().split(b"\0")
+        tag = next(v for v in environ if v.startswith(b"PYTEST_PLUGIN_EVALS_SESSION="))
+        shared = Path(tempfile.gettempdir()) / tag.partition(b"=")[2].decode()
+        assert shared.is_dir()
+        agents = [p for p in running(marker) if p != grandchild]
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while any(p in running(marker) for p in agents):
+            assert time.monotonic() < deadline, "the agent outlived its controller"
+            time.sleep(0.05)
+        assert running(f"{marker}-a-slow-grandchild")  # found by the next session only
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    later = pytester.path / "later"
+    write_tree(
+        later,
+        {
+            "evals/quick/prompt.md": "---\nruns: 1\n---\nRun quick.\n",
+            "evals/quick/graders/done.md": "---\ntype: regex\npattern: done\n---\n",
+        },
+    )
+    result = pytester.runpytest_subprocess(
+        str(later / "evals"), "-n0", "-p", "no:cacheprovider", f"--eval-agent={agent}",
+        "--eval-unconfined",
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)
+    assert none_left(marker), "what the killed session's run started is still running"
+    assert not shared.exists(), "the killed session's temporary folder was left behind"

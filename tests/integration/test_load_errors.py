@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -155,3 +156,18 @@ def test_case_filter_keeps_load_errors_visible(
     # As the reference: a case file that cannot be loaded still fails the session.
     result.assert_outcomes(passed=1, errors=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_an_evals_folder_without_cases_says_so_in_one_line(
+    pytester: pytest.Pytester, plugin_args: list[str]
+) -> None:
+    (pytester.path / "evals" / "drafts").mkdir(parents=True)
+    (pytester.path / "evals" / "README.md").write_text("notes\n", encoding="utf-8")
+    result = pytester.runpytest("evals", *plugin_args)
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(
+        [f"no eval cases found in evals{os.sep}: a case is a folder there holding a prompt.md "
+         "or a case.yaml, or a suite file (evals.json, a .yaml suite); see "
+         "docs/reference/case-formats.md"]
+    )  # fmt: skip
+    assert "Traceback" not in result.stdout.str()

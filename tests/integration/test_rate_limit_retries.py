@@ -263,3 +263,47 @@ def test_an_interruption_ends_the_waits_at_once(
     assert "a" in {c["name"] for c in doc["cases"]}  # the run made before is kept
     log = attempts(pytester.path)
     assert not [a for a in log if a["start"] > stopped_at], "a run was made after the stop"
+
+
+def test_the_session_waits_out_rate_limits_only_so_long_in_all(
+    pytester: pytest.Pytester, plugin_args: list[str], limited: pytest.MonkeyPatch
+) -> None:
+    """An agent refused with a retry_after on every call: the pauses stop at the session's
+    bound, and every run past it is a rate-limit error, not another wait."""
+    agent = make_suite(pytester.path, ["a", "b", "c", "d"])
+    limited.setenv("EVAL_RL_REFUSE", "-1")
+    limited.setenv("EVAL_RL_RETRY_AFTER", "2")
+    started = time.monotonic()
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent, "--eval-json", "out.json",
+        "--eval-run-ahead", "off", "--eval-rate-limit-retries", "50",
+        "--eval-max-rate-limit-wait", "5",
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    result.assert_outcomes(errors=4)
+    doc = json.loads((pytester.path / "out.json").read_text())
+    assert doc["errors"] == {"rate_limit": 4} and doc["partial"] is True
+    # 50 retries of 2 s for 4 runs would be minutes; the bound keeps it to a few pauses.
+    assert doc["aggregates"]["rateLimitWaitSeconds"] <= 5
+    assert doc["aggregates"]["rateLimitRetries"] < 10  # of the 200 that 50 retries allow
+    assert elapsed < 60, elapsed
+    notes = [n for run in all_runs(doc) for n in run["notes"]]
+    assert any("(--eval-max-rate-limit-wait): not made again" in n for n in notes), notes
+
+
+def test_a_bad_rate_limit_bound_or_session_timeout_is_one_line(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_x(): pass")
+    for option, value, accepts in [
+        ("--eval-max-rate-limit-wait", "-1", "a number of seconds, 0 or more"),
+        ("--eval-session-timeout", "0", "a number of seconds above 0"),
+    ]:
+        result = pytester.runpytest_subprocess(option, value, "-p", "no:cacheprovider")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        assert [line for line in result.errlines if line] == [
+            f"ERROR: {option} must be {accepts} (got '{value}')"
+        ]
+    pytester.makeini("[pytest]\neval_session_timeout = soon\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert [line for line in result.errlines if line] == [
+        "ERROR: ini eval_session_timeout must be a number of seconds above 0 (got 'soon')"
+    ]

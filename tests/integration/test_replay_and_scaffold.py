@@ -122,6 +122,8 @@ def test_replay_regrades_the_recorded_runs_with_the_current_graders(
         assert second[arm]["error"] is None
     assert second["with"]["filesCreated"] == ["notes/RELEASE.md"]
     assert second["with"]["costUsd"] == pytest.approx(0.0056)
+    # The footer says the agent's cost was recorded, and that nothing was spent now.
+    result.stdout.fnmatch_lines(["1 case(s) · * · $0.01 recorded · $0.00 spent"])
 
 
 def test_a_run_that_was_not_recorded_is_an_error(
@@ -143,6 +145,9 @@ def test_a_run_that_was_not_recorded_is_an_error(
     assert doc["partial"] is True
     assert doc["errors"] == {"harness": 2}
     assert "Traceback" not in result.stdout.str()
+    # The RUNS column says the runs that were made, of those selected.
+    result.stdout.fnmatch_lines(["CASE *RUNS*", "next * 2 of 4 made *"])
+    assert doc["cases"][0]["aggregates"]["runsNotMade"] == 2
 
 
 def test_replay_of_a_folder_without_recordings_is_one_line(

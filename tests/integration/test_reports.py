@@ -7,6 +7,7 @@ import base64
 import html
 import json
 import re
+import subprocess
 from typing import Any
 from urllib.parse import unquote
 
@@ -145,3 +146,78 @@ def test_answer_is_cut_at_4000_characters(
     (entry,) = pytest_html_data((pytester.path / "ph.html").read_text())["tests"].values()
     answer = data_uri_text(entry[0]["extras"][1]["content"])
     assert answer == long_answer[:4000] + "\n[… cut at 4,000 characters]"
+
+
+def test_git_ignores_every_results_folder(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any
+) -> None:
+    """As pytest's own cache folder: no line in the plugin's .gitignore is needed."""
+    make_case(pytester)
+    agent = scripted_agent([{"match": "Say hi", "reply": "hi nope"}])
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
+    subprocess.run([*git, "init", "-q"], cwd=pytester.path, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=pytester.path, check=True)
+    subprocess.run([*git, "commit", "-qm", "suite"], cwd=pytester.path, check=True)
+    result = pytester.runpytest("evals", *plugin_args, "--eval-agent", agent)
+    result.assert_outcomes(passed=1)
+    (stamp,) = (pytester.path / "evals" / "results").iterdir()
+    assert (stamp / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=pytester.path, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert status.stdout == ""
+
+
+@pytest.mark.parametrize("how", [["--co"], []], ids=["collect-only", "load-errors-only"])
+def test_a_session_that_made_no_runs_writes_no_results_folder(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, how: list[str]
+) -> None:
+    if how:
+        make_case(pytester)
+    else:
+        pytester.makefile(".md", **{"evals/broken/prompt": "---\nruns: [\n---\nSay hi\n"})
+    agent = scripted_agent([{"match": "Say hi", "reply": "hi"}])
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent, "--eval-json", "out.json", *how
+    )
+    assert not (pytester.path / "evals" / "results").exists(), result.stdout.str()
+    if not how:  # the document asked for is still written, with the load error
+        result.assert_outcomes(errors=1)
+        doc = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+        assert len(doc["loadErrors"]) == 1
+
+
+def test_pytest_html_shows_the_run_duration_of_runs_made_ahead(
+    pytester: pytest.Pytester, scripted_agent: Any
+) -> None:
+    make_case(pytester, runs=3)
+    agent = scripted_agent([{"match": "Say hi", "reply": "hi nope", "sleep": 1.2}])
+    result = pytester.runpytest(
+        "evals", "-n0", "-p", "no:cacheprovider", "--eval-agent", agent, "--eval-run-ahead",
+        "always", "--html", "ph.html", "--self-contained-html",
+    )  # fmt: skip
+    result.assert_outcomes(passed=3)
+    tests = pytest_html_data((pytester.path / "ph.html").read_text(encoding="utf-8"))["tests"]
+    for nodeid, (entry,) in tests.items():
+        cells = [re.sub(r"<[^>]+>", "", cell) for cell in entry["resultsTableRow"]]
+        assert re.fullmatch(r"00:00:\d\d", cells[5]), (nodeid, cells)  # not "1 ms"
+
+
+def test_a_long_prompt_is_in_junit_once_per_case(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, read_doc: Any
+) -> None:
+    prompt = "Say hi. " + "padding " * 50_000  # 400 kB
+    pytester.makefile(".md", **{"evals/long/prompt": f"---\nruns: 3\n---\n{prompt}\n"})
+    pytester.makefile(".md", **{"evals/long/graders/hi": GRADERS["hi"]})
+    agent = scripted_agent([{"match": "Say hi", "reply": "hi"}])
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent, "--junitxml", "junit.xml",
+        "--eval-json", "out.json",
+    )  # fmt: skip
+    result.assert_outcomes(passed=3)
+    junit = (pytester.path / "junit.xml").read_text(encoding="utf-8")
+    assert junit.count("Say hi. padding") == 1
+    assert len(junit) < 1.5 * len(prompt)
+    (case,) = read_doc()["cases"]
+    assert case["promptMarkdown"] == prompt.strip()  # the document has it whole

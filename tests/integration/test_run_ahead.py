@@ -160,3 +160,57 @@ def test_a_run_no_item_takes_is_stopped(
     assert "end" not in second  # it never finished its nap
     with pytest.raises(ProcessLookupError):
         os.kill(second["pid"], 0)  # and nothing of it is left running
+
+
+def test_the_cost_ceiling_counts_the_runs_in_flight(
+    pytester: pytest.Pytester, scripted_agent: Any
+) -> None:
+    """Two workers, runs of $1 each, a $2.50 ceiling: once the first runs have said what a run
+    costs, a run starts only while the spend plus the runs in flight stays under the ceiling,
+    so the ceiling is passed by at most one run per worker."""
+    files = {}
+    for name in "abcdefgh":
+        files[f"evals/{name}/prompt.md"] = f"---\nruns: 1\n---\nCase {name}.\n"
+        files[f"evals/{name}/graders/ok.md"] = "---\ntype: regex\npattern: ok\n---\n"
+    write_tree(pytester.path, files)
+    usage = {"input_tokens": 10, "output_tokens": 1, "cost_usd": 1.0}
+    agent = scripted_agent([{"match": "Case", "reply": "ok", "sleep": 1.5, "usage": usage}])
+    result = pytester.runpytest(
+        "evals", "-n2", "-p", "no:cacheprovider", "--eval-agent", agent,
+        "--eval-max-cost-usd", "2.5", "--eval-json", "out.json",
+    )  # fmt: skip
+    assert result.ret == 2
+    doc = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    assert doc["partialReason"] == "cost_ceiling"
+    made = [r for c in doc["cases"] for r in c["arms"]["with"]]
+    # Without the runs in flight counted, two runs start at $2 spent: $4 in all.
+    assert 2 <= len(made) <= 3 and doc["costUsd"] <= 3.0, doc["costUsd"]
+
+
+CASE_LOGGER = """\
+import os, sys, time
+sys.stdin.read()
+open(os.path.join(os.environ["EVAL_LOG_DIR"], os.environ["EVAL_CASE"]), "a").write("x")
+time.sleep(1.0)
+print("no" if os.environ["EVAL_CASE"] == "a-fails" else "the answer is 42")
+"""
+
+
+def test_under_x_no_run_of_another_case_is_made_ahead(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {"agent.py": CASE_LOGGER}
+    for name, runs in (("a-fails", 1), ("b-next", 2)):
+        files[f"evals/{name}/prompt.md"] = f"---\nruns: {runs}\n---\nWhat is the answer?\n"
+        files[f"evals/{name}/graders/answer.md"] = "---\ntype: regex\npattern: '42'\n---\n"
+    write_tree(pytester.path, files)
+    logs = pytester.path / "logs"
+    logs.mkdir()
+    monkeypatch.setenv("EVAL_LOG_DIR", str(logs))
+    agent = "cmd:" + shlex.join([sys.executable, str(pytester.path / "agent.py")])
+    result = pytester.runpytest(
+        "evals", "-p", "no:cacheprovider", "-n0", "-x", "--eval-agent", agent,
+        "--eval-run-ahead", "always", "--eval-unconfined",  # it logs outside its runs
+    )  # fmt: skip
+    result.assert_outcomes(failed=1)
+    assert sorted(p.name for p in logs.iterdir()) == ["a-fails"]  # b-next never started

@@ -297,7 +297,10 @@ def test_ledger_ignores_what_is_not_an_amount(tmp_path: Path) -> None:
     ledger.add(0.25)
     ledger.add(0)
     ledger.add(float("nan"))
-    assert path.read_text(encoding="utf-8") == "0.25\n"
+    # A run that spent nothing (or no price) counts as a run of $0: the mean cost a run in
+    # flight is expected to have (see outlook) counts it.
+    assert path.read_text(encoding="utf-8") == "0.25\n0.0\n0.0\n"
+    assert ledger.outlook() == (0.25, 0, 0.25 / 3)
     with path.open("a", encoding="utf-8") as fh:
         fh.write("garbage\n\n")
     ledger.add(0.5)

@@ -59,7 +59,7 @@ def test_with_and_without_sit_on_two_lines_with_their_own_intervals() -> None:
     (threshold,) = find(root, "path", "threshold")
     assert threshold.get("d") == "M135.6 0V22"  # 14 + 0.8 * 152
     title = root.findtext("title") or ""
-    assert title == "c: with plugin 100% (95% 57% to 100%); baseline 0% (95% 0% to 43%)"
+    assert title == "c: with plugin 100% (95% 57% to 100%); without plugin 0% (95% 0% to 43%)"
 
 
 def test_values_outside_the_scale_are_drawn_at_its_edge() -> None:

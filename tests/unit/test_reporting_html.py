@@ -174,14 +174,23 @@ def test_readable_without_javascript():
         "Is it <b>?",
         '"pattern": "paris"',
         "With plugin",
-        "Baseline (no plugin)",
+        "Without plugin",
         "Δ",
         'evals/bad/case.yaml:4: graders: duplicate grader name "g"',
         "1 of 2",
-        "Baseline score",
+        "Without plugin score",
         "×2",
     ):
         assert expected in text, expected
+
+
+def test_one_word_for_one_thing():
+    """ "regressed" is said only against an earlier session, and "baseline" only of
+    --eval-baseline-plugin: a session without either says neither of the without arm."""
+    page = re.sub(r"<(style|script)\b.*?</\1>", "", render_html(two_arm_document()), flags=re.S)
+    text = " ".join(" ".join(parse(page).text).split()).lower()
+    assert "regressed" not in text
+    assert "baseline" not in text
 
 
 def test_warning_banner_for_partial_documents_and_errored_runs():

@@ -48,6 +48,7 @@ from pytest_plugin_evals.agents.confine.network import (
     plan_network,
 )
 from pytest_plugin_evals.util.process import ProcessResult, probe, run_process
+from pytest_plugin_evals.util.tempdirs import mark_owner
 
 __all__ = [
     "DEFAULT_BOUNDS",
@@ -346,6 +347,7 @@ def sockets_dir() -> Path:
             return _sockets_dir[0]
         base = "/tmp" if os.access("/tmp", os.W_OK) else tempfile.gettempdir()
         folder = Path(tempfile.mkdtemp(prefix="plugin-evals-net-", dir=base))
+        mark_owner(folder)
         _sockets_dir[:] = [folder]
         import atexit
 
