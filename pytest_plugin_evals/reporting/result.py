@@ -178,6 +178,17 @@ class AgentSummary:
     timing: Timing = field(default_factory=Timing)
 
 
+def suite_delta_interval(scored: Sequence[CaseAggregates]) -> Interval | None:
+    """The cluster-robust interval of the mean Δ of these cases (see
+    :func:`pytest_plugin_evals.stats.mean_delta_interval`)."""
+    with_delta = [a for a in scored if a.delta is not None]
+    deltas = [a.delta for a in with_delta if a.delta is not None]
+    errors = [
+        stats.standard_error(a.delta_interval) for a in with_delta if a.delta_interval is not None
+    ]
+    return stats.mean_delta_interval(deltas, errors)
+
+
 def agent_summaries(
     cases: Sequence[CaseResult], agents: Sequence[tuple[str, str]]
 ) -> tuple[AgentSummary, ...]:
@@ -189,7 +200,7 @@ def agent_summaries(
         deltas = [a.delta for a in scored if a.delta is not None]
         runs = [r.result for c in own for r in c.runs]
         errors = Counter(str(r.infra_error) for r in runs if r.infra_error)
-        interval = stats.mean_delta_interval(deltas)
+        interval = suite_delta_interval(scored)
         summaries.append(
             AgentSummary(
                 label=label,
@@ -412,7 +423,7 @@ def summarize(
         runs_skipped=sum(skipped.values()),
         runs_not_started=sum(n.runs for n in not_started),
         threshold_met=result_gate.met and not not_started,
-        mean_delta_interval=(interval := stats.mean_delta_interval(deltas)),
+        mean_delta_interval=(interval := suite_delta_interval(scored)),
         mean_delta_significant=None if interval is None else stats.excludes_zero(interval),
         reducer=reducer,
         cases_unstable=sum(1 for c in cases if c.aggregates.unstable),

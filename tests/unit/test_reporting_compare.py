@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scipy.stats import ttest_ind
 from statsmodels.stats.proportion import confint_proportions_2indep
 
 from pytest_plugin_evals.model import Case
@@ -103,17 +102,29 @@ def test_a_single_run_each_is_never_beyond_noise() -> None:
     assert changes[0].verdict == "unchanged"
 
 
-def test_partial_scores_use_welch() -> None:
+def test_partial_scores_use_newcombe_with_fractional_counts() -> None:
     c = case("partial")
     old, new = [0.5, 0.6, 0.7], [0.9, 0.95, 1.0]
     (change,) = compare(session(runs(c, old)), session(runs(c, new)), "x").cases
-    reference = ttest_ind(new, old, equal_var=False).confidence_interval(0.95)
-    assert change.change_interval == pytest.approx((reference.low, reference.high), abs=1e-8)
+    reference = confint_proportions_2indep(
+        sum(new), 3, sum(old), 3, method="newcomb", compare="diff"
+    )
+    assert change.change_interval == pytest.approx(tuple(reference), abs=1e-8)
     assert change.change == pytest.approx(0.35)
-    assert change.verdict == "improved"
     worse = compare(session(runs(c, new)), session(runs(c, old)), "x").cases[0]
-    assert worse.verdict == "regressed"
-    assert worse.change_interval == pytest.approx((-reference.high, -reference.low), abs=1e-8)
+    assert worse.change_interval == pytest.approx((-reference[1], -reference[0]), abs=1e-8)
+
+
+def test_constant_partial_scores_regress() -> None:
+    """The regression of the issue: every run scored 1.00, then every run 0.33 (weighted
+    graders): no spread in either session, and still a regression beyond noise."""
+    c = case("partial")
+    before, after = session(runs(c, [1.0] * 4)), session(runs(c, [1 / 3] * 4))
+    (change,) = compare(before, after, "x").cases
+    assert change.change_interval is not None and change.change_interval[1] < 0
+    assert change.verdict == "regressed"
+    (back,) = compare(after, before, "x").cases
+    assert back.verdict == "improved"
 
 
 def test_cases_match_by_name_and_folder_new_and_gone() -> None:
