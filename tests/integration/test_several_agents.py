@@ -128,7 +128,7 @@ def test_every_case_runs_on_each_agent_and_delta_is_per_agent(
     assert html.count('class="agent-row"') == 2
     assert '<tr class="agent-row" data-agent="slow"><td>slow <span' in html
     assert "<h2>two on fast</h2>" in html
-    # The per-agent summary: its cases' means, and the mean Δ's t interval (scipy).
+    # The per-agent summary: its cases' means, and the mean Δ's cluster-robust interval.
     assert [a["agent"] for a in doc["agents"]] == ["fast", "slow"]
     assert doc["suite"]["agent"] == "fast, slow"
     for summary in doc["agents"]:
@@ -146,7 +146,17 @@ def test_every_case_runs_on_each_agent_and_delta_is_per_agent(
         low, high = scipy_stats.t.interval(
             0.95, len(values) - 1, loc=sum(values) / 2, scale=scipy_stats.sem(values)
         )
-        assert summary["meanDeltaInterval"] == pytest.approx([max(low, -1), min(high, 1)])
+        # Cluster-robust by case, widened to the cases' own uncertainty when that is wider.
+        z = scipy_stats.norm.ppf(0.975)
+        errors = [
+            (c["aggregates"]["deltaInterval"][1] - c["aggregates"]["deltaInterval"][0]) / (2 * z)
+            for c in own
+        ]
+        half = max((high - low) / 2, z * (sum(e * e for e in errors) ** 0.5) / len(errors))
+        centre = sum(values) / len(values)
+        assert summary["meanDeltaInterval"] == pytest.approx(
+            [max(centre - half, -1), min(centre + half, 1)]
+        )
         # How the agents compare beside the scores: latency over the agent's graded runs, and
         # tokens unknown (None, not 0) for an agent that reports none.
         durations = sorted(
