@@ -159,6 +159,17 @@ ANY = Spec()
 STR, NUM, BOOL = text(), number(), flag()
 STRINGS = ListOf(STR)
 INTERVAL = ListOf(NUM)
+#: A verdict on a difference (:mod:`pytest_plugin_evals.decisions`).
+DECISION = Obj(
+    {
+        "verdict": STR,
+        "claim": STR,
+        "pValue": NUM,
+        "moreRuns": NUM,
+        "fdrWithdrawn": BOOL,
+        "unadjusted": STR,
+    }
+)
 OBJECT = Obj({})
 
 TIMING = {
@@ -263,6 +274,7 @@ CASE_AGGREGATES = Obj(
         "delta": NUM,
         "deltaInterval": INTERVAL,
         "deltaSignificant": BOOL,
+        "deltaDecision": DECISION,
         "passed": BOOL,
         "reducer": STR,
         "unstable": STRINGS,
@@ -335,6 +347,7 @@ AGENT = Obj(
         "meanDelta": NUM,
         "meanDeltaInterval": INTERVAL,
         "meanDeltaSignificant": BOOL,
+        "meanDeltaDecision": DECISION,
         "runsTotal": NUM,
         "runsGraded": NUM,
         "errors": MapOf(NUM),
@@ -353,6 +366,8 @@ AGGREGATES = Obj(
         "meanDelta": NUM,
         "meanDeltaInterval": INTERVAL,
         "meanDeltaSignificant": BOOL,
+        "meanDeltaDecision": DECISION,
+        "margin": NUM,
         "overallScoreWithout": NUM,
         "runsTotal": NUM,
         "runsGraded": NUM,
@@ -385,6 +400,7 @@ COMPARISON = Obj(
                     "deltaBefore": NUM,
                     "deltaAfter": NUM,
                     "verdict": STR,
+                    "decision": DECISION,
                 }
             )
         ),

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import PurePath
 
-from pytest_plugin_evals import stats
+from pytest_plugin_evals import decisions, stats
+from pytest_plugin_evals.decisions import Decision
 from pytest_plugin_evals.model import SECOND_ARMS, BaselinePlugin, PluginInfo
 from pytest_plugin_evals.records import (
     CaseInfo,
@@ -25,6 +26,7 @@ from pytest_plugin_evals.records import (
 from pytest_plugin_evals.reporting.compare import (
     Comparison,
 )
+from pytest_plugin_evals.reporting.verdicts import mean_delta_decision, with_case_verdicts
 from pytest_plugin_evals.scoring import (
     CaseAggregates,
     Gate,
@@ -139,6 +141,9 @@ class SuiteAggregates:
     #: The suite's mean Δ's 95% interval, cases as the unit, and whether it excludes 0.
     mean_delta_interval: Interval | None = None
     mean_delta_significant: bool | None = None
+    #: The mean Δ's verdict, and the margin of "equivalent" every verdict used.
+    mean_delta_decision: Decision | None = None
+    margin: float = decisions.DEFAULT_MARGIN
     #: The session's reducer (cases may have their own: ``CaseAggregates.reducer``).
     reducer: str = "mean"
     #: Cases whose runs disagree within an arm.
@@ -167,6 +172,7 @@ class AgentSummary:
     #: The mean Δ's 95% interval (the agent's cases as the unit), and whether it excludes 0.
     mean_delta_interval: Interval | None = None
     mean_delta_significant: bool | None = None
+    mean_delta_decision: Decision | None = None
     runs_total: int = 0
     runs_graded: int = 0
     #: Runs of this agent that could not be made, by infrastructure kind.
@@ -190,7 +196,9 @@ def suite_delta_interval(scored: Sequence[CaseAggregates]) -> Interval | None:
 
 
 def agent_summaries(
-    cases: Sequence[CaseResult], agents: Sequence[tuple[str, str]]
+    cases: Sequence[CaseResult],
+    agents: Sequence[tuple[str, str]],
+    margin: float = decisions.DEFAULT_MARGIN,
 ) -> tuple[AgentSummary, ...]:
     """Per agent of ``agents`` (``(label, spec)``, in order), the numbers of its cases."""
     summaries = []
@@ -214,6 +222,7 @@ def agent_summaries(
                 mean_delta=mean(deltas) if deltas else None,
                 mean_delta_interval=interval,
                 mean_delta_significant=None if interval is None else stats.excludes_zero(interval),
+                mean_delta_decision=mean_delta_decision(own, margin),
                 runs_total=len(runs),
                 runs_graded=sum(1 for r in runs if r.graded),
                 errors=dict(sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))),
@@ -354,6 +363,7 @@ def summarize(
     baseline_plugins: Sequence[BaselinePlugin] = (),
     rate_limit_wait_seconds: float | None = None,
     agents: Sequence[tuple[str, str]] = (),
+    margin: float = decisions.DEFAULT_MARGIN,
 ) -> SessionResult:
     """The session's result from the items' records, whatever order they arrived in.
 
@@ -387,9 +397,15 @@ def summarize(
         slot.two_arm = slot.two_arm or record.arm in SECOND_ARMS
 
     cases = tuple(
-        _case_result(slot, threshold, case_reducer(slot.case.name, reducer, case_reducers))
-        for _, slot in sorted(slots.items())
-        if slot.runs
+        with_case_verdicts(
+            [
+                _case_result(
+                    slot, threshold, case_reducer(slot.case.name, reducer, case_reducers), margin
+                )
+                for _, slot in sorted(slots.items())
+                if slot.runs
+            ]
+        )
     )
     every_run = [r.result for c in cases for r in c.runs]
     errors = Counter(str(r.infra_error) for r in every_run if r.infra_error)
@@ -425,6 +441,8 @@ def summarize(
         threshold_met=result_gate.met and not not_started,
         mean_delta_interval=(interval := suite_delta_interval(scored)),
         mean_delta_significant=None if interval is None else stats.excludes_zero(interval),
+        mean_delta_decision=mean_delta_decision(cases, margin),
+        margin=margin,
         reducer=reducer,
         cases_unstable=sum(1 for c in cases if c.aggregates.unstable),
         timing=timing([r for r in every_run if r.graded]),
@@ -462,7 +480,7 @@ def summarize(
         skipped=dict(sorted(skipped.items())),
         not_started=tuple(sorted(not_started, key=lambda n: (n.nodeid, n.agent or ""))),
         ungated=ungated,
-        agents=agent_summaries(cases, agents),
+        agents=agent_summaries(cases, agents, margin),
     )
 
 
@@ -498,7 +516,12 @@ def case_reducer(name: str, default: str, case_reducers: Sequence[tuple[str, str
     return default
 
 
-def _case_result(slot: _Slot, threshold: float, reducer: str = "mean") -> CaseResult:
+def _case_result(
+    slot: _Slot,
+    threshold: float,
+    reducer: str = "mean",
+    margin: float = decisions.DEFAULT_MARGIN,
+) -> CaseResult:
     with_runs = tuple(sorted((r for r in slot.runs if r.arm not in SECOND_ARMS), key=_run_order))
     without_runs = tuple(sorted((r for r in slot.runs if r.arm in SECOND_ARMS), key=_run_order))
     aggregates = case_aggregates(
@@ -506,6 +529,7 @@ def _case_result(slot: _Slot, threshold: float, reducer: str = "mean") -> CaseRe
         [r.result for r in without_runs] if slot.two_arm else None,
         threshold,
         reducer,
+        margin,
     )
     if slot.baseline:  # the second arm's numbers are the baseline's: named so where it is said
         unstable = tuple("baseline" if a == "without" else a for a in aggregates.unstable)

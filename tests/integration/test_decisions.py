@@ -112,6 +112,101 @@ def test_constant_partial_regression_between_sessions_is_a_regression(
     (change,) = read_doc()["comparison"]["cases"]
     assert change["before"] == pytest.approx(1.0) and change["after"] == pytest.approx(1 / 3)
     assert change["changeInterval"][1] < 0
-    assert change["verdict"] == "regressed"
+    assert change["verdict"] == "worse"
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["*--eval-fail-on-regression: 1 case(s) regressed*steady*"])
+    result.stdout.fnmatch_lines(["*--eval-fail-on-regression: 1 case(s) worse since*: steady"])
+
+
+def test_three_way_verdicts_in_the_json_and_the_terminal_and_the_gate(
+    pytester: pytest.Pytester, plugin_args: list[str], read_doc: Any
+) -> None:
+    """better, worse and equivalent (inside ±--eval-margin) per case, the suite's verdict,
+    the false discovery rate line; --eval-gate not-worse fails on the worse case."""
+    make_suite(pytester, ["win", "lose", "same"], runs=6)
+    agent = answer(pytester, {"win": (3, 0), "lose": (0, 3), "same": (3, 3)})
+    result = run(
+        pytester,
+        agent,
+        plugin_args,
+        "--eval-threshold",
+        "0",
+        "--eval-margin",
+        "0.5",
+        "--eval-gate",
+        "not-worse",
+    )
+    doc = read_doc()
+    verdicts = {c["name"]: c["aggregates"]["deltaDecision"] for c in doc["cases"]}
+    assert verdicts["win"]["verdict"] == "better" and verdicts["win"]["pValue"] < 0.05
+    assert verdicts["lose"]["verdict"] == "worse"
+    # 6 of 6 against 6 of 6: Newcombe's interval lies within ±0.5.
+    assert verdicts["same"]["verdict"] == "equivalent"
+    agg = doc["aggregates"]
+    assert agg["margin"] == 0.5
+    assert agg["meanDeltaDecision"]["verdict"] == "inconclusive"
+    assert agg["meanDeltaDecision"]["claim"] in ("better", "worse", "equivalent")
+    assert result.ret == 1
+    result.stdout.re_match_lines(
+        [
+            r"verdicts \(Δ = WITH − W/OUT, 95%, equivalent within ±0\.50\): suite mean Δ "
+            r"inconclusive — .*",
+            r"cases: 1 better \(win\), 1 worse \(lose\), 1 equivalent \(same\) — false "
+            r"discovery rate held at 5% over 3 cases \(Benjamini–Hochberg\)",
+            r".*--eval-gate not-worse: 1 case\(s\) worse than the without arm: lose$",
+        ],
+        consecutive=False,
+    )
+    # The same suite without the losing case: the gate passes; "better" asks for more.
+    kept = run(
+        pytester, agent, plugin_args, "--eval-threshold", "0", "-k", "win", "--eval-gate", "better"
+    )
+    assert kept.ret == 0, kept.stdout.str()
+    assert read_doc()["aggregates"]["meanDeltaDecision"]["verdict"] == "better"
+    lost = run(
+        pytester, agent, plugin_args, "--eval-threshold", "0", "-k", "lose", "--eval-gate", "better"
+    )
+    assert lost.ret == 1
+    lost.stdout.re_match_lines(
+        [r".*--eval-gate better: the suite's mean Δ is worse, not better than the without arm$"]
+    )
+
+
+def test_inconclusive_says_how_many_more_runs(
+    pytester: pytest.Pytester, plugin_args: list[str], read_doc: Any
+) -> None:
+    """3 runs of 1.00 against 3 of 0.33 are not yet beyond noise: inconclusive, and about one
+    more run per arm would decide it (4 against 4 is, see the comparison test above)."""
+    make_suite(pytester, ["close"], runs=3)
+    result = run(
+        pytester, answer(pytester, {"close": (3, 1)}), plugin_args, "--eval-threshold", "0"
+    )
+    decision = read_doc()["cases"][0]["aggregates"]["deltaDecision"]
+    assert decision["verdict"] == "inconclusive" and decision["moreRuns"] == 1
+    result.stdout.re_match_lines(
+        [r"cases: 1 inconclusive \(close: about 1 more run\(s\)\) — false discovery rate .*"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "ini", "message"),
+    [
+        (["--eval-margin", "2"], "", "--eval-margin must be a number between 0 and 1 (got '2')"),
+        (["--eval-gate", "maybe"], "", "--eval-gate must be not-worse or better (got 'maybe')"),
+        (
+            [],
+            "eval_gate = sometimes",
+            "ini eval_gate must be not-worse or better (got 'sometimes')",
+        ),
+        ([], "eval_margin = wide", "ini eval_margin must be a number between 0 and 1 (got 'wide')"),
+    ],
+)
+def test_bad_verdict_options_are_one_line(
+    pytester: pytest.Pytester, args: list[str], ini: str, message: str
+) -> None:
+    make_suite(pytester, ["win"], runs=1)
+    if ini:
+        pytester.makeini(f"[pytest]\n{ini}\n")
+    result = pytester.runpytest("evals", "-p", "no:cacheprovider", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{message}"])
+    assert "Traceback" not in result.stderr.str()
