@@ -80,3 +80,32 @@ def test_the_suite_verdict_projects_more_runs_only_when_runs_would_help() -> Non
     spread = decisions.decide_mean([1.0, -1.0, 0.2], [0.1, 0.1, 0.1], 0.1, runs=3)
     assert spread is not None and spread.verdict == "inconclusive" and spread.more_runs is None
     assert "add cases" in decisions.describe(spread, beyond="add cases")
+
+
+def test_each_agent_gets_its_own_verdict_and_the_terminal_says_it() -> None:
+    """Under --eval-agents, each agent's mean Δ has its verdict: the plugin helps on one agent
+    (5 of 5 against 0 of 5 on two cases), not yet on the other (3 of 5 against 2 of 5)."""
+    import dataclasses
+    from pathlib import Path
+
+    from pytest_plugin_evals.model import Case
+    from pytest_plugin_evals.reporting.terminal import summary_lines
+    from tests.helpers import run_record, summary
+
+    root = Path("/suite/evals")
+    records = []
+    for agent, (w, wo) in {"fast": (5, 0), "slow": (3, 2)}.items():
+        for name in ("one", "two"):
+            case = Case(name, "p", "prose", root / name / "prompt.md", root / name, root)
+            for arm, passes in (("with", w), ("without", wo)):
+                for n in range(1, 6):
+                    record = run_record(case, arm, n, score=float(n <= passes), two_arm=True)
+                    nodeid = f"evals/{name}::{name}[{agent}-{arm}-{n}]"
+                    records.append(dataclasses.replace(record, nodeid=nodeid, agent=agent))
+    result = summary(records, agents=[("fast", "cmd:a"), ("slow", "cmd:b")])
+    verdicts = {a.label: a.mean_delta_decision for a in result.agents}
+    assert verdicts["fast"] is not None and verdicts["fast"].verdict == "better"
+    assert verdicts["slow"] is not None and verdicts["slow"].verdict == "inconclusive"
+    (line,) = [x for x in summary_lines(result) if x.startswith("agents' mean Δ: ")]
+    assert line.startswith("agents' mean Δ: fast better (p 0.")
+    assert "slow inconclusive — " in line
