@@ -248,6 +248,18 @@ OPTIONS: tuple[Option, ...] = (
         "than the second arm or the compared session) or better (the suite's mean Δ is better)",
         metavar="not-worse|better",
     ),
+    Option(
+        "--eval-plan",
+        "start no agent: print the runs per arm and the cases it would take to detect a Δ of "
+        "--eval-min-effect at 80 percent power, from the newest earlier session, and their cost "
+        "and time",
+        kind="bool",
+    ),
+    Option(
+        "--eval-min-effect",
+        "the Δ --eval-plan plans to detect (0-1, default 0.2)",
+        metavar="X",
+    ),
 )
 
 
@@ -445,7 +457,16 @@ def _verdict_options(config: pytest.Config) -> dict[str, Any]:
     gate = str(raw or "").strip().lower() or None
     if gate is not None and gate not in GATES:
         raise pytest.UsageError(f"{where} must be not-worse or better (got {raw!r})")
-    return {"margin": 0.1 if margin is None else margin, "verdict_gate": gate}
+    effect = _number(
+        config, "--eval-min-effect", "a number above 0, at most 1", lambda v: 0 < v <= 1
+    )
+    plan, _ = _value(config, "--eval-plan")
+    return {
+        "margin": 0.1 if margin is None else margin,
+        "verdict_gate": gate,
+        "plan": bool(plan),
+        "min_effect": 0.2 if effect is None else effect,
+    }
 
 
 def _allow_network(config: pytest.Config) -> tuple[str, ...]:

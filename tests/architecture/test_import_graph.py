@@ -29,11 +29,10 @@ ALLOWED: dict[str, frozenset[str]] = {
     "agents": frozenset({"model", "sandbox", "recording", "mocks", "util"}),
     "stats": frozenset(),
     "decisions": frozenset({"stats"}),
+    "planning": frozenset({"stats"}),
     "scoring": frozenset({"decisions", "model", "records", "stats"}),
     "shards": frozenset(),
-    "reporting": frozenset(
-        {"decisions", "model", "records", "scoring", "shards", "stats", "util"}
-    ),
+    "reporting": frozenset({"decisions", "model", "records", "scoring", "shards", "stats", "util"}),
     "runner": frozenset(
         {"model", "util", "sandbox", "recording", "judges", "graders", "mocks", "agents", "scoring"}
     ),
@@ -54,6 +53,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "scoring",
             "stats",
             "decisions",
+            "planning",
             "reporting",
             "runner",
             "shards",
