@@ -131,22 +131,36 @@ def decide_difference(a: Sequence[float], b: Sequence[float], margin: float) -> 
 
 
 def decide_mean(
-    deltas: Sequence[float], errors: Sequence[float], margin: float, runs: int = 0
+    deltas: Sequence[float], bounds: Sequence[Interval], margin: float, runs: int = 0
 ) -> Decision | None:
-    """The verdict on the suite's mean Δ (its cluster-robust interval). ``runs`` are the
-    cases' runs per arm: when inconclusive, the projection shrinks the cases' own errors as
-    more runs would (the spread between cases stays: past a point only more cases help)."""
+    """The verdict on the suite's mean Δ (its cluster-robust interval; ``bounds`` are the
+    cases' Δ intervals). ``runs`` are the cases' runs per arm: when inconclusive, the
+    projection narrows the cases' own intervals as more runs would (as 1/√n; the spread
+    between cases stays: past a point only more cases help)."""
     if not deltas:
         return None
-    decision = decide(lambda z: stats.mean_delta_interval(deltas, errors, z), margin)
-    if decision is None or decision.decided or runs <= 0 or len(errors) != len(deltas):
+    decision = decide(lambda z: stats.mean_delta_interval(deltas, bounds, z), margin)
+    if decision is None or decision.decided or runs <= 0 or len(bounds) != len(deltas):
         return decision
-    for n in range(runs + 1, MOST_RUNS + 1):
+
+    def decided(n: int) -> bool:
         scale = (runs / n) ** 0.5
-        interval = stats.mean_delta_interval(deltas, [e * scale for e in errors])
-        if classify(interval, margin) != "inconclusive":
-            return replace(decision, more_runs=n - runs)
-    return decision
+        narrowed = [
+            (d - (d - b[0]) * scale, d + (b[1] - d) * scale)
+            for d, b in zip(deltas, bounds, strict=True)
+        ]
+        return classify(stats.mean_delta_interval(deltas, narrowed), margin) != "inconclusive"
+
+    if not decided(MOST_RUNS):
+        return decision
+    low, high = runs, MOST_RUNS
+    while high - low > 1:
+        mid = (low + high) // 2
+        if decided(mid):
+            high = mid
+        else:
+            low = mid
+    return replace(decision, more_runs=high - runs)
 
 
 def control_fdr(decisions: Sequence[Decision | None], q: float = FDR) -> list[Decision | None]:

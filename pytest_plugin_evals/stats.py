@@ -17,9 +17,10 @@ Which interval, and why (the explanation page says the same for users):
   case, so the per-case Δ is the unit, and the cluster-robust (CR1) variance of the mean of
   equally weighted cluster means is ``Σ (Δ_c − Δ̄)² / (C (C − 1))``, with a t quantile on
   ``C − 1`` degrees of freedom (the clustered standard errors of Miller 2024, "Adding error
-  bars to evals"). It is widened when needed to the interval the cases' own sampling
-  uncertainty gives (``z · √(Σ se_c²) / C``), so that a suite whose cases all agree, or a
-  suite of one case, still has an honest interval.
+  bars to evals"). Each side is widened when needed to what the cases' own intervals give,
+  combined as Newcombe combines two (the MOVER rule: ``Δ̄ − √Σ(Δ_c − low_c)² / C`` below,
+  likewise above), so that a suite whose cases all agree still has an honest interval and a
+  suite of one case has that case's interval.
 
 :func:`p_value` turns any of these intervals into the p-value of a claim about it (the
 largest confidence level at which the claim still holds), which the verdicts use for their
@@ -193,32 +194,32 @@ def difference_interval(a: Sequence[float], b: Sequence[float], z: float = Z95) 
     return newcombe(sum(ka), len(ka), sum(kb), len(kb), z)
 
 
-def standard_error(interval: Interval, z: float = Z95) -> float:
-    """The standard error a (two-sided, level-``z``) interval stands for: half its width / z."""
-    return (interval[1] - interval[0]) / (2.0 * z)
-
-
 def mean_delta_interval(
-    deltas: Sequence[float], errors: Sequence[float] = (), z: float = Z95
+    deltas: Sequence[float], bounds: Sequence[Interval] = (), z: float = Z95
 ) -> Interval | None:
     """The cluster-robust interval of the suite's mean Δ (cases as clusters, arms paired by
-    case), widened to the cases' own sampling uncertainty ``errors`` (their Δ's standard
-    errors) when that is wider; clipped to ``[-1, 1]``. None without a Δ, or with one Δ and
-    nothing to say how sure it is."""
+    case), widened on each side to the cases' own sampling uncertainty when that is wider:
+    ``bounds`` are the cases' 95% Δ intervals, combined as Newcombe combines two (the MOVER
+    rule: the mean's low end is ``Δ̄ − √Σ(Δ_c − low_c)² / C``, its high end likewise), so that
+    one case gives back its own interval. Scaled to ``z``; clipped to ``[-1, 1]``. None
+    without a Δ, or with one Δ and nothing to say how sure it is."""
     count = len(deltas)
     if count == 0:
         return None
     centre = sum(deltas) / count
-    half = 0.0
+    below = above = 0.0
     if count >= 2:
         between = sum((d - centre) ** 2 for d in deltas) / (count * (count - 1))
-        level = 2.0 * (0.5 * math.erfc(z / math.sqrt(2.0)))  # the two-sided alpha of z
-        half = t_quantile(1.0 - level / 2.0, count - 1) * math.sqrt(between)
-    if len(errors) == count:
-        half = max(half, z * math.sqrt(sum(e * e for e in errors)) / count)
+        level = math.erfc(z / math.sqrt(2.0))  # the two-sided alpha of z
+        below = above = t_quantile(1.0 - level / 2.0, count - 1) * math.sqrt(between)
+    if len(bounds) == count:
+        scale = z / Z95
+        low = math.sqrt(sum((d - b[0]) ** 2 for d, b in zip(deltas, bounds, strict=True)))
+        high = math.sqrt(sum((b[1] - d) ** 2 for d, b in zip(deltas, bounds, strict=True)))
+        below, above = max(below, scale * low / count), max(above, scale * high / count)
     elif count < 2:
         return None
-    return _round(_clip((centre - half, centre + half), -1.0, 1.0))
+    return _round(_clip((centre - below, centre + above), -1.0, 1.0))
 
 
 def p_value(

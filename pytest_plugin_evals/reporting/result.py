@@ -189,10 +189,8 @@ def suite_delta_interval(scored: Sequence[CaseAggregates]) -> Interval | None:
     :func:`pytest_plugin_evals.stats.mean_delta_interval`)."""
     with_delta = [a for a in scored if a.delta is not None]
     deltas = [a.delta for a in with_delta if a.delta is not None]
-    errors = [
-        stats.standard_error(a.delta_interval) for a in with_delta if a.delta_interval is not None
-    ]
-    return stats.mean_delta_interval(deltas, errors)
+    bounds = [a.delta_interval for a in with_delta if a.delta_interval is not None]
+    return stats.mean_delta_interval(deltas, bounds)
 
 
 def agent_summaries(

@@ -279,7 +279,7 @@ def comparison_lines(comparison: Comparison) -> list[str]:
         lines.append(line.rstrip())
     family = comparison_family(comparison)
     if family:
-        lines.append(family)
+        lines.append(plain(family))
     return lines
 
 

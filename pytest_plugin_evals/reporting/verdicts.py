@@ -8,7 +8,7 @@ from dataclasses import replace
 from statistics import median
 from typing import TYPE_CHECKING
 
-from pytest_plugin_evals import decisions, stats
+from pytest_plugin_evals import decisions
 from pytest_plugin_evals.decisions import Decision
 from pytest_plugin_evals.scoring import CaseAggregates
 
@@ -44,8 +44,8 @@ def mean_delta_decision(cases: Sequence[CaseResult], margin: float) -> Decision 
     """The verdict on the mean Δ of ``cases`` (its cluster-robust interval)."""
     scored: list[CaseAggregates] = [c.aggregates for c in cases if c.aggregates.delta is not None]
     deltas = [a.delta for a in scored if a.delta is not None]
-    errors = [stats.standard_error(a.delta_interval) for a in scored if a.delta_interval]
-    return decisions.decide_mean(deltas, errors, margin, _runs_per_arm(cases))
+    bounds = [a.delta_interval for a in scored if a.delta_interval is not None]
+    return decisions.decide_mean(deltas, bounds, margin, _runs_per_arm(cases))
 
 
 def verdict_gate(result: SessionResult, gate: str) -> str | None:

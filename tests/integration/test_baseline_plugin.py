@@ -188,11 +188,20 @@ def test_ab_against_a_git_ref(
     head_before = git(plugin_repo, "rev-parse", "HEAD")
     old = git(plugin_repo, "rev-parse", "HEAD~1")
     result = run_ab(
-        pytester, plugin_repo, "git:HEAD~1", "--eval-report", "report.html", *plugin_args
-    )
-    assert result.ret == pytest.ExitCode.OK
+        pytester, plugin_repo, "git:HEAD~1", "--eval-report", "report.html",
+        "--eval-gate", "better", *plugin_args,
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.OK  # the A/B's verdict is better: the gate passes
     check_terminal(result, plugin_args, f"BASE: demo 1.0.0 from git:HEAD~1 ({old[:12]})*")
+    result.stdout.re_match_lines(
+        [
+            r"verdicts \(Δ = WITH − BASE, 95%, equivalent within ±0\.10\): suite mean Δ "
+            r"better \(p 0\.\d+\)",
+            r"cases: 1 better \(greet\) — false discovery rate .*",
+        ]
+    )
     doc = read_doc()
+    assert doc["cases"][0]["aggregates"]["deltaDecision"]["verdict"] == "better"
     _, base_runs = check_ab(doc, plugin_repo / "plugin")
     assert doc["suite"]["baselinePlugin"] == {
         "spec": "git:HEAD~1",

@@ -146,16 +146,14 @@ def test_every_case_runs_on_each_agent_and_delta_is_per_agent(
         low, high = scipy_stats.t.interval(
             0.95, len(values) - 1, loc=sum(values) / 2, scale=scipy_stats.sem(values)
         )
-        # Cluster-robust by case, widened to the cases' own uncertainty when that is wider.
-        z = scipy_stats.norm.ppf(0.975)
-        errors = [
-            (c["aggregates"]["deltaInterval"][1] - c["aggregates"]["deltaInterval"][0]) / (2 * z)
-            for c in own
-        ]
-        half = max((high - low) / 2, z * (sum(e * e for e in errors) ** 0.5) / len(errors))
-        centre = sum(values) / len(values)
+        # Cluster-robust by case, widened on each side to the cases' own intervals
+        # (combined as Newcombe combines two) when that is wider.
+        centre, half = sum(values) / len(values), (high - low) / 2
+        bounds = [c["aggregates"]["deltaInterval"] for c in own]
+        below = sum((d - b[0]) ** 2 for d, b in zip(values, bounds, strict=True)) ** 0.5 / 2
+        above = sum((b[1] - d) ** 2 for d, b in zip(values, bounds, strict=True)) ** 0.5 / 2
         assert summary["meanDeltaInterval"] == pytest.approx(
-            [max(centre - half, -1), min(centre + half, 1)]
+            [max(centre - max(half, below), -1), min(centre + max(half, above), 1)]
         )
         # How the agents compare beside the scores: latency over the agent's graded runs, and
         # tokens unknown (None, not 0) for an agent that reports none.

@@ -75,9 +75,11 @@ def test_false_decisions_among_unchanged_cases_stay_below_the_rate() -> None:
 
 
 def test_the_suite_verdict_projects_more_runs_only_when_runs_would_help() -> None:
-    agree = decisions.decide_mean([0.3, 0.3, 0.3], [0.4, 0.4, 0.4], 0.1, runs=3)
+    agree = decisions.decide_mean([0.3, 0.3, 0.3], [(-0.5, 1.0)] * 3, 0.1, runs=3)
     assert agree is not None and agree.verdict == "inconclusive" and agree.more_runs is not None
-    spread = decisions.decide_mean([1.0, -1.0, 0.2], [0.1, 0.1, 0.1], 0.1, runs=3)
+    spread = decisions.decide_mean(
+        [1.0, -1.0, 0.2], [(0.8, 1.0), (-1.0, -0.8), (0.0, 0.4)], 0.1, runs=3
+    )
     assert spread is not None and spread.verdict == "inconclusive" and spread.more_runs is None
     assert "add cases" in decisions.describe(spread, beyond="add cases")
 

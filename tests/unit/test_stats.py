@@ -121,7 +121,7 @@ def test_suite_mean_delta_is_cluster_robust_by_case() -> None:
     expected = scipy_stats.t.interval(
         0.95, len(deltas) - 1, loc=np.mean(deltas), scale=scipy_stats.sem(deltas)
     )
-    small = [0.01] * len(deltas)
+    small = [(d - 0.01, d + 0.01) for d in deltas]
     assert stats.mean_delta_interval(deltas, small) == pytest.approx(expected, abs=1e-9)
     assert stats.mean_delta_interval([0.5]) is None
     assert stats.mean_delta_interval([]) is None
@@ -129,12 +129,16 @@ def test_suite_mean_delta_is_cluster_robust_by_case() -> None:
 
 def test_suite_whose_cases_agree_keeps_the_cases_own_uncertainty() -> None:
     """Two cases with the same Δ have no spread between them; the interval then comes from
-    the cases' own standard errors, z · √Σse² / C, and does not collapse to a point."""
-    interval = stats.mean_delta_interval([0.5, 0.5], [0.2, 0.1])
-    half = stats.Z95 * math.sqrt(0.2**2 + 0.1**2) / 2
-    assert interval == pytest.approx((0.5 - half, 0.5 + half), abs=1e-9)
-    one = stats.mean_delta_interval([0.4], [0.1])
-    assert one == pytest.approx((0.4 - stats.Z95 * 0.1, 0.4 + stats.Z95 * 0.1), abs=1e-9)
+    the cases' own intervals, combined side by side as Newcombe combines two
+    (Δ̄ − √Σ(Δ_c − low_c)² / C, Δ̄ + √Σ(high_c − Δ_c)² / C), and does not collapse to a
+    point; one case gives back its own interval."""
+    interval = stats.mean_delta_interval([0.5, 0.5], [(0.1, 0.7), (0.3, 0.9)])
+    low = 0.5 - math.sqrt(0.4**2 + 0.2**2) / 2
+    high = 0.5 + math.sqrt(0.2**2 + 0.4**2) / 2
+    assert interval == pytest.approx((low, high), abs=1e-9)
+    own = stats.difference_interval([1.0, 0.0], [0.0, 0.0])
+    assert own is not None
+    assert stats.mean_delta_interval([0.5], [own]) == pytest.approx(own, abs=1e-9)
 
 
 def test_p_value_inverts_the_interval() -> None:
