@@ -36,7 +36,8 @@ def test_each_case_and_the_suite_show_their_verdict(browser: Browser, tmp_path: 
     for i in range(rows.count()):
         row = rows.nth(i)
         flag = row.locator(".flag.verdict")
-        shown[row.get_attribute("data-name")] = (flag.inner_text(), flag.get_attribute("title"))
+        title = flag.get_attribute("title") or ""
+        shown[row.get_attribute("data-name") or ""] = (flag.inner_text(), title)
     assert shown["wins"][0] == "better" and shown["wins"][1].startswith("better (p 0.")
     assert shown["loses"][0] == "worse"
     assert shown["coin"][0] == "inconclusive"

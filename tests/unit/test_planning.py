@@ -46,4 +46,5 @@ def test_more_cases_help_more_than_more_runs() -> None:
     assert needed[3] is not None and needed[20] is not None and needed[3] > needed[20]
     spread = plan_suite(plans, [0.9, -0.5, 0.4, 0.0, -0.8], 0.2)
     assert spread.tau_measured and spread.tau2 > 0
-    assert dict(spread.cases_needed)[20] > needed[20]
+    spread_20, needed_20 = dict(spread.cases_needed)[20], needed[20]
+    assert spread_20 is not None and needed_20 is not None and spread_20 > needed_20

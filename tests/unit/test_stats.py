@@ -83,9 +83,7 @@ def test_runs_that_all_agree_have_an_interval() -> None:
     assert drop4 is not None and drop4[1] < 0
 
 
-def _coverage(
-    support: list[float], weights: list[float], n: int, rng: np.random.Generator
-) -> float:
+def _coverage(support: list[float], weights: list[int], n: int, rng: np.random.Generator) -> float:
     probs = np.array(weights) / sum(weights)
     mu = float(np.dot(support, probs))
     draws = rng.choice(support, size=(1500, n), p=probs)
