@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pytest_plugin_evals import stats
+from pytest_plugin_evals import decisions, stats
+from pytest_plugin_evals.decisions import Decision
 from pytest_plugin_evals.model import Arm, GraderSpec, RunResult, Verdict
 from pytest_plugin_evals.stats import Interval
 
@@ -232,6 +233,9 @@ class CaseAggregates:
     delta_interval: Interval | None = None
     #: Whether Δ's interval excludes 0 (None without a Δ interval).
     delta_significant: bool | None = None
+    #: Δ's verdict (better, worse, equivalent, inconclusive); the session's false discovery
+    #: rate control may withdraw it (see :mod:`pytest_plugin_evals.decisions`).
+    delta_decision: Decision | None = None
     #: How the runs became the verdict ``passed`` (see :func:`reduce_runs`).
     reducer: str = "mean"
     #: The arms whose runs disagree (some passed, some did not): ``with``, ``without``.
@@ -245,9 +249,11 @@ def case_aggregates(
     without_runs: Sequence[RunResult] | None,
     threshold: float,
     reducer: str = "mean",
+    margin: float = decisions.DEFAULT_MARGIN,
 ) -> CaseAggregates:
     with_ = arm_stats(with_runs)
     score_without = pass_rate_without = delta = None
+    decision: Decision | None = None
     score_without_interval = pass_rate_without_interval = delta_interval = None
     delta_note = None
     unstable = ["with"] if with_.unstable else []
@@ -265,6 +271,7 @@ def case_aggregates(
                 else:
                     delta = clean(with_.score - without.score)
                     delta_interval = stats.difference_interval(with_.scores, without.scores)
+                    decision = decisions.decide_difference(with_.scores, without.scores, margin)
     every = [*with_runs, *(without_runs or ())]
     return CaseAggregates(
         score=with_.score,
@@ -283,6 +290,7 @@ def case_aggregates(
         pass_rate_without_interval=pass_rate_without_interval,
         delta_interval=delta_interval,
         delta_significant=None if delta_interval is None else stats.excludes_zero(delta_interval),
+        delta_decision=decision,
         reducer=reducer,
         unstable=tuple(unstable),
         timing=timing([r for r in every if r.graded]),

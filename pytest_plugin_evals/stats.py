@@ -1,30 +1,36 @@
 """95% intervals for scores, pass rates and their differences, and percentiles (pure).
 
-Which interval, and why:
+Which interval, and why (the explanation page says the same for users):
 
-* A run's score is most often 0 or 1 (one grader, or every grader passed or none did). The mean
-  of such scores is a pass rate, and at the sample sizes evals have (3-10 runs) and at rates of
-  0 or 1 the usual mean ± t·s/√n interval collapses to a point (3 passes of 3: ``[1, 1]``). For
-  these the **Wilson score** interval is used, and for a difference of two of them (Δ) the
-  **Newcombe hybrid score** interval (Newcombe 1998, method 10), which is built from the two
-  Wilson intervals. Both keep their nominal coverage at small n and never leave ``[0, 1]`` /
-  ``[-1, 1]``.
-* Scores in between (weighted graders, partial credit) use the **t** interval of the mean and,
-  for a difference, **Welch's** t interval (unequal variances), clipped to the possible range.
-  With fewer than two runs in an arm, or when every run scored the same partial score (no
-  spread to estimate), there is no such interval (``None``).
-* The suite's mean Δ treats cases as the unit: a t interval over the cases' Δ (runs of one case
-  are not independent evidence about the plugin in general).
+* A run's score lies in ``[0, 1]``. The mean of ``n`` such scores gets the **Wilson score
+  interval** with the mean as the proportion (``n · mean`` "successes", a whole number when
+  every score is 0 or 1, a fraction otherwise). For 0/1 scores this *is* Wilson's interval of a
+  pass rate. For partial scores it is conservative: a variable in ``[0, 1]`` with mean ``μ``
+  has a variance of at most ``μ(1 − μ)``, the Bernoulli variance that the Wilson interval
+  assumes, so the interval is at least as wide as one built on the true variance. It never
+  collapses: runs that all agree (3 of 3 passed, or every run scored 0.33) still get an
+  interval as wide as ``n`` runs allow, where mean ± t·s/√n would be a point or nothing.
+* A difference of two arms' means (Δ) gets **Newcombe's hybrid score interval** (Newcombe
+  1998, method 10), built from the two Wilson intervals; it never leaves ``[-1, 1]``.
+* The suite's mean Δ is the plain mean of the cases' Δ (every case counts the same). Its
+  interval is **cluster-robust**: runs are clustered by case and the arms are paired within a
+  case, so the per-case Δ is the unit, and the cluster-robust (CR1) variance of the mean of
+  equally weighted cluster means is ``Σ (Δ_c − Δ̄)² / (C (C − 1))``, with a t quantile on
+  ``C − 1`` degrees of freedom (the clustered standard errors of Miller 2024, "Adding error
+  bars to evals"). Each side is widened when needed to what the cases' own intervals give,
+  combined as Newcombe combines two (the MOVER rule: ``Δ̄ − √Σ(Δ_c − low_c)² / C`` below,
+  likewise above), so that a suite whose cases all agree still has an honest interval and a
+  suite of one case has that case's interval.
 
-A difference is *significant* when its interval excludes 0. These are per-case 95% intervals,
-not corrected for the number of cases compared: with 20 cases, about one unchanged case will
-look significant by chance.
+:func:`p_value` turns any of these intervals into the p-value of a claim about it (the
+largest confidence level at which the claim still holds), which the verdicts use for their
+false discovery rate control (:mod:`pytest_plugin_evals.decisions`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 #: A closed interval ``(low, high)``.
 Interval = tuple[float, float]
@@ -44,8 +50,9 @@ def _round(interval: Interval) -> Interval:
     return (round(interval[0], 10), round(interval[1], 10))
 
 
-def wilson(successes: int, n: int, z: float = Z95) -> Interval | None:
-    """Wilson score interval of a proportion ``successes / n``."""
+def wilson(successes: float, n: int, z: float = Z95) -> Interval | None:
+    """Wilson score interval of a proportion ``successes / n`` (``successes`` may be a
+    fraction: the sum of ``n`` scores in ``[0, 1]``)."""
     if n <= 0:
         return None
     p = successes / n
@@ -55,7 +62,7 @@ def wilson(successes: int, n: int, z: float = Z95) -> Interval | None:
     return _round(_clip((centre - half, centre + half), 0.0, 1.0))
 
 
-def newcombe(s1: int, n1: int, s2: int, n2: int, z: float = Z95) -> Interval | None:
+def newcombe(s1: float, n1: int, s2: float, n2: int, z: float = Z95) -> Interval | None:
     """Newcombe's hybrid score interval of ``s1/n1 - s2/n2`` (from the two Wilson intervals)."""
     a, b = wilson(s1, n1, z), wilson(s2, n2, z)
     if a is None or b is None:
@@ -143,72 +150,102 @@ def _mean_var(values: Sequence[float]) -> tuple[float, float]:
     return m, sum((v - m) ** 2 for v in values) / (n - 1)
 
 
-def t_interval(values: Sequence[float]) -> Interval | None:
-    """The t interval of the mean of ``values`` (``None`` with fewer than two, or no spread)."""
-    n = len(values)
-    if n < 2:
-        return None
-    m, var = _mean_var(values)
-    if var <= _EPS:
-        return None  # every value the same: nothing to estimate the spread from
-    half = t_quantile(0.975, n - 1) * math.sqrt(var / n)
-    return _round((m - half, m + half))
+def normal_quantile(p: float) -> float:
+    """The ``p`` quantile of the standard normal (``0 < p < 1``), by bisection on erf."""
+    if not 0.0 < p < 1.0:
+        raise ValueError("normal_quantile needs 0 < p < 1")
+    low, high = -40.0, 40.0
+    for _ in range(200):
+        mid = (low + high) / 2.0
+        if 0.5 * math.erfc(-mid / math.sqrt(2.0)) < p:
+            low = mid
+        else:
+            high = mid
+    return (low + high) / 2.0
 
 
-def welch(a: Sequence[float], b: Sequence[float]) -> Interval | None:
-    """Welch's t interval of ``mean(a) - mean(b)`` (``None`` when an arm has fewer than two,
-    or neither has any spread)."""
-    na, nb = len(a), len(b)
-    if na < 2 or nb < 2:
-        return None
-    ma, va = _mean_var(a)
-    mb, vb = _mean_var(b)
-    d = ma - mb
-    se2 = va / na + vb / nb
-    if se2 <= _EPS:
-        return None  # no spread in either arm: nothing to estimate it from
-    df = se2 * se2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1))
-    half = t_quantile(0.975, df) * math.sqrt(se2)
-    return _round((d - half, d + half))
+def two_sided_p(z: float) -> float:
+    """``P(|Z| > z)`` for a standard normal ``Z``."""
+    return math.erfc(abs(z) / math.sqrt(2.0))
 
 
 # -- what the scores use ----------------------------------------------------------------------
 
 
-def _binary(values: Sequence[float]) -> bool:
-    return all(abs(v) < _EPS or abs(v - 1.0) < _EPS for v in values)
+def _bounded(values: Sequence[float]) -> list[float]:
+    return [min(1.0, max(0.0, float(v))) for v in values]
 
 
-def _count(values: Sequence[float]) -> int:
-    return sum(1 for v in values if v > 0.5)
-
-
-def score_interval(scores: Sequence[float]) -> Interval | None:
-    """The interval of a mean of run scores in ``[0, 1]``: Wilson when every score is 0 or 1,
-    else t (clipped)."""
+def score_interval(scores: Sequence[float], z: float = Z95) -> Interval | None:
+    """The interval of a mean of run scores in ``[0, 1]``: Wilson, with the sum of the scores
+    as the successes (exactly Wilson for 0/1 scores, conservative for partial ones)."""
     if not scores:
         return None
-    if _binary(scores):
-        return wilson(_count(scores), len(scores))
-    interval = t_interval(scores)
-    return None if interval is None else _clip(interval, 0.0, 1.0)
+    kept = _bounded(scores)
+    return wilson(sum(kept), len(kept), z)
 
 
-def difference_interval(a: Sequence[float], b: Sequence[float]) -> Interval | None:
-    """The interval of ``mean(a) - mean(b)`` for run scores in ``[0, 1]``: Newcombe when every
-    score is 0 or 1, else Welch (clipped)."""
+def difference_interval(a: Sequence[float], b: Sequence[float], z: float = Z95) -> Interval | None:
+    """The interval of ``mean(a) - mean(b)`` for run scores in ``[0, 1]``: Newcombe's hybrid
+    score interval from the two arms' Wilson intervals."""
     if not a or not b:
         return None
-    if _binary(a) and _binary(b):
-        return newcombe(_count(a), len(a), _count(b), len(b))
-    interval = welch(a, b)
-    return None if interval is None else _clip(interval, -1.0, 1.0)
+    ka, kb = _bounded(a), _bounded(b)
+    return newcombe(sum(ka), len(ka), sum(kb), len(kb), z)
 
 
-def mean_delta_interval(deltas: Sequence[float]) -> Interval | None:
-    """The interval of the suite's mean Δ, cases as the unit (t, clipped to ``[-1, 1]``)."""
-    interval = t_interval(deltas)
-    return None if interval is None else _clip(interval, -1.0, 1.0)
+def mean_delta_interval(
+    deltas: Sequence[float], bounds: Sequence[Interval] = (), z: float = Z95
+) -> Interval | None:
+    """The cluster-robust interval of the suite's mean Δ (cases as clusters, arms paired by
+    case), widened on each side to the cases' own sampling uncertainty when that is wider:
+    ``bounds`` are the cases' 95% Δ intervals, combined as Newcombe combines two (the MOVER
+    rule: the mean's low end is ``Δ̄ − √Σ(Δ_c − low_c)² / C``, its high end likewise), so that
+    one case gives back its own interval. Scaled to ``z``; clipped to ``[-1, 1]``. None
+    without a Δ, or with one Δ and nothing to say how sure it is."""
+    count = len(deltas)
+    if count == 0:
+        return None
+    centre = sum(deltas) / count
+    below = above = 0.0
+    if count >= 2:
+        between = sum((d - centre) ** 2 for d in deltas) / (count * (count - 1))
+        level = math.erfc(z / math.sqrt(2.0))  # the two-sided alpha of z
+        below = above = t_quantile(1.0 - level / 2.0, count - 1) * math.sqrt(between)
+    if len(bounds) == count:
+        scale = z / Z95
+        low = math.sqrt(sum((d - b[0]) ** 2 for d, b in zip(deltas, bounds, strict=True)))
+        high = math.sqrt(sum((b[1] - d) ** 2 for d, b in zip(deltas, bounds, strict=True)))
+        below, above = max(below, scale * low / count), max(above, scale * high / count)
+    elif count < 2:
+        return None
+    return _round(_clip((centre - below, centre + above), -1.0, 1.0))
+
+
+def p_value(
+    claim: Callable[[Interval], bool], interval_at: Callable[[float], Interval | None]
+) -> float:
+    """The p-value of ``claim`` about an interval: ``2 (1 − Φ(z*))``, where ``z*`` is the
+    largest ``z`` at which ``claim(interval_at(z))`` still holds (intervals nest as ``z``
+    grows). A claim that holds at 95% has a p-value below 0.05; one that holds at no level
+    has 1."""
+
+    def holds(z: float) -> bool:
+        interval = interval_at(z)
+        return interval is not None and claim(interval)
+
+    if not holds(1e-6):
+        return 1.0
+    low, high = 1e-6, 6.0  # p below 2e-9 is reported as 2e-9
+    if holds(high):
+        return two_sided_p(high)
+    for _ in range(30):
+        mid = (low + high) / 2.0
+        if holds(mid):
+            low = mid
+        else:
+            high = mid
+    return two_sided_p(low)
 
 
 def excludes_zero(interval: Interval | None) -> bool:
@@ -224,28 +261,20 @@ def runs_for_width(
     a: Sequence[float], b: Sequence[float] | None, limit: float, most: int = 50
 ) -> int | None:
     """About how many runs per arm would bring the interval of ``mean(a)`` (or of
-    ``mean(a) - mean(b)``) to ``limit`` wide, if the runs went on as they went: for 0/1 scores
-    the counts are scaled and the interval recomputed for each n (Wilson and Newcombe do not
-    narrow as 1/√n near 0 and 1), else the 1/√n rule. None when even ``most`` runs would not."""
+    ``mean(a) - mean(b)``) to ``limit`` wide, if the runs went on as they went: the means are
+    kept and the interval recomputed for each n (Wilson and Newcombe do not narrow as 1/√n
+    near 0 and 1). None when even ``most`` runs would not."""
     if not a or (b is not None and not b):
         return None
     now = max(len(a), len(b or ()))
-    if _binary(a) and (b is None or _binary(b)):
-        pa = _count(a) / len(a)
-        pb = None if b is None else _count(b) / len(b)
-        for n in range(now, most + 1):
-            sa = round(pa * n)
-            interval = wilson(sa, n) if pb is None else newcombe(sa, n, round(pb * n), n)
-            span = width(interval)
-            if span is not None and span <= limit + 1e-9:
-                return n
-        return None
-    interval = score_interval(a) if b is None else difference_interval(a, b)
-    span = width(interval)
-    if span is None:
-        return None
-    needed = math.ceil(now * (span / limit) ** 2)
-    return needed if needed <= most else None
+    pa = sum(_bounded(a)) / len(a)
+    pb = None if b is None else sum(_bounded(b)) / len(b)
+    for n in range(now, most + 1):
+        interval = wilson(pa * n, n) if pb is None else newcombe(pa * n, n, pb * n, n)
+        span = width(interval)
+        if span is not None and span <= limit + 1e-9:
+            return n
+    return None
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:

@@ -86,6 +86,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(shards, "plugin-evals-shard")
     if workerinput is not None:
         return
+    from pytest_plugin_evals.plugin.plan import register_plan
+
+    register_plan(config, settings)
     from pytest_plugin_evals.plugin.session import EvalSession
     from pytest_plugin_evals.plugin.writers import HtmlWriter, JsonWriter
 
@@ -120,7 +123,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     for name in ("plugin-evals-session", "plugin-evals-html-report", "plugin-evals-json",
                  "plugin-evals-xdist", "plugin-evals-html", "plugin-evals-compare",
                  "plugin-evals-baseline", "plugin-evals-shard",
-                 "plugin-evals-progress"):  # fmt: skip
+                 "plugin-evals-progress", "plugin-evals-plan"):  # fmt: skip
         plugin = config.pluginmanager.get_plugin(name)
         if plugin is not None:
             config.pluginmanager.unregister(plugin)

@@ -155,4 +155,5 @@ class EarlierSession:
             return result
         from pytest_plugin_evals.reporting.compare import compare
 
-        return replace(result, comparison=compare(self.before, result, str(self.document)))
+        comparison = compare(self.before, result, str(self.document), self.settings.margin)
+        return replace(result, comparison=comparison)

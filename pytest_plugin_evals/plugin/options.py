@@ -258,6 +258,30 @@ OPTIONS: tuple[Option, ...] = (
         kind="list",
         metavar="NAME",
     ),
+    Option(
+        "--eval-margin",
+        "a difference (Δ, a change since --eval-compare) is 'equivalent' when its 95% interval "
+        "lies within ±X (0-1, default 0.1; 0: never)",
+        metavar="X",
+    ),
+    Option(
+        "--eval-gate",
+        "also fail the session on the verdicts: not-worse (no case and not the suite is worse "
+        "than the second arm or the compared session) or better (the suite's mean Δ is better)",
+        metavar="not-worse|better",
+    ),
+    Option(
+        "--eval-plan",
+        "start no agent: print the runs per arm and the cases it would take to detect a Δ of "
+        "--eval-min-effect at 80 percent power, from the newest earlier session, and their cost "
+        "and time",
+        kind="bool",
+    ),
+    Option(
+        "--eval-min-effect",
+        "the Δ --eval-plan plans to detect (0-1, default 0.2)",
+        metavar="X",
+    ),
 )
 
 
@@ -444,7 +468,31 @@ def read_settings(config: pytest.Config) -> EvalSettings:
         baseline_plugin=_baseline_plugin(config, ablation),
         shard=_shard(config),
         shard_durations=_shard_durations(config),
+        **_verdict_options(config),
     )
+
+
+#: ``--eval-gate`` values.
+GATES = ("not-worse", "better")
+
+
+def _verdict_options(config: pytest.Config) -> dict[str, Any]:
+    """``--eval-margin`` and ``--eval-gate``."""
+    margin = _number(config, "--eval-margin", "a number between 0 and 1", lambda v: 0 <= v <= 1)
+    raw, where = _value(config, "--eval-gate")
+    gate = str(raw or "").strip().lower() or None
+    if gate is not None and gate not in GATES:
+        raise pytest.UsageError(f"{where} must be not-worse or better (got {raw!r})")
+    effect = _number(
+        config, "--eval-min-effect", "a number above 0, at most 1", lambda v: 0 < v <= 1
+    )
+    plan, _ = _value(config, "--eval-plan")
+    return {
+        "margin": 0.1 if margin is None else margin,
+        "verdict_gate": gate,
+        "plan": bool(plan),
+        "min_effect": 0.2 if effect is None else effect,
+    }
 
 
 def _allow_network(config: pytest.Config) -> tuple[str, ...]:

@@ -134,7 +134,7 @@ class EvalSession:
         #: Failed reports so far (as pytest counts them for ``--maxfail``).
         self.failures = 0
         self.results_dir: Path | None = None
-        #: Said when --eval-fail-on-regression failed the session.
+        #: Said when --eval-fail-on-regression, or --eval-gate, failed the session.
         self.regression_message: str | None = None
         self.trigger_message: str | None = None
         #: ``--eval-session-timeout``'s timer, and whether it ended the session.
@@ -142,6 +142,7 @@ class EvalSession:
         self.timed_out = False
         #: Reads the reports still on their way after an interruption (xdist; see .xdist).
         self.drain: Callable[[], None] | None = None
+        self.verdict_message: str | None = None
 
     # -- what was selected ------------------------------------------------------------------
 
@@ -355,6 +356,7 @@ class EvalSession:
             case_reducers=self.settings.case_reducers,
             baseline_plugins=self._baseline_plugins(),
             rate_limit_wait_seconds=session_wait_seconds(self.config),
+            margin=self.settings.margin,
         )
         earlier = self.config.stash.get(earlier_key, None)
         if earlier is not None:
@@ -369,6 +371,7 @@ class EvalSession:
         self._gate(session, result)
         self._gate_triggers(session, result)
         self._gate_regressions(session, result)
+        self._gate_verdicts(session, result)
 
     def _not_started(self) -> list[NotStarted]:
         """The selected runs of each case that never reported (an interruption, ``-x``)."""
@@ -549,9 +552,21 @@ class EvalSession:
         names = ", ".join(c.name for c in comparison.regressions)
         since = comparison.against_started_at or comparison.against
         self.regression_message = (
-            f"--eval-fail-on-regression: {len(comparison.regressions)} case(s) regressed "
+            f"--eval-fail-on-regression: {len(comparison.regressions)} case(s) worse "
             f"since {since}: {names}"
         )
+
+    def _gate_verdicts(self, session: pytest.Session, result: SessionResult) -> None:
+        """``--eval-gate not-worse|better``: the verdicts fail the session."""
+        from pytest_plugin_evals.reporting.verdicts import verdict_gate
+
+        gate = self.settings.verdict_gate
+        failed = None if gate is None else verdict_gate(result, gate)
+        if failed is None:
+            return
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self.verdict_message = failed
 
     def _skipped_judge_lines(self) -> list[str]:
         """Say when judge verdicts were skipped: on purpose, or for want of a judge."""
@@ -640,5 +655,7 @@ class EvalSession:
             say(self.regression_message, red=True)
         if self.trigger_message:
             say(self.trigger_message, red=True)
+        if self.verdict_message:
+            say(self.verdict_message, red=True)
         if self.write_error:
             say(self.write_error, yellow=True)

@@ -96,6 +96,13 @@ class EvalSettings:
     #: A results folder whose recorded run durations weigh the split
     #: (``--eval-shard-durations``).
     shard_durations: Path | None = None
+    #: Differences within ±margin are "equivalent" when shown to be (``--eval-margin``).
+    margin: float = 0.1
+    #: Fail the session on the verdicts (``--eval-gate``): ``not-worse``, ``better`` or None.
+    verdict_gate: str | None = None
+    #: Print the plan and start no agent (``--eval-plan``), for a Δ of ``min_effect``.
+    plan: bool = False
+    min_effect: float = 0.2
 
     def reducer_for(self, case_name: str) -> str:
         """The reducer of the case called ``case_name`` (the first matching glob wins)."""

@@ -2,30 +2,38 @@
 
 Cases are matched by name and by their folder relative to the suite root. For each, the
 *change* is the after score minus the before score (with-arm scores, the means of the graded
-runs) with its 95% interval, from the two sessions' run scores (Newcombe when every score is 0
-or 1, else Welch; see :mod:`pytest_plugin_evals.stats`). The verdict:
+runs) with its 95% interval, from the two sessions' run scores (Newcombe's, see
+:mod:`pytest_plugin_evals.stats`). The verdict (:mod:`pytest_plugin_evals.decisions`), held
+with the other cases' to a 5% false discovery rate:
 
-* ``improved`` / ``regressed``: the change's interval lies wholly above / below 0 (beyond noise);
-* ``unchanged``: it does not (or a side has no graded run, so there is nothing to compare);
+* ``better`` / ``worse``: the change's interval lies wholly above / below 0 (beyond noise);
+* ``equivalent``: it lies within ``±margin``;
+* ``inconclusive``: none of these (or a side has no graded run, so there is nothing to compare);
 * ``new``: only this session ran the case; ``gone``: only the earlier one did.
+
+Documents written before the verdicts had three words for the first four: ``improved``,
+``regressed`` and ``unchanged`` are read as ``better``, ``worse`` and ``inconclusive``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from pytest_plugin_evals import stats
+from pytest_plugin_evals import decisions
+from pytest_plugin_evals.decisions import Decision
 from pytest_plugin_evals.records import JSONObject, interval_from_json, opt_number
 from pytest_plugin_evals.scoring import clean, mean
-from pytest_plugin_evals.stats import Interval
+from pytest_plugin_evals.stats import Interval, difference_interval
 
 if TYPE_CHECKING:  # the document module holds a Comparison: it imports this one
     from pytest_plugin_evals.reporting.result import CaseResult, SessionResult
 
 #: Every verdict, in the order counts are given.
-VERDICTS = ("improved", "regressed", "unchanged", "new", "gone")
+VERDICTS = ("better", "worse", "equivalent", "inconclusive", "new", "gone")
+#: The verdicts of documents written before the three-way verdicts.
+OLD_VERDICTS = {"improved": "better", "regressed": "worse", "unchanged": "inconclusive"}
 
 
 @dataclass(frozen=True)
@@ -42,6 +50,8 @@ class CaseChange:
     delta_before: float | None
     delta_after: float | None
     verdict: str
+    #: The verdict's p-value and what would decide it (None for new, gone, nothing to compare).
+    decision: Decision | None = None
 
 
 @dataclass(frozen=True)
@@ -62,7 +72,7 @@ class Comparison:
 
     @property
     def regressions(self) -> tuple[CaseChange, ...]:
-        return tuple(c for c in self.cases if c.verdict == "regressed")
+        return tuple(c for c in self.cases if c.verdict == "worse")
 
     @property
     def regressed(self) -> bool:
@@ -84,17 +94,14 @@ def _score(case: CaseResult, scores: Sequence[float]) -> float | None:
     return mean(scores) if scores else case.aggregates.score
 
 
-def _changed(before: CaseResult, after: CaseResult) -> CaseChange:
+def _changed(before: CaseResult, after: CaseResult, margin: float) -> CaseChange:
     old, new = run_scores(before), run_scores(after)
     score_before, score_after = _score(before, old), _score(after, new)
-    change = interval = None
+    change = interval = decision = None
     if score_before is not None and score_after is not None:
         change = clean(score_after - score_before)
-        interval = stats.difference_interval(new, old)
-    verdict = "unchanged"
-    if stats.excludes_zero(interval):
-        assert interval is not None
-        verdict = "improved" if interval[0] > 0 else "regressed"
+        interval = difference_interval(new, old)
+        decision = decisions.decide_difference(new, old, margin)
     return CaseChange(
         name=after.label,
         dir=after.dir,
@@ -104,7 +111,8 @@ def _changed(before: CaseResult, after: CaseResult) -> CaseChange:
         change_interval=interval,
         delta_before=before.aggregates.delta,
         delta_after=after.aggregates.delta,
-        verdict=verdict,
+        verdict="inconclusive" if decision is None else decision.verdict,
+        decision=decision,
     )
 
 
@@ -124,9 +132,15 @@ def _alone(case: CaseResult, verdict: str) -> CaseChange:
     )
 
 
-def compare(before: SessionResult, after: SessionResult, against: str) -> Comparison:
+def compare(
+    before: SessionResult,
+    after: SessionResult,
+    against: str,
+    margin: float = decisions.DEFAULT_MARGIN,
+) -> Comparison:
     """``after`` (this session) against ``before`` (the earlier one, read from ``against``):
-    this session's cases in their order, then the cases only the earlier one ran."""
+    this session's cases in their order, then the cases only the earlier one ran; the
+    verdicts held together to the false discovery rate."""
     earlier: dict[tuple[str, str, str], list[CaseResult]] = {}
     for case in before.cases:
         earlier.setdefault(_key(case), []).append(case)
@@ -134,11 +148,16 @@ def compare(before: SessionResult, after: SessionResult, against: str) -> Compar
     for case in after.cases:
         matches = earlier.get(_key(case))
         if matches:
-            changes.append(_changed(matches.pop(0), case))
+            changes.append(_changed(matches.pop(0), case, margin))
         else:
             changes.append(_alone(case, "new"))
     left = {id(c) for cases in earlier.values() for c in cases}
     changes.extend(_alone(c, "gone") for c in before.cases if id(c) in left)
+    adjusted = decisions.control_fdr([c.decision for c in changes])
+    changes = [
+        c if d is c.decision or d is None else replace(c, decision=d, verdict=d.verdict)
+        for c, d in zip(changes, adjusted, strict=True)
+    ]
     return Comparison(against=against, against_started_at=before.started_at, cases=tuple(changes))
 
 
@@ -165,12 +184,56 @@ def comparison_json(comparison: Comparison) -> JSONObject:
                 "deltaBefore": c.delta_before,
                 "deltaAfter": c.delta_after,
                 "verdict": c.verdict,
+                "decision": decision_json(c.decision),
             }
             for c in comparison.cases
         ],
         "counts": comparison.counts,
         "regressed": comparison.regressed,
     }
+
+
+def _verdict(raw: Any) -> str:
+    text = OLD_VERDICTS.get(str(raw), str(raw))
+    return text if text in VERDICTS else "inconclusive"
+
+
+def decision_json(decision: Decision | None) -> JSONObject | None:
+    """A verdict as the document writes it (``null`` for none)."""
+    if decision is None:
+        return None
+    doc: JSONObject = {
+        "verdict": decision.verdict,
+        "claim": decision.claim,
+        "pValue": decision.p_value,
+    }
+    if decision.more_runs is not None:
+        doc["moreRuns"] = decision.more_runs
+    if decision.fdr_withdrawn:
+        doc["fdrWithdrawn"] = True
+        doc["unadjusted"] = decision.unadjusted
+    return doc
+
+
+def decision_from_json(doc: Any) -> Decision | None:
+    """The verdict a document holds (read leniently: None when it holds none)."""
+    if not isinstance(doc, Mapping):
+        return None
+    verdict, claim = str(doc.get("verdict")), str(doc.get("claim"))
+    if verdict not in decisions.VERDICTS:
+        return None
+    more = doc.get("moreRuns")
+    unadjusted = doc.get("unadjusted")
+    return Decision(
+        verdict=verdict,
+        claim=claim if claim in decisions.CLAIMS else "better",
+        p_value=min(1.0, max(0.0, opt_number(doc.get("pValue")) or 1.0)),
+        more_runs=more
+        if isinstance(more, int) and not isinstance(more, bool) and more > 0
+        else None,
+        fdr_withdrawn=doc.get("fdrWithdrawn") is True,
+        unadjusted=unadjusted if unadjusted in decisions.CLAIMS else None,
+    )
 
 
 def comparison_from_json(doc: Any) -> Comparison | None:
@@ -187,7 +250,8 @@ def comparison_from_json(doc: Any) -> Comparison | None:
             change_interval=interval_from_json(c.get("changeInterval")),
             delta_before=opt_number(c.get("deltaBefore")),
             delta_after=opt_number(c.get("deltaAfter")),
-            verdict=verdict if (verdict := str(c.get("verdict"))) in VERDICTS else "unchanged",
+            verdict=_verdict(c.get("verdict")),
+            decision=decision_from_json(c.get("decision")),
         )
         for c in doc.get("cases") or []
         if isinstance(c, Mapping)

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
 
+from pytest_plugin_evals.decisions import DEFAULT_MARGIN
 from pytest_plugin_evals.model import BaselinePlugin
 from pytest_plugin_evals.records import (
     JSONObject,
@@ -31,6 +32,8 @@ from pytest_plugin_evals.records import (
 from pytest_plugin_evals.reporting.compare import (
     comparison_from_json,
     comparison_json,
+    decision_from_json,
+    decision_json,
 )
 from pytest_plugin_evals.reporting.document_check import DocumentError as DocumentError
 from pytest_plugin_evals.reporting.document_check import check_document
@@ -98,6 +101,7 @@ def _aggregates_json(agg: CaseAggregates, two_arm: bool) -> JSONObject:
             doc["delta"] = agg.delta
             doc["deltaInterval"] = interval_json(agg.delta_interval)
             doc["deltaSignificant"] = agg.delta_significant
+            doc["deltaDecision"] = decision_json(agg.delta_decision)
     latency, tokens = timing_json(agg.timing)
     doc.update(
         {
@@ -197,6 +201,7 @@ def agent_json(agent: AgentSummary) -> JSONObject:
         "meanDelta": agent.mean_delta,
         "meanDeltaInterval": interval_json(agent.mean_delta_interval),
         "meanDeltaSignificant": agent.mean_delta_significant,
+        "meanDeltaDecision": decision_json(agent.mean_delta_decision),
         "runsTotal": agent.runs_total,
         "runsGraded": agent.runs_graded,
         "errors": dict(agent.errors),
@@ -205,6 +210,11 @@ def agent_json(agent: AgentSummary) -> JSONObject:
         "latency": latency,
         "tokens": tokens,
     }
+
+
+def _margin(raw: Any) -> float:
+    value = opt_number(raw)
+    return DEFAULT_MARGIN if value is None or not 0 <= value <= 1 else value
 
 
 def agent_from_json(doc: Mapping[str, Any]) -> AgentSummary:
@@ -219,6 +229,7 @@ def agent_from_json(doc: Mapping[str, Any]) -> AgentSummary:
         mean_delta=opt_number(doc.get("meanDelta")),
         mean_delta_interval=interval_from_json(doc.get("meanDeltaInterval")),
         mean_delta_significant=_significant(doc.get("meanDeltaSignificant")),
+        mean_delta_decision=decision_from_json(doc.get("meanDeltaDecision")),
         runs_total=int(doc.get("runsTotal") or 0),
         runs_graded=int(doc.get("runsGraded") or 0),
         errors={str(k): int(v) for k, v in errors.items() if isinstance(v, int)},
@@ -243,10 +254,12 @@ def document_json(result: SessionResult) -> JSONObject:
             {
                 "meanDeltaInterval": interval_json(agg.mean_delta_interval),
                 "meanDeltaSignificant": agg.mean_delta_significant,
+                "meanDeltaDecision": decision_json(agg.mean_delta_decision),
             }
             if agg.mean_delta is not None
             else {}
         ),
+        "margin": agg.margin,
         "overallScoreWithout": agg.overall_score_without,
         "runsTotal": agg.runs_total,
         "runsGraded": agg.runs_graded,
@@ -388,6 +401,7 @@ def _case_from_json(doc: Mapping[str, Any]) -> CaseResult:
         pass_rate_without_interval=interval_from_json(agg.get("passRateWithoutInterval")),
         delta_interval=interval_from_json(agg.get("deltaInterval")),
         delta_significant=_significant(agg.get("deltaSignificant")),
+        delta_decision=decision_from_json(agg.get("deltaDecision")),
         reducer=str(agg.get("reducer") or "mean"),
         unstable=tuple(str(a) for a in agg.get("unstable") or () if isinstance(a, str)),
         timing=_timing(agg, int(agg.get("runsGraded") or 0)),
@@ -470,6 +484,8 @@ def load_document(doc: Mapping[str, Any]) -> SessionResult:
             threshold_met=bool(agg.get("thresholdMet")),
             mean_delta_interval=interval_from_json(agg.get("meanDeltaInterval")),
             mean_delta_significant=_significant(agg.get("meanDeltaSignificant")),
+            mean_delta_decision=decision_from_json(agg.get("meanDeltaDecision")),
+            margin=_margin(agg.get("margin")),
             reducer=str(agg.get("reducer") or "mean"),
             cases_unstable=int(agg.get("casesUnstable") or 0),
             timing=_timing(agg, int(agg.get("runsGraded") or 0)),

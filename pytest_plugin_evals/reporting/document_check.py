@@ -169,6 +169,17 @@ class Run(_Shape):
     retryWaitSeconds: Num = None
 
 
+class Decision(_Shape):
+    """A verdict on a difference (:mod:`pytest_plugin_evals.decisions`)."""
+
+    verdict: Str = None
+    claim: Str = None
+    pValue: Num = None
+    moreRuns: Num = None
+    fdrWithdrawn: Bool = None
+    unadjusted: Str = None
+
+
 class CaseAggregates(_Timed):
     score: Num = None
     passRate: Num = None
@@ -182,6 +193,7 @@ class CaseAggregates(_Timed):
     delta: Num = None
     deltaInterval: Interval = None
     deltaSignificant: Bool = None
+    deltaDecision: Decision | None = None
     passed: Bool = None
     reducer: Str = None
     unstable: Strs = None
@@ -269,6 +281,7 @@ class Agent(_Timed):
     meanDelta: Num = None
     meanDeltaInterval: Interval = None
     meanDeltaSignificant: Bool = None
+    meanDeltaDecision: Decision | None = None
     runsTotal: Num = None
     runsGraded: Num = None
     errors: dict[str, Num] | None = None
@@ -284,6 +297,8 @@ class Aggregates(_Timed):
     meanDelta: Num = None
     meanDeltaInterval: Interval = None
     meanDeltaSignificant: Bool = None
+    meanDeltaDecision: Decision | None = None
+    margin: Num = None
     overallScoreWithout: Num = None
     runsTotal: Num = None
     runsGraded: Num = None
@@ -308,6 +323,7 @@ class ComparedCase(_Shape):
     deltaBefore: Num = None
     deltaAfter: Num = None
     verdict: Str = None
+    decision: Decision | None = None
 
 
 class Comparison(_Shape):

@@ -16,6 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from pytest_plugin_evals.decisions import FDR, Decision, counts, describe
 from pytest_plugin_evals.model import ANSWER_LIMIT, SKILL_NOT_LOADED, JudgeVote, Verdict
 from pytest_plugin_evals.reporting.document import document_json
 from pytest_plugin_evals.reporting.html_views import comparison_view, interval_pts, overview
@@ -92,9 +93,15 @@ def _environment() -> jinja2.Environment:
         skip_reasons=_skip_reasons,
         tojson_text=_json_text,
         tojson_pretty=_json_pretty,
+        verdict_text=_verdict_text,
     )
     env.globals["not_loaded"] = SKILL_NOT_LOADED
     return env
+
+
+def _verdict_text(decision: Decision | None) -> str:
+    """What a verdict says, for its badge's title."""
+    return "" if decision is None else describe(decision)
 
 
 @cache
@@ -180,7 +187,9 @@ def _effect(result: SessionResult) -> dict[str, Any] | None:
     if agg.mean_delta_interval is not None:
         beyond = "significant" if agg.mean_delta_significant else "not significant"
         note = f"95% {interval_pts(agg.mean_delta_interval)} pts · {beyond}"
-        significance = f"Mean Δ {note.replace(' · ', ', ')} (cases as the unit)."
+        significance = f"Mean Δ {note.replace(' · ', ', ')} (cluster-robust, by case)."
+    if agg.mean_delta_decision is not None:
+        significance += f" Verdict: {describe(agg.mean_delta_decision, 'run(s) per arm')}."
     intervals = [c.aggregates for c in result.cases if c.aggregates.delta_interval is not None]
     if intervals:
         sig_up = sum(1 for a in intervals if a.delta_significant and (a.delta or 0) > 0)
@@ -188,6 +197,13 @@ def _effect(result: SessionResult) -> dict[str, Any] | None:
         significance += (
             f" Beyond noise (Δ's 95% interval excludes 0): {sig_up} up, {sig_down} down"
             f" of {len(intervals)} cases."
+        )
+    verdicts = counts([c.aggregates.delta_decision for c in result.cases])
+    if any(verdicts.values()):
+        said = ", ".join(f"{n} {v}" for v, n in verdicts.items() if n)
+        significance += (
+            f" Case verdicts (equivalent within ±{agg.margin * 100:.0f} pts): {said}; false"
+            f" discovery rate held at {FDR:.0%} (Benjamini–Hochberg)."
         )
     return {"arrow": arrow, "up": up, "down": down, "flat": len(deltas) - up - down,
             "total": len(deltas), "note": note, "significance": significance.strip()}  # fmt: skip

@@ -17,9 +17,11 @@ from typing import Any
 
 from markupsafe import Markup
 
+from pytest_plugin_evals.decisions import describe
 from pytest_plugin_evals.records import interval_from_json, opt_number
 from pytest_plugin_evals.reporting import charts
 from pytest_plugin_evals.reporting.charts import Estimate, Interval, Series
+from pytest_plugin_evals.reporting.compare import decision_from_json
 from pytest_plugin_evals.reporting.result import CaseResult, SessionResult
 from pytest_plugin_evals.scoring import Timing
 
@@ -28,7 +30,9 @@ from pytest_plugin_evals.scoring import Timing
 OPEN_CASES = 20
 
 #: The comparison's verdicts, in the order they are counted and listed.
-VERDICTS = ("regressed", "improved", "new", "gone", "unchanged")
+VERDICTS = ("worse", "better", "equivalent", "new", "gone", "inconclusive")
+#: The verdicts of documents written before the three-way verdicts.
+OLD_VERDICTS = {"improved": "better", "regressed": "worse", "unchanged": "inconclusive"}
 
 
 def _estimate(value: float | None, interval: Interval | None) -> Estimate | None:
@@ -269,6 +273,8 @@ class ChangeView:
     delta_after: float | None
     verdict: str
     chart: Markup
+    #: What the verdict says (its p-value, or the runs that would likely decide it).
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -284,6 +290,11 @@ class ComparisonView:
     axis: Markup
 
 
+def _note(doc: Any) -> str:
+    decision = decision_from_json(doc)
+    return "" if decision is None else describe(decision)
+
+
 def comparison_view(document: Mapping[str, Any]) -> ComparisonView | None:
     """The document's ``comparison``, as the page shows it (None when it has none)."""
     doc = document.get("comparison")
@@ -293,8 +304,8 @@ def comparison_view(document: Mapping[str, Any]) -> ComparisonView | None:
     for c in doc.get("cases") or ():
         if not isinstance(c, Mapping):
             continue
-        verdict = str(c.get("verdict"))
-        verdict = verdict if verdict in VERDICTS else "unchanged"
+        verdict = OLD_VERDICTS.get(str(c.get("verdict")), str(c.get("verdict")))
+        verdict = verdict if verdict in VERDICTS else "inconclusive"
         change, interval = opt_number(c.get("change")), interval_from_json(c.get("changeInterval"))
         name = str(c.get("name") or "")
         changes.append(
@@ -308,11 +319,12 @@ def comparison_view(document: Mapping[str, Any]) -> ComparisonView | None:
                 delta_before=opt_number(c.get("deltaBefore")),
                 delta_after=opt_number(c.get("deltaAfter")),
                 verdict=verdict,
+                note=_note(c.get("decision")),
                 chart=Markup(
                     charts.delta_row(
                         name,
                         _estimate(change, interval),
-                        verdict in ("improved", "regressed"),
+                        verdict in ("better", "worse"),
                         label="change",
                     )
                 ),
@@ -334,8 +346,8 @@ def comparison_view(document: Mapping[str, Any]) -> ComparisonView | None:
         against=str(doc.get("against") or ""),
         against_started_at=str(doc.get("againstStartedAt") or ""),
         counts=tuple(counted.items()),
-        regressed=regressed if isinstance(regressed, bool) else counted["regressed"] > 0,
-        changed=tuple(c for c in changes if c.verdict != "unchanged"),
-        unchanged=tuple(c for c in changes if c.verdict == "unchanged"),
+        regressed=regressed if isinstance(regressed, bool) else counted["worse"] > 0,
+        changed=tuple(c for c in changes if c.verdict != "inconclusive"),
+        unchanged=tuple(c for c in changes if c.verdict == "inconclusive"),
         axis=delta_axis("Change in points, -100 to +100"),
     )

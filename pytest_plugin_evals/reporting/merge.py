@@ -412,6 +412,7 @@ def merge(
         # Each shard's own pause (its processes slow down together); the shards' add up.
         rate_limit_wait_seconds=sum(s.result.aggregates.rate_limit_wait_seconds for s in shards),
         agents=[(a.label, a.spec) for a in first.result.agents],
+        margin=first.result.aggregates.margin,
     )
     skipped: dict[str, int] = {}
     for shard in shards:

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import PurePath
 
-from pytest_plugin_evals import stats
+from pytest_plugin_evals import decisions, stats
+from pytest_plugin_evals.decisions import Decision
 from pytest_plugin_evals.model import SECOND_ARMS, BaselinePlugin, PluginInfo
 from pytest_plugin_evals.records import (
     CaseInfo,
@@ -25,6 +26,7 @@ from pytest_plugin_evals.records import (
 from pytest_plugin_evals.reporting.compare import (
     Comparison,
 )
+from pytest_plugin_evals.reporting.verdicts import mean_delta_decision, with_case_verdicts
 from pytest_plugin_evals.scoring import (
     CaseAggregates,
     Gate,
@@ -139,6 +141,9 @@ class SuiteAggregates:
     #: The suite's mean Δ's 95% interval, cases as the unit, and whether it excludes 0.
     mean_delta_interval: Interval | None = None
     mean_delta_significant: bool | None = None
+    #: The mean Δ's verdict, and the margin of "equivalent" every verdict used.
+    mean_delta_decision: Decision | None = None
+    margin: float = decisions.DEFAULT_MARGIN
     #: The session's reducer (cases may have their own: ``CaseAggregates.reducer``).
     reducer: str = "mean"
     #: Cases whose runs disagree within an arm.
@@ -167,6 +172,7 @@ class AgentSummary:
     #: The mean Δ's 95% interval (the agent's cases as the unit), and whether it excludes 0.
     mean_delta_interval: Interval | None = None
     mean_delta_significant: bool | None = None
+    mean_delta_decision: Decision | None = None
     runs_total: int = 0
     runs_graded: int = 0
     #: Runs of this agent that could not be made, by infrastructure kind.
@@ -178,8 +184,19 @@ class AgentSummary:
     timing: Timing = field(default_factory=Timing)
 
 
+def suite_delta_interval(scored: Sequence[CaseAggregates]) -> Interval | None:
+    """The cluster-robust interval of the mean Δ of these cases (see
+    :func:`pytest_plugin_evals.stats.mean_delta_interval`)."""
+    with_delta = [a for a in scored if a.delta is not None]
+    deltas = [a.delta for a in with_delta if a.delta is not None]
+    bounds = [a.delta_interval for a in with_delta if a.delta_interval is not None]
+    return stats.mean_delta_interval(deltas, bounds)
+
+
 def agent_summaries(
-    cases: Sequence[CaseResult], agents: Sequence[tuple[str, str]]
+    cases: Sequence[CaseResult],
+    agents: Sequence[tuple[str, str]],
+    margin: float = decisions.DEFAULT_MARGIN,
 ) -> tuple[AgentSummary, ...]:
     """Per agent of ``agents`` (``(label, spec)``, in order), the numbers of its cases."""
     summaries = []
@@ -189,7 +206,7 @@ def agent_summaries(
         deltas = [a.delta for a in scored if a.delta is not None]
         runs = [r.result for c in own for r in c.runs]
         errors = Counter(str(r.infra_error) for r in runs if r.infra_error)
-        interval = stats.mean_delta_interval(deltas)
+        interval = suite_delta_interval(scored)
         summaries.append(
             AgentSummary(
                 label=label,
@@ -203,6 +220,7 @@ def agent_summaries(
                 mean_delta=mean(deltas) if deltas else None,
                 mean_delta_interval=interval,
                 mean_delta_significant=None if interval is None else stats.excludes_zero(interval),
+                mean_delta_decision=mean_delta_decision(own, margin),
                 runs_total=len(runs),
                 runs_graded=sum(1 for r in runs if r.graded),
                 errors=dict(sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))),
@@ -343,6 +361,7 @@ def summarize(
     baseline_plugins: Sequence[BaselinePlugin] = (),
     rate_limit_wait_seconds: float | None = None,
     agents: Sequence[tuple[str, str]] = (),
+    margin: float = decisions.DEFAULT_MARGIN,
 ) -> SessionResult:
     """The session's result from the items' records, whatever order they arrived in.
 
@@ -376,9 +395,15 @@ def summarize(
         slot.two_arm = slot.two_arm or record.arm in SECOND_ARMS
 
     cases = tuple(
-        _case_result(slot, threshold, case_reducer(slot.case.name, reducer, case_reducers))
-        for _, slot in sorted(slots.items())
-        if slot.runs
+        with_case_verdicts(
+            [
+                _case_result(
+                    slot, threshold, case_reducer(slot.case.name, reducer, case_reducers), margin
+                )
+                for _, slot in sorted(slots.items())
+                if slot.runs
+            ]
+        )
     )
     every_run = [r.result for c in cases for r in c.runs]
     errors = Counter(str(r.infra_error) for r in every_run if r.infra_error)
@@ -412,8 +437,10 @@ def summarize(
         runs_skipped=sum(skipped.values()),
         runs_not_started=sum(n.runs for n in not_started),
         threshold_met=result_gate.met and not not_started,
-        mean_delta_interval=(interval := stats.mean_delta_interval(deltas)),
+        mean_delta_interval=(interval := suite_delta_interval(scored)),
         mean_delta_significant=None if interval is None else stats.excludes_zero(interval),
+        mean_delta_decision=mean_delta_decision(cases, margin),
+        margin=margin,
         reducer=reducer,
         cases_unstable=sum(1 for c in cases if c.aggregates.unstable),
         timing=timing([r for r in every_run if r.graded]),
@@ -451,7 +478,7 @@ def summarize(
         skipped=dict(sorted(skipped.items())),
         not_started=tuple(sorted(not_started, key=lambda n: (n.nodeid, n.agent or ""))),
         ungated=ungated,
-        agents=agent_summaries(cases, agents),
+        agents=agent_summaries(cases, agents, margin),
     )
 
 
@@ -495,7 +522,12 @@ def case_reducer(name: str, default: str, case_reducers: Sequence[tuple[str, str
     return default
 
 
-def _case_result(slot: _Slot, threshold: float, reducer: str = "mean") -> CaseResult:
+def _case_result(
+    slot: _Slot,
+    threshold: float,
+    reducer: str = "mean",
+    margin: float = decisions.DEFAULT_MARGIN,
+) -> CaseResult:
     if slot.case.source == "trigger_eval":  # skill-creator's verdict, not the threshold
         from pytest_plugin_evals.reporting.triggers import trigger_threshold
 
@@ -507,6 +539,7 @@ def _case_result(slot: _Slot, threshold: float, reducer: str = "mean") -> CaseRe
         [r.result for r in without_runs] if slot.two_arm else None,
         threshold,
         reducer,
+        margin,
     )
     if slot.baseline:  # the second arm's numbers are the baseline's: named so where it is said
         unstable = tuple("baseline" if a == "without" else a for a in aggregates.unstable)

@@ -7,7 +7,7 @@ Two arms (Δ with its 95% interval, see :mod:`pytest_plugin_evals.stats`)::
     3 case(s) · mean Δ +0.17 [-0.40, +0.74] · 7s · $0.06
 
 One arm: ``CASE   SCORE PASS% RUNS COST    NOTES`` (the score with its interval) and
-``N case(s) · score 0.83 · 7s · $0.06``. Then: which Δ are beyond noise, latency and tokens,
+``N case(s) · score 0.83 · 7s · $0.06``. Then: the verdicts on Δ, latency and tokens,
 the cases whose runs disagree, and a hint to make more runs when intervals are wide.
 """
 
@@ -20,6 +20,7 @@ from pytest_plugin_evals.model import LAYOUT_TOLD
 from pytest_plugin_evals.reporting.compare import Comparison
 from pytest_plugin_evals.reporting.result import INFRA_PARTIAL_REASON, CaseResult, SessionResult
 from pytest_plugin_evals.reporting.triggers import trigger_lines, trigger_results
+from pytest_plugin_evals.reporting.verdict_lines import comparison_family, verdict_lines
 from pytest_plugin_evals.scoring import Timing
 from pytest_plugin_evals.stats import Interval, runs_for_width, width
 
@@ -261,14 +262,7 @@ def baseline_lines(result: SessionResult) -> list[str]:
 def evidence_lines(result: SessionResult) -> list[str]:
     """What the numbers are worth: significant Δ, timing, unstable cases, the more-runs hint."""
     lines = []
-    if result.two_arm:
-        with_delta = [c for c in result.cases if c.aggregates.delta_interval is not None]
-        if with_delta:
-            up = [c.label for c in with_delta if c.aggregates.delta_significant]
-            lines.append(
-                f"Δ beyond noise (95% interval excludes 0): {len(up)} of {len(with_delta)} "
-                "case(s)" + (f" — {_names(up)}" if up else "")
-            )
+    lines.extend(verdict_lines(result))
     timing = timing_line(result.aggregates.timing)
     if timing:
         lines.append(timing)
@@ -292,12 +286,13 @@ def evidence_lines(result: SessionResult) -> list[str]:
 
 
 def comparison_lines(comparison: Comparison) -> list[str]:
-    """``compared with <startedAt>: 1 regressed, 3 unchanged``, then one line per case that
-    changed beyond noise, came or went (``regressed  slow  1.00 → 0.33  -0.67 [-0.95, -0.10]``)."""
+    """``compared with <startedAt>: 1 worse, 3 inconclusive``, then one line per case that was
+    decided, came or went (``worse  slow  1.00 → 0.33  -0.67 [-0.95, -0.10]``), then the
+    verdicts' false discovery rate line."""
     counts = ", ".join(f"{n} {verdict}" for verdict, n in comparison.counts.items() if n)
     when = comparison.against_started_at or comparison.against
     lines = [f"compared with {when}: {counts or 'no case'}"]
-    shown = [c for c in comparison.cases if c.verdict != "unchanged"]
+    shown = [c for c in comparison.cases if c.verdict != "inconclusive"]
     verdicts = max((len(c.verdict) for c in shown), default=0)
     names = max((len(plain(c.name)) for c in shown), default=0)
     for case in shown:
@@ -308,6 +303,9 @@ def comparison_lines(comparison: Comparison) -> list[str]:
         if case.change is not None:
             line += "  " + _with_interval(_signed(case.change), case.change_interval, signed=True)
         lines.append(line.rstrip())
+    family = comparison_family(comparison)
+    if family:
+        lines.append(plain(family))
     return lines
 
 

@@ -30,9 +30,11 @@ ALLOWED: dict[str, frozenset[str]] = {
     "mocks": frozenset({"model", "judges", "util"}),
     "agents": frozenset({"model", "sandbox", "recording", "mocks", "util"}),
     "stats": frozenset(),
-    "scoring": frozenset({"model", "records", "stats"}),
+    "decisions": frozenset({"stats"}),
+    "planning": frozenset({"stats"}),
+    "scoring": frozenset({"decisions", "model", "records", "stats"}),
     "shards": frozenset(),
-    "reporting": frozenset({"model", "records", "scoring", "shards", "stats", "util"}),
+    "reporting": frozenset({"decisions", "model", "records", "scoring", "shards", "stats", "util"}),
     "runner": frozenset(
         {"model", "util", "sandbox", "recording", "judges", "graders", "mocks", "agents", "scoring"}
     ),
@@ -52,6 +54,8 @@ ALLOWED: dict[str, frozenset[str]] = {
             "agents",
             "scoring",
             "stats",
+            "decisions",
+            "planning",
             "reporting",
             "runner",
             "shards",

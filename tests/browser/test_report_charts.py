@@ -43,14 +43,17 @@ def comparison(result: Any) -> dict[str, Any]:
         "cases": [
             {"name": "decoy-capital", "dir": "case-002", "before": 1.0, "after": 0.0,
              "change": -1.0, "changeInterval": [-1.0, -0.566], "deltaBefore": 0.2,
-             "deltaAfter": -1.0, "verdict": "regressed"},
+             "deltaAfter": -1.0, "verdict": "worse"},
             {"name": "suggests-version", "dir": "case-000", "before": 0.6, "after": 1.0,
              "change": 0.4, "changeInterval": [-0.06, 0.77], "deltaBefore": 0.6,
-             "deltaAfter": 1.0, "verdict": "unchanged"},
+             "deltaAfter": 1.0, "verdict": "inconclusive",
+             "decision": {"verdict": "inconclusive", "claim": "better", "pValue": 0.09,
+                          "moreRuns": 3}},
             {"name": "retired", "dir": "retired", "before": 1.0, "after": None, "change": None,
              "changeInterval": None, "deltaBefore": None, "deltaAfter": None, "verdict": "gone"},
         ],
-        "counts": {"improved": 0, "regressed": 1, "unchanged": 1, "new": 0, "gone": 1},
+        "counts": {"better": 0, "worse": 1, "equivalent": 0, "inconclusive": 1, "new": 0,
+                   "gone": 1},
         "regressed": True,
     }  # fmt: skip
     return doc
@@ -158,15 +161,16 @@ def test_charts_filters_run_viewer_and_comparison(browser: Browser, tmp_path: Pa
 
     # The comparison: the counts, and the regressed case first, marked.
     section = page.locator("section.comparison")
-    assert section.get_by_text("1 case(s) regressed since that session.").is_visible()
+    assert section.get_by_text("1 case(s) worse since that session.").is_visible()
     first = section.locator("tr.change-row").first
-    assert first.locator(".badge.verdict").inner_text() == "regressed"
+    assert first.locator(".badge.verdict").inner_text() == "worse"
     assert "decoy-capital" in first.inner_text() and "100% → 0%" in first.inner_text()
     assert first.locator("svg .mark.sig.down").count() == 1
     unchanged = section.locator("details.unchanged tr.change-row")
     assert unchanged.count() == 1 and not unchanged.is_visible()  # folded
-    section.get_by_text("1 unchanged case(s)").click()
+    section.get_by_text("1 inconclusive case(s)").click()
     assert "suggests-version" in unchanged.inner_text()
+    assert "about 3 more run(s) per arm would likely decide it" in unchanged.inner_text()
     assert errors == []
     page.close()
 

@@ -15,7 +15,7 @@ from statistics import mean
 from typing import Any
 
 import pytest
-from scipy.stats import ttest_ind
+from statsmodels.stats.proportion import confint_proportions_2indep
 
 from tests.helpers import write_tree
 
@@ -160,8 +160,15 @@ def check_ab(doc: dict[str, Any], with_dir: Path) -> tuple[dict[str, Any], list[
     assert agg["score"] == pytest.approx(mean(WITH_SCORES))
     assert agg["scoreWithout"] == pytest.approx(mean(BASELINE_SCORES))  # the second arm's
     assert agg["delta"] == pytest.approx(mean(WITH_SCORES) - mean(BASELINE_SCORES))
-    welch = ttest_ind(WITH_SCORES, BASELINE_SCORES, equal_var=False).confidence_interval(0.95)
-    assert agg["deltaInterval"] == pytest.approx([max(-1, welch.low), min(1, welch.high)])
+    newcombe = confint_proportions_2indep(
+        sum(WITH_SCORES),
+        len(WITH_SCORES),
+        sum(BASELINE_SCORES),
+        len(BASELINE_SCORES),
+        method="newcomb",
+        compare="diff",
+    )
+    assert agg["deltaInterval"] == pytest.approx(list(newcombe))
     assert doc["aggregates"]["meanDelta"] == pytest.approx(agg["delta"])
     return case, base_runs
 
@@ -184,11 +191,20 @@ def test_ab_against_a_git_ref(
     head_before = git(plugin_repo, "rev-parse", "HEAD")
     old = git(plugin_repo, "rev-parse", "HEAD~1")
     result = run_ab(
-        pytester, plugin_repo, "git:HEAD~1", "--eval-report", "report.html", *plugin_args
-    )
-    assert result.ret == pytest.ExitCode.OK
+        pytester, plugin_repo, "git:HEAD~1", "--eval-report", "report.html",
+        "--eval-gate", "better", *plugin_args,
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.OK  # the A/B's verdict is better: the gate passes
     check_terminal(result, plugin_args, f"BASE: demo 1.0.0 from git:HEAD~1 ({old[:12]})*")
+    result.stdout.re_match_lines(
+        [
+            r"verdicts \(Δ = WITH − BASE, 95%, equivalent within ±0\.10\): suite mean Δ "
+            r"better \(p 0\.\d+\)",
+            r"cases: 1 better \(greet\) — false discovery rate .*",
+        ]
+    )
     doc = read_doc()
+    assert doc["cases"][0]["aggregates"]["deltaDecision"]["verdict"] == "better"
     _, base_runs = check_ab(doc, plugin_repo / "plugin")
     assert doc["suite"]["baselinePlugin"] == {
         "spec": "git:HEAD~1",

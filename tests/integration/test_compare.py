@@ -83,12 +83,12 @@ def test_compared_with_the_last_session_and_by_path(
     assert comparison["againstStartedAt"] == document(earlier)["startedAt"]
     assert verdicts(doc) == {
         "added": "new",
-        "breaks": "regressed",
-        "steady": "unchanged",
+        "breaks": "worse",
+        "steady": "inconclusive",
         "dropped": "gone",
     }
     assert comparison["counts"] == {
-        "improved": 0, "regressed": 1, "unchanged": 1, "new": 1, "gone": 1,
+        "better": 0, "worse": 1, "equivalent": 0, "inconclusive": 1, "new": 1, "gone": 1,
     }  # fmt: skip
     assert comparison["regressed"] is True
     breaks = next(c for c in comparison["cases"] if c["name"] == "breaks")
@@ -99,10 +99,12 @@ def test_compared_with_the_last_session_and_by_path(
     second.stdout.fnmatch_lines(
         [
             f"compared with {document(earlier)['startedAt']}: "
-            "1 regressed, 1 unchanged, 1 new, 1 gone",
-            "new        added    — → 1.00",
-            f"regressed  breaks   1.00 → 0.00  -1.00 [{low:+.2f}, {high:+.2f}]",
-            "gone       dropped  1.00 → —",
+            "1 worse, 1 inconclusive, 1 new, 1 gone",
+            "new    added    — → 1.00",
+            f"worse  breaks   1.00 → 0.00  -1.00 [{low:+.2f}, {high:+.2f}]",
+            "gone   dropped  1.00 → —",
+            "changes: 1 worse (breaks), 1 inconclusive (steady: about * more run(s)) — false "
+            "discovery rate held at 5% over 2 changes (Benjamini–Hochberg)",
         ],
         consecutive=True,
     )
@@ -116,10 +118,10 @@ def test_compared_with_the_last_session_and_by_path(
         )  # fmt: skip
         assert failed.ret == pytest.ExitCode.TESTS_FAILED
         failed.assert_outcomes(passed=3 * RUNS)  # no item failed: the comparison did
-        assert verdicts(document(results(pytester)[-1]))["breaks"] == "regressed"
+        assert verdicts(document(results(pytester)[-1]))["breaks"] == "worse"
         failed.stdout.fnmatch_lines(
             [
-                "--eval-fail-on-regression: 1 case(s) regressed since "
+                "--eval-fail-on-regression: 1 case(s) worse since "
                 f"{document(earlier)['startedAt']}: breaks"
             ]
         )
@@ -133,7 +135,11 @@ def test_compared_with_the_last_session_and_by_path(
     *_, newest_before, own = results(pytester)
     doc = document(own)
     assert doc["comparison"]["against"] == str(newest_before / "aggregate-result.json")
-    assert verdicts(doc) == {"added": "unchanged", "breaks": "unchanged", "steady": "unchanged"}
+    assert verdicts(doc) == {
+        "added": "inconclusive",
+        "breaks": "inconclusive",
+        "steady": "inconclusive",
+    }
     assert doc["comparison"]["regressed"] is False
 
 
@@ -153,7 +159,7 @@ def test_last_is_never_this_sessions_own_folder(
         assert result.ret == pytest.ExitCode.OK
         doc = document(fixed)
         assert doc["comparison"]["against"] == str(earlier / "aggregate-result.json")
-        assert verdicts(doc)["breaks"] == "regressed"
+        assert verdicts(doc)["breaks"] == "worse"
 
 
 def test_ini_twins(
@@ -166,8 +172,8 @@ def test_ini_twins(
     )
     result = pytester.runpytest("evals", *plugin_args, "--eval-agent", agent)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    assert verdicts(document(results(pytester)[-1]))["breaks"] == "regressed"
-    result.stdout.fnmatch_lines(["--eval-fail-on-regression: 1 case(s) regressed since *: breaks"])
+    assert verdicts(document(results(pytester)[-1]))["breaks"] == "worse"
+    result.stdout.fnmatch_lines(["--eval-fail-on-regression: 1 case(s) worse since *: breaks"])
 
 
 def test_an_improvement_does_not_fail_the_session(
@@ -185,8 +191,8 @@ def test_an_improvement_does_not_fail_the_session(
         "--eval-fail-on-regression",
     )  # fmt: skip
     assert second.ret == pytest.ExitCode.OK
-    assert verdicts(document(results(pytester)[-1])) == {"fixed": "improved"}
-    second.stdout.fnmatch_lines(["compared with *: 1 improved", "improved  fixed  0.00 → 1.00  *"])
+    assert verdicts(document(results(pytester)[-1])) == {"fixed": "better"}
+    second.stdout.fnmatch_lines(["compared with *: 1 better", "better  fixed  0.00 → 1.00  *"])
 
 
 def test_last_without_an_earlier_session_is_said(

@@ -106,8 +106,10 @@ def test_two_arms_score_and_delta(
             r"CASE\s+WITH\s+W/OUT\s+Δ\s+RUNS\s+COST\s+NOTES",
             # Δ with its 95% interval: Newcombe's for 2 of 2 against 0 of 2.
             r"suggests-version\s+1\.00\s+0\.00\s+\+1\.00 \[\+0\.07, \+1\.00\]\s+4\s+",
-            r"1 case\(s\) · mean Δ \+1\.00 · ",
-            r"Δ beyond noise \(95% interval excludes 0\): 1 of 1 case\(s\) — suggests-version",
+            r"1 case\(s\) · mean Δ \+1\.00 \[\+0\.\d\d, \+1\.00\] · ",
+            r"verdicts \(Δ = WITH − W/OUT, 95%, equivalent within ±0\.10\): suite mean Δ better .*",
+            r"cases: 1 better \(suggests-version\) — false discovery rate held at 5% over 1 "
+            r"cases .*",
             r"latency mean \d+\.\ds · p50 .* · tokens 4400 in / 120 out · 1\.5 turns/run",
         ]
     )

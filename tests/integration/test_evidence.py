@@ -68,7 +68,8 @@ def test_eight_of_ten_against_two_of_ten_is_beyond_noise(
     result.stdout.re_match_lines(
         [
             rf"clear-win\s+0\.80\s+0\.20\s+\+0\.60 \[\+{low:.2f}, \+{high:.2f}\]\s+20\s+",
-            r"Δ beyond noise \(95% interval excludes 0\): 1 of 2 case\(s\) — clear-win",
+            r"cases: 1 better \(clear-win\), 1 inconclusive \(coin-flip: about \d+ more run\(s\)\)"
+            r" — false discovery rate held at 5% over 2 cases \(Benjamini–Hochberg\)",
             r"unstable: 2 case\(s\) whose runs disagree within an arm: clear-win \(with, "
             r"without\), coin-flip \(with\)",
         ],
@@ -91,7 +92,7 @@ def test_one_of_three_against_none_includes_zero_and_asks_for_more_runs(
     assert agg["deltaSignificant"] is False
     result.stdout.re_match_lines(
         [
-            r"Δ beyond noise \(95% interval excludes 0\): 0 of 1 case\(s\)$",
+            r"cases: 1 inconclusive \(maybe: about \d+ more run\(s\)\) — false discovery .*",
             r"wide intervals: the Δ of 1 case\(s\) spans more than 1\.0 \(maybe\) — about "
             r"--eval-runs \d+ would narrow them",
         ],

@@ -37,16 +37,16 @@ def test_the_report_shows_a_case_that_regressed_since_the_earlier_session(
 
     page = (pytester.path / "after" / "report.html").read_text(encoding="utf-8")
     doc = json.loads((pytester.path / "after" / "aggregate-result.json").read_text())
-    assert doc["comparison"]["counts"]["regressed"] == 2
+    assert doc["comparison"]["counts"]["worse"] == 2
     section = re.search(r'<section class="comparison".*?</section>', page, re.S)
     assert section, "a comparison section"
     text = html.unescape(re.sub(r"<[^>]+>", " ", section.group(0)))
-    assert "2 case(s) regressed since that session." in text
+    assert "2 case(s) worse since that session." in text
     rows = re.findall(r'<tr class="change-row" data-verdict="(\w+)">(.*?)</tr>', section.group(0))
-    assert [verdict for verdict, _ in rows] == ["regressed", "regressed"]
+    assert [verdict for verdict, _ in rows] == ["worse", "worse"]
     cells = [" ".join(html.unescape(re.sub(r"<[^>]+>", " ", row)).split()) for _, row in rows]
     # A name is text: the case named like an image tag is shown as those characters.
-    assert any(c.startswith(f"regressed {HOSTILE} 100% → 0%") for c in cells), cells
+    assert any(c.startswith(f"worse {HOSTILE} 100% → 0%") for c in cells), cells
     assert HOSTILE not in section.group(0)
     for cell in cells:
         assert "100% → 0%" in cell and "-100.0 pts" in cell, cell

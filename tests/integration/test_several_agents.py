@@ -129,7 +129,7 @@ def test_every_case_runs_on_each_agent_and_delta_is_per_agent(
     assert html.count('class="agent-row"') == 2
     assert '<tr class="agent-row" data-agent="slow"><td>slow <span' in html
     assert "<h2>two on fast</h2>" in html
-    # The per-agent summary: its cases' means, and the mean Δ's t interval (scipy).
+    # The per-agent summary: its cases' means, and the mean Δ's cluster-robust interval.
     assert [a["agent"] for a in doc["agents"]] == ["fast", "slow"]
     assert doc["suite"]["agent"] == "fast, slow"
     for summary in doc["agents"]:
@@ -147,7 +147,15 @@ def test_every_case_runs_on_each_agent_and_delta_is_per_agent(
         low, high = scipy_stats.t.interval(
             0.95, len(values) - 1, loc=sum(values) / 2, scale=scipy_stats.sem(values)
         )
-        assert summary["meanDeltaInterval"] == pytest.approx([max(low, -1), min(high, 1)])
+        # Cluster-robust by case, widened on each side to the cases' own intervals
+        # (combined as Newcombe combines two) when that is wider.
+        centre, half = sum(values) / len(values), (high - low) / 2
+        bounds = [c["aggregates"]["deltaInterval"] for c in own]
+        below = sum((d - b[0]) ** 2 for d, b in zip(values, bounds, strict=True)) ** 0.5 / 2
+        above = sum((b[1] - d) ** 2 for d, b in zip(values, bounds, strict=True)) ** 0.5 / 2
+        assert summary["meanDeltaInterval"] == pytest.approx(
+            [max(centre - max(half, below), -1), min(centre + max(half, above), 1)]
+        )
         # How the agents compare beside the scores: latency over the agent's graded runs, and
         # tokens unknown (None, not 0) for an agent that reports none.
         durations = sorted(

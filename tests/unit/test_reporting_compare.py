@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scipy.stats import ttest_ind
 from statsmodels.stats.proportion import confint_proportions_2indep
 
 from pytest_plugin_evals.model import Case
@@ -70,7 +69,7 @@ def test_a_case_that_fails_every_run_now_regressed_beyond_noise() -> None:
     assert (change.before, change.after, change.change) == (1.0, 0.0, -1.0)
     assert change.change_interval == pytest.approx(newcombe([0, 0, 0], [1, 1, 1]), abs=1e-9)
     assert change.change_interval is not None and change.change_interval[1] < 0
-    assert change.verdict == "regressed"
+    assert change.verdict == "worse"
 
 
 def test_improved_unchanged_and_noise() -> None:
@@ -78,11 +77,11 @@ def test_improved_unchanged_and_noise() -> None:
     before = session(runs(fixed, [0, 0, 0, 0]), runs(steady, [1, 1, 1]), runs(wobbly, [1, 0, 1]))
     after = session(runs(fixed, [1, 1, 1, 1]), runs(steady, [1, 1, 1]), runs(wobbly, [0, 1, 0]))
     changes = by_name(compare(before, after, "x"))
-    assert changes["fixed"].verdict == "improved"
+    assert changes["fixed"].verdict == "better"
     assert changes["fixed"].change_interval == pytest.approx(
         newcombe([1, 1, 1, 1], [0, 0, 0, 0]), abs=1e-9
     )
-    assert changes["steady"].verdict == "unchanged"
+    assert changes["steady"].verdict == "inconclusive"
     assert changes["steady"].change == 0.0
     assert changes["steady"].change_interval == pytest.approx(
         newcombe([1, 1, 1], [1, 1, 1]), abs=1e-9
@@ -92,7 +91,7 @@ def test_improved_unchanged_and_noise() -> None:
     assert changes["wobbly"].change_interval == pytest.approx(
         newcombe([0, 1, 0], [1, 0, 1]), abs=1e-9
     )
-    assert changes["wobbly"].verdict == "unchanged"
+    assert changes["wobbly"].verdict == "inconclusive"
 
 
 def test_a_single_run_each_is_never_beyond_noise() -> None:
@@ -100,20 +99,32 @@ def test_a_single_run_each_is_never_beyond_noise() -> None:
     changes = compare(session(runs(c, [1])), session(runs(c, [0])), "x").cases
     assert changes[0].change == -1.0
     assert changes[0].change_interval == pytest.approx(newcombe([0], [1]), abs=1e-9)
-    assert changes[0].verdict == "unchanged"
+    assert changes[0].verdict == "inconclusive"
 
 
-def test_partial_scores_use_welch() -> None:
+def test_partial_scores_use_newcombe_with_fractional_counts() -> None:
     c = case("partial")
     old, new = [0.5, 0.6, 0.7], [0.9, 0.95, 1.0]
     (change,) = compare(session(runs(c, old)), session(runs(c, new)), "x").cases
-    reference = ttest_ind(new, old, equal_var=False).confidence_interval(0.95)
-    assert change.change_interval == pytest.approx((reference.low, reference.high), abs=1e-8)
+    reference = confint_proportions_2indep(
+        sum(new), 3, sum(old), 3, method="newcomb", compare="diff"
+    )
+    assert change.change_interval == pytest.approx(tuple(reference), abs=1e-8)
     assert change.change == pytest.approx(0.35)
-    assert change.verdict == "improved"
     worse = compare(session(runs(c, new)), session(runs(c, old)), "x").cases[0]
-    assert worse.verdict == "regressed"
-    assert worse.change_interval == pytest.approx((-reference.high, -reference.low), abs=1e-8)
+    assert worse.change_interval == pytest.approx((-reference[1], -reference[0]), abs=1e-8)
+
+
+def test_constant_partial_scores_regress() -> None:
+    """The regression of the issue: every run scored 1.00, then every run 0.33 (weighted
+    graders): no spread in either session, and still a regression beyond noise."""
+    c = case("partial")
+    before, after = session(runs(c, [1.0] * 4)), session(runs(c, [1 / 3] * 4))
+    (change,) = compare(before, after, "x").cases
+    assert change.change_interval is not None and change.change_interval[1] < 0
+    assert change.verdict == "worse"
+    (back,) = compare(after, before, "x").cases
+    assert back.verdict == "better"
 
 
 def test_cases_match_by_name_and_folder_new_and_gone() -> None:
@@ -127,12 +138,19 @@ def test_cases_match_by_name_and_folder_new_and_gone() -> None:
         # this session's cases in their order (by folder), then those only the earlier ran
         ("added", "added", "new", None, 1.0, None),
         ("moved", "b", "new", None, 0.0, None),
-        ("kept", "kept", "unchanged", 1.0, 1.0, 0.0),
+        ("kept", "kept", "inconclusive", 1.0, 1.0, 0.0),
         ("moved", "a", "gone", 1.0, None, None),
         ("dropped", "dropped", "gone", 0.5, None, None),
     ]
     assert all(c.change_interval is None for c in result.cases if c.verdict in ("new", "gone"))
-    assert result.counts == {"improved": 0, "regressed": 0, "unchanged": 1, "new": 2, "gone": 2}
+    assert result.counts == {
+        "better": 0,
+        "worse": 0,
+        "equivalent": 0,
+        "inconclusive": 1,
+        "new": 2,
+        "gone": 2,
+    }
     assert result.regressed is False
     assert result.against_started_at == "2026-01-01T00:00:00.000Z"
 
@@ -142,7 +160,7 @@ def test_runs_that_could_not_be_made_are_left_out() -> None:
     before = session(runs(c, [1, 1, 1]))
     after_runs = [*runs(c, [1, 1, 1]), run_record(c, "single", 4, infra="rate_limit")]
     (change,) = compare(before, session(after_runs), "x").cases
-    assert (change.before, change.after, change.verdict) == (1.0, 1.0, "unchanged")
+    assert (change.before, change.after, change.verdict) == (1.0, 1.0, "inconclusive")
     assert change.change_interval == pytest.approx(newcombe([1, 1, 1], [1, 1, 1]), abs=1e-9)
 
 
@@ -172,10 +190,18 @@ def test_comparison_json_has_the_agreed_shape() -> None:
         "changeInterval": [pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9)],
         "deltaBefore": None,
         "deltaAfter": None,
-        "verdict": "regressed",
+        "verdict": "worse",
+        "decision": {"verdict": "worse", "claim": "worse", "pValue": pytest.approx(0.0, abs=0.05)},
     }
     assert doc["cases"][1]["verdict"] == "new"
-    assert doc["counts"] == {"improved": 0, "regressed": 1, "unchanged": 0, "new": 1, "gone": 0}
+    assert doc["counts"] == {
+        "better": 0,
+        "worse": 1,
+        "equivalent": 0,
+        "inconclusive": 0,
+        "new": 1,
+        "gone": 0,
+    }
     assert doc["regressed"] is True
     json.dumps(doc, allow_nan=False)
 
@@ -187,7 +213,7 @@ def test_the_document_holds_the_comparison_and_reads_it_back() -> None:
     assert "comparison" not in document_json(after)
     compared = replace(after, comparison=compare(before, after, "p"))
     doc = json.loads(dumps_document(compared))
-    assert doc["comparison"]["counts"]["regressed"] == 1
+    assert doc["comparison"]["counts"]["worse"] == 1
     again = load_document(doc)
     assert again.comparison == compared.comparison
     assert document_json(again)["comparison"] == doc["comparison"]
@@ -215,14 +241,16 @@ def test_terminal_section() -> None:
     comparison = compare(before, after, "p")
     low, high = newcombe([0, 0, 0], [1, 1, 1])
     assert comparison_lines(comparison) == [
-        "compared with 2026-02-03T04:05:06.789Z: 1 regressed, 1 unchanged, 1 gone",
-        f"regressed  broke    1.00 → 0.00  -1.00 [{low:+.2f}, {high:+.2f}]",
-        "gone       dropped  1.00 → —",
+        "compared with 2026-02-03T04:05:06.789Z: 1 worse, 1 inconclusive, 1 gone",
+        f"worse  broke    1.00 → 0.00  -1.00 [{low:+.2f}, {high:+.2f}]",
+        "gone   dropped  1.00 → —",
+        "changes: 1 worse (broke), 1 inconclusive (steady: about 32 more run(s)) — false "
+        "discovery rate held at 5% over 2 changes (Benjamini–Hochberg)",
     ]
     compared = replace(after, comparison=comparison)
     lines = summary_lines(compared, report_paths=["/r/aggregate-result.json"])
     start = lines.index(comparison_lines(comparison)[0])
-    assert lines[start : start + 3] == comparison_lines(comparison)
+    assert lines[start : start + 4] == comparison_lines(comparison)
     assert lines[-1] == "JSON: /r/aggregate-result.json"
     assert not any(line.startswith("compared with") for line in summary_lines(after))
 

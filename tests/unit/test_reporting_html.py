@@ -270,14 +270,16 @@ def comparison_doc(result) -> dict:
         "cases": [
             {"name": "alpha", "dir": "alpha", "before": 1.0, "after": 0.5, "change": -0.5,
              "changeInterval": [-0.9, -0.1], "deltaBefore": 0.5, "deltaAfter": 0.1,
-             "verdict": "unchanged"},
+             "verdict": "inconclusive", "decision": {"verdict": "inconclusive", "claim": "worse",
+             "pValue": 0.2, "moreRuns": 7}},
             {"name": EVIL, "dir": "evil", "before": 1.0, "after": 0.0, "change": -1.0,
              "changeInterval": [-1.0, -0.57], "deltaBefore": 1.0, "deltaAfter": 0.0,
-             "verdict": "regressed"},
+             "verdict": "worse"},
             {"name": "gamma", "dir": "gamma", "before": None, "after": 1.0, "change": None,
              "changeInterval": None, "deltaBefore": None, "deltaAfter": None, "verdict": "new"},
         ],
-        "counts": {"improved": 0, "regressed": 1, "unchanged": 1, "new": 1, "gone": 0},
+        "counts": {"better": 0, "worse": 1, "equivalent": 0, "inconclusive": 1, "new": 1,
+                   "gone": 0},
         "regressed": True,
     }  # fmt: skip
     return doc
@@ -290,12 +292,14 @@ def test_the_comparison_shows_the_counts_and_each_case_that_changed_first():
     text = " ".join(" ".join(parse(page).text).split())
     assert "Compared with an earlier session" in text
     assert "Against results/2026-01-01/aggregate-result.json , started 2026-01-01T00:00:00Z" in text
-    assert "✗ 1 case(s) regressed since that session." in text
-    assert "regressed 1 improved 0 new 1 gone 0 unchanged 1" in text
+    assert "✗ 1 case(s) worse since that session." in text
+    assert "worse 1 better 0 equivalent 0 new 1 gone 0 inconclusive 1" in text
+    # An inconclusive change says what would likely decide it.
+    assert "inconclusive about 7 more run(s) per arm would likely decide it" in text
     section = page[page.index('<section class="comparison"') : page.index("</section>")]
     verdicts = re.findall(r'<tr class="change-row" data-verdict="(\w+)">', section)
-    assert verdicts == ["regressed", "new", "unchanged"]  # the unchanged one folded, last
-    assert '<details class="unchanged"><summary>1 unchanged case(s)</summary>' in section
+    assert verdicts == ["worse", "new", "inconclusive"]  # the inconclusive one folded, last
+    assert '<details class="unchanged"><summary>1 inconclusive case(s)</summary>' in section
     assert f"{EVIL} evil" in text and "100% → 0%" in text and "-100.0 pts" in text
     assert "-100.0 to -57.0" in text
     assert section.count('class="mark delta sig down"') == 1  # the regression's mark
@@ -324,7 +328,8 @@ def test_a_comparison_is_read_leniently():
         }
     )
     assert view is not None
-    assert [(c.name, c.verdict) for c in view.changed] == [("b", "regressed")]
+    # A document of an earlier version said "regressed": it is read as "worse".
+    assert [(c.name, c.verdict) for c in view.changed] == [("b", "worse")]
     (a,) = view.unchanged
     assert (a.change, a.interval, view.changed[0].before, view.changed[0].after) == (
         None,
@@ -332,6 +337,6 @@ def test_a_comparison_is_read_leniently():
         None,
         None,
     )
-    assert dict(view.counts)["regressed"] == 1 and view.regressed is True
+    assert dict(view.counts)["worse"] == 1 and view.regressed is True
     assert comparison_view({"comparison": None}) is None
     assert comparison_view({}) is None

@@ -97,13 +97,16 @@ def test_two_arm_columns_and_footer():
     header, *rows = summary_lines(two_arm_document())
     assert header.split() == ["CASE", "WITH", "W/OUT", "Δ", "RUNS", "COST", "NOTES"]
     decoy = next(r for r in rows if r.startswith("decoy "))
-    assert decoy.split()[1:6] == ["0.50", "1.00", "-0.50", "2", "$0.02"]
+    assert decoy.split()[1:4] == ["0.50", "1.00", "-0.50"]
+    assert decoy.split()[6:8] == ["2", "$0.02"]
     assert decoy.endswith("no-skill: Skill called 1x (expected 0..0)")
     # The W/OUT of a case whose baseline runs could not be made is missing, not 0.
     skilled = next(r for r in rows if r.startswith("skill-fires "))
     assert skilled.split()[1:4] == ["1.00", "—", "—"]
-    # (-0.5 + 0.5) / 2, with the t interval of two cases' Δ (clipped to the possible range)
+    # (-0.5 + 0.5) / 2, with the cluster-robust interval of two cases' Δ (clipped)
     assert "3 case(s) · mean Δ +0.00 [-1.00, +1.00] · 7s · $0.07" in rows
+    # Both arms of the decoy agree within themselves: its Δ still has an interval.
+    assert decoy.split()[4:6] == ["[-0.95,", "+0.41]"]
 
 
 def test_columns_line_up_on_the_widest_name():
@@ -125,14 +128,14 @@ def test_one_arm_headline_and_pass_rate():
     )
     header, row, footer, *rest = summary_lines(doc)
     assert header.split() == ["CASE", "SCORE", "PASS%", "RUNS", "COST", "NOTES"]
-    # Scores 1, 0.5, 1: the t interval of their mean, clipped to [0, 1].
-    assert row.split() == ["alpha", "0.83", "[0.12,", "1.00]", "67%", "3", "$0.03"]
+    # Scores 1, 0.5, 1: Wilson's interval with 2.5 of 3 as the count.
+    assert row.split() == ["alpha", "0.83", "[0.31,", "0.98]", "67%", "3", "$0.03"]
     assert footer == "1 case(s) · score 0.83 · 7s · $0.03"
     assert rest == [
         "unstable: 1 case(s) whose runs disagree within an arm: alpha (with)",
-        # The interval spans 0.88 with 3 runs; it narrows as 1/√n: 3·(0.88/0.5)² ≈ 10 runs.
+        # The interval spans 0.67 with 3 runs; Wilson's at a mean of 0.83 is 0.5 wide at 8.
         "wide intervals: the score of 1 case(s) spans more than 0.5 (alpha) — about "
-        "--eval-runs 10 would narrow them",
+        "--eval-runs 8 would narrow them",
     ]
 
 
