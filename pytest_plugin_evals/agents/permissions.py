@@ -26,6 +26,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_plugin_evals.agents.base import RunRequest
 
 #: Tools that only read: granted when the case lists them, no operator grant needed.
 READ_ONLY = frozenset(
@@ -233,4 +237,28 @@ def plan_tools(
         disallowed=tuple(disallowed),
         deny=tuple(dict.fromkeys(deny)),
         not_granted=tuple(not_granted),
+    )
+
+
+def plan_confined_tools(
+    request: RunRequest,
+    *,
+    grants: Iterable[str],
+    disallow: Iterable[str],
+    write_root: Path | None,
+    skill: bool = False,
+) -> ToolPlan:
+    """The tool plan of a CLI that our sandbox confines whole (no read or deny rules of its
+    own): the case's tools — and the Skill tool, which Claude Code offers whatever the case
+    lists, when ``skill`` —, the operator's grants and refusals. A bare Write/Edit grant
+    becomes path rules under ``write_root`` (without one it would be dropped)."""
+    return plan_tools(
+        case_tools=("Skill", *request.allowed_tools) if skill else request.allowed_tools,
+        case_disallowed=request.case.disallowed_tools,
+        grants=grants,
+        operator_disallowed=disallow,
+        read_roots=[],
+        write_roots=[] if write_root is None else [write_root],
+        deny_read=[],
+        deny_edit=[],
     )

@@ -50,7 +50,7 @@ from pytest_plugin_evals.agents.codex.events import StreamSummary, parse_file
 from pytest_plugin_evals.agents.codex.servers import codex_servers, failed_servers
 from pytest_plugin_evals.agents.codex.spec import ENDPOINTS, OPENAI_URL, SPEC
 from pytest_plugin_evals.agents.launch import CliAgent, Launch
-from pytest_plugin_evals.agents.permissions import base_tool, plan_tools
+from pytest_plugin_evals.agents.permissions import base_tool, plan_confined_tools
 from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
@@ -172,23 +172,16 @@ class CodexAgent(CliAgent):
         return argv
 
     def launch(self, request: RunRequest) -> Launch | Transcript:
-        box, case = request.sandbox, request.case
+        box = request.sandbox
         context = copy_add_dirs(request)
         note = None
         if context:
             listed = ", ".join(str(p) for p in context)
             note = f"Reference folders you may read (read-only): {listed}"
-        plan = plan_tools(
-            case_tools=request.allowed_tools,
-            case_disallowed=case.disallowed_tools,
-            grants=self.grants,
-            operator_disallowed=self.disallow,
-            read_roots=[],
-            # A bare Write/Edit grant becomes path rules under the write roots: without one,
-            # it would be dropped and the sandbox stay read-only.
-            write_roots=[box.cwd],
-            deny_read=[],
-            deny_edit=[],
+        # A bare Write/Edit grant becomes path rules under the run's folder: without one, it
+        # would be dropped and the sandbox stay read-only.
+        plan = plan_confined_tools(
+            request, grants=self.grants, disallow=self.disallow, write_root=box.cwd
         )
         allowed = {base_tool(a) for a in plan.allowed}
         # Codex's own sandbox confines writes and network, not reads; every run (its shell is

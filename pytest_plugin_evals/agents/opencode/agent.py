@@ -48,7 +48,7 @@ from pytest_plugin_evals.agents.opencode.config import (
 from pytest_plugin_evals.agents.opencode.events import StreamSummary, parse_file
 from pytest_plugin_evals.agents.opencode.plugin import PluginFolder, plugin_config_dir
 from pytest_plugin_evals.agents.opencode.spec import PROVIDER_ENDPOINTS, PROVIDER_VARIABLES, SPEC
-from pytest_plugin_evals.agents.permissions import plan_tools
+from pytest_plugin_evals.agents.permissions import plan_confined_tools
 from pytest_plugin_evals.agents.plugins import plugin_contents
 from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
@@ -133,16 +133,8 @@ class OpencodeAgent(CliAgent):
     def launch(self, request: RunRequest) -> Launch | Transcript:
         box, case = request.sandbox, request.case
         context = copy_add_dirs(request)
-        plan = plan_tools(
-            # Claude Code offers its Skill tool whatever the case lists: so does the run.
-            case_tools=("Skill", *request.allowed_tools),
-            case_disallowed=case.disallowed_tools,
-            grants=self.grants,
-            operator_disallowed=self.disallow,
-            read_roots=[],
-            write_roots=[],
-            deny_read=[],
-            deny_edit=[],
+        plan = plan_confined_tools(
+            request, grants=self.grants, disallow=self.disallow, write_root=None, skill=True
         )
         allowed = tuple(dict.fromkeys(plan.allowed))
         # opencode has no command sandbox: the whole CLI runs inside the run's sandbox, which

@@ -43,7 +43,7 @@ from pytest_plugin_evals.agents.cli import (
 )
 from pytest_plugin_evals.agents.launch import CliAgent, Launch
 from pytest_plugin_evals.agents.mcp_settings import mcp_servers
-from pytest_plugin_evals.agents.permissions import base_tool, plan_tools
+from pytest_plugin_evals.agents.permissions import base_tool, plan_confined_tools
 from pytest_plugin_evals.agents.plugins import plugin_contents
 from pytest_plugin_evals.agents.qwen.spec import SPEC
 from pytest_plugin_evals.agents.qwen.stream import StreamSummary, api_status, parse_file
@@ -180,18 +180,8 @@ class QwenAgent(CliAgent):
                 infra_error="auth",
                 cwd=box.cwd,
             )
-        plan = plan_tools(
-            # Claude Code offers its Skill tool whatever the case lists: so does the run.
-            case_tools=("Skill", *request.allowed_tools),
-            case_disallowed=case.disallowed_tools,
-            grants=self.grants,
-            operator_disallowed=self.disallow,
-            read_roots=[],
-            # A bare Write/Edit grant becomes path rules under the write roots: without one,
-            # it would be dropped.
-            write_roots=[box.cwd],
-            deny_read=[],
-            deny_edit=[],
+        plan = plan_confined_tools(
+            request, grants=self.grants, disallow=self.disallow, write_root=box.cwd, skill=True
         )
         granted = {base_tool(a) for a in plan.allowed if not a.startswith("mcp__")}
         readers = [t for t in READERS if t not in {base_tool(d) for d in plan.disallowed}]
