@@ -20,20 +20,14 @@ EXPECT_KEYS = ("contains", "not_contains", "min_chars")
 
 def load(path: Path, suite_root: Path, doc: Located) -> list[Case | LoadError]:
     """The cases of a parsed suite (``doc.data["cases"]`` is a list); bad cases become errors."""
-    found: list[Case | LoadError] = []
-    names: dict[str, int | None] = {}
-    for index, raw in enumerate(doc.data["cases"]):
-        spot = Spot(path, doc, ("cases", index), f"cases[{index}].", 1)
-        try:
-            case = _case(raw, spot, path, suite_root)
-            if case.name in names:
-                first = names[case.name]
-                spot.fail(f'duplicate case name "{case.name}" (first used on line {first})', "name")
-            names[case.name] = case.line
-            found.append(case)
-        except LoadError as exc:
-            found.append(exc)
-    return found
+    return v.each_case(
+        path,
+        doc,
+        "cases",
+        lambda raw, spot: _case(raw, spot, path, suite_root),
+        duplicate='duplicate case name "{name}" (first used on line {first})',
+        name_key="name",
+    )
 
 
 def _case(raw: object, spot: Spot, path: Path, suite_root: Path) -> Case:

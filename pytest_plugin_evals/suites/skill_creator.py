@@ -37,20 +37,14 @@ def load(path: Path, suite_root: Path, doc: Located) -> list[Case | LoadError]:
         v.check_keys(doc.data, top, TOP_KEYS, "key")
     except LoadError as exc:
         return [exc]
-    found: list[Case | LoadError] = []
-    names: dict[str, int | None] = {}
-    for index, raw in enumerate(doc.data["evals"]):
-        spot = Spot(path, doc, ("evals", index), f"evals[{index}].", 1)
-        try:
-            case = _case(raw, spot, path, suite_root)
-            if case.name in names:
-                first = names[case.name]
-                spot.fail(f'duplicate eval "{case.name}" (first on line {first})', "id")
-            names[case.name] = case.line
-            found.append(case)
-        except LoadError as exc:
-            found.append(exc)
-    return found
+    return v.each_case(
+        path,
+        doc,
+        "evals",
+        lambda raw, spot: _case(raw, spot, path, suite_root),
+        duplicate='duplicate eval "{name}" (first on line {first})',
+        name_key="id",
+    )
 
 
 def _case(raw: object, spot: Spot, path: Path, suite_root: Path) -> Case:

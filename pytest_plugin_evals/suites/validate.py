@@ -25,7 +25,7 @@ from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
 from pydantic import BaseModel, Field, StrictBool, StrictStr, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
-from pytest_plugin_evals.model import LoadError
+from pytest_plugin_evals.model import Case, LoadError
 from pytest_plugin_evals.util.frontmatter import Located
 from pytest_plugin_evals.util.suggest import did_you_mean
 
@@ -187,6 +187,33 @@ class Value:
 M = TypeVar("M", bound=BaseModel)
 #: How a pydantic error reads: ``(label, error) -> message`` (the whole line's text).
 Describe = Callable[[str, "ErrorDetails"], str]
+
+
+def each_case(
+    path: Path,
+    doc: Located,
+    key: str,
+    make: Callable[[object, Spot], Case],
+    *,
+    duplicate: str,
+    name_key: str,
+) -> list[Case | LoadError]:
+    """The cases of the list at ``doc.data[key]``, each made by ``make`` (a bad one becomes its
+    error; the others still load); a name used twice is ``duplicate`` (formatted with the
+    ``name`` and the ``first`` line it was used on), said at the entry's ``name_key``."""
+    found: list[Case | LoadError] = []
+    seen: dict[str, int | None] = {}
+    for index, raw in enumerate(doc.data[key]):
+        spot = Spot(path, doc, (key, index), f"{key}[{index}].", 1)
+        try:
+            case = make(raw, spot)
+            if case.name in seen:
+                spot.fail(duplicate.format(name=case.name, first=seen[case.name]), name_key)
+            seen[case.name] = case.line
+            found.append(case)
+        except LoadError as exc:
+            found.append(exc)
+    return found
 
 
 def model_problems(
