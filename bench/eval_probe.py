@@ -147,6 +147,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         "collection": collected - MARKS.get("start-up and imports", 0.0),
         "total": _cpu(),
         "children_total": _children_cpu(),
-        "steps": {k: v for k, v in TOTALS.items()},
+        "steps": dict(TOTALS),
     }
     Path(out, f"{worker}-{os.getpid()}.json").write_text(json.dumps(doc, indent=1))

@@ -210,7 +210,7 @@ def execute_run(
         else:
             try:
                 transcript = agent.run(request)
-            except Exception as exc:  # an adapter bug must not take the session down
+            except Exception as exc:  # noqa: BLE001 - an adapter bug must not take the session down
                 transcript = Transcript(
                     error=f"agent adapter failed: {type(exc).__name__}: {exc}",
                     infra_error="harness",

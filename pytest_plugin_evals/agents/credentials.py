@@ -28,7 +28,9 @@ CREDENTIAL_NAMES = frozenset(
         "NODE_AUTH_TOKEN",
     }
 )
-_SECRET_SHAPE = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|CREDENTIAL)", re.I)
+_SECRET_SHAPE = re.compile(
+    r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|CREDENTIAL)", re.IGNORECASE
+)
 
 
 def credential_names(env: Mapping[str, str]) -> list[str]:

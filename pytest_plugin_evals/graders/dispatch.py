@@ -79,7 +79,7 @@ def _outcome(spec: GraderSpec, ctx: GradeContext) -> Outcome:
     except GraderError as exc:
         cost = Judgement(cost_usd=exc.cost_usd) if exc.cost_usd else None
         return Outcome(None, exc.message, judgement=cost, error=exc.kind)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a grader that throws fails its verdict, not the session
         message = str(exc).strip() or type(exc).__name__
         return Outcome(False, f"grader threw: {message}")
 

@@ -135,7 +135,7 @@ def _load_yaml(text: str) -> object:
         yaml, "CSafeLoader", yaml.SafeLoader
     )
     try:
-        return yaml.load(text, Loader=loader)
+        return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader, C or Python
     except yaml.YAMLError as exc:
         raise ValueError(str(exc)) from None
 

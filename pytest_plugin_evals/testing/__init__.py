@@ -25,13 +25,13 @@ if TYPE_CHECKING:  # the same names, typed, for type checkers
 
 _EXPORTS = {
     "ScriptedModel": "server",
-    **{
-        name: "rules"
-        for name in (
+    **dict.fromkeys(
+        (
             "ApiError", "Reply", "Request", "Rule", "TextBlock", "ToolUseBlock", "delay",
             "error", "reply", "text", "tool_use",
-        )
-    },
+        ),
+        "rules",
+    ),
 }  # fmt: skip
 
 __all__ = sorted(_EXPORTS)

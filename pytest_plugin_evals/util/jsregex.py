@@ -155,19 +155,19 @@ class JSPattern:
     def search_here(self, text: str) -> bool:
         try:
             return bool(_engine().test(self.source, self.flags, text))
-        except Exception as exc:  # the engine raises its own exception type
+        except Exception as exc:  # noqa: BLE001 - the engine raises its own exception type
             raise _js_error(exc) from None
 
     def count_here(self, text: str) -> int:
         try:
             return int(_engine().count(self.source, self.flags, text))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the engine raises its own exception type
             raise _js_error(exc) from None
 
     def first_here(self, text: str) -> str | None:
         try:
             found = _engine().first(self.source, self.flags, text)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the engine raises its own exception type
             raise _js_error(exc) from None
         return None if found is None else str(found)
 
@@ -228,7 +228,7 @@ def compile_js(source: str, flags: str = "") -> JSPattern:
     flags = flags.replace("d", "")
     try:
         _engine().compile(source, flags)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the engine raises its own exception type
         raise _js_error(exc) from None
     return JSPattern(source, flags)
 

@@ -386,7 +386,7 @@ def fork_child(child: Callable[[], int]) -> int:
     code = 1
     try:
         code = child()
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - a forked child never returns into its parent's stack
         import traceback
 
         traceback.print_exc()

@@ -205,7 +205,7 @@ def main() -> int:
                     request["op"], request["dialect"], request["source"], request["flags"], text
                 )
             }
-        except Exception as exc:  # the engine's own error: said to the caller
+        except Exception as exc:  # noqa: BLE001 - the engine's own error: said to the caller
             answer = {"error": str(exc)}
         stdout.write(json.dumps(answer).encode("utf-8", "surrogatepass") + b"\n")
         stdout.flush()

@@ -191,7 +191,7 @@ def test_a_200_case_report_stays_usable_and_is_photographed(
     report = write_report(out, result)
     report = report.rename(out / "report-200-cases.html")
     page_text = report.read_text(encoding="utf-8")
-    charts = sum(len(svg) for svg in re.findall(r"<svg.*?</svg>", page_text, re.S))
+    charts = sum(len(svg) for svg in re.findall(r"<svg.*?</svg>", page_text, re.DOTALL))
     assert charts / 200 < 4000, "the charts stay small: under 4 kB a case"
 
     page = browser.new_page(viewport={"width": 1280, "height": 900})

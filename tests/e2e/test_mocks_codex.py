@@ -32,7 +32,7 @@ from tests.e2e.tracker_kit import (
 
 
 def make_tracker(pytester: pytest.Pytester, *, real_people: bool = False) -> None:
-    pytester.makefile(".py", **{"real_server": PEOPLE_SERVER})
+    pytester.makefile(".py", real_server=PEOPLE_SERVER)
     manifest = {
         "name": "tracker-kit",
         "version": "0.3.0",

@@ -102,9 +102,7 @@ def make_tracker(
     pytester.makefile(".json", **{".mcp": json.dumps({"mcpServers": servers})})
     pytester.makefile(
         ".md",
-        **{
-            **files_bug(front),
-        },
+        **files_bug(front),
     )
 
 

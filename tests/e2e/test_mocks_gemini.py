@@ -135,7 +135,7 @@ def test_a_real_server_offers_only_the_tools_listed_and_granted(
 ) -> None:
     """``--eval-allow-real-servers``: people (no mocks) is real, and Gemini CLI offers only
     the tool the case lists and the operator grants (``includeTools``)."""
-    pytester.makefile(".py", **{"real_server": PEOPLE_SERVER})
+    pytester.makefile(".py", real_server=PEOPLE_SERVER)
     make_tracker(
         pytester,
         people=people_server("people"),

@@ -42,7 +42,7 @@ def test_a_skill_creator_suite_runs_in_both_arms(
     workers: str,
 ) -> None:
     monkeypatch.setenv("HOME", str(pytester.path / "elsewhere"))
-    pytester.makefile(".md", **{"SKILL": SKILL_MD})
+    pytester.makefile(".md", SKILL=SKILL_MD)
     pytester.makefile(".json", **{"evals/evals": json.dumps(SUITE)})
     pytester.makefile(".txt", **{"evals/files/intake": "FORM name=____\n"})
     scripted_model.add(

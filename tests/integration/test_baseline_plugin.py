@@ -178,7 +178,7 @@ def check_terminal(result: Any, plugin_args: list[str], baseline_line: str) -> N
     out = result.stdout.str()
     for label in ("with-1", "with-3", "baseline-1", "baseline-3"):
         item = re.escape(f"plugin/evals/greet::greet[{label}]")
-        assert re.search(rf"^(?:{item} PASSED|\[gw\d\] .* PASSED {item})", out, re.M), label
+        assert re.search(rf"^(?:{item} PASSED|\[gw\d\] .* PASSED {item})", out, re.MULTILINE), label
     assert "without-" not in result.stdout.str()
     result.stdout.re_match_lines([r"CASE +WITH +BASE +Δ +RUNS +COST +NOTES$"])
     result.stdout.re_match_lines([r"greet +0\.89 +0\.11 +\+0\.78 "])

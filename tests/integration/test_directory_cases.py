@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
-from xml.etree import ElementTree
 
 import pytest
 
@@ -307,7 +307,7 @@ def test_junit_shows_the_arm_run_score_and_failed_graders(
         "evals", *plugin_args, "--eval-agent", agent, "--junitxml", "junit.xml"
     )
     result.assert_outcomes(failed=1)
-    (case,) = ElementTree.parse(pytester.path / "junit.xml").iter("testcase")
+    (case,) = ET.parse(pytester.path / "junit.xml").iter("testcase")
     props = {p.get("name"): p.get("value") for p in case.iter("property")}
     assert "plugin_evals" in props
     assert {k: v for k, v in props.items() if k != "plugin_evals"} == {

@@ -380,7 +380,7 @@ def run_kit(pytester: pytest.Pytester, scripted_agent: Any, *args: str) -> pytes
 
 def embedded_document(page: str) -> dict[str, Any]:
     found = re.search(
-        r'<script type="application/json" id="eval-document">(.*?)</script>', page, re.S
+        r'<script type="application/json" id="eval-document">(.*?)</script>', page, re.DOTALL
     )
     assert found, "the HTML report embeds the document"
     doc: dict[str, Any] = json.loads(html.unescape(found.group(1)))
@@ -492,13 +492,13 @@ def test_every_format_every_free_grader(
 
 def overview_rows(page: str) -> dict[str, list[str]]:
     """The HTML overview table's rows by case name: mark, with, without, Δ, notes."""
-    table = re.search(r'<table class="overview">(.*?)</table>', page, re.S)
+    table = re.search(r'<table class="overview">(.*?)</table>', page, re.DOTALL)
     assert table, "the HTML report has an overview table"
     rows: dict[str, list[str]] = {}
-    for row in re.findall(r'<tr class="case-row[^>]*>(.*?)</tr>', table.group(1), re.S):
+    for row in re.findall(r'<tr class="case-row[^>]*>(.*?)</tr>', table.group(1), re.DOTALL):
         cells = [
             html.unescape(re.sub(r"<[^>]+>", "", cell)).strip()
-            for cell in re.findall(r"<td>(.*?)</td>", row, re.S)
+            for cell in re.findall(r"<td>(.*?)</td>", row, re.DOTALL)
         ]
         mark, _, name = cells[0].partition(" ")
         rows[name] = [mark, *cells[1:]]

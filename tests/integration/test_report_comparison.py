@@ -38,7 +38,7 @@ def test_the_report_shows_a_case_that_regressed_since_the_earlier_session(
     page = (pytester.path / "after" / "report.html").read_text(encoding="utf-8")
     doc = json.loads((pytester.path / "after" / "aggregate-result.json").read_text())
     assert doc["comparison"]["counts"]["worse"] == 2
-    section = re.search(r'<section class="comparison".*?</section>', page, re.S)
+    section = re.search(r'<section class="comparison".*?</section>', page, re.DOTALL)
     assert section, "a comparison section"
     text = html.unescape(re.sub(r"<[^>]+>", " ", section.group(0)))
     assert "2 case(s) worse since that session." in text

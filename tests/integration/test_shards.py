@@ -67,7 +67,7 @@ def outcome(doc: dict[str, Any]) -> dict[str, Any]:
     """Per case: its aggregates (but timing) and each run's score and verdicts, by node id."""
     found = {}
     for case in doc["cases"]:
-        aggregates = {k: v for k, v in case["aggregates"].items() if k not in ("latency",)}
+        aggregates = {k: v for k, v in case["aggregates"].items() if k != "latency"}
         runs = {
             arm: [(r["nodeid"], r["score"], [(g["name"], g["passed"]) for g in r["graders"]])
                   for r in runs]

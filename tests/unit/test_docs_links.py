@@ -13,8 +13,8 @@ PAGES = sorted(
     [ROOT / "README.md", *ROOT.glob("docs/**/*.md"), *ROOT.glob("examples/**/README.md")]
 )
 LINK = re.compile(r"\]\(([^)\s]+)\)")
-FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
-HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$", re.M)
+FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
+HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$", re.MULTILINE)
 
 
 def anchor(heading: str) -> str:

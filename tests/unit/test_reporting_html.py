@@ -152,7 +152,7 @@ def test_nothing_is_loaded_from_the_network():
     for name, value in parse(page).attrs:
         if name in {"src", "href", "action", "srcset", "poster"}:
             assert not re.match(r"\s*(https?:)?//", value or ""), (name, value)
-    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, re.I)
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, re.IGNORECASE)
     assert "@import" not in page
     assert not re.search(r"url\(\s*['\"]?\s*(https?:)?//", page)
 
@@ -187,7 +187,9 @@ def test_readable_without_javascript():
 def test_one_word_for_one_thing():
     """ "regressed" is said only against an earlier session, and "baseline" only of
     --eval-baseline-plugin: a session without either says neither of the without arm."""
-    page = re.sub(r"<(style|script)\b.*?</\1>", "", render_html(two_arm_document()), flags=re.S)
+    page = re.sub(
+        r"<(style|script)\b.*?</\1>", "", render_html(two_arm_document()), flags=re.DOTALL
+    )
     text = " ".join(" ".join(parse(page).text).split()).lower()
     assert "regressed" not in text
     assert "baseline" not in text
@@ -257,7 +259,7 @@ def test_a_hostile_case_name_is_text_in_the_charts_and_the_filters_data():
     evil = record(case(EVIL), "single", 1, [ANSWER_OK], two_arm=False)
     page = render_html(build([evil], ablation="none"))
     assert rows(page)[0]["data-name"] == EVIL
-    titles = [html_unescape(t) for t in re.findall(r"<title>(.*?)</title>", page, re.S)]
+    titles = [html_unescape(t) for t in re.findall(r"<title>(.*?)</title>", page, re.DOTALL)]
     assert any(t.startswith(f"{EVIL}: score 100% (95% ") for t in titles)
     assert "<script>alert" not in page
 

@@ -158,7 +158,7 @@ def parse_events(
         transcript.input_tokens = count(stats.get("input_tokens"))
         transcript.output_tokens = count(stats.get("output_tokens"))
         latency = amount(stats.get("duration_ms"))
-        transcript.latency_ms = latency if latency else None
+        transcript.latency_ms = latency or None
     return transcript, summary
 
 

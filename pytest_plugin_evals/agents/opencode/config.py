@@ -110,7 +110,7 @@ def permission_rules(
         if tool == "Bash":
             spec = entry.strip()[len("Bash") :].strip()
             if spec.startswith("(") and spec.endswith(")") and spec[1:-1].strip() not in ("", "*"):
-                bash.update({p: "allow" for p in _bash_pattern(spec[1:-1])})
+                bash.update(dict.fromkeys(_bash_pattern(spec[1:-1]), "allow"))
             else:
                 bash_whole = True
             continue
