@@ -11,5 +11,8 @@ fi
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --quiet -e ".[testing]" "pytest==8.0.*" "pytest-xdist==3.5.*"
 "$venv/bin/python" -m pytest --version
+if [ -x .ci/claude/node_modules/.bin/claude ]; then
+  export EVAL_CLAUDE_BIN="$PWD/.ci/claude/node_modules/.bin/claude"
+fi
 exec "$venv/bin/python" -m pytest -p no:cacheprovider -n auto tests/unit tests/architecture \
   tests/integration/test_collection.py "$@"
