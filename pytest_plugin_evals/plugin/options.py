@@ -260,7 +260,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "--eval-margin",
-        "a difference (Δ, a change since --eval-compare) is 'equivalent' when its 95% interval "
+        "a difference (Δ, a change since --eval-compare) is 'equivalent' when its 95%% interval "
         "lies within ±X (0-1, default 0.1; 0: never)",
         metavar="X",
     ),
