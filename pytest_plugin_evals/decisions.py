@@ -131,25 +131,38 @@ def decide_difference(a: Sequence[float], b: Sequence[float], margin: float) -> 
 
 
 def decide_mean(
-    deltas: Sequence[float], bounds: Sequence[Interval], margin: float, runs: int = 0
+    deltas: Sequence[float],
+    bounds: Sequence[Interval],
+    margin: float,
+    runs: int = 0,
+    means: Sequence[tuple[float, float]] | None = None,
 ) -> Decision | None:
     """The verdict on the suite's mean Δ (its cluster-robust interval; ``bounds`` are the
     cases' Δ intervals). ``runs`` are the cases' runs per arm: when inconclusive, the
-    projection narrows the cases' own intervals as more runs would (as 1/√n; the spread
-    between cases stays: past a point only more cases help)."""
+    projection narrows the cases' own intervals as more runs would — the Newcombe interval
+    of each case's two arm ``means`` at n runs, as a case's own projection does, or without
+    them as 1/√n — while the spread between cases stays: past a point only more cases help."""
     if not deltas:
         return None
     decision = decide(lambda z: stats.mean_delta_interval(deltas, bounds, z), margin)
     if decision is None or decision.decided or runs <= 0 or len(bounds) != len(deltas):
         return decision
 
-    def decided(n: int) -> bool:
+    arms = list(means) if means is not None and len(means) == len(deltas) else None
+
+    def narrowed(n: int) -> list[Interval]:
+        if arms is not None:
+            projected = [stats.newcombe(pa * n, n, pb * n, n) for pa, pb in arms]
+            return [p if p is not None else b for p, b in zip(projected, bounds, strict=True)]
         scale = (runs / n) ** 0.5
-        narrowed = [
+        return [
             (d - (d - b[0]) * scale, d + (b[1] - d) * scale)
             for d, b in zip(deltas, bounds, strict=True)
         ]
-        return classify(stats.mean_delta_interval(deltas, narrowed), margin) != "inconclusive"
+
+    def decided(n: int) -> bool:
+        interval = stats.mean_delta_interval(deltas, narrowed(n))
+        return classify(interval, margin) != "inconclusive"
 
     if not decided(MOST_RUNS):
         return decision

@@ -45,7 +45,12 @@ def mean_delta_decision(cases: Sequence[CaseResult], margin: float) -> Decision 
     scored: list[CaseAggregates] = [c.aggregates for c in cases if c.aggregates.delta is not None]
     deltas = [a.delta for a in scored if a.delta is not None]
     bounds = [a.delta_interval for a in scored if a.delta_interval is not None]
-    return decisions.decide_mean(deltas, bounds, margin, _runs_per_arm(cases))
+    means = [
+        (a.score, a.score_without)
+        for a in scored
+        if a.score is not None and a.score_without is not None
+    ]
+    return decisions.decide_mean(deltas, bounds, margin, _runs_per_arm(cases), means)
 
 
 def verdict_gate(result: SessionResult, gate: str) -> str | None:

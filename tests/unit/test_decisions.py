@@ -111,3 +111,18 @@ def test_each_agent_gets_its_own_verdict_and_the_terminal_says_it() -> None:
     (line,) = [x for x in summary_lines(result) if x.startswith("agents' mean Δ: ")]
     assert line.startswith("agents' mean Δ: fast better (p 0.")
     assert "slow inconclusive — " in line
+
+
+@pytest.mark.parametrize(("a", "b"), [([0.0, 0.0], [0.0, 0.0]), ([1.0, 1.0, 0.0], [0.0, 1.0, 0.0])])
+def test_a_one_case_suite_needs_the_runs_its_case_needs(a: list[float], b: list[float]) -> None:
+    # The suite's projection narrows each case's interval as that case's own does (Newcombe
+    # at n runs of the same means), not as 1/√n: one case, one figure.
+    case = decisions.decide_difference(a, b, 0.1)
+    assert case is not None and case.verdict == "inconclusive" and case.more_runs
+    delta = sum(a) / len(a) - sum(b) / len(b)
+    bounds = [stats.newcombe(sum(a), len(a), sum(b), len(b))]
+    assert bounds[0] is not None
+    means = [(sum(a) / len(a), sum(b) / len(b))]
+    suite = decisions.decide_mean([delta], [bounds[0]], 0.1, len(a), means)
+    assert suite is not None and suite.verdict == "inconclusive"
+    assert suite.more_runs == case.more_runs
