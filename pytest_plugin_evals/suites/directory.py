@@ -16,6 +16,7 @@ fine.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,6 +90,13 @@ def load_case(case_dir: Path, suite_root: Path) -> Case:
     has_prompt, has_yaml = prompt_path.is_file(), yaml_path.is_file()
     if not (has_prompt or has_yaml):
         raise LoadError(case_dir, "not a case directory: it holds neither prompt.md nor case.yaml")
+    real, root = Path(os.path.realpath(case_dir)), Path(os.path.realpath(suite_root))
+    if not real.is_relative_to(root):  # a linked folder: its files are not the suite's
+        raise LoadError(
+            case_dir,
+            f"the case folder is a link to {real}, outside the suite ({suite_root}): "
+            "a case folder must be inside it (copy the case instead)",
+        )
     problems = v.Problems()
     whole = _Whole()
     # A case file that is a link leading out is never read.

@@ -815,3 +815,22 @@ def test_a_case_folder_named_with_an_escape_is_a_load_error(tmp_path: Path) -> N
         "must be printable text"
     )
     assert load(case(tmp_path, {"prompt.md": "Hi\n"}, name="émoji-👩‍💻")).name == "émoji-👩‍💻"
+
+
+def test_a_case_folder_linked_from_outside_the_suite_is_a_load_error(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "elsewhere/case/prompt.md": "Hi\n",
+            "elsewhere/case/graders/g.md": "---\ntype: regex\npattern: hi\n---\n",
+            "evals/inside/prompt.md": "Hi\n",
+            "evals/inside/graders/g.md": "---\ntype: regex\npattern: hi\n---\n",
+        },
+    )
+    (tmp_path / "evals" / "linked").symlink_to(tmp_path / "elsewhere" / "case")
+    (tmp_path / "evals" / "alias").symlink_to(tmp_path / "evals" / "inside")  # stays inside
+    with pytest.raises(LoadError) as info:
+        directory.load_case(tmp_path / "evals" / "linked", tmp_path / "evals")
+    assert "the case folder is a link to" in info.value.message
+    assert str(tmp_path / "elsewhere" / "case") in info.value.message
+    assert directory.load_case(tmp_path / "evals" / "alias", tmp_path / "evals").name == "alias"
