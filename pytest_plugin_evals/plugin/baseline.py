@@ -167,6 +167,12 @@ def resolve(spec: str, plugin: PluginInfo, folder: Path) -> PluginInfo:
     with _lock(folder / f"{key}.lock"):
         if not dest.is_dir():
             _check_out(top, tree, dest, named)
+    for part in (".claude-plugin", ".claude-plugin/plugin.json"):
+        if (dest / part).is_symlink():  # what it leads to is the operator's, not the commit's
+            raise BaselineError(
+                f"{named}: {inside}{part} in {ref} ({short}) is a symbolic link: a plugin's "
+                "manifest must be a file of the commit"
+            )
     found = _read_plugin(dest, f"{named} ({short})")
     _write_info(folder, key, BaselinePlugin(spec, found.name, found.version, rel, commit))
     return found

@@ -394,3 +394,36 @@ def test_a_bad_value_is_one_usage_line(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert [line for line in result.stderr.lines if line] == [f"ERROR: {message}"]
     assert "Traceback" not in result.stdout.str()
+
+
+def test_a_manifest_that_is_a_link_in_the_ref_is_one_usage_line(pytester: pytest.Pytester) -> None:
+    root = pytester.path
+    git(root, "init", "-q")
+    write_tree(
+        root,
+        {
+            "elsewhere.json": manifest("9.9.9"),
+            "plugin/skills/greet/SKILL.md": OLD_SKILL,
+            **CASE,
+            "agent.py": AGENT,
+        },
+    )
+    (root / "plugin/.claude-plugin").mkdir(parents=True)
+    (root / "plugin/.claude-plugin/plugin.json").symlink_to(root / "elsewhere.json")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "linked manifest")
+    (root / "plugin/.claude-plugin/plugin.json").unlink()
+    write_tree(root, {"plugin/.claude-plugin/plugin.json": manifest("1.1.0")})
+    git(root, "commit", "-q", "-a", "-m", "a real manifest")
+    short = git(root, "rev-parse", "HEAD~1")[:12]
+    result = pytester.runpytest(
+        "plugin/evals", "-p", "no:cacheprovider", "--eval-agent", agent_value(root),
+        "--eval-baseline-plugin", "git:HEAD~1",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    line = (
+        f"--eval-baseline-plugin git:HEAD~1: plugin/.claude-plugin/plugin.json in "
+        f"HEAD~1 ({short}) is a symbolic link: a plugin's manifest must be a file of the commit"
+    )
+    assert f"ERROR: {line}" in result.stderr.lines, result.stderr.str()
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
