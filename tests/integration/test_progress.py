@@ -90,9 +90,12 @@ def test_the_interval_comes_from_the_ini_file_too(
     else:
         pytester.makeini("[pytest]\neval_progress = off\n")
         args = ["--eval-progress", "0.2"]  # the option wins over the ini key
+    # One run at a time: a run is done (and its spend said) while the next is in flight —
+    # made ahead, the three runs would all end together, after the last line.
     result = pytester.runpytest(
-        "evals", "-n0", "-p", "no:cacheprovider", "--eval-agent", suite, *args
-    )
+        "evals", "-n0", "-p", "no:cacheprovider", "--eval-agent", suite,
+        "--eval-run-ahead", "off", *args,
+    )  # fmt: skip
     result.assert_outcomes(passed=3)
     lines = progress_lines(result.outlines)
     assert lines and all(LINE.fullmatch(line) for line in lines), result.stdout.str()
