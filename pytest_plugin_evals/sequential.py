@@ -23,7 +23,7 @@ decided, so a case that stopped as decided keeps its verdict in the document.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pytest_plugin_evals import decisions, stats
 from pytest_plugin_evals.decisions import Decision
@@ -31,7 +31,7 @@ from pytest_plugin_evals.stats import Interval
 
 #: The grid of candidate Δ: −1 … +1 in steps of :data:`STEP`.
 STEP = 0.01
-_GRID = [round(-1.0 + i * STEP, 10) for i in range(int(round(2 / STEP)) + 1)]
+_GRID = [round(-1.0 + i * STEP, 10) for i in range(round(2 / STEP) + 1)]
 #: The largest share of the capital a bet may risk (WSR's truncation ``c``).
 BET_CAP = 0.75
 #: The default most rounds per case under ``--eval-runs auto``.
@@ -85,7 +85,7 @@ class ConfidenceSequence:
         if not kept:
             best = min(range(len(_GRID)), key=lambda i: self.peak[i])
             kept = [_GRID[best]]
-        return (max(-1.0, kept[0] - STEP), min(1.0, kept[-1] + STEP))
+        return (round(max(-1.0, kept[0] - STEP), 10), round(min(1.0, kept[-1] + STEP), 10))
 
     def interval_at(self, z: float) -> Interval | None:
         return self.interval(stats.two_sided_p(z))
@@ -168,3 +168,47 @@ def uncertainty(cs: ConfidenceSequence) -> float:
     """How unsure the case is (its 95% interval's width; 2 before any round): the undecided
     case with the most goes first."""
     return stats.width(cs.interval()) or 2.0
+
+
+@dataclass(frozen=True)
+class CaseStop:
+    """What the JSON says of a case under ``--eval-runs auto``: the rounds (runs per arm) it
+    took, its most, and why it stopped (None: it was still running when the session ended)."""
+
+    rounds: int
+    most: int
+    stop: Stop | None = None
+
+    @property
+    def stopped(self) -> str | None:
+        return None if self.stop is None else self.stop.why
+
+    @property
+    def reason(self) -> str | None:
+        return None if self.stop is None else self.stop.reason()
+
+
+def paired_differences(
+    with_runs: Sequence[tuple[int, float | None]], without_runs: Sequence[tuple[int, float | None]]
+) -> list[tuple[float, float]]:
+    """The rounds whose two runs were both graded, in round order: ``(with, without)``."""
+    second = {run: score for run, score in without_runs if score is not None}
+    return [
+        (score, second[run])
+        for run, score in sorted(with_runs)
+        if score is not None and run in second
+    ]
+
+
+def case_verdict(
+    pairs: Sequence[tuple[float, float]], margin: float
+) -> tuple[Interval | None, Decision | None]:
+    """A sequential case's Δ interval and verdict: its confidence sequence's, the one its
+    stopping rule read (an inconclusive one says how many more runs a fixed design would
+    likely need, as a hint)."""
+    cs = sequence_of(pairs)
+    decision = decide(cs, margin)
+    if decision is not None and not decision.decided and pairs:
+        more = decisions.runs_to_decide([a for a, _ in pairs], [b for _, b in pairs], margin)
+        decision = replace(decision, more_runs=more)
+    return cs.interval(), decision

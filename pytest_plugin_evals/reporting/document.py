@@ -115,6 +115,13 @@ def _aggregates_json(agg: CaseAggregates, two_arm: bool) -> JSONObject:
             "runsNotMade": agg.runs_not_made,
         }
     )
+    if agg.sequential is not None:  # --eval-runs auto: the rounds it took, why it stopped
+        doc["sequential"] = {
+            "runs": agg.sequential.rounds,
+            "maxRuns": agg.sequential.most,
+            "stopped": agg.sequential.stopped,
+            "reason": agg.sequential.reason,
+        }
     return doc
 
 
