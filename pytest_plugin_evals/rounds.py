@@ -21,8 +21,8 @@ from pytest_plugin_evals import decisions, sequential
 from pytest_plugin_evals.decisions import Decision
 from pytest_plugin_evals.sequential import ConfidenceSequence, Stop
 
-#: The two arms of a round: the one that loads the plugin, and the other.
-FIRST = "with"
+#: :meth:`Rounds.ask`'s answer while the case's previous round has not reported yet.
+WAIT = "wait: the case's previous round has not reported yet"
 
 
 @dataclass
@@ -47,9 +47,11 @@ class Rounds:
         self.cases: dict[Hashable, CaseRounds] = {key: CaseRounds(most) for key, most in cases}
         self.margin = margin
 
-    def ask(self, key: Hashable, run: int) -> str | None:
+    def ask(self, key: Hashable, run: int, wait_over: bool = False) -> str | None:
         """None when run ``run`` of the case is to be made (issuing its round), else why not
-        (``decided after 4 runs: better``). A case this does not hold always runs."""
+        (``decided after 4 runs: better``), or :data:`WAIT` while the round before has not
+        reported (``wait_over``: it waited long enough, run it). A case this does not hold
+        always runs."""
         case = self.cases.get(key)
         if case is None or run <= case.issued:
             return None
@@ -57,6 +59,8 @@ class Rounds:
             return case.stop.reason()
         if run > case.most:
             return f"beyond its budget of {case.most} runs"
+        if run > case.next_round and not wait_over:
+            return WAIT  # the round before is out: its result decides whether this one runs
         case.issued = run
         return None
 

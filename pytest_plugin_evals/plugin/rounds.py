@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -55,10 +56,28 @@ def parse(nodeid: str) -> tuple[tuple[str, str | None], bool, int] | None:
     return unit, found.group(1) not in SECOND_ARMS, int(found.group(2))
 
 
+#: The longest an item waits for its case's previous round to report before it runs anyway.
+WAIT_SECONDS = 120.0
+
+
 def ask(config: pytest.Config, nodeid: str) -> Answer:
-    """Whether this process may start the run of ``nodeid`` (None), or why it is skipped."""
+    """Whether this process may start the run of ``nodeid`` (None), or why it is skipped.
+    While the case's previous round is out, an item's setup waits for it (at most
+    :data:`WAIT_SECONDS`); a run made ahead is not started yet."""
+    from pytest_plugin_evals.rounds import WAIT
+
     gate = config.stash.get(_rounds_gate_key, None)
-    return None if gate is None else gate.ask(nodeid)
+    if gate is None:
+        return None
+    deadline = time.monotonic() + WAIT_SECONDS
+    while True:
+        over = time.monotonic() >= deadline
+        answer: Answer = gate.ask(nodeid, over)
+        if answer is None or answer[0] != WAIT:
+            return answer
+        if threading.current_thread() is not threading.main_thread():
+            return answer  # ahead of its item: not started now
+        time.sleep(0.05)
 
 
 class Decider:
@@ -95,7 +114,7 @@ class Decider:
             cases = [(unit, n) for unit, n in most.items() if unit in second]
             self.rounds = Rounds(cases, self.settings.margin)
 
-    def ask(self, nodeid: str) -> Answer:
+    def ask(self, nodeid: str, wait_over: bool = False) -> Answer:
         parsed = parse(nodeid)
         with self.lock:
             if self.rounds is None or parsed is None or nodeid in self.granted:
@@ -106,7 +125,7 @@ class Decider:
             ceiling = self._ceiling()
             if ceiling is not None and run > self.rounds.cases[unit].issued:
                 return ceiling, "cost_ceiling"
-            reason = self.rounds.ask(unit, run)
+            reason = self.rounds.ask(unit, run, wait_over)
             if reason is not None:
                 return reason, NOT_NEEDED
             self.granted.add(nodeid)
@@ -177,13 +196,18 @@ class Asker:
         self.lock = threading.Lock()
         self.answers: dict[str, Answer] = {}
 
-    def ask(self, nodeid: str) -> Answer:
+    def ask(self, nodeid: str, wait_over: bool = False) -> Answer:
+        from pytest_plugin_evals.rounds import WAIT
+
         with self.lock:
-            if nodeid not in self.answers:
-                self.channel.send(nodeid)
-                got = self.channel.receive(timeout=ANSWER_SECONDS)
-                self.answers[nodeid] = None if got is None else (str(got[0]), got[1])
-            return self.answers[nodeid]
+            if nodeid in self.answers:
+                return self.answers[nodeid]
+            self.channel.send([nodeid, wait_over])
+            got = self.channel.receive(timeout=ANSWER_SECONDS)
+            answer: Answer = None if got is None else (str(got[0]), got[1])
+            if answer is None or answer[0] != WAIT:
+                self.answers[nodeid] = answer
+            return answer
 
 
 class RoundsHooks:
@@ -206,8 +230,8 @@ class RoundsHooks:
         channel = node.gateway.newchannel()
         decider = self.decider
 
-        def answer(nodeid: Any) -> None:
-            got = decider.ask(str(nodeid))
+        def answer(message: Any) -> None:
+            got = decider.ask(str(message[0]), bool(message[1]))
             channel.send(None if got is None else list(got))
 
         channel.setcallback(answer)

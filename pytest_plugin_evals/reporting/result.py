@@ -37,11 +37,11 @@ from pytest_plugin_evals.scoring import (
     mean,
     timing,
 )
+from pytest_plugin_evals.sequential import CaseStop
 from pytest_plugin_evals.shards import (
     ShardPlan,
     ShardSource,
 )
-from pytest_plugin_evals.sequential import CaseStop
 from pytest_plugin_evals.stats import Interval
 
 #: ``partialReason`` when runs could not be made and no other reason was given.
