@@ -21,8 +21,8 @@ from pytest_plugin_evals import decisions, sequential
 from pytest_plugin_evals.decisions import Decision
 from pytest_plugin_evals.sequential import ConfidenceSequence, Stop
 
-#: :meth:`Rounds.ask`'s answer while the case's previous round has not reported yet.
-WAIT = "wait: the case's previous round has not reported yet"
+#: :meth:`Rounds.ask`'s answer while a look of the case before the round has not reported.
+WAIT = "wait: a look of the case before this round has not reported yet"
 
 
 @dataclass
@@ -33,7 +33,6 @@ class CaseRounds:
     issued: int = 0
     scores: dict[int, dict[bool, float | None]] = field(default_factory=dict)
     cs: ConfidenceSequence = field(default_factory=ConfidenceSequence)
-    diffs: list[float] = field(default_factory=list)
     #: The next round the sequence waits for (rounds are taken in order).
     next_round: int = 1
     decision: Decision | None = None
@@ -44,12 +43,14 @@ class Rounds:
     """The session's sequential state: one :class:`CaseRounds` per two-arm case."""
 
     def __init__(self, cases: Iterable[tuple[Hashable, int]], margin: float) -> None:
-        self.cases: dict[Hashable, CaseRounds] = {key: CaseRounds(most) for key, most in cases}
+        self.cases: dict[Hashable, CaseRounds] = {
+            key: CaseRounds(most, cs=ConfidenceSequence(most)) for key, most in cases
+        }
         self.margin = margin
 
     def ask(self, key: Hashable, run: int, wait_over: bool = False) -> str | None:
         """None when run ``run`` of the case is to be made (issuing its round), else why not
-        (``decided after 4 runs: better``), or :data:`WAIT` while the round before has not
+        (``decided after 4 runs: better``), or :data:`WAIT` while a look before it has not
         reported (``wait_over``: it waited long enough, run it). A case this does not hold
         always runs."""
         case = self.cases.get(key)
@@ -59,8 +60,9 @@ class Rounds:
             return case.stop.reason()
         if run > case.most:
             return f"beyond its budget of {case.most} runs"
-        if run > case.next_round and not wait_over:
-            return WAIT  # the round before is out: its result decides whether this one runs
+        pending = [n for n in sequential.looks(case.most) if case.next_round <= n < run]
+        if pending and not wait_over:
+            return WAIT  # a look before it is still out: its result decides whether it runs
         case.issued = run
         return None
 
@@ -81,16 +83,12 @@ class Rounds:
         while len(pair := case.scores.get(case.next_round, {})) == 2:
             a, b = pair[True], pair[False]
             if a is not None and b is not None:
-                case.cs.add(a - b)
-                case.diffs.append(a - b)
-                changed = True
+                changed = case.cs.add(a, b) or changed
             case.next_round += 1
         if not changed or case.stop is not None:
             return False
         case.decision = sequential.decide(case.cs, self.margin)
-        case.stop = sequential.should_stop(
-            case.cs, case.diffs, case.most, self.margin, self._survives(key)
-        )
+        case.stop = sequential.should_stop(case.cs, self.margin, self._survives(key))
         return case.stop is not None
 
     def _survives(self, key: Hashable) -> bool:
@@ -106,6 +104,6 @@ class Rounds:
         return found is not None and found.decided
 
     def order(self) -> list[Hashable]:
-        """The cases still running, the least certain first."""
+        """The cases still running, the least certain first (the widest interval)."""
         running = [(k, c) for k, c in self.cases.items() if c.stop is None]
         return [k for k, c in sorted(running, key=lambda kc: -sequential.uncertainty(kc[1].cs))]

@@ -56,13 +56,13 @@ def parse(nodeid: str) -> tuple[tuple[str, str | None], bool, int] | None:
     return unit, found.group(1) not in SECOND_ARMS, int(found.group(2))
 
 
-#: The longest an item waits for its case's previous round to report before it runs anyway.
+#: The longest an item waits for its case's last look to report before it runs anyway.
 WAIT_SECONDS = 120.0
 
 
 def ask(config: pytest.Config, nodeid: str) -> Answer:
     """Whether this process may start the run of ``nodeid`` (None), or why it is skipped.
-    While the case's previous round is out, an item's setup waits for it (at most
+    While a look of the case before its round is out, an item's setup waits for it (at most
     :data:`WAIT_SECONDS`); a run made ahead is not started yet."""
     from pytest_plugin_evals.rounds import WAIT
 

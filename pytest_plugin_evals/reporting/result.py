@@ -537,9 +537,10 @@ def _sequential(
         return [(r.result.run, r.result.score if r.result.graded else None) for r in runs]
 
     pairs = paired_differences(scored(with_runs), scored(without_runs))
-    interval, decision = case_verdict(pairs, margin)
     first = with_runs[0] if with_runs else without_runs[0]
     stop = stops.get((first.nodeid.rpartition("[")[0], first.agent))
+    most = stop.most if stop is not None else first.case.runs_per_case
+    interval, decision = case_verdict(pairs, margin, most)
     return replace(
         aggregates,
         delta_interval=interval,
