@@ -235,8 +235,10 @@ def test_ini_keys_are_option_twins(pytester: pytest.Pytester, scripted_agent) ->
     ("args", "message"),
     [
         (["--eval-threshold", "2"], "--eval-threshold must be a number between 0 and 1 (got '2')"),
-        (["--eval-runs", "0"], "--eval-runs must be a whole number from 1 to 50 (got '0')"),
-        (["--eval-runs", "1.5"], "--eval-runs must be a whole number from 1 to 50 (got '1.5')"),
+        (["--eval-runs", "0"], "--eval-runs must be a whole number from 1 to 50, auto or auto:MAX (MAX from 2 to 50) "
+            "(got '0')"),
+        (["--eval-runs", "1.5"], "--eval-runs must be a whole number from 1 to 50, auto or auto:MAX (MAX from 2 to 50) "
+            "(got '1.5')"),
         (["--eval-ablation", "both"], '--eval-ablation must be "none" or "with-without"*'),
         (["--eval-json", "out.txt"], "--eval-json must name a .json file (got 'out.txt')"),
     ],
