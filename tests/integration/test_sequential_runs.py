@@ -93,9 +93,15 @@ def test_decided_and_futile_cases_stop(pytester: pytest.Pytester, mode: list[str
     are skipped with the reason, never failed, and the JSON says why each case stopped, the
     same in one process and with xdist workers."""
     make_suite(pytester, ["clear", "flip"])
-    result = run(pytester, "--eval-runs", "auto:12", *mode)
+    result = run(pytester, "--eval-runs", "auto:12", "--eval-report", "r.html", *mode)
     cases = sequential(pytester)
     check_clear_and_flip(result, cases)
+    html = (pytester.path / "r.html").read_text(encoding="utf-8")
+    rounds = cases["clear"]["sequential"]["runs"] + cases["flip"]["sequential"]["runs"]
+    assert (
+        f"Sequential runs: {rounds} of 24 runs per arm made; stopped: decided 1, futility 1."
+        in html
+    )
     outcomes = result.parseoutcomes()
     made = 2 * (cases["clear"]["sequential"]["runs"] + cases["flip"]["sequential"]["runs"])
     assert outcomes.get("failed", 0) == 0 and outcomes.get("errors", 0) == 0
