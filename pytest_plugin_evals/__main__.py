@@ -94,8 +94,9 @@ def _add_init(commands: argparse._SubParsersAction[_Parser]) -> None:
             "Write eval cases for the plugin in the current folder. With --bare NAME: the "
             "blank case template of `claude plugin eval init --bare` (prompt.md and "
             "graders/criteria.md). Alone: read the plugin's skills, commands, agents and MCP "
-            "servers, ask the judge model (--eval-judge / eval_judge, as pytest does) for "
-            "prompts that should fire each skill and near misses that should not, write them "
+            "servers, ask the judge model (--eval-judge, else the eval_judge of the plugin's "
+            "pytest configuration) for prompts that should fire each skill and near misses "
+            "that should not, write them "
             "as case folders and a trigger_eval.json per skill, and run each case once. An "
             "existing case or trigger file is never replaced. Exit status: 0 done, 1 something "
             "could not be done (said in one line), 4 bad arguments."
@@ -111,16 +112,20 @@ def _add_init(commands: argparse._SubParsersAction[_Parser]) -> None:
         help="the folder (below the current one) to write cases into (default: evals/)",
     )
     init.add_argument(
-        "--judge", metavar="KIND", help="claude, anthropic or openai (default: ini eval_judge, "
-        "else claude)",
-    )  # fmt: skip
-    init.add_argument(
-        "--judge-model", metavar="MODEL", help="the judge's model (default: ini eval_judge_model)"
+        "--eval-judge",
+        metavar="KIND",
+        help="claude, anthropic or openai (default: ini eval_judge, else claude)",
     )
     init.add_argument(
-        "--claude-bin", metavar="PATH", help="the claude binary (default: ini eval_claude_bin, "
-        "else claude on PATH)",
-    )  # fmt: skip
+        "--eval-judge-model",
+        metavar="MODEL",
+        help="the judge's model (default: ini eval_judge_model)",
+    )
+    init.add_argument(
+        "--eval-claude-bin",
+        metavar="PATH",
+        help="the claude binary (default: ini eval_claude_bin, else claude on PATH)",
+    )
     init.add_argument(
         "--per-skill",
         type=_positive,
@@ -139,9 +144,9 @@ def _init(args: argparse.Namespace) -> int:
         bare=args.bare,
         name=args.name,
         eval_dir=args.eval_dir,
-        judge=args.judge,
-        judge_model=args.judge_model,
-        claude_bin=args.claude_bin,
+        judge=args.eval_judge,
+        judge_model=args.eval_judge_model,
+        claude_bin=args.eval_claude_bin,
         per_skill=args.per_skill,
         pilot=not args.no_pilot,
     )

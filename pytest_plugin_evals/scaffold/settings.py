@@ -36,7 +36,7 @@ def choose(root: Path, kind: str | None, model: str | None, claude_bin: str | No
     ini, values = read_ini(root)
     chosen = (kind or values.get("eval_judge") or DEFAULT_JUDGE).strip().lower()
     if chosen not in JUDGE_KINDS:
-        where = "--judge" if kind else f"ini eval_judge ({ini})"
+        where = "--eval-judge" if kind else f"ini eval_judge ({ini})"
         raise ValueError(f"{where} must be one of {', '.join(JUDGE_KINDS)} (got {chosen!r})")
     return JudgeChoice(
         kind=chosen,

@@ -71,7 +71,15 @@ def init(
     """``python -m pytest_plugin_evals init`` in ``root``, no terminal, as a user runs it."""
     env = {**os.environ, **model.env()}
     return subprocess.run(
-        [sys.executable, "-m", "pytest_plugin_evals", "init", "--claude-bin", claude_bin, *args],
+        [
+            sys.executable,
+            "-m",
+            "pytest_plugin_evals",
+            "init",
+            "--eval-claude-bin",
+            claude_bin,
+            *args,
+        ],
         cwd=root,
         env=env,
         stdin=subprocess.DEVNULL,
