@@ -61,7 +61,7 @@ def run_init(options: InitOptions, say: Say, warn: Say) -> int:
             say(files.write_bare(root, evals, options.name))
             say(
                 "Next: write the prompt in prompt.md and what a good answer does in "
-                "graders/criteria.md, then run: pytest " + files.shown(evals, root) + "/"
+                "graders/criteria.md, then run: " + files.next_command(evals, root)
             )
             return 0
         if options.name:
@@ -132,11 +132,14 @@ def _draft_all(options: InitOptions, evals: Path, choice: JudgeChoice, say: Say,
             close()
     if written and options.pilot:
         say(f"init: piloting {len(written)} case(s), one run each")
-        result = pilot(root, written, pytest_args=_pytest_args(options))
+        args = _pytest_args(options)
+        if not files.collected(evals):
+            args += ["-o", f"eval_paths={files.shown(evals, root)}"]
+        result = pilot(root, written, pytest_args=args)
         for line in result.lines:
             (say if result.ran else warn)(f"init: {line}" if line.startswith("pilot") else line)
         status = status or (0 if result.ran else 1)
-    say(f"Next: pytest {files.shown(evals, root)}/")
+    say(f"Next: {files.next_command(evals, root)}")
     for trigger in triggers:
         folder = files.shown(trigger.parent, root)
         if not trigger.parent.resolve().is_relative_to(evals.resolve()):

@@ -97,6 +97,23 @@ def shown(path: Path, root: Path) -> str:
         return str(path)
 
 
+def collected(evals: Path) -> bool:
+    """Whether ``pytest`` collects ``evals`` by its name alone (else it needs ``eval_paths``)."""
+    return evals.name == DEFAULT_EVAL_DIR
+
+
+def next_command(evals: Path, root: Path) -> str:
+    """The command that runs the cases under ``evals``, and what it needs."""
+    where = shown(evals, root)
+    if collected(evals):
+        return f"pytest {where}/"
+    return (
+        f"pytest {where}/ -o eval_paths={where} (pytest collects cases from folders named "
+        f"evals and those eval_paths lists: add eval_paths = {where} to your pytest "
+        "configuration to drop the -o)"
+    )
+
+
 def write_case(folder: Path, files: Mapping[str, str]) -> None:
     """Write the case folder ``folder`` with ``files`` (relative path -> text), whole or not
     at all; AlreadyThere when ``folder`` exists (nothing is changed)."""

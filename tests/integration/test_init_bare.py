@@ -92,6 +92,15 @@ def test_bare_in_a_skill_folder_and_with_eval_dir(
     assert done.stdout.splitlines()[0] == (
         f"Created {folder}/c1/prompt.md and {folder}/c1/graders/criteria.md"
     )
+    if layout is None:  # a folder not named evals: the next command says how pytest finds it
+        assert done.stdout.splitlines()[1].endswith(
+            "then run: pytest tests/ev/ -o eval_paths=tests/ev (pytest collects cases from "
+            "folders named evals and those eval_paths lists: add eval_paths = tests/ev to "
+            "your pytest configuration to drop the -o)"
+        )
+        (pytester.path / folder / "c1" / "prompt.md").write_text("---\nruns: 1\n---\nhi\n")
+        shown = pytester.runpytest("tests/ev/", "-o", "eval_paths=tests/ev", "--collect-only")
+        shown.stdout.fnmatch_lines(["*c1*"])
 
 
 @pytest.mark.parametrize(
