@@ -112,7 +112,8 @@ def parse(reply: str, count: int) -> list[Draft]:
     for kind in KINDS:
         entries = doc.get(kind)
         if not isinstance(entries, list) or not entries:
-            raise DraftError(f"{kind} must be a non-empty list (got {_kind(entries)})")
+            got = "an empty list" if entries == [] else _kind(entries)
+            raise DraftError(f"{kind} must be a non-empty list (got {got})")
         for index, entry in enumerate(entries[: min(count, MAX_PER_KIND)]):
             draft = _entry(entry, f"{kind}[{index}]", kind == "should_trigger")
             if draft.name in names:

@@ -243,3 +243,42 @@ def test_a_draft_that_cannot_be_used_is_one_line_and_writes_nothing(
     assert not (plugin.parent / "escaped").exists()
     assert "piloting" not in done.stdout
     assert done.stdout.splitlines()[-1] == "Next: pytest evals/"
+
+
+def test_each_skill_is_drafted_on_its_own_with_the_judge_of_the_pytest_ini(
+    plugin: Path, scripted_model: ScriptedModel, claude_bin: str
+) -> None:
+    # A second skill, whose draft comes back unusable; a pytest.ini that names the judge (the
+    # anthropic SDK) and a threshold the pilot's session refuses.
+    (plugin / "skills" / "notes").mkdir()
+    (plugin / "skills" / "notes" / "SKILL.md").write_text(
+        "---\nname: release-notes\ndescription: Write release notes.\n---\nWrite them.\n"
+    )
+    (plugin / "pytest.ini").write_text("[pytest]\neval_judge = anthropic\neval_threshold = 7\n")
+    scripted_model.add(
+        Rule(when_prompt="the skill 'release-notes'", reply=text('{"should_trigger": []}')),
+        Rule(when_prompt="the skill 'next-version'", reply=text(json.dumps(DRAFTS))),
+    )
+    done = init(plugin, scripted_model, claude_bin)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert (
+        done.stdout.splitlines()[1] == "init: drafting with the anthropic judge (from pytest.ini)"
+    )
+    assert "init: skill next-version: wrote 4 case(s)" in done.stdout
+    err = done.stderr.splitlines()
+    assert err[0] == (
+        "init: skill release-notes: the judge's draft is not usable: should_trigger must be a "
+        "non-empty list (got an empty list); nothing written for it"
+    )
+    assert err[1].startswith("init: pilot: did not run: pytest exited with status 4 and wrote no ")
+    assert "eval_threshold" in err[1]
+    assert len(err) == 2
+    # The judge was the SDK's: no claude process answered, each skill asked once.
+    asked = drafted_requests(scripted_model)
+    assert len(asked) == 2
+    agents = {str(r["headers"].get("user-agent", "")).split("/")[0] for r in asked}
+    assert agents == {"Anthropic"}, agents
+    assert (plugin / "skills/next-version/evals/trigger_eval.json").is_file()
+    assert not (plugin / "skills/notes/evals").exists()
+    assert sorted(p.name for p in (plugin / "evals").iterdir()) == sorted(CASES)
