@@ -16,7 +16,7 @@ from pytest_plugin_evals.scaffold.inventory import Part
 from pytest_plugin_evals.suites.directory import load_case
 
 
-def entry(name: str = "a-name", prompt: str = "Which version?", expected: str = "1.4.1") -> Any:
+def entry(name: str = "a-name", prompt: Any = "Which version?", expected: str = "1.4.1") -> Any:
     return {"name": name, "prompt": prompt, "expected": expected}
 
 
