@@ -157,7 +157,11 @@ def _init(args: argparse.Namespace) -> int:
     def warn(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    return run_init(options, say, warn)
+    try:
+        return run_init(options, say, warn)
+    except KeyboardInterrupt:
+        warn("init: interrupted: the cases written so far are whole; the others were not written")
+        return 130
 
 
 def _merge(folders: Sequence[str], output_dir: str, threshold: float | None) -> int:

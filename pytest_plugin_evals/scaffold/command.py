@@ -68,12 +68,15 @@ def run_init(options: InitOptions, say: Say, warn: Say) -> int:
             warn("init: a case name goes with --bare (init --bare NAME); init alone drafts cases")
             return USAGE_ERROR
         judge_choice = choose(root, options.judge, options.judge_model, options.claude_bin)
-    except files.AlreadyThere as exc:
+    except (files.AlreadyThere, files.NotAPlugin) as exc:
         warn(f"init: {exc}")
         return 1
     except files.InitError as exc:
         warn(f"init: {exc}")
-        return 1 if "not a plugin or skill folder" in str(exc) else USAGE_ERROR
+        return USAGE_ERROR
+    except OSError as exc:
+        warn(f"init: cannot write the case: {_os_error(exc)}")
+        return 1
     except ValueError as exc:
         warn(f"init: {exc}")
         return USAGE_ERROR
@@ -101,6 +104,7 @@ def _draft_all(options: InitOptions, evals: Path, choice: JudgeChoice, say: Say,
         warn(f"init: cannot draft: {exc}")
         return 1
     status = 0
+    cost = 0.0
     written: list[Path] = []
     triggers: list[Path] = []
     try:
@@ -109,6 +113,7 @@ def _draft_all(options: InitOptions, evals: Path, choice: JudgeChoice, say: Say,
                 reply = judge.call(
                     request(inventory, skill, options.per_skill), system=SYSTEM_PROMPT
                 )
+                cost += reply.cost_usd
                 drafts = parse(reply.text, options.per_skill)
             except JudgeProblem as exc:
                 warn(f"init: skill {skill.name}: the judge failed: {exc}; nothing written for it")
@@ -121,7 +126,12 @@ def _draft_all(options: InitOptions, evals: Path, choice: JudgeChoice, say: Say,
                 )
                 status = 1
                 continue
-            done = write_skill(evals, skill, drafts)
+            try:
+                done = write_skill(evals, skill, drafts)
+            except (OSError, files.InitError) as exc:
+                warn(f"init: skill {skill.name}: cannot write its cases: {_os_error(exc)}")
+                status = 1
+                continue
             written.extend(done.cases)
             triggers.extend(t for t in (done.trigger_file, done.trigger_kept) if t is not None)
             for line in _written_lines(root, skill.name, done):
@@ -130,6 +140,8 @@ def _draft_all(options: InitOptions, evals: Path, choice: JudgeChoice, say: Say,
         close = getattr(judge, "close", None)
         if callable(close):
             close()
+    if cost > 0:
+        say(f"init: the judge's drafts cost ${cost:.4f}")
     if written and options.pilot:
         say(f"init: piloting {len(written)} case(s), one run each")
         args = _pytest_args(options)
@@ -169,3 +181,11 @@ def _pytest_args(options: InitOptions) -> list[str]:
     if options.claude_bin:
         args += ["--eval-claude-bin", options.claude_bin]
     return args
+
+
+def _os_error(exc: BaseException) -> str:
+    """``<path>: <reason>`` of a failed write, in one line."""
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror}"
+    return " ".join(str(exc).split())

@@ -41,6 +41,10 @@ class InitError(Exception):
     """Why ``init`` cannot do what it was asked: one line."""
 
 
+class NotAPlugin(InitError):
+    """The folder ``init`` runs in is neither a plugin nor a skill layout."""
+
+
 class AlreadyThere(InitError):
     """The case folder or file exists: it is left as it is."""
 
@@ -61,7 +65,7 @@ def plugin_root(folder: Path) -> Path:
     """``folder`` when it is a plugin (its manifest) or a skill layout; else InitError."""
     if manifest_path(folder).is_file() or bare_plugin(folder) is not None:
         return folder
-    raise InitError(
+    raise NotAPlugin(
         f"{folder} is not a plugin or skill folder — run `python -m pytest_plugin_evals init` "
         "from the plugin's root folder, or pass --eval-dir to scaffold here on purpose."
     )

@@ -127,6 +127,9 @@ def test_init_drafts_writes_pilots_and_the_suite_then_runs(
         *(f"  + evals/{name}/" for name in CASES),
         "  + skills/next-version/evals/trigger_eval.json",
     ]
+    assert out[8].startswith("init: the judge's drafts cost $0.0")
+    assert float(out[8].rsplit("$", 1)[1]) > 0
+    out.pop(8)
     assert out[8] == "init: piloting 4 case(s), one run each"
     pilot = sorted(out[9:13])
     assert pilot[0].startswith("  ✓ next-version-one-new-feature (with ")

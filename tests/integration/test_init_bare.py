@@ -171,3 +171,49 @@ def test_the_judge_comes_from_the_plugins_pytest_ini(plug: Path) -> None:
         "init: cannot draft: --eval-judge openai needs a model: pass --eval-judge-model NAME "
         "(the model name your OpenAI-compatible server serves)"
     ]
+
+
+def test_on_a_terminal_init_says_the_same_and_asks_nothing(plug: Path) -> None:
+    import pty
+
+    main, sub = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest_plugin_evals", "init", "--bare", "tty-case"],
+            cwd=plug,
+            stdin=sub,
+            stdout=sub,
+            stderr=sub,
+            timeout=120,
+        )
+        os.close(sub)
+        sub = -1
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(main)
+        if sub >= 0:
+            os.close(sub)
+    assert proc.returncode == 0
+    assert shown.decode().splitlines()[0] == (
+        "Created evals/tty-case/prompt.md and evals/tty-case/graders/criteria.md"
+    )
+    assert "\x1b[" not in shown.decode()
+    assert (plug / "evals" / "tty-case" / "prompt.md").read_text() == REFERENCE_PROMPT
+
+
+def test_a_folder_init_cannot_write_in_is_one_line(plug: Path) -> None:
+    (plug / "evals").write_text("a file where the folder would be\n")
+    done = init(plug, "--bare", "c")
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("init: cannot write the case: ")
+    assert "evals" in line
+    assert (plug / "evals").read_text() == "a file where the folder would be\n"
