@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_plugin_evals.model import LoadError
 from pytest_plugin_evals.scaffold import files
 from pytest_plugin_evals.scaffold.cases import Written, write_skill
 from pytest_plugin_evals.scaffold.draft import SYSTEM_PROMPT, DraftError, parse, request
@@ -87,7 +88,11 @@ def _draft_all(options: InitOptions, evals: Path, choice: JudgeChoice, say: Say,
     from pytest_plugin_evals.judges import JudgeProblem, make_judge
 
     root = options.root
-    inventory = read_inventory(root)
+    try:
+        inventory = read_inventory(root)
+    except LoadError as exc:
+        warn(f"init: {exc.render(root)}")
+        return 1
     say(f"init: read {inventory.summary()}")
     if not inventory.skills:
         warn(

@@ -16,6 +16,7 @@ from typing import Any
 
 from pytest_plugin_evals.scaffold.files import NAME_RULE
 from pytest_plugin_evals.scaffold.inventory import Inventory, Part
+from pytest_plugin_evals.suites.directory import TODO as BLANK_PROMPT
 
 SYSTEM_PROMPT = (
     "You draft evaluation cases for a coding agent's plugin. Answer with one JSON object and "
@@ -150,6 +151,8 @@ def _text(value: Any, where: str, limit: int) -> str:
     cleaned = _CONTROL.sub(" ", value.replace("\r\n", "\n")).strip()
     if len(cleaned) > limit:
         raise DraftError(f"{where} is longer than {limit:,} characters")
+    if cleaned == BLANK_PROMPT:
+        raise DraftError(f"{where} is the blank template's TODO line")
     if cleaned.startswith("---"):
         raise DraftError(f"{where} starts with '---', which would read as frontmatter")
     return cleaned

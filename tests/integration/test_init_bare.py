@@ -217,3 +217,13 @@ def test_a_folder_init_cannot_write_in_is_one_line(plug: Path) -> None:
     assert line.startswith("init: cannot write the case: ")
     assert "evals" in line
     assert (plug / "evals").read_text() == "a file where the folder would be\n"
+
+
+def test_a_broken_manifest_is_one_line(plug: Path) -> None:
+    (plug / ".claude-plugin" / "plugin.json").write_text("{nope\n")
+    done = init(plug, "--no-pilot")
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "init: .claude-plugin/plugin.json:1: invalid plugin manifest: invalid JSON: Expecting "
+        "property name enclosed in double quotes"
+    ]

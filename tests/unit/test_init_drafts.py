@@ -60,6 +60,10 @@ def test_control_characters_become_spaces() -> None:
         (reply([entry(expected="e" * 1001)]), "expected is longer than 1,000 characters"),
         (reply([entry(prompt="---\ntype: regex")]), "starts with '---'"),
         (
+            reply([entry(prompt="TODO: describe what the agent should do")]),
+            "should_trigger[0].prompt is the blank template's TODO line",
+        ),
+        (
             reply([entry("same")], [entry("same")]),
             'should_not_trigger[0].name "same" is used twice',
         ),
