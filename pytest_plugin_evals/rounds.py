@@ -102,8 +102,3 @@ class Rounds:
         adjusted = decisions.control_fdr(family)
         found = adjusted[keys.index(key)]
         return found is not None and found.decided
-
-    def order(self) -> list[Hashable]:
-        """The cases still running, the least certain first (the widest interval)."""
-        running = [(k, c) for k, c in self.cases.items() if c.stop is None]
-        return [k for k, c in sorted(running, key=lambda kc: -sequential.uncertainty(kc[1].cs))]

@@ -163,11 +163,6 @@ def should_stop(
     return None
 
 
-def uncertainty(cs: ConfidenceSequence) -> float:
-    """How unsure the case is (its interval's width at its latest look; 2 before one)."""
-    return stats.width(cs.interval()) or 2.0
-
-
 @dataclass(frozen=True)
 class CaseStop:
     """What the JSON says of a case under ``--eval-runs auto``: the rounds (runs per arm) it
