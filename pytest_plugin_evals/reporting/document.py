@@ -297,6 +297,11 @@ def document_json(result: SessionResult) -> JSONObject:
                 if suite.baseline_plugins
                 else {}
             ),
+            **(
+                {"notSelected": [{"name": n, "dir": d} for n, d in suite.not_selected]}
+                if suite.not_selected
+                else {}
+            ),
         },
         **({"agents": [agent_json(a) for a in result.agents]} if result.agents else {}),
         "cases": [case_json(c) for c in result.cases],
@@ -466,6 +471,11 @@ def load_document(doc: Mapping[str, Any]) -> SessionResult:
             tag_filters=tuple(suite.get("tagFilters") or ()),
             plugins=plugins,
             baseline_plugins=baseline_from_json(suite.get("baselinePlugin")),
+            not_selected=tuple(
+                (str(n.get("name") or ""), str(n.get("dir") or ""))
+                for n in suite.get("notSelected") or ()
+                if isinstance(n, Mapping)
+            ),
         ),
         cases=cases,
         aggregates=SuiteAggregates(
