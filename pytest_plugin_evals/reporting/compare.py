@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from pytest_plugin_evals import decisions
@@ -87,6 +88,12 @@ def _key(case: CaseResult) -> tuple[str, str, str]:
     return case.name, case.dir, case.agent or ""
 
 
+def _folder_key(case: CaseResult) -> tuple[str, str, str]:
+    """The same case by name and absolute folder: how a reference document's case (whose
+    ``dir`` is relative to the plugin's folder, not the suite root) meets this session's."""
+    return case.name, "@" + str(PurePath(case.case.dir)), case.agent or ""
+
+
 def run_scores(case: CaseResult) -> list[float]:
     """The with-arm scores of the case's graded runs, in run order (kept within ``[0, 1]``)."""
     return [min(1.0, max(0.0, r.result.score)) for r in case.with_runs if r.result.graded]
@@ -148,14 +155,22 @@ def compare(
     earlier: dict[tuple[str, str, str], list[CaseResult]] = {}
     for case in before.cases:
         earlier.setdefault(_key(case), []).append(case)
+        earlier.setdefault(_folder_key(case), []).append(case)
+    taken: set[int] = set()
     changes: list[CaseChange] = []
     for case in after.cases:
-        matches = earlier.get(_key(case))
+        matches = [
+            c
+            for key in (_key(case), _folder_key(case))
+            for c in earlier.get(key, ())
+            if id(c) not in taken
+        ]
         if matches:
-            changes.append(_changed(matches.pop(0), case, margin))
+            taken.add(id(matches[0]))
+            changes.append(_changed(matches[0], case, margin))
         else:
             changes.append(_alone(case, "new"))
-    left = {id(c) for cases in earlier.values() for c in cases}
+    left = {id(c) for c in before.cases} - taken
     not_selected = not_selected | frozenset(after.suite.not_selected)
     changes.extend(
         _alone(c, "not run" if (c.name, c.dir) in not_selected else "gone")

@@ -224,6 +224,7 @@ class Case(_Shape):
     name: Str = None
     agent: Str = None
     dir: Str = None
+    suiteDir: Str = None
     source: Str = None
     promptMarkdown: Str = None
     model: Str = None
