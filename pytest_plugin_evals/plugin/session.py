@@ -359,6 +359,13 @@ class EvalSession:
             margin=self.settings.margin,
             sequential=self._sequential(),
         )
+        from pytest_plugin_evals.plugin.unselected import not_selected
+
+        unselected = not_selected(self.config)
+        if unselected:
+            from dataclasses import replace
+
+            result = replace(result, suite=replace(result.suite, not_selected=unselected))
         earlier = self.config.stash.get(earlier_key, None)
         if earlier is not None:
             result = earlier.compared(result)
@@ -661,8 +668,11 @@ class EvalSession:
         if self.gate_message:
             say(self.gate_message)
         earlier = self.config.stash.get(earlier_key, None)
-        if earlier is not None and earlier.notice:
-            say(earlier.notice, yellow=True)
+        for notice in [] if earlier is None else earlier.notices:
+            say(notice, yellow=True)
+        replayed = self.config.pluginmanager.get_plugin("plugin-evals-replay-last")
+        for notice in [] if replayed is None else replayed.notices:
+            say(notice)
         if self.regression_message:
             say(self.regression_message, red=True)
         if self.trigger_message:

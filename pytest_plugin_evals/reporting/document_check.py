@@ -234,6 +234,7 @@ class Case(_Shape):
     name: Str = None
     agent: Str = None
     dir: Str = None
+    suiteDir: Str = None
     source: Str = None
     promptMarkdown: Str = None
     model: Str = None
@@ -269,6 +270,11 @@ class BaselinePlugin(_Baseline):
     plugins: list[_Baseline | None] | None = None
 
 
+class NamedCase(_Shape):
+    name: Str = None
+    dir: Str = None
+
+
 class Suite(_Shape):
     root: Str = None
     ablation: Str = None
@@ -279,6 +285,7 @@ class Suite(_Shape):
     tagFilters: Strs = None
     plugins: list[Plugin | None] | None = None
     baselinePlugin: BaselinePlugin | None = None
+    notSelected: list[NamedCase | None] | None = None
 
 
 class Agent(_Timed):

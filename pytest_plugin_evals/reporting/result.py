@@ -110,6 +110,8 @@ class SuiteInfo:
     plugins: tuple[PluginInfo, ...] = ()
     #: What ``--eval-baseline-plugin`` resolved to (one per plugin under test).
     baseline_plugins: tuple[BaselinePlugin, ...] = ()
+    #: The cases collected but not selected (``-k``, ``-m``, ``--eval-case`` …): (name, dir).
+    not_selected: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -388,6 +388,11 @@ def summary_lines(result: SessionResult, *, report_paths: Sequence[str] = ()) ->
         )
     )
     lines.extend(agent_lines(result))
+    from pytest_plugin_evals.reporting.syntic import summary_line
+
+    syntic = summary_line(result)  # an evals.json suite's own summary, as its system says it
+    if syntic is not None:
+        lines.append(syntic)
     lines.extend(plugin_lines(result))
     lines.extend(trigger_lines(trigger_results(result.cases)))
     lines.extend(baseline_lines(result))
