@@ -1,6 +1,6 @@
 """Harness overhead per run: what one eval run costs beyond the agent, and what -n buys.
 
-    python bench/bench_harness.py [--cases 40] [--runs 3] [--repeat 3] [--quick]
+    python bench/bench_harness.py [--cases 40] [--runs 3] [--repeat 3] [--quick] [--package DIR]
 
 Generates a plugin with ``--cases`` directory cases (two graders each, two arms) and runs
 ``pytest evals`` with an in-process agent that answers at once (``py:``), so every millisecond
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -43,8 +44,9 @@ def make_suite(root: Path, cases: int, runs: int) -> None:
     (tests / "test_plain.py").write_text(body.format(cases * runs * 2))
 
 
-def session(root: Path, args: list[str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one pytest session."""
+def session(root: Path, args: list[str], package: Path | None = None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one pytest session; ``package`` is a folder holding
+    another version's ``pytest_plugin_evals`` to run instead of the installed one."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
@@ -52,7 +54,10 @@ def session(root: Path, args: list[str]) -> tuple[float, float]:
         cwd=root,
         capture_output=True,
         check=False,
-        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+        env={
+            "PYTHONPATH": os.pathsep.join(str(p) for p in (package, root) if p is not None),
+            "PATH": "/usr/bin:/bin",
+        },
     )
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -62,9 +67,11 @@ def session(root: Path, args: list[str]) -> tuple[float, float]:
     return elapsed, cpu
 
 
-def median_session(root: Path, args: list[str], repeat: int) -> tuple[float, float]:
+def median_session(
+    root: Path, args: list[str], repeat: int, package: Path | None = None
+) -> tuple[float, float]:
     """Median wall and median CPU seconds of ``repeat`` sessions."""
-    runs = [session(root, args) for _ in range(repeat)]
+    runs = [session(root, args, package) for _ in range(repeat)]
     return statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
 
 
@@ -74,6 +81,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
+        "--package",
+        type=Path,
+        help="a folder holding another version's pytest_plugin_evals, run instead (a comparison)",
+    )
+    parser.add_argument(
         "--quick", action="store_true", help="the in-process agent at -n 0 only (no cat, no -n 2)"
     )
     args = parser.parse_args()
@@ -82,7 +94,9 @@ def main() -> None:
         make_suite(root, args.cases, args.runs)
         total = args.cases * args.runs * 2
         out = root / "doc.json"
-        collect, collect_cpu = median_session(root, ["evals", "--collect-only"], args.repeat)
+        collect, collect_cpu = median_session(
+            root, ["evals", "--collect-only"], args.repeat, args.package
+        )
         plain, plain_cpu = median_session(root, ["plain"], args.repeat)
         plain_collect, plain_collect_cpu = median_session(
             root, ["plain", "--collect-only"], args.repeat
@@ -101,6 +115,7 @@ def main() -> None:
                 wall, cpu = median_session(
                     root, ["evals", workers, "--eval-agent", agent, "--eval-json", str(out)],
                     args.repeat,
+                    args.package,
                 )  # fmt: skip
                 doc = json.loads(out.read_text())
                 assert doc["aggregates"]["runsTotal"] == total, doc["aggregates"]
