@@ -467,8 +467,8 @@ def _forks() -> int | None:
     return None
 
 
-def _since(mark: PidMark | None) -> Callable[[int], bool] | None:
-    """Whether a PID may have been allocated since ``mark``: the PIDs after the mark's, up to the
+def _since(mark: PidMark | None) -> list[int] | None:
+    """The PIDs that may have been allocated since ``mark``: those after the mark's, up to the
     counter's now, around the wrap at ``pid_max``. None (every PID may) when the counter may
     have gone all the way round since — more processes made since than there are PIDs — or
     cannot be read."""
@@ -479,8 +479,8 @@ def _since(mark: PidMark | None) -> Callable[[int], bool] | None:
         return None
     low, high = mark.last_pid, now.last_pid
     if low <= high:
-        return lambda pid: low < pid <= high
-    return lambda pid: pid > low or pid <= high
+        return list(range(low + 1, high + 1))
+    return [*range(low + 1, mark.pid_max), *range(1, high + 1)]
 
 
 def kill_tagged(name: str, value: str, since: PidMark | None = None) -> int:
@@ -494,11 +494,13 @@ def kill_tagged(name: str, value: str, since: PidMark | None = None) -> int:
     killed = {os.getpid()}
     for _ in range(5):  # what a dying process started while it was being found
         recent = _since(since)
-        found = [
-            pid
-            for pid in _pids()
-            if pid not in killed and (recent is None or recent(pid)) and needle in _environ(pid)
-        ]
+        if recent is None or len(recent) > 256:  # listing /proc is cheaper than that many
+            pids = _pids() if recent is None else sorted(set(_pids()).intersection(recent))
+        else:
+            pids = recent  # most of them gone: a failed open each, no listing of /proc
+        found = [pid for pid in pids if pid not in killed and needle in _environ(pid)]
+        if pids is recent:  # a thread's ID opens its process's files too: count processes
+            found = [pid for pid in found if _thread_group(pid) == pid]
         if not found:
             break
         for pid in found:
@@ -513,6 +515,18 @@ def _pids() -> list[int]:
         return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
     except OSError:
         return []
+
+
+def _thread_group(pid: int) -> int | None:
+    """The process (thread group) of the thread ``pid``."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"Tgid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def _environ(pid: int) -> bytes:

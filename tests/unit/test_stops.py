@@ -101,13 +101,17 @@ def test_kill_tagged_finds_a_process_that_left_its_session() -> None:
 
 
 def _sleeper(token: str) -> subprocess.Popen[bytes]:
+    script = "import threading, time; threading.Thread(target=time.sleep, args=(60,)).start()"
     proc = subprocess.Popen(
-        [sys.executable, "-c", "import time; time.sleep(60)"],
+        [sys.executable, "-c", script],  # a thread of its own: a PID in the window too
         env={**os.environ, "PYTEST_PLUGIN_EVALS_RUN": token},
         start_new_session=True,
     )
     deadline = time.monotonic() + 10
-    while token.encode() not in Path(f"/proc/{proc.pid}/environ").read_bytes():
+    while (
+        token.encode() not in Path(f"/proc/{proc.pid}/environ").read_bytes()
+        or len(list(Path(f"/proc/{proc.pid}/task").iterdir())) < 2
+    ):
         assert time.monotonic() < deadline
         time.sleep(0.01)
     return proc
