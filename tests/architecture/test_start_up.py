@@ -1,0 +1,20 @@
+"""What is imported when: start-up costs every pytest run, so the heavy modules load only when
+a hook first needs them (docs/explanation/performance.md; measured by bench/bench_import.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def loaded_after(code: str) -> set[str]:
+    """The package's modules loaded in a fresh interpreter after running ``code``."""
+    probe = code + "\nimport sys\nprint('\\n'.join(sys.modules))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return {name for name in done.stdout.split() if name.startswith("pytest_plugin_evals")}
+
+
+def test_writing_a_document_loads_no_checks_of_one_read_back() -> None:
+    loaded = loaded_after("import pytest_plugin_evals.reporting.document")
+    assert "pytest_plugin_evals.reporting.document" in loaded
+    assert "pytest_plugin_evals.reporting.document_check" not in loaded
