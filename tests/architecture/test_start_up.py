@@ -18,3 +18,12 @@ def test_writing_a_document_loads_no_checks_of_one_read_back() -> None:
     loaded = loaded_after("import pytest_plugin_evals.reporting.document")
     assert "pytest_plugin_evals.reporting.document" in loaded
     assert "pytest_plugin_evals.reporting.document_check" not in loaded
+
+
+def test_the_entry_point_imports_no_agent_declaration() -> None:
+    """The options' agent names and ``--eval-<name>-bin`` come from a static list (checked
+    against the registry by tests/unit/test_agent_registry.py): no spec module at start-up."""
+    loaded = loaded_after("import pytest_plugin_evals.plugin")
+    assert "pytest_plugin_evals.plugin.options" in loaded
+    assert "pytest_plugin_evals.agents.registry" not in loaded
+    assert not {name for name in loaded if name.endswith(".spec")}
