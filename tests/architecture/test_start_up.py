@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 
 def loaded_after(code: str) -> set[str]:
@@ -27,3 +28,21 @@ def test_the_entry_point_imports_no_agent_declaration() -> None:
     assert "pytest_plugin_evals.plugin.options" in loaded
     assert "pytest_plugin_evals.agents.registry" not in loaded
     assert not {name for name in loaded if name.endswith(".spec")}
+
+
+def test_a_project_without_evals_loads_no_eval_machinery(tmp_path: Path) -> None:
+    """The plugin installed costs an ordinary pytest run its options and hooks, not the model,
+    the loaders or the agents."""
+    (tmp_path / "test_one.py").write_text("def test_one():\n    pass\n", encoding="utf-8")
+    code = f"import pytest\npytest.main(['-q', '-p', 'no:cacheprovider', {str(tmp_path)!r}])"
+    loaded = loaded_after(code)
+    assert "pytest_plugin_evals.plugin.session" in loaded  # the plugin was loaded
+    heavy = {
+        "model",
+        "records",
+        "runner",
+        "suites.directory",
+        "agents.registry",
+        "reporting.result",
+    }
+    assert not {m for m in heavy if f"pytest_plugin_evals.{m}" in loaded}
