@@ -1,6 +1,7 @@
 """Where each run's CPU time goes: ours, step by step, and the reference's, parent and child.
 
     python bench/bench_breakdown.py [--claude-bin PATH] [--cases 4] [--runs 2] [--workers 0]
+        [--ours-only] [--package DIR]
 
 The suite of ``bench_reference.py`` (a Skill call and an answer per run, a regex and a
 tool_used grader), against the instant scripted model on 127.0.0.1, made one run at a time:
@@ -124,6 +125,10 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=4)
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--workers", type=int, default=0)
+    parser.add_argument("--ours-only", action="store_true", help="not the reference's session")
+    parser.add_argument(
+        "--package", type=Path, help="a folder holding another version's pytest_plugin_evals"
+    )
     args = parser.parse_args()
     claude = shutil.which(args.claude_bin) or args.claude_bin
     bench_reference.CASES, bench_reference.RUNS = args.cases, args.runs
@@ -140,7 +145,9 @@ def main() -> None:
         probe.mkdir()
         with ScriptedModel(bench_reference.rules(0)) as model:
             env = {"PATH": os.environ["PATH"], "HOME": str(home), **model.env()}
-            here = str(Path(__file__).parent)
+            here = os.pathsep.join(
+                str(p) for p in (args.package, Path(__file__).parent) if p is not None
+            )
             ours_env = {**env, "PYTHONPATH": here, "EVAL_PROBE_OUT": str(probe)}
             ours = sampled(
                 [sys.executable, "-m", "pytest", str(plugin / "evals"), "-q", "-p",
@@ -150,14 +157,15 @@ def main() -> None:
                 cwd=plugin, env=ours_env,
             )  # fmt: skip
             shutil.rmtree(plugin / "evals" / "results", ignore_errors=True)
-            ref = sampled(
+            ref = None if args.ours_only else sampled(
                 [claude, "plugin", "eval", str(plugin), "--trust-plugin", "--no-publish",
                  "-j", "1", "--json", str(work / "reference.json")],
                 cwd=work, env=env,
             )  # fmt: skip
         docs = [json.loads(p.read_text()) for p in sorted(probe.glob("*.json"))]
     print_ours(docs, ours, runs)
-    print_reference(ref, runs)
+    if ref is not None:
+        print_reference(ref, runs)
 
 
 def print_ours(docs: list[dict[str, Any]], measured: Sampled, runs: int) -> None:

@@ -47,7 +47,7 @@ from pytest_plugin_evals.sandbox import Sandbox
 from pytest_plugin_evals.scoring import plan_graders, run_score
 from pytest_plugin_evals.util.environment import allowed_environment
 from pytest_plugin_evals.util.inert import mark_inert
-from pytest_plugin_evals.util.process import RUN_TAG, SESSION_TAG, kill_tagged
+from pytest_plugin_evals.util.process import RUN_TAG, SESSION_TAG, kill_tagged, pid_mark
 from pytest_plugin_evals.util.redact import Redactor, secrets_in
 from pytest_plugin_evals.util.timestamps import utc_iso
 
@@ -143,6 +143,7 @@ def execute_run(
     # Every process of the run carries its token, so none outlives it (kill_tagged below).
     token = uuid.uuid4().hex
     env[RUN_TAG] = token
+    began = pid_mark()  # before the run's first process: only those made since can hold it
     if options.session_tag:
         env[SESSION_TAG] = options.session_tag
     request = RunRequest(
@@ -216,7 +217,8 @@ def execute_run(
                     infra_error="harness",
                 )
     finally:
-        kill_tagged(RUN_TAG, token)  # what it left running: setsid, daemons, PID 1's children
+        # What it left running: setsid, daemons, PID 1's children.
+        kill_tagged(RUN_TAG, token, since=began)
         if mocks is not None:
             mocks.close()  # the run's socket on the mock host goes; nothing more is recorded
     mock_outcome = attach(mocks, transcript) if mocks is not None else None

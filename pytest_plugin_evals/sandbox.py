@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_plugin_evals.util.environment import isolated_environment
-from pytest_plugin_evals.util.inert import mark_inert
+from pytest_plugin_evals.util.inert import is_inert, mark_inert
 
 #: The configuration of every run's repository: what ``git init`` writes, then the hardening
 #: (an identity, no hooks, no credential helper, no signing).
@@ -63,7 +63,12 @@ class Sandbox:
         is set (what git needs to see one; it makes the rest when it needs it, and git need not
         be installed for an agent to find it)."""
         root = Path(root)
-        mark_inert(root)  # a kept run folder (``--eval-keep-temp``) is never collected
+        # A kept run folder (``--eval-keep-temp``) is never collected: inside a folder of
+        # runs marked as a whole (one marker, not one a run), or marked itself.
+        if is_inert(root.parent):
+            os.mkdir(root)
+        else:
+            mark_inert(root)
         home = root / "home"
         for folder in (root / "config", home, home / "cwd", root / "tmp", root / "out"):
             os.mkdir(folder)
@@ -111,4 +116,10 @@ class Sandbox:
         return sorted(set(self.list_files()) - self._before)
 
     def remove(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        """Delete the run's folders: one ``rmdir`` each when the run left them empty, else the
+        whole tree (``rmtree`` follows no link)."""
+        try:
+            for folder in (self.cwd, self.home, self.config, self.tmp, self.out, self.root):
+                os.rmdir(folder)  # a link or a folder with something in it: not empty
+        except OSError:
+            shutil.rmtree(self.root, ignore_errors=True)

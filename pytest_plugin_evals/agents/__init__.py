@@ -30,11 +30,23 @@ class AgentError(Exception):
 OPEN_KINDS = ("cmd", "py", "replay")
 
 
+#: The agent CLIs the registry declares (``agents/<name>/spec.py``), in its order, each with
+#: its binary: what the options need at start-up (the names, ``--eval-<name>-bin``) without
+#: importing every spec module. tests/unit/test_agent_registry.py checks it against the
+#: registry: an agent added there is added here too.
+CLI_AGENTS: tuple[tuple[str, str], ...] = (
+    ("claude", "claude"),
+    ("copilot", "copilot"),
+    ("codex", "codex"),
+    ("opencode", "opencode"),
+    ("gemini", "gemini"),
+    ("qwen", "qwen"),
+)
+
+
 def cli_agents() -> tuple[str, ...]:
     """The agent CLIs (:mod:`.registry`), the default first: ``claude``, ``copilot`` …"""
-    from pytest_plugin_evals.agents.registry import names
-
-    return names()
+    return tuple(name for name, _ in CLI_AGENTS)
 
 
 def agent_forms() -> str:

@@ -35,6 +35,7 @@ from pytest_plugin_evals.plugin.keys import (
     soft_checks_key,
 )
 from pytest_plugin_evals.plugin.settings import EvalSettings
+from pytest_plugin_evals.util.inert import mark_inert
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.agents import Agent
@@ -279,7 +280,9 @@ def _eval_run_maker(
     from pytest_plugin_evals.plugin.runs import RunAhead, RunMaker, runs_in_flight
 
     settings = pytestconfig.stash[settings_key]
-    maker = RunMaker(pytestconfig, settings, tmp_path_factory.mktemp("runs", numbered=True))
+    root = tmp_path_factory.mktemp("runs", numbered=True)
+    mark_inert(root)  # every run's folder in it is kept runs, never collected
+    maker = RunMaker(pytestconfig, settings, root)
     pytestconfig.stash[maker_key] = maker
     # Under a cost ceiling every run waits for the spend of the runs before it to be known.
     wanted = settings.run_ahead != "off" and settings.max_cost_usd is None

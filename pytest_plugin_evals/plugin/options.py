@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_plugin_evals.agents import agent_forms, cli_agents
-from pytest_plugin_evals.agents.registry import specs
+from pytest_plugin_evals.agents import CLI_AGENTS, agent_forms, cli_agents
 from pytest_plugin_evals.judges import JUDGE_KINDS
 from pytest_plugin_evals.plugin.settings import (
     ABLATIONS,
@@ -117,11 +116,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("--eval-keep-temp", "keep each run's sandbox folder", kind="bool"),
     *(
         Option(
-            spec.bin_option,
-            f"the {spec.binary} binary (default: {spec.binary} on PATH)",
-            metavar="PATH",
+            f"--eval-{name}-bin",
+            f"the {binary} binary (default: {binary} on PATH)",
+            "string",
+            "PATH",
         )
-        for spec in specs()
+        for name, binary in CLI_AGENTS
     ),
     Option("--eval-model", "the model of every run, overriding each case's own", metavar="MODEL"),
     Option(

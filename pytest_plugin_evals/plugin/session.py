@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_plugin_evals.model import ExitStatus
 from pytest_plugin_evals.plugin.keys import RECORD_PROPERTY, earlier_key, maker_key, result_key
 from pytest_plugin_evals.plugin.settings import EvalSettings
 from pytest_plugin_evals.util.timestamps import utc_iso
@@ -495,6 +494,8 @@ class EvalSession:
         return results_dir(self.settings, self.suite_root(), self.stamp)
 
     def _gate(self, session: pytest.Session, result: SessionResult) -> None:
+        # Deferred for start-up: the model costs every pytest run, evals or not.
+        from pytest_plugin_evals.model import ExitStatus
         from pytest_plugin_evals.reporting.result import session_gate
 
         reason = self.partial_reason

@@ -35,8 +35,7 @@ from pytest_plugin_evals.reporting.compare import (
     decision_from_json,
     decision_json,
 )
-from pytest_plugin_evals.reporting.document_check import DocumentError as DocumentError
-from pytest_plugin_evals.reporting.document_check import check_document
+from pytest_plugin_evals.reporting.document_error import DocumentError as DocumentError
 from pytest_plugin_evals.reporting.result import (
     AgentSummary,
     CaseResult,
@@ -504,6 +503,9 @@ def read_document(text: str) -> SessionResult:
 def load_document(doc: Mapping[str, Any]) -> SessionResult:
     """The :class:`SessionResult` a result document describes (ours or the reference's);
     :class:`DocumentError` when it is not one (see :func:`read_document`)."""
+    # Deferred for speed: the shape's pydantic models cost a session that only writes.
+    from pytest_plugin_evals.reporting.document_check import check_document
+
     check_document(doc, SCHEMA_VERSION)
     suite = as_map(doc.get("suite"))
     agg = as_map(doc.get("aggregates"))

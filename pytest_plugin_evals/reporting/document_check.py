@@ -15,18 +15,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
+from pytest_plugin_evals.reporting.document_error import DocumentError as DocumentError
 from pytest_plugin_evals.util.jsonlines import json_path
-
-
-class DocumentError(ValueError):
-    """A file that is not a result document this version can read: what is wrong, and where
-    (a JSON path) when one field is."""
-
-    def __init__(self, problem: str, at: str | None = None) -> None:
-        super().__init__(problem if at is None else f"{problem} (at {at})")
-        self.problem = problem
-        self.at = at
-
 
 Str = StrictStr | None
 Num = Annotated[float, Field(strict=True)] | None

@@ -432,14 +432,75 @@ RUN_TAG = "PYTEST_PLUGIN_EVALS_RUN"
 SESSION_TAG = "PYTEST_PLUGIN_EVALS_SESSION"
 
 
-def kill_tagged(name: str, value: str) -> int:
+@dataclass(frozen=True)
+class PidMark:
+    """Where the kernel's PID counter stood when a run began: a process the run started has a
+    PID allocated since, so :func:`kill_tagged` need read only those processes' environments."""
+
+    last_pid: int
+    forks: int
+    pid_max: int
+
+
+def pid_mark() -> PidMark | None:
+    """The PID counter now, or None where it cannot be read (then every process is looked at):
+    Linux with ``/proc`` of this process's own PID namespace."""
+    try:
+        if os.readlink("/proc/self") != str(os.getpid()):
+            return None  # /proc belongs to another PID namespace: its counter is not ours
+        with open("/proc/sys/kernel/ns_last_pid", "rb") as fh:
+            last_pid = int(fh.read())
+        with open("/proc/sys/kernel/pid_max", "rb") as fh:
+            pid_max = int(fh.read())
+        forks = _forks()
+    except (OSError, ValueError):
+        return None
+    return None if forks is None else PidMark(last_pid, forks, pid_max)
+
+
+def _forks() -> int | None:
+    """Processes and threads made since boot, in every PID namespace (``/proc/stat``)."""
+    with open("/proc/stat", "rb") as fh:
+        for line in fh:
+            if line.startswith(b"processes "):
+                return int(line.split()[1])
+    return None
+
+
+def _since(mark: PidMark | None) -> list[int] | None:
+    """The PIDs that may have been allocated since ``mark``: those after the mark's, up to the
+    counter's now, around the wrap at ``pid_max``. None (every PID may) when the counter may
+    have gone all the way round since — more processes made since than there are PIDs — or
+    cannot be read."""
+    now = pid_mark()
+    if mark is None or now is None or now.pid_max != mark.pid_max:
+        return None
+    if now.forks - mark.forks >= mark.pid_max // 2:  # far from a full turn, whatever is reserved
+        return None
+    low, high = mark.last_pid, now.last_pid
+    if low <= high:
+        return list(range(low + 1, high + 1))
+    return [*range(low + 1, mark.pid_max), *range(1, high + 1)]
+
+
+def kill_tagged(name: str, value: str, since: PidMark | None = None) -> int:
     """Kill every process of this user whose environment holds ``name=value``: what a run left
     behind, wherever it went (a new session, a new process group, a parent of PID 1). Linux
-    (``/proc``); elsewhere nothing is found. Returns how many processes were killed."""
+    (``/proc``); elsewhere nothing is found. With ``since`` (:func:`pid_mark` taken before the
+    first process that could carry the tag was started), only processes made since are read:
+    none made before can hold a tag that did not exist. Returns how many processes were
+    killed."""
     needle = b"\0" + f"{name}={value}".encode() + b"\0"
     killed = {os.getpid()}
     for _ in range(5):  # what a dying process started while it was being found
-        found = [pid for pid in _pids() if pid not in killed and needle in _environ(pid)]
+        recent = _since(since)
+        if recent is None or len(recent) > 256:  # listing /proc is cheaper than that many
+            pids = _pids() if recent is None else sorted(set(_pids()).intersection(recent))
+        else:
+            pids = recent  # most of them gone: a failed open each, no listing of /proc
+        found = [pid for pid in pids if pid not in killed and needle in _environ(pid)]
+        if pids is recent:  # a thread's ID opens its process's files too: count processes
+            found = [pid for pid in found if _thread_group(pid) == pid]
         if not found:
             break
         for pid in found:
@@ -454,6 +515,18 @@ def _pids() -> list[int]:
         return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
     except OSError:
         return []
+
+
+def _thread_group(pid: int) -> int | None:
+    """The process (thread group) of the thread ``pid``."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"Tgid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def _environ(pid: int) -> bytes:

@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_plugin_evals.agents import AgentError, agent_forms, check_spec, make_agent, split_spec
+from pytest_plugin_evals.agents import (
+    CLI_AGENTS,
+    AgentError,
+    agent_forms,
+    check_spec,
+    make_agent,
+    split_spec,
+)
 from pytest_plugin_evals.agents.base import capabilities_of, credentials_of, passed_of, spec_of
 from pytest_plugin_evals.agents.canonical import canonical
 from pytest_plugin_evals.agents.credentials import credential_names
@@ -33,6 +40,16 @@ def test_the_registry_lists_every_agent_cli_the_default_first() -> None:
     assert names()[0] == "claude"
     assert {"claude", "copilot", "codex", "opencode", "gemini"} <= set(names())
     assert len(set(names())) == len(names())
+
+
+def test_the_names_known_at_start_up_are_the_registrys() -> None:
+    """The options are made before any spec module is imported, from a list of the agents:
+    it is the registry's, in its order, with each agent's binary."""
+    declared = tuple((s.name, s.binary) for s in specs())
+    assert declared == CLI_AGENTS, (
+        f"pytest_plugin_evals/agents/__init__.py's CLI_AGENTS differs from the registry: {declared}"
+    )
+    assert all(s.bin_option == f"--eval-{s.name}-bin" for s in specs())
 
 
 def test_the_docs_table_is_the_registrys() -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_plugin_evals.sandbox import Sandbox
+from pytest_plugin_evals.util.inert import is_inert, mark_inert
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -60,3 +61,23 @@ def test_folders_are_deleted(tmp_path: Path) -> None:
     (box.cwd / "made.txt").write_text("x", encoding="utf-8")
     box.remove()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_run_inside_a_folder_of_kept_runs_needs_no_marker_of_its_own(tmp_path: Path) -> None:
+    mark_inert(tmp_path / "runs")
+    box = Sandbox.create(tmp_path / "runs" / "run-1")
+    assert not is_inert(box.root)  # the folder of runs is marked as a whole
+    assert is_inert(box.root.parent)
+    assert sorted(p.name for p in box.root.iterdir()) == ["config", "home", "out", "tmp"]
+
+
+def test_removal_follows_no_link(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("x", encoding="utf-8")
+    box = Sandbox.create(tmp_path / "run")
+    os.rmdir(box.tmp)
+    os.symlink(outside, box.tmp)  # an agent put a link in place of a folder
+    box.remove()
+    assert not box.root.exists()
+    assert (outside / "keep.txt").is_file()

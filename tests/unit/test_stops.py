@@ -13,7 +13,7 @@ import pytest
 from pytest_plugin_evals.agents.claude.auth import credential_notice
 from pytest_plugin_evals.plugin.ledger import StopSign
 from pytest_plugin_evals.plugin.settings import common_suite_root
-from pytest_plugin_evals.util.process import kill_tagged
+from pytest_plugin_evals.util.process import PidMark, kill_tagged, pid_mark
 
 
 def test_the_first_reason_stays(tmp_path: Path) -> None:
@@ -96,5 +96,42 @@ def test_kill_tagged_finds_a_process_that_left_its_session() -> None:
         assert other.poll() is None  # another token's process is left alone
     finally:
         for proc in (tagged, other):
+            proc.kill()
+            proc.wait()
+
+
+def _sleeper(token: str) -> subprocess.Popen[bytes]:
+    script = "import threading, time; threading.Thread(target=time.sleep, args=(60,)).start()"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],  # a thread of its own: a PID in the window too
+        env={**os.environ, "PYTEST_PLUGIN_EVALS_RUN": token},
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 10
+    while (
+        token.encode() not in Path(f"/proc/{proc.pid}/environ").read_bytes()
+        or len(list(Path(f"/proc/{proc.pid}/task").iterdir())) < 2
+    ):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    return proc
+
+
+@pytest.mark.skipif(pid_mark() is None, reason="Linux /proc of this PID namespace")
+def test_kill_tagged_since_a_mark_reads_only_processes_made_since() -> None:
+    before = _sleeper("t-early")  # made before the mark: not looked at
+    mark = pid_mark()
+    after = _sleeper("t-early")
+    try:
+        assert kill_tagged("PYTEST_PLUGIN_EVALS_RUN", "t-early", since=mark) == 1
+        assert after.wait(timeout=10) == -9
+        assert before.poll() is None
+        # A mark the counter may have gone all the way round since: every process is read.
+        assert mark is not None
+        old = PidMark(mark.last_pid, mark.forks - mark.pid_max, mark.pid_max)
+        assert kill_tagged("PYTEST_PLUGIN_EVALS_RUN", "t-early", since=old) == 1
+        assert before.wait(timeout=10) == -9
+    finally:
+        for proc in (before, after):
             proc.kill()
             proc.wait()
