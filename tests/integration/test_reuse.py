@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -257,3 +258,33 @@ def test_the_ini_twins(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\neval_reuse_max_age = 3 days\n")
     result = pytester.runpytest("-p", "no:cacheprovider", "evals")
     result.stderr.fnmatch_lines(["*ini eval_reuse_max_age must be an age such as*'3 days'*"])
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=Eval Test", "-c", "user.email=eval@example.org",
+         "-c", "commit.gpgsign=false", *args],
+        cwd=root, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+
+
+def test_a_git_baseline_arm_is_reused_until_its_commit_changes(sessions: Sessions) -> None:
+    root = sessions.pytester.path
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "v1")
+    (root / ".claude-plugin" / "plugin.json").write_text('{"name": "helper", "version": "1.1"}')
+    git(root, "commit", "-q", "-am", "v1.1")
+    baseline = ("--eval-baseline-plugin", "git:HEAD~1")
+    _, made, _ = sessions.run(*baseline)
+    assert arms_made(made) == {"with": 6, "baseline": 6}
+    (root / "skill.md").write_text("the pull request's change")  # the working tree only
+    result, made, doc = sessions.run(*baseline, "--eval-reuse", "last")
+    assert arms_made(made) == {"with": 6}
+    assert all(r.get("reusedFrom") for r in runs_of(doc, "baseline"))
+    result.stdout.fnmatch_lines(["--eval-reuse: 6 of 6 baseline-arm run(s) reused from *"])
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "v1.2")  # HEAD~1 is now another tree
+    result, made, _ = sessions.run(*baseline, "--eval-reuse", "last")
+    assert arms_made(made) == {"with": 6, "baseline": 6}
+    result.stdout.fnmatch_lines(["*changed since: the baseline plugin"])
