@@ -17,6 +17,7 @@ import inspect
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -92,6 +93,7 @@ class Reuse:
         self.config = config
         self.settings = settings
         self._agents: dict[int, str] = {}
+        self._digests: dict[tuple[str, Any], str] = {}
         self._source: Path | None = None
         self._looked = False
         self._lock = threading.Lock()  # runs made ahead ask from several threads
@@ -102,6 +104,14 @@ class Reuse:
             if key not in self._agents:
                 self._agents[key] = digest(agent_identity(agent))
             return self._agents[key]
+
+    def _once(self, key: tuple[str, Any], compute: Callable[[Any], str], arg: Any) -> str:
+        """``compute(arg)``, once per session and process: the files it reads do not change
+        while runs are made (a run's own files are elsewhere)."""
+        with self._lock:
+            if key not in self._digests:
+                self._digests[key] = compute(Path(arg) if isinstance(arg, str) else arg)
+            return self._digests[key]
 
     def fingerprint(self, item: EvalItem, agent: Agent) -> Fingerprint | str | None:
         """The fingerprint of the item's run (None when its arm is not reusable, or its agent
@@ -118,12 +128,13 @@ class Reuse:
             if plan is not None
             else None
         )
+        mocks = case.suite_root / "mocks"
         try:
             baseline = None
             if item.arm == "baseline" and item.baseline is not None:
-                baseline = tree_digest(Path(item.baseline.path))
+                baseline = self._once(("tree", item.baseline.path), tree_digest, item.baseline.path)
             parts = {
-                "case": case_part(case),
+                "case": self._once(("case", id(case)), case_part, case),
                 "agent": self._agent_part(agent),
                 "model": digest(settings.model or case.model),
                 "tools": digest(
@@ -142,7 +153,7 @@ class Reuse:
                         "mode": settings.mocks,
                         "realServers": settings.allow_real_servers,
                         "active": active,
-                        "suite": tree_digest(case.suite_root / "mocks"),
+                        "suite": self._once(("tree", mocks), tree_digest, mocks),
                     }
                 ),
                 "baseline": digest(baseline),
