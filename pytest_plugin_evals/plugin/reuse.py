@@ -164,6 +164,8 @@ class Reuse:
             }
         except TooLarge as exc:
             return f"{NOT_REUSED}: too large to fingerprint ({exc})"
+        except OSError as exc:  # a case file that vanished or cannot be read: made, as ever
+            return f"{NOT_REUSED}: cannot be fingerprinted ({exc})"
         return Fingerprint(parts)
 
     def source(self, item: EvalItem) -> Path | None:

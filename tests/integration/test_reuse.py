@@ -106,7 +106,7 @@ def test_a_pr_session_reuses_every_without_arm_run(sessions: Sessions) -> None:
     assert doc["costUsd"] == pytest.approx(0.12)
     # The plugin changes (a pull request): only the with arm is made again.
     (sessions.pytester.path / ".claude-plugin" / "skill.md").write_text("new")
-    second, made, doc = sessions.run("--eval-reuse", "last")
+    second, made, doc = sessions.run("--eval-reuse", "last", "--junitxml", "junit.xml")
     second.assert_outcomes(passed=12)
     assert arms_made(made) == {"with": 6}
     without = runs_of(doc, "without")
@@ -115,6 +115,8 @@ def test_a_pr_session_reuses_every_without_arm_run(sessions: Sessions) -> None:
     assert all(r["passed"] and r["costUsd"] == pytest.approx(0.01) for r in without)
     assert not any("reusedFrom" in r for r in runs_of(doc, "with"))
     assert doc["costUsd"] == pytest.approx(0.06)  # the with arm's: the rest was spent before
+    junit = (sessions.pytester.path / "junit.xml").read_text()
+    assert junit.count(f'name="eval_reused_from" value="{first_folder}"') == 6
     second.stdout.fnmatch_lines(
         [
             f"--eval-reuse: 6 of 6 without-arm run(s) reused from {first_folder} (their agent "
