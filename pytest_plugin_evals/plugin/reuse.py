@@ -70,7 +70,6 @@ def agent_identity(agent: Agent) -> dict[str, Any]:
     if spec is not None and isinstance(binary, str):
         version = output_of([binary, *spec.version_args])
         found["version"] = version or file_digest(Path(binary).resolve())
-        found["endpoints"] = {v: os.environ.get(v, d) for v, d in sorted(spec.endpoints.items())}
     argv = getattr(agent, "argv", None)
     if isinstance(argv, tuple):
         found["argv"] = list(argv)
@@ -84,6 +83,25 @@ def agent_identity(agent: Agent) -> dict[str, Any]:
             source = None
         found["source"] = file_digest(Path(source)) if source else None
     return found
+
+
+def model_context(agent: Agent) -> dict[str, Any]:
+    """Where the agent's model answers and which model it runs when none is given: its
+    endpoint variables and its own ``*MODEL*`` variables (``ANTHROPIC_MODEL`` …), as set."""
+    from pytest_plugin_evals.agents.base import spec_of
+
+    spec = spec_of(agent)
+    if spec is None:
+        return {}
+    passed, prefixes = spec.passed, spec.passed.prefixes_in(os.environ)
+    return {
+        "endpoints": {v: os.environ.get(v, d) for v, d in sorted(spec.endpoints.items())},
+        "variables": {
+            k: v
+            for k, v in sorted(os.environ.items())
+            if "MODEL" in k and (k in passed.names or k.startswith(prefixes))
+        },
+    }
 
 
 class Reuse:
@@ -136,7 +154,7 @@ class Reuse:
             parts = {
                 "case": self._once(("case", id(case)), case_part, case),
                 "agent": self._agent_part(agent),
-                "model": digest(settings.model or case.model),
+                "model": digest((settings.model or case.model, model_context(agent))),
                 "tools": digest(
                     {
                         "allow": settings.allow_tools,
