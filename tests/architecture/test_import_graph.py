@@ -40,7 +40,8 @@ ALLOWED: dict[str, frozenset[str]] = {
         {"model", "util", "sandbox", "recording", "judges", "graders", "mocks", "agents", "scoring"}
     ),
     "testing": frozenset({"model"}),
-    "__main__": frozenset({"reporting"}),
+    "scaffold": frozenset({"model", "suites", "judges", "mocks", "util"}),
+    "__main__": frozenset({"reporting", "scaffold"}),
     "plugin": frozenset(
         {
             "model",
