@@ -488,6 +488,9 @@ class RunResult:
     #: refused it, and the seconds it waited for that (see ``--eval-rate-limit-retries``).
     retries: int = 0
     retry_wait_seconds: float = 0.0
+    #: The earlier session's results folder this run was taken from (``--eval-reuse``): its
+    #: agent's cost was spent then; only its judge calls were made in this session.
+    reused_from: str | None = None
 
     @property
     def graded(self) -> bool:

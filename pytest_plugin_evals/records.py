@@ -409,6 +409,8 @@ def run_to_json(result: RunResult) -> JSONObject:
     doc["retries"] = result.retries
     if result.retry_wait_seconds:
         doc["retryWaitSeconds"] = result.retry_wait_seconds
+    if result.reused_from is not None:
+        doc["reusedFrom"] = result.reused_from
     return doc
 
 
@@ -458,6 +460,7 @@ def run_from_json(doc: Mapping[str, Any]) -> RunResult:
         unconfined=bool(doc.get("unconfined") or doc.get("unconfinedShell")),
         retries=_int(doc.get("retries")),
         retry_wait_seconds=_float(doc.get("retryWaitSeconds")),
+        reused_from=_opt_str(doc.get("reusedFrom")),
     )
 
 

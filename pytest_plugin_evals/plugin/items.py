@@ -309,6 +309,8 @@ class EvalItem(pytest.Function):
             ),
         )
         shown = [("eval_arm", result.arm), ("eval_run", str(result.run))]
+        if result.reused_from is not None:
+            shown.append(("eval_reused_from", plain(result.reused_from)[:PROPERTY_LIMIT]))
         if result.infra_error:
             shown.append(("eval_infra_error", result.infra_error))
         elif result.graded:

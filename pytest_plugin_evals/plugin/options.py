@@ -90,6 +90,18 @@ OPTIONS: tuple[Option, ...] = (
         metavar="PATH|last",
     ),
     Option(
+        "--eval-reuse",
+        "take the without arm's (and a git:REF baseline arm's) runs from an earlier session "
+        "when nothing that shapes them changed: last (the newest results folder under "
+        "<evals folder>/results) or that results folder",
+        metavar="last|DIR",
+    ),
+    Option(
+        "--eval-reuse-max-age",
+        "runs older than this are not reused (default 7d; e.g. 12h, 30m, 2w)",
+        metavar="AGE",
+    ),
+    Option(
         "--eval-fail-on-regression",
         "fail the session when a case regressed since the --eval-compare session",
         kind="bool",
@@ -495,6 +507,7 @@ def read_settings(config: pytest.Config) -> EvalSettings:
         **_rate_limits(config),
         compare=compare,
         fail_on_regression=fail_on_regression,
+        **_reuse(config),
         baseline_plugin=_baseline_plugin(config, ablation),
         shard=_shard(config),
         shard_durations=_shard_durations(config),
@@ -655,6 +668,41 @@ def _compare(config: pytest.Config) -> tuple[str | None, bool]:
             f"{where} needs --eval-compare (the earlier session to compare with)"
         )
     return compare, bool(fail)
+
+
+def _reuse(config: pytest.Config) -> dict[str, Any]:
+    """``--eval-reuse`` (``last``, or a results folder made absolute) and
+    ``--eval-reuse-max-age``."""
+    from pytest_plugin_evals.reuse import DEFAULT_MAX_AGE, parse_age
+
+    raw, where = _value(config, "--eval-reuse")
+    text = str(raw or "").strip()
+    reuse = None
+    if text.lower() == "last":
+        reuse = "last"
+    elif text:
+        folder = Path(config.invocation_params.dir, text).resolve()
+        if not (folder / "runs").is_dir():
+            raise pytest.UsageError(
+                f"{where}: no recorded runs at {folder} (expected a results folder holding runs/)"
+            )
+        own = _path(config, "--eval-output-dir")
+        if own is not None and own == folder:
+            raise pytest.UsageError(
+                f"{where}: {folder} is this session's own results folder (its runs are "
+                "replaced): name an earlier session's"
+            )
+        reuse = str(folder)
+    age, where = _value(config, "--eval-reuse-max-age")
+    max_age = DEFAULT_MAX_AGE
+    if age not in (None, ""):
+        try:
+            max_age = parse_age(str(age))
+        except ValueError:
+            raise pytest.UsageError(
+                f"{where} must be an age such as 7d, 12h, 30m or 90s (got {age!r})"
+            ) from None
+    return {"reuse": reuse, "reuse_max_age": max_age}
 
 
 def _agent(config: pytest.Config) -> str:

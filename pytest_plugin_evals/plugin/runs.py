@@ -105,6 +105,9 @@ class RunMaker:
         self._refusal: str | None = None
         self.limits = rate_limits(config, settings)
         self.limits.halted = self._interrupted
+        from pytest_plugin_evals.plugin.reuse import Reuse
+
+        self.reuse = Reuse(config, settings)
         terminate_as_interrupt(config)  # this process makes runs: SIGTERM must not orphan them
         from pytest_plugin_evals.agents.confine.bounds import Bounds
         from pytest_plugin_evals.agents.confine.network import Endpoint
@@ -223,17 +226,27 @@ class RunMaker:
         limits let it start, and again while the provider refuses it (see :mod:`.limiter`)."""
         ledger = self.config.stash.get(ledger_key, None)
         with ledger.flying() if ledger is not None else contextlib.nullcontext():
-            outcome = self.limits.make(
+            reused, fingerprint, note = self.reuse.take(self, item, agent, judge)
+            began = time.time()
+            outcome = reused or self.limits.make(
                 lambda: self._make_once(item, agent, judge),
                 timeout=item.case.timeout_seconds,
                 may_retry=lambda: self.skip(item) is None,
             )
+            if reused is None and fingerprint is not None and outcome.result.graded:
+                self.reuse.stamp(item, fingerprint, began, None, self)
+            if note is not None:
+                from dataclasses import replace
+
+                notes = (*outcome.result.notes, note)
+                outcome.result = replace(outcome.result, notes=notes)
             if ledger is not None:  # spent before it stops counting as in flight
                 from pytest_plugin_evals.agents import capabilities_of
 
-                # A replay's agent cost is history: only its judge calls were spent now.
+                # A replay's agent cost is history (a reused run's too): only its judge calls
+                # were spent now.
                 result = outcome.result
-                spends = capabilities_of(agent).spends
+                spends = capabilities_of(agent).spends and reused is None
                 ledger.add(result.cost_usd if spends else result.judge_cost_usd)
             return outcome
 

@@ -662,6 +662,10 @@ class EvalSession:
                 "tools could reach your files, processes and network",
                 yellow=True,
             )
+        from pytest_plugin_evals.plugin.reuse import reuse_lines
+
+        for line in reuse_lines(self.result, self.settings, self.suite_root(), self.results_dir):
+            say(line, yellow="made, not reused" in line)
         if self.results_dir is not None:
             notice = recordings_notice(self.results_dir / "mock-recordings")
             if notice:

@@ -106,6 +106,11 @@ class EvalSettings:
     #: Print the plan and start no agent (``--eval-plan``), for a Δ of ``min_effect``.
     plan: bool = False
     min_effect: float = 0.2
+    #: Reuse the without arm's and a baseline arm's runs of an earlier session
+    #: (``--eval-reuse``): ``last``, or a results folder (absolute); None: made anew.
+    reuse: str | None = None
+    #: How old a run may be to be reused, in seconds (``--eval-reuse-max-age``).
+    reuse_max_age: float = 7 * 86400.0
 
     def reducer_for(self, case_name: str) -> str:
         """The reducer of the case called ``case_name`` (the first matching glob wins)."""

@@ -157,6 +157,7 @@ class Run(_Shape):
     unconfinedShell: Bool = None
     retries: Num = None
     retryWaitSeconds: Num = None
+    reusedFrom: Str = None
 
 
 class Decision(_Shape):

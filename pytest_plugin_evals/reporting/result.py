@@ -467,7 +467,9 @@ def summarize(
     return SessionResult(
         started_at=started_at,
         duration_seconds=clean(duration_seconds) or 0.0,
-        cost_usd=clean(sum(r.cost_usd for r in every_run)) or 0.0,
+        # What this session spent: a reused run's agent cost was spent by an earlier one.
+        cost_usd=clean(sum(r.judge_cost_usd if r.reused_from else r.cost_usd for r in every_run))
+        or 0.0,
         partial=partial,
         partial_reason=(partial_reason or INFRA_PARTIAL_REASON) if partial else None,
         suite=SuiteInfo(

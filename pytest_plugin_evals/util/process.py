@@ -535,3 +535,15 @@ def _environ(pid: int) -> bytes:
             return b"\0" + fh.read() + b"\0"
     except OSError:
         return b""
+
+
+def output_of(argv: list[str], timeout: float = 30.0) -> str | None:
+    """What a short command (``claude --version``) prints on stdout, when it ends in time with
+    status 0 (None otherwise); at most 4 KB of it."""
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout[:4096].decode("utf-8", "replace").strip()

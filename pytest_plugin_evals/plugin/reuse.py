@@ -1,0 +1,334 @@
+"""``--eval-reuse last|DIR``: take the without arm's and a baseline arm's runs from an earlier
+session when nothing that shapes them changed (see :mod:`pytest_plugin_evals.reuse`).
+
+Every process that makes runs stamps each run of those arms it made (with or without
+``--eval-reuse``: the next session may reuse it), and, under ``--eval-reuse``, looks for the
+same run in the earlier results folder before making one: run N of a case's arm reuses that
+arm's recorded run N, so every process decides alone, the same way at ``-n 0`` and ``-n 2``,
+and runs the earlier session did not make are made (topped up). A reused run is graded again
+with today's graders (the ``replay:`` agent reads it back); its agent cost is the recorded one,
+spent when it was made, not in this session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_plugin_evals.plugin.keys import stamp_key
+from pytest_plugin_evals.plugin.settings import EvalSettings, results_dir
+from pytest_plugin_evals.reuse import (
+    LAST,
+    PARTS,
+    REUSABLE_ARMS,
+    Fingerprint,
+    Miss,
+    TooLarge,
+    case_part,
+    digest,
+    file_digest,
+    look_up,
+    newest_with_stamps,
+    tree_digest,
+    write_stamp,
+)
+
+if TYPE_CHECKING:
+    from pytest_plugin_evals.agents import Agent
+    from pytest_plugin_evals.judges import Judge
+    from pytest_plugin_evals.plugin.items import EvalItem
+    from pytest_plugin_evals.plugin.runs import RunMaker
+    from pytest_plugin_evals.reporting.result import SessionResult
+    from pytest_plugin_evals.runner import RunOutcome
+
+#: How many reasons for runs made although reuse was asked the summary lists.
+SHOWN_REASONS = 6
+#: The note of a run made although ``--eval-reuse`` was asked, before its reason.
+NOT_REUSED = "--eval-reuse: made, not reused"
+
+
+def agent_identity(agent: Agent) -> dict[str, Any]:
+    """The agent's name and version: an agent CLI's ``--version`` output (the bytes of its
+    binary when it prints none), a ``cmd:`` program's command line and the bytes of the files
+    it names, a ``py:`` callable's target and its module's source."""
+    from pytest_plugin_evals.agents.base import spec_of
+    from pytest_plugin_evals.util.process import output_of
+
+    name = str(getattr(agent, "name", type(agent).__name__))
+    found: dict[str, Any] = {"name": name, "type": type(agent).__qualname__}
+    spec = spec_of(agent)
+    binary = getattr(agent, "binary", None)
+    if spec is not None and isinstance(binary, str):
+        version = output_of([binary, *spec.version_args])
+        found["version"] = version or file_digest(Path(binary).resolve())
+    argv = getattr(agent, "argv", None)
+    if isinstance(argv, tuple):
+        found["argv"] = list(argv)
+        found["files"] = [file_digest(Path(a).resolve()) for a in argv if os.path.isfile(a)]
+    func = getattr(agent, "func", None)
+    if callable(func):
+        found["target"] = getattr(agent, "target", None)
+        try:
+            source = inspect.getsourcefile(func)
+        except TypeError:
+            source = None
+        found["source"] = file_digest(Path(source)) if source else None
+    return found
+
+
+def model_context(agent: Agent) -> dict[str, Any]:
+    """Where the agent's model answers and which model it runs when none is given: its
+    endpoint variables and its own ``*MODEL*`` variables (``ANTHROPIC_MODEL`` …), as set."""
+    from pytest_plugin_evals.agents.base import spec_of
+
+    spec = spec_of(agent)
+    if spec is None:
+        return {}
+    passed, prefixes = spec.passed, spec.passed.prefixes_in(os.environ)
+    return {
+        "endpoints": {v: os.environ.get(v, d) for v, d in sorted(spec.endpoints.items())},
+        "variables": {
+            k: v
+            for k, v in sorted(os.environ.items())
+            if "MODEL" in k and (k in passed.names or k.startswith(prefixes))
+        },
+    }
+
+
+class Reuse:
+    """One process's stamps and look-ups (held by its :class:`RunMaker`)."""
+
+    def __init__(self, config: pytest.Config, settings: EvalSettings) -> None:
+        self.config = config
+        self.settings = settings
+        self._agents: dict[int, str] = {}
+        self._digests: dict[tuple[str, Any], str] = {}
+        self._source: Path | None = None
+        self._looked = False
+        self._lock = threading.Lock()  # runs made ahead ask from several threads
+
+    def _agent_part(self, agent: Agent) -> str:
+        key = id(agent)
+        with self._lock:
+            if key not in self._agents:
+                self._agents[key] = digest(agent_identity(agent))
+            return self._agents[key]
+
+    def _once(self, key: tuple[str, Any], compute: Callable[[Any], str], arg: Any) -> str:
+        """``compute(arg)``, once per session and process: the files it reads do not change
+        while runs are made (a run's own files are elsewhere)."""
+        with self._lock:
+            if key not in self._digests:
+                self._digests[key] = compute(Path(arg) if isinstance(arg, str) else arg)
+            return self._digests[key]
+
+    def fingerprint(self, item: EvalItem, agent: Agent) -> Fingerprint | str | None:
+        """The fingerprint of the item's run (None when its arm is not reusable, or its agent
+        replays; a line when a folder is too large to fingerprint)."""
+        from pytest_plugin_evals.agents import capabilities_of
+        from pytest_plugin_evals.plugin.sharding import plugin_version
+
+        if item.arm not in REUSABLE_ARMS or not capabilities_of(agent).spends:
+            return None
+        settings, case = self.settings, item.case
+        plan = item.mock_plan
+        active = (
+            sorted((s.name, s.kind, s.registered) for s in plan.active(item.arm != "without"))
+            if plan is not None
+            else None
+        )
+        mocks = case.suite_root / "mocks"
+        try:
+            baseline = None
+            if item.arm == "baseline" and item.baseline is not None:
+                baseline = self._once(("tree", item.baseline.path), tree_digest, item.baseline.path)
+            parts = {
+                "case": self._once(("case", id(case)), case_part, case),
+                "agent": self._agent_part(agent),
+                "model": digest((settings.model or case.model, model_context(agent))),
+                "tools": digest(
+                    {
+                        "allow": settings.allow_tools,
+                        "disallow": settings.disallow_tools,
+                        "unconfined": settings.unconfined,
+                        "network": settings.allow_network,
+                        "bounds": settings.bounds,
+                        "envPass": settings.env_pass,
+                        "scaffold": settings.scaffold,
+                    }
+                ),
+                "mocks": digest(
+                    {
+                        "mode": settings.mocks,
+                        "realServers": settings.allow_real_servers,
+                        "active": active,
+                        "suite": self._once(("tree", mocks), tree_digest, mocks),
+                    }
+                ),
+                "baseline": digest(baseline),
+                "judge": digest(
+                    None if settings.no_judge else (settings.judge, settings.judge_model)
+                ),
+                "harness": digest(plugin_version()),
+            }
+        except TooLarge as exc:
+            return f"{NOT_REUSED}: too large to fingerprint ({exc})"
+        except OSError as exc:  # a case file that vanished or cannot be read: made, as ever
+            return f"{NOT_REUSED}: cannot be fingerprinted ({exc})"
+        return Fingerprint(parts)
+
+    def source(self, item: EvalItem) -> Path | None:
+        """The earlier results folder runs are reused from (None: none, or not asked)."""
+        with self._lock:
+            if not self._looked:
+                wanted = self.settings.reuse
+                stamp = self.config.stash[stamp_key]
+                own = results_dir(self.settings, item.case.suite_root, stamp)
+                if wanted == LAST:
+                    self._source = newest_with_stamps(item.case.suite_root / "results", own)
+                elif wanted is not None:
+                    self._source = Path(wanted)
+                self._looked = True
+            return self._source
+
+    def take(
+        self, maker: RunMaker, item: EvalItem, agent: Agent, judge: Judge | None
+    ) -> tuple[RunOutcome | None, Fingerprint | None, str | None]:
+        """The item's run reused from the earlier session, when it may be; else None, with the
+        fingerprint to stamp the run made with and the note it gets (why it is not reused)."""
+        from pytest_plugin_evals.recording import run_folder
+
+        fingerprint = self.fingerprint(item, agent)
+        if not isinstance(fingerprint, Fingerprint):
+            return None, None, fingerprint
+        source = self.source(item) if self.settings.reuse is not None else None
+        if source is None:
+            return None, fingerprint, None
+        recorded = run_folder(source / "runs", item.case, item.arm, item.run, item.agent_label)
+        found = look_up(
+            source, recorded, fingerprint, max_age=self.settings.reuse_max_age, now=time.time()
+        )
+        if isinstance(found, Miss):
+            return None, fingerprint, _note(found)
+        outcome = self._replay(maker, item, source, judge)
+        if outcome.result.infra_error is not None:
+            note = f"{NOT_REUSED}: {outcome.result.error}"
+            return None, fingerprint, note
+        self.stamp(item, fingerprint, found.stamp.made_at, found.stamp.origin, maker)
+        return outcome, fingerprint, None
+
+    def _replay(
+        self, maker: RunMaker, item: EvalItem, source: Path, judge: Judge | None
+    ) -> RunOutcome:
+        from pytest_plugin_evals.agents.replay import ReplayAgent
+        from pytest_plugin_evals.runner import execute_run
+
+        outcome = execute_run(
+            item.case,
+            item.arm,
+            item.run,
+            agent=ReplayAgent(source),
+            run_root=maker.root / f"reused-{item.arm}-{item.run}-{next(maker.made)}",
+            plugin_dir=item.plugin_dir,
+            two_arm=item.two_arm and item.baseline is None,
+            options=maker.options(item, judge),
+            mock_plan=item.mock_plan,
+            agent_label=item.agent_label,
+        )
+        outcome.result = replace(outcome.result, reused_from=str(source))
+        return outcome
+
+    def stamp(
+        self,
+        item: EvalItem,
+        fingerprint: Fingerprint,
+        made_at: float,
+        origin: str | None,
+        maker: RunMaker,
+    ) -> None:
+        """Stamp the item's run kept in this session's results folder."""
+        from pytest_plugin_evals.recording import run_folder
+
+        results = maker.results_for(item)
+        folder = run_folder(results / "runs", item.case, item.arm, item.run, item.agent_label)
+        # A run kept without its stamp is made again next time, never lost.
+        with contextlib.suppress(OSError):
+            write_stamp(folder, fingerprint, made_at, origin or str(results))
+
+
+def _note(miss: Miss) -> str | None:
+    """The note of a run made because of ``miss`` (none when it was never recorded)."""
+    if miss.kind == "absent":
+        return None
+    if miss.kind == "changed":
+        named = ", ".join(PARTS.get(p, p) for p in miss.detail.split(", "))
+        return f"{NOT_REUSED}: changed since: {named}"
+    if miss.kind == "old":
+        return f"{NOT_REUSED}: older than --eval-reuse-max-age"
+    if miss.kind == "unstamped":
+        return f"{NOT_REUSED}: recorded without a fingerprint"
+    if miss.kind == "failed":
+        return f"{NOT_REUSED}: the recorded run was not made"
+    return f"{NOT_REUSED}: {miss.detail}"
+
+
+def reuse_lines(
+    result: SessionResult, settings: EvalSettings, suite_root: Path | None, own: Path | None
+) -> list[str]:
+    """The summary's lines on reuse: how many runs of each reusable arm were reused and from
+    where, what their agents cost when they were made, and why the others were made."""
+    from collections import Counter
+
+    from pytest_plugin_evals.reuse import newest_with_stamps
+
+    if settings.reuse is None:
+        return []
+    runs = [r.result for c in result.cases for r in c.runs]
+    lines: list[str] = []
+    for arm in REUSABLE_ARMS:
+        of_arm = [r for r in runs if r.arm == arm]
+        if not of_arm:
+            continue
+        reused = [r for r in of_arm if r.reused_from is not None]
+        if not reused:
+            lines.append(f"--eval-reuse: none of the {len(of_arm)} {arm}-arm run(s) reused")
+            continue
+        sources = ", ".join(sorted({str(r.reused_from) for r in reused}))
+        cost = sum(max(0.0, r.cost_usd - r.judge_cost_usd) for r in reused)
+        lines.append(
+            f"--eval-reuse: {len(reused)} of {len(of_arm)} {arm}-arm run(s) reused from "
+            f"{sources} (their agent cost, ${cost:.4f}, was spent when they were made)"
+        )
+    if (
+        settings.reuse == LAST
+        and suite_root is not None
+        and own is not None
+        and not any(r.reused_from for r in runs)
+        and newest_with_stamps(suite_root / "results", own) is None
+    ):
+        lines.append(
+            f"--eval-reuse last: no earlier results folder with reusable runs under "
+            f"{suite_root / 'results'} — every run was made"
+        )
+    notes = Counter(
+        n.removeprefix(f"{NOT_REUSED}: ") for r in runs for n in r.notes if n.startswith(NOT_REUSED)
+    )
+    common = notes.most_common()
+    for reason, count in common[:SHOWN_REASONS]:
+        lines.append(f"--eval-reuse: {count} run(s) made, not reused: {reason}")
+    if len(common) > SHOWN_REASONS:
+        rest = sum(count for _, count in common[SHOWN_REASONS:])
+        lines.append(
+            f"--eval-reuse: {rest} more run(s) made, not reused, for other reasons (each run's "
+            "notes in the JSON document say why)"
+        )
+    return lines

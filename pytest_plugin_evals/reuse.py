@@ -1,0 +1,411 @@
+"""Runs an earlier session made, taken again when nothing that shapes them changed.
+
+The without arm loads no plugin, and a ``git:REF`` baseline arm loads a tree of a commit: a
+change to the plugin under test cannot have changed their runs. Each run of those arms is
+kept with a *stamp* (``reuse.json`` beside its ``meta.json``): the :class:`Fingerprint` of
+everything that shapes the run, part by part, and when the agent made it. ``--eval-reuse``
+looks for the same run (the same case, arm, run number and agent label) in an earlier results
+folder, and takes it when its fingerprint is equal and it is younger than
+``--eval-reuse-max-age``; the session then grades it again with today's graders, as
+``replay:`` does. Everything read back is hostile input: a stamp or a run that is not as a
+session writes one (a link, a wrong type, too large) is refused in one line and made again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import stat
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from .model import Case
+from .recording import MAX_META, META, RecordedRunRefused, read_recorded_run
+from .util.jsonlines import JSONFileError, dumps, load_strict
+from .util.plainfiles import NotPlain, plain_folder, read_plain
+
+#: A reusable run's stamp, in its folder.
+STAMP = "reuse.json"
+#: A stamp larger than this is refused.
+MAX_STAMP = 64 * 1024
+#: A recorded run's ``meta.json`` larger than this is not reused.
+MAX_REUSED_META = min(MAX_META, 16 * 2**20)
+#: How old a run may be to be reused, by default (seconds: seven days).
+DEFAULT_MAX_AGE = 7 * 86400.0
+#: The arms whose runs do not depend on the plugin under test.
+REUSABLE_ARMS = ("without", "baseline")
+#: The ``--eval-reuse`` value that names the newest earlier results folder.
+LAST = "last"
+
+#: What each part of a fingerprint covers, as the summary names a part that changed.
+PARTS = {
+    "case": "the case's files",
+    "agent": "the agent or its version",
+    "model": "the model or its endpoint",
+    "tools": "the tools, grants or sandbox",
+    "mocks": "the mocks",
+    "baseline": "the baseline plugin",
+    "judge": "the judge",
+    "harness": "pytest-plugin-evals' version",
+}
+
+#: The most files, and bytes, a fingerprint reads in one folder.
+MAX_TREE_FILES = 20_000
+MAX_TREE_BYTES = 512 * 2**20
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_AGE = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
+
+
+def parse_age(text: str) -> float:
+    """``7d``, ``12h``, ``30m``, ``90s``, ``2w`` (or several: ``1d12h``) as seconds;
+    :class:`ValueError` for anything else."""
+    raw = text.strip().lower()
+    if not raw or _AGE.sub("", raw):
+        raise ValueError(text)
+    total = sum(float(n) * _UNITS[unit] for n, unit in _AGE.findall(raw))
+    if not math.isfinite(total) or total <= 0:
+        raise ValueError(text)
+    return total
+
+
+class TooLarge(Exception):
+    """A folder too large to fingerprint (its runs are made, never reused)."""
+
+
+def digest(value: Any) -> str:
+    """The SHA-256 of ``value`` as canonical JSON."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def file_digest(path: Path, limit: int = MAX_TREE_BYTES) -> str:
+    """The SHA-256 of a file's bytes (``absent`` when there is none; :class:`TooLarge`)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "absent"
+    if stat.S_ISDIR(st.st_mode):
+        return tree_digest(path)
+    if st.st_size > limit:
+        raise TooLarge(f"{path} is larger than {limit // 2**20} MB")
+    sha = hashlib.sha256()
+    try:
+        with path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                sha.update(block)
+    except OSError:
+        return "unreadable"
+    return sha.hexdigest()
+
+
+def tree_digest(root: Path, skip: Callable[[PurePosixPath], bool] = lambda _: False) -> str:
+    """The SHA-256 of a folder: every name under it, each file's bytes, each link's target
+    (never followed); ``absent`` when there is no folder. ``skip`` leaves names out."""
+    if not root.is_dir():
+        return "absent" if not root.exists() else file_digest(root)
+    sha = hashlib.sha256()
+    files = 0
+    size = 0
+    pending = [PurePosixPath()]
+    while pending:
+        rel = pending.pop()
+        try:
+            with os.scandir(root / rel) as entries:
+                listed = sorted(entries, key=lambda e: e.name)
+        except OSError:
+            sha.update(f"unreadable {rel}\n".encode("utf-8", "surrogatepass"))
+            continue
+        for entry in listed:
+            child = rel / entry.name
+            if skip(child):
+                continue
+            files += 1
+            if files > MAX_TREE_FILES:
+                raise TooLarge(f"{root} holds more than {MAX_TREE_FILES:,} files")
+            name = child.as_posix().encode("utf-8", "surrogatepass")
+            if entry.is_symlink():
+                sha.update(b"L " + name + b" " + os.fsencode(os.readlink(entry.path)) + b"\n")
+            elif entry.is_dir(follow_symlinks=False):
+                sha.update(b"D " + name + b"\n")
+                pending.append(child)
+            elif entry.is_file(follow_symlinks=False):
+                size += entry.stat(follow_symlinks=False).st_size
+                if size > MAX_TREE_BYTES:
+                    raise TooLarge(f"{root} holds more than {MAX_TREE_BYTES // 2**20} MB")
+                sha.update(b"F " + name + b" " + file_digest(Path(entry.path)).encode() + b"\n")
+    return sha.hexdigest()
+
+
+def _case_skip(rel: PurePosixPath) -> bool:
+    """A case folder's names left out of its fingerprint: its graders (applied again to a
+    reused run) and results folders a session writes."""
+    return rel.parts[0] in ("graders", "results", "__pycache__", ".pytest_cache")
+
+
+def case_part(case: Case) -> str:
+    """What of the case shapes a run: its fields but its graders (the prompt, the model, the
+    tools, the limits, the environment, the files it names) and every file of its own folder
+    but ``graders/``; :class:`TooLarge`."""
+    own_folder = case.source in ("prose", "case_yaml", "mixed")
+    named = [*case.plugins, *case.add_dirs, case.history_file or "", case.scaffold_script or ""]
+    return digest(
+        {
+            "name": case.name,
+            "prompt": case.prompt,
+            "model": case.model,
+            "maxTurns": case.max_turns,
+            "timeout": case.timeout_seconds,
+            "allowedTools": case.allowed_tools,
+            "disallowedTools": case.disallowed_tools,
+            "env": case.env,
+            "appendSystemPrompt": case.append_system_prompt,
+            "mocks": case.mocks,
+            "requiresSecret": case.requires_secret,
+            "inputFiles": [(rel, file_digest(src)) for src, rel in case.input_files],
+            "named": [(n, file_digest(case.dir / n)) for n in named if n],
+            "folder": tree_digest(case.dir, _case_skip) if own_folder else None,
+        }
+    )
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """Everything that shapes a run, part by part (see :data:`PARTS`): each part's digest."""
+
+    parts: Mapping[str, str]
+
+    @property
+    def value(self) -> str:
+        return digest(dict(self.parts))
+
+    def changed(self, other: Mapping[str, str]) -> list[str]:
+        """The parts that differ from ``other`` (a recorded stamp's parts), by name."""
+        names = sorted(set(self.parts) | set(other))
+        return [n for n in names if self.parts.get(n) != other.get(n)]
+
+
+def write_stamp(run_dir: Path, fingerprint: Fingerprint, made_at: float, origin: str) -> None:
+    """Stamp a kept run: its fingerprint, when the agent made it (epoch seconds) and the
+    results folder it was first recorded in. A link in the stamp's place is never written
+    through."""
+    target = run_dir / STAMP
+    if not run_dir.is_dir() or run_dir.is_symlink():
+        return
+    if target.is_symlink():
+        target.unlink()
+    doc = {
+        "fingerprint": fingerprint.value,
+        "parts": dict(fingerprint.parts),
+        "madeAt": made_at,
+        "origin": origin,
+    }
+    target.write_text(dumps(doc, indent=1), encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Stamp:
+    fingerprint: str
+    parts: dict[str, str]
+    made_at: float
+    origin: str
+
+
+_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+def read_stamp(path: Path, name: str) -> Stamp | None:
+    """The stamp at ``path`` (None when there is none); :class:`RecordedRunRefused` when it is
+    not as a session writes one (one line: what, where)."""
+    where = f"the recorded run {name}'s {STAMP}"
+    try:
+        data = read_plain(path, MAX_STAMP)
+    except FileNotFoundError:
+        return None
+    except NotPlain as exc:
+        if exc.kind == "missing":
+            return None
+        raise RecordedRunRefused(f"{where} is {exc.detail}: refused") from None
+    except OSError as exc:
+        raise RecordedRunRefused(f"{where} cannot be read: {exc.strerror or exc}") from None
+    if data is None:
+        raise RecordedRunRefused(f"{where} is larger than {MAX_STAMP // 1024} KB: refused")
+    try:
+        doc = load_strict(data.decode("utf-8"))
+    except (UnicodeDecodeError, JSONFileError) as exc:
+        raise RecordedRunRefused(f"{where} is not JSON ({exc}): refused") from None
+    if not isinstance(doc, dict):
+        raise RecordedRunRefused(f"{where} is not a JSON object: refused")
+    fingerprint, parts = doc.get("fingerprint"), doc.get("parts")
+    made_at, origin = doc.get("madeAt"), doc.get("origin")
+    problem = None
+    if not isinstance(fingerprint, str) or not _HEX.fullmatch(fingerprint):
+        problem = "fingerprint is not a SHA-256"
+    elif (
+        not isinstance(parts, dict)
+        or len(parts) > 64
+        or not all(isinstance(v, str) and len(v) <= 128 for v in parts.values())
+    ):
+        problem = "parts is not an object of digests"
+    elif isinstance(made_at, bool) or not isinstance(made_at, (int, float)):
+        problem = "madeAt is not a number"
+    elif not math.isfinite(made_at):
+        problem = "madeAt is not a finite number"
+    elif not isinstance(origin, str) or len(origin) > 4096:
+        problem = "origin is not a path"
+    if problem is not None:
+        raise RecordedRunRefused(f"{where}: {problem}: refused")
+    assert isinstance(fingerprint, str) and isinstance(parts, dict) and isinstance(origin, str)
+    return Stamp(fingerprint, parts, float(made_at), origin)  # type: ignore[arg-type]
+
+
+#: A recorded meta.json's fields and the types a session writes them with.
+_META_TYPES: dict[str, tuple[type, ...]] = {
+    "agent": (str,),
+    "finalMessage": (str,),
+    "toolCalls": (list,),
+    "turns": (int,),
+    "inputTokens": (int, type(None)),
+    "outputTokens": (int, type(None)),
+    "costUsd": (int, float),
+    "durationSeconds": (int, float),
+    "error": (str, type(None)),
+    "infraError": (str, type(None)),
+    "filesCreated": (list,),
+    "notes": (list,),
+    "mockCalls": (list, type(None)),
+}
+
+
+def meta_problem(meta: Mapping[str, Any]) -> str | None:
+    """Why a recorded run's ``meta.json`` is not as a session writes one, if it is not."""
+    for key, types in _META_TYPES.items():
+        value = meta.get(key)
+        if key not in meta:
+            continue
+        if isinstance(value, bool) or not isinstance(value, types):
+            return f"{key} is not of the type a session writes"
+    cost = meta.get("costUsd", 0)
+    if not math.isfinite(cost) or cost < 0:
+        return "costUsd is not a price"
+    if meta.get("infraError") is not None:
+        return "it was not made (an infrastructure error)"
+    if not all(isinstance(c, dict) for c in meta.get("toolCalls") or []):
+        return "toolCalls holds what is not a tool call"
+    if not all(isinstance(f, str) for f in meta.get("filesCreated") or []):
+        return "filesCreated holds what is not a file name"
+    return None
+
+
+@dataclass(frozen=True)
+class Found:
+    """A recorded run that may be reused: its folder and its stamp."""
+
+    folder: Path
+    stamp: Stamp
+
+
+@dataclass(frozen=True)
+class Miss:
+    """Why a run is made although reuse was asked: ``absent`` (none recorded: topped up),
+    ``changed`` (the parts named), ``old``, ``unstamped`` or ``refused`` (the line says)."""
+
+    kind: str
+    detail: str = ""
+
+
+def look_up(
+    source: Path,
+    run_dir: Path,
+    fingerprint: Fingerprint,
+    *,
+    max_age: float,
+    now: float,
+) -> Found | Miss:
+    """The run recorded at ``run_dir`` (under the results folder ``source``), when it may be
+    reused for a run of ``fingerprint`` now; else why not."""
+    try:
+        rel = run_dir.relative_to(source).as_posix()
+    except ValueError:
+        return Miss("refused", f"{run_dir} is not in {source}")
+    try:
+        if not os.path.lexists(run_dir / META):
+            return Miss("absent")
+        try:
+            if os.lstat(run_dir / META).st_size > MAX_REUSED_META:
+                limit = MAX_REUSED_META // 2**20
+                return Miss("refused", f"the recorded run {rel}'s {META} is larger than {limit} MB")
+        except OSError:
+            return Miss("absent")
+        recorded = read_recorded_run(source, run_dir)
+        if recorded is None:
+            return Miss("absent")
+        stamp = read_stamp(run_dir / STAMP, rel)
+    except RecordedRunRefused as exc:
+        return Miss("refused", str(exc))
+    except NotPlain as exc:
+        return Miss("refused", f"the recorded run {rel}: {exc.detail}: refused")
+    if stamp is None:
+        return Miss("unstamped")
+    if isinstance(recorded.meta, str):
+        return Miss("refused", f"the recorded run {rel}'s {META} cannot be read: {recorded.meta}")
+    problem = meta_problem(recorded.meta)
+    if problem is not None:
+        kind = "failed" if problem.startswith("it was not made") else "refused"
+        return Miss(kind, f"the recorded run {rel}: {problem}")
+    if stamp.fingerprint != fingerprint.value:
+        return Miss("changed", ", ".join(fingerprint.changed(stamp.parts)) or "fingerprint")
+    if now - stamp.made_at > max_age or stamp.made_at > now + 300:
+        return Miss("old")
+    return Found(run_dir, stamp)
+
+
+def newest_with_stamps(results_root: Path, own: Path) -> Path | None:
+    """The newest results folder under ``results_root`` (by when its session began) that
+    holds a stamped run, other than ``own``; links are not followed."""
+    try:
+        folders = list(results_root.iterdir())
+    except OSError:
+        return None
+    own_resolved = own.resolve()
+    found: list[tuple[int, str, Path]] = []
+    for folder in folders:
+        try:
+            runs = folder / "runs"
+            if folder.is_symlink() or not plain_folder(runs) or folder.resolve() == own_resolved:
+                continue
+            began = os.lstat(runs).st_mtime_ns
+            owner = runs / ".session"
+            if os.path.isfile(owner) and not os.path.islink(owner):
+                began = os.lstat(owner).st_mtime_ns
+            if _has_stamp(runs):
+                found.append((began, folder.name, folder))
+        except (OSError, NotPlain):
+            continue
+    return max(found)[2] if found else None
+
+
+def _has_stamp(runs: Path, limit: int = 10_000) -> bool:
+    """Whether a runs folder holds a stamped run (looking at no more than ``limit`` folders)."""
+    looked = 0
+    for case in _folders(runs):
+        for run in _folders(case):
+            looked += 1
+            if looked > limit:
+                return False
+            if os.path.isfile(run / STAMP):
+                return True
+    return False
+
+
+def _folders(path: Path) -> Iterable[Path]:
+    try:
+        with os.scandir(path) as entries:
+            return [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []

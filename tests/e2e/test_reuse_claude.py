@@ -1,0 +1,72 @@
+"""``--eval-reuse last`` with the real ``claude`` binary, offline against the scripted model:
+a pull request's session makes the with arm's runs only, and every run again when the model
+changes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
+from tests.helpers import write_tree
+
+SKILL = "release-helper:next-version"
+
+SKILL_MD = """---
+name: next-version
+description: Work out the next semantic version. Use when asked which version to release.
+---
+Bump the patch part for fixes, the minor part for features.
+"""
+
+
+def without_arm_runs(model: ScriptedModel) -> int:
+    """The runs made without the plugin: the skill they ask for is unknown to them."""
+    return sum(
+        1 for r in model.message_requests if "Unknown skill" in str(r.get("tool_result") or "")
+    )
+
+
+@pytest.mark.parametrize("workers", ["-n0", "-n2"])
+def test_a_pr_session_pays_for_the_with_arm_only(
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any, workers: str
+) -> None:
+    write_tree(
+        pytester.path,
+        {
+            ".claude-plugin/plugin.json": json.dumps({"name": "release-helper"}),
+            "skills/next-version/SKILL.md": SKILL_MD,
+            "evals/next/prompt.md": (
+                "---\nruns: 2\nallowed_tools: [Skill]\n---\n"
+                "We fixed two bugs since v1.4.0. Which version should we release next?\n"
+            ),
+            "evals/next/graders/answer.md": "---\ntype: regex\npattern: '1\\.4\\.1'\n---\n",
+        },
+    )
+    scripted_model.add(
+        Rule(when_tool_result=f"Launching skill: {SKILL}", reply=text("1.4.1: fixes only.")),
+        Rule(when_tool_result="Unknown skill", reply=text("Let us say 2.0.0.")),
+        Rule(when_prompt="release next", reply=tool_use("Skill", {"skill": SKILL})),
+    )
+    result, first = run_evals(workers)
+    result.assert_outcomes(passed=4)
+    assert without_arm_runs(scripted_model) == 2
+    spent = first["costUsd"]
+    # A pull request edits the skill: the without arm cannot have changed.
+    (pytester.path / "skills" / "next-version" / "SKILL.md").write_text(SKILL_MD + "\nNew.\n")
+    result, second = run_evals(workers, "--eval-reuse", "last")
+    result.assert_outcomes(passed=4)
+    assert without_arm_runs(scripted_model) == 2  # none more
+    (case,) = second["cases"]
+    assert all(r.get("reusedFrom") for r in case["arms"]["without"])
+    assert [r["passed"] for r in case["arms"]["without"]] == [False, False]
+    assert second["costUsd"] < spent
+    result.stdout.fnmatch_lines(["--eval-reuse: 2 of 2 without-arm run(s) reused from *"])
+    # Another model: nothing is reused.
+    result, third = run_evals(workers, "--eval-reuse", "last", model="claude-other-model")
+    assert without_arm_runs(scripted_model) == 4
+    (case,) = third["cases"]
+    assert not any(r.get("reusedFrom") for r in case["arms"]["without"])
+    result.stdout.fnmatch_lines(["*2 run(s) made, not reused: changed since: the model*"])

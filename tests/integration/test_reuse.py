@@ -1,0 +1,292 @@
+"""``--eval-reuse``: a pull request's session takes the without arm's runs from the earlier
+session when nothing that shapes them changed, and makes them again when something did.
+
+The agent is a ``cmd:`` program that logs every run it makes to a file outside its run (so
+the sessions pass ``--eval-unconfined`` on purpose) and reports a cost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import write_tree
+
+pytestmark = pytest.mark.workers
+
+#: Answers "done" (the plugin's arm also says "plugin"), reports $0.01 of usage, and appends
+#: "<case> <arm> <run>" to $EVAL_REUSE_LOG.
+AGENT = """\
+import json, os, sys
+sys.stdin.read()
+arm = os.environ["EVAL_ARM"]
+with open(os.environ["EVAL_REUSE_LOG"], "a") as log:
+    log.write(f"{os.environ['EVAL_CASE']} {arm} {os.environ['EVAL_RUN']}\\n")
+with open(os.environ["EVAL_TRACE_FILE"], "a") as trace:
+    trace.write(json.dumps({"type": "usage", "input_tokens": 10, "output_tokens": 5,
+                            "cost_usd": 0.01}) + "\\n")
+print("done" + (" plugin" if arm == "with" else ""))
+"""
+
+CASES = ("alpha", "beta")
+
+
+def make_suite(root: Path, runs: int = 3) -> str:
+    files = {
+        "agent.py": AGENT,
+        ".claude-plugin/plugin.json": '{"name": "helper", "version": "1.0.0"}',
+    }
+    for name in CASES:
+        files[f"evals/{name}/prompt.md"] = f"---\nruns: {runs}\n---\nCase {name}.\n"
+        files[f"evals/{name}/graders/done.md"] = "---\ntype: regex\npattern: done\n---\n"
+    write_tree(root, files)
+    return "cmd:" + shlex.join([sys.executable, str(root / "agent.py")])
+
+
+class Sessions:
+    """Runs sessions of one suite, each in a results folder of its own, and says which runs
+    the agent made in each."""
+
+    def __init__(self, pytester: pytest.Pytester, plugin_args: list[str]) -> None:
+        self.pytester = pytester
+        self.plugin_args = plugin_args
+        self.agent = make_suite(pytester.path)
+        self.log = pytester.path / "made.log"
+        self.count = 0
+
+    def run(self, *extra: str) -> tuple[pytest.RunResult, list[str], dict[str, Any]]:
+        self.count += 1
+        out = self.pytester.path / "evals" / "results" / f"s{self.count}"
+        self.log.write_text("")
+        os.environ["EVAL_REUSE_LOG"] = str(self.log)
+        result = self.pytester.runpytest(
+            *self.plugin_args,
+            "evals",
+            f"--eval-agent={self.agent}",
+            "--eval-unconfined",
+            f"--eval-output-dir={out}",
+            *extra,
+        )
+        doc = json.loads((out / "aggregate-result.json").read_text())
+        return result, self.log.read_text().splitlines(), doc
+
+
+@pytest.fixture
+def sessions(
+    pytester: pytest.Pytester, plugin_args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> Sessions:
+    monkeypatch.setenv("EVAL_REUSE_LOG", str(pytester.path / "made.log"))
+    return Sessions(pytester, plugin_args)
+
+
+def arms_made(lines: list[str]) -> dict[str, int]:
+    made: dict[str, int] = {}
+    for line in lines:
+        arm = line.split()[1]
+        made[arm] = made.get(arm, 0) + 1
+    return made
+
+
+def runs_of(doc: dict[str, Any], arm: str) -> list[dict[str, Any]]:
+    return [run for case in doc["cases"] for run in case["arms"].get(arm, [])]
+
+
+def test_a_pr_session_reuses_every_without_arm_run(sessions: Sessions) -> None:
+    first, made, doc = sessions.run()
+    first.assert_outcomes(passed=12)
+    assert arms_made(made) == {"with": 6, "without": 6}
+    assert doc["costUsd"] == pytest.approx(0.12)
+    # The plugin changes (a pull request): only the with arm is made again.
+    (sessions.pytester.path / ".claude-plugin" / "skill.md").write_text("new")
+    second, made, doc = sessions.run("--eval-reuse", "last", "--junitxml", "junit.xml")
+    second.assert_outcomes(passed=12)
+    assert arms_made(made) == {"with": 6}
+    without = runs_of(doc, "without")
+    first_folder = str(sessions.pytester.path / "evals" / "results" / "s1")
+    assert [r.get("reusedFrom") for r in without] == [first_folder] * 6
+    assert all(r["passed"] and r["costUsd"] == pytest.approx(0.01) for r in without)
+    assert not any("reusedFrom" in r for r in runs_of(doc, "with"))
+    assert doc["costUsd"] == pytest.approx(0.06)  # the with arm's: the rest was spent before
+    junit = (sessions.pytester.path / "junit.xml").read_text()
+    assert junit.count(f'name="eval_reused_from" value="{first_folder}"') == 6
+    second.stdout.fnmatch_lines(
+        [
+            f"--eval-reuse: 6 of 6 without-arm run(s) reused from {first_folder} (their agent "
+            "cost, $0.0600, was spent when they were made)"
+        ]
+    )
+    # Reused again from the session that reused them (their age is the runs' own).
+    _, made, doc = sessions.run("--eval-reuse", "last")
+    assert arms_made(made) == {"with": 6}
+    assert {r["reusedFrom"] for r in runs_of(doc, "without")} == {
+        str(sessions.pytester.path / "evals" / "results" / "s2")
+    }
+
+
+def test_a_changed_model_makes_every_run_again(sessions: Sessions) -> None:
+    sessions.run()
+    result, made, doc = sessions.run("--eval-reuse", "last", "--eval-model", "other-model")
+    assert arms_made(made) == {"with": 6, "without": 6}
+    assert not any("reusedFrom" in r for r in runs_of(doc, "without"))
+    result.stdout.fnmatch_lines(
+        [
+            "--eval-reuse: none of the 6 without-arm run(s) reused",
+            "--eval-reuse: 6 run(s) made, not reused: changed since: the model or its endpoint",
+        ]
+    )
+
+
+def test_a_changed_case_file_or_agent_makes_its_runs_again(sessions: Sessions) -> None:
+    root = sessions.pytester.path
+    sessions.run()
+    (root / "evals" / "alpha" / "fixture.txt").write_text("a file the run sees")
+    result, made, _ = sessions.run("--eval-reuse", "last")
+    assert sorted(line for line in made if " without " in line) == [
+        "alpha without 1",
+        "alpha without 2",
+        "alpha without 3",
+    ]
+    result.stdout.fnmatch_lines(["*3 run(s) made, not reused: changed since: the case's files"])
+    # A grader is applied again to the reused runs: editing it makes no run.
+    (root / "evals" / "beta" / "graders" / "done.md").write_text(
+        "---\ntype: regex\npattern: nothing-matches\n---\n"
+    )
+    result, made, doc = sessions.run("--eval-reuse", "last")
+    assert arms_made(made) == {"with": 6}
+    beta = next(c for c in doc["cases"] if c["name"] == "beta")
+    assert [r["passed"] for r in beta["arms"]["without"]] == [False] * 3
+    # The agent's program changes (a new version): every run is made.
+    agent = root / "agent.py"
+    agent.write_text(agent.read_text() + "# 2.0\n")
+    result, made, _ = sessions.run("--eval-reuse", "last")
+    assert arms_made(made) == {"with": 6, "without": 6}
+    result.stdout.fnmatch_lines(["*changed since: the agent or its version"])
+
+
+def test_a_changed_mock_makes_the_runs_again(sessions: Sessions) -> None:
+    root = sessions.pytester.path
+    write_tree(root, {"evals/mocks/tracker/search.md": "---\n---\nNo issues found.\n"})
+    sessions.run()
+    (root / "evals" / "mocks" / "tracker" / "search.md").write_text("---\n---\nOne issue.\n")
+    result, made, _ = sessions.run("--eval-reuse", "last")
+    assert arms_made(made) == {"with": 6, "without": 6}
+    result.stdout.fnmatch_lines(["*changed since: the mocks"])
+
+
+def test_runs_older_than_the_max_age_are_made(sessions: Sessions) -> None:
+    sessions.run()
+    time.sleep(1.5)
+    result, made, _ = sessions.run("--eval-reuse", "last", "--eval-reuse-max-age", "1s")
+    assert arms_made(made) == {"with": 6, "without": 6}
+    result.stdout.fnmatch_lines(["*6 run(s) made, not reused: older than --eval-reuse-max-age"])
+    _, made, _ = sessions.run("--eval-reuse", "last", "--eval-reuse-max-age", "1h")
+    assert arms_made(made) == {"with": 6}
+
+
+def test_more_runs_than_recorded_are_topped_up(sessions: Sessions) -> None:
+    sessions.run()
+    result, made, doc = sessions.run("--eval-reuse", "last", "--eval-runs", "5")
+    assert sorted(line for line in made if " without " in line) == [
+        f"{case} without {n}" for case in CASES for n in (4, 5)
+    ]
+    assert sum(1 for r in runs_of(doc, "without") if r.get("reusedFrom")) == 6
+    result.stdout.fnmatch_lines(["--eval-reuse: 6 of 10 without-arm run(s) reused from *"])
+
+
+def test_tampered_records_are_refused_in_one_line_and_made(sessions: Sessions) -> None:
+    root = sessions.pytester.path
+    sessions.run()
+    runs = root / "evals" / "results" / "s1" / "runs"
+    alpha = next(p for p in runs.iterdir() if p.name.startswith("alpha"))
+    beta = next(p for p in runs.iterdir() if p.name.startswith("beta"))
+    stamp = json.loads((alpha / "without-1" / "reuse.json").read_text())
+    stamp["madeAt"] = "yesterday"  # a wrong type
+    (alpha / "without-1" / "reuse.json").write_text(json.dumps(stamp))
+    (alpha / "without-2" / "meta.json").write_text('{"costUsd": "a lot"}')
+    secret = root / "secret.txt"
+    secret.write_text("not for the run")
+    (alpha / "without-3" / "files").mkdir(exist_ok=True)
+    (alpha / "without-3" / "files" / "leak.txt").symlink_to(secret)  # a link out
+    (beta / "without-1" / "reuse.json").write_text('{"parts": {}, "x": "' + "y" * 70_000 + '"}')
+    result, made, doc = sessions.run("--eval-reuse", "last")
+    assert sorted(line for line in made if " without " in line) == [
+        "alpha without 1",
+        "alpha without 2",
+        "alpha without 3",
+        "beta without 1",
+    ]
+    result.assert_outcomes(passed=12)
+    out = result.stdout.str()
+    assert "Traceback" not in out
+    assert "4 of" not in out and "--eval-reuse: 2 of 6 without-arm run(s) reused" in out
+    assert "madeAt is not a number: refused" in out
+    assert "costUsd is not of the type a session writes" in out
+    assert "a symbolic link (files/leak.txt" in out
+    assert "reuse.json is larger than 64 KB: refused" in out
+    assert "not for the run" not in json.dumps(doc)
+
+
+def test_nothing_to_reuse_says_so_and_makes_every_run(sessions: Sessions) -> None:
+    result, made, _ = sessions.run("--eval-reuse", "last")
+    assert arms_made(made) == {"with": 6, "without": 6}
+    result.stdout.fnmatch_lines(["--eval-reuse last: no earlier results folder with reusable*"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--eval-reuse-max-age", "soon"], "*--eval-reuse-max-age must be an age such as 7d*"),
+        (["--eval-reuse", "nowhere"], "*--eval-reuse: no recorded runs at */nowhere*"),
+    ],
+)
+def test_bad_values_are_one_line(pytester: pytest.Pytester, args: list[str], message: str) -> None:
+    make_suite(pytester.path)
+    result = pytester.runpytest("-p", "no:cacheprovider", "evals", *args)
+    result.stderr.fnmatch_lines([message])
+    assert "Traceback" not in result.stderr.str()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_the_ini_twins(pytester: pytest.Pytester) -> None:
+    make_suite(pytester.path)
+    pytester.makeini("[pytest]\neval_reuse_max_age = 3 days\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "evals")
+    result.stderr.fnmatch_lines(["*ini eval_reuse_max_age must be an age such as*'3 days'*"])
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=Eval Test", "-c", "user.email=eval@example.org",
+         "-c", "commit.gpgsign=false", *args],
+        cwd=root, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+
+
+def test_a_git_baseline_arm_is_reused_until_its_commit_changes(sessions: Sessions) -> None:
+    root = sessions.pytester.path
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "v1")
+    (root / ".claude-plugin" / "plugin.json").write_text('{"name": "helper", "version": "1.1"}')
+    git(root, "commit", "-q", "-am", "v1.1")
+    baseline = ("--eval-baseline-plugin", "git:HEAD~1")
+    _, made, _ = sessions.run(*baseline)
+    assert arms_made(made) == {"with": 6, "baseline": 6}
+    (root / "skill.md").write_text("the pull request's change")  # the working tree only
+    result, made, doc = sessions.run(*baseline, "--eval-reuse", "last")
+    assert arms_made(made) == {"with": 6}
+    assert all(r.get("reusedFrom") for r in runs_of(doc, "baseline"))
+    result.stdout.fnmatch_lines(["--eval-reuse: 6 of 6 baseline-arm run(s) reused from *"])
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "v1.2")  # HEAD~1 is now another tree
+    result, made, _ = sessions.run(*baseline, "--eval-reuse", "last")
+    assert arms_made(made) == {"with": 6, "baseline": 6}
+    result.stdout.fnmatch_lines(["*changed since: the baseline plugin"])

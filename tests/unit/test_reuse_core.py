@@ -1,0 +1,179 @@
+"""The core of ``--eval-reuse``: ages, fingerprints, stamps and the look-up of a recorded run
+in an earlier results folder (hostile input: refused in one line, never followed)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from pytest_plugin_evals.model import Case
+from pytest_plugin_evals.recording import META
+from pytest_plugin_evals.reporting.document_check import DocumentError, check_document
+from pytest_plugin_evals.reuse import (
+    STAMP,
+    Fingerprint,
+    Found,
+    Miss,
+    case_part,
+    look_up,
+    newest_with_stamps,
+    parse_age,
+    tree_digest,
+    write_stamp,
+)
+
+NOW = 1_800_000_000.0
+PRINT = Fingerprint({"case": "c1", "agent": "a1", "model": "m1"})
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("7d", 7 * 86400), ("12h", 43200), ("30m", 1800), ("90s", 90), ("2w", 1209600),
+     ("1d12h", 129600), ("0.5h", 1800)],
+)  # fmt: skip
+def test_ages(text: str, seconds: float) -> None:
+    assert parse_age(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "7", "soon", "3 days", "-1d", "0d", "1y", "1d x"])
+def test_not_ages(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_age(text)
+
+
+def case_in(folder: Path, **fields: object) -> Case:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "prompt.md").write_text("Say hi.")
+    return Case(
+        name="hi", prompt="Say hi.", source="prose", path=folder / "prompt.md", dir=folder,
+        suite_root=folder.parent, **fields,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def test_the_case_part_covers_its_files_but_its_graders(tmp_path: Path) -> None:
+    case = case_in(tmp_path / "evals" / "hi")
+    first = case_part(case)
+    (case.dir / "graders").mkdir()
+    (case.dir / "graders" / "a.md").write_text("---\ntype: regex\npattern: x\n---\n")
+    assert case_part(case) == first
+    (case.dir / "fixture.txt").write_text("data")
+    second = case_part(case)
+    assert second != first
+    (case.dir / "fixture.txt").write_text("other data")
+    assert case_part(case) != second
+    assert case_part(case_in(case.dir, max_turns=3)) != case_part(case)
+
+
+def test_a_link_in_a_tree_is_its_target_never_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("one")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "link").symlink_to(outside)
+    before = tree_digest(tree)
+    outside.write_text("two")
+    assert tree_digest(tree) == before
+
+
+def recorded(source: Path, name: str = "without-1", **meta: object) -> Path:
+    run = source / "runs" / "hi-1234" / name
+    run.mkdir(parents=True)
+    doc = {"agent": "cmd", "finalMessage": "hi", "costUsd": 0.01, "infraError": None, **meta}
+    (run / META).write_text(json.dumps(doc))
+    write_stamp(run, PRINT, NOW - 60, str(source))
+    return run
+
+
+def test_an_equal_fingerprint_is_found(tmp_path: Path) -> None:
+    run = recorded(tmp_path)
+    found = look_up(tmp_path, run, PRINT, max_age=3600, now=NOW)
+    assert isinstance(found, Found) and found.stamp.made_at == NOW - 60
+
+
+def test_what_changed_is_named(tmp_path: Path) -> None:
+    run = recorded(tmp_path)
+    other = Fingerprint({**PRINT.parts, "model": "m2"})
+    assert look_up(tmp_path, run, other, max_age=3600, now=NOW) == Miss("changed", "model")
+    assert look_up(tmp_path, run, PRINT, max_age=30, now=NOW) == Miss("old")
+    missing = tmp_path / "runs" / "hi-1234" / "without-2"
+    assert look_up(tmp_path, missing, PRINT, max_age=3600, now=NOW) == Miss("absent")
+
+
+@pytest.mark.parametrize(
+    ("stamp", "message"),
+    [
+        ("[]", "reuse.json is not a JSON object: refused"),
+        ("{", "reuse.json is not JSON"),
+        ('{"fingerprint": "ab", "parts": {}, "madeAt": 1, "origin": ""}', "not a SHA-256"),
+        (None, "madeAt is not a number: refused"),
+        ("x" * 70_000, "reuse.json is larger than 64 KB: refused"),
+    ],
+)
+def test_a_tampered_stamp_is_refused(tmp_path: Path, stamp: str | None, message: str) -> None:
+    run = recorded(tmp_path)
+    if stamp is None:
+        doc = json.loads((run / STAMP).read_text())
+        stamp = json.dumps({**doc, "madeAt": True})
+    (run / STAMP).write_text(stamp)
+    miss = look_up(tmp_path, run, PRINT, max_age=3600, now=NOW)
+    assert isinstance(miss, Miss) and miss.kind == "refused" and message in miss.detail
+    assert miss.detail.startswith("the recorded run runs/hi-1234/without-1")
+    assert "\n" not in miss.detail
+
+
+def test_links_out_and_wrong_types_are_refused(tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("s")
+    linked = recorded(tmp_path / "a")
+    (linked / STAMP).unlink()
+    (linked / STAMP).symlink_to(secret)
+    miss = look_up(tmp_path / "a", linked, PRINT, max_age=3600, now=NOW)
+    assert isinstance(miss, Miss) and miss.kind == "refused" and "symbolic link" in miss.detail
+    typed = recorded(tmp_path / "b", turns="many")
+    miss = look_up(tmp_path / "b", typed, PRINT, max_age=3600, now=NOW)
+    assert miss == Miss("refused", "the recorded run runs/hi-1234/without-1: turns is not of "
+                        "the type a session writes")  # fmt: skip
+    failed = recorded(tmp_path / "c", infraError="rate_limit")
+    miss = look_up(tmp_path / "c", failed, PRINT, max_age=3600, now=NOW)
+    assert isinstance(miss, Miss) and miss.kind == "failed"
+    runs_link = tmp_path / "d"
+    (runs_link).mkdir()
+    (runs_link / "runs").symlink_to(tmp_path / "a" / "runs")
+    miss = look_up(runs_link, runs_link / "runs" / "hi-1234" / "without-1", PRINT,
+                   max_age=3600, now=NOW)  # fmt: skip
+    assert isinstance(miss, Miss) and miss.kind == "refused"
+
+
+def test_a_huge_meta_is_not_read(tmp_path: Path) -> None:
+    run = recorded(tmp_path)
+    with (run / META).open("r+b") as fh:
+        fh.truncate(17 * 2**20)
+    miss = look_up(tmp_path, run, PRINT, max_age=3600, now=NOW)
+    assert isinstance(miss, Miss) and "larger than 16 MB" in miss.detail
+
+
+def test_last_is_the_newest_folder_with_stamped_runs(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    older, newer, own = results / "s1", results / "s2", results / "s3"
+    recorded(older)
+    recorded(newer)
+    recorded(own)
+    (results / "s4" / "runs").mkdir(parents=True)  # a replay's: nothing stamped
+    (results / "s5").symlink_to(older)
+    for age, folder in ((300, older), (200, newer), (100, own)):
+        os.utime(folder / "runs", (NOW - age, NOW - age))
+    os.utime(results / "s4" / "runs", (NOW, NOW))
+    assert newest_with_stamps(results, own) == newer
+    assert newest_with_stamps(tmp_path / "nowhere", own) is None
+
+
+def test_the_document_reader_knows_reused_from() -> None:
+    run = {"arm": "without", "run": 1, "reusedFrom": "/earlier"}
+    check_document({"schemaVersion": 1, "cases": [{"arms": {"without": [run]}}]}, 1)
+    with pytest.raises(DocumentError, match=r"reusedFrom"):
+        check_document(
+            {"schemaVersion": 1, "cases": [{"arms": {"without": [{"reusedFrom": 3}]}}]}, 1
+        )
