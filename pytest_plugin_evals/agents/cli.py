@@ -19,6 +19,7 @@ from pathlib import Path
 from pytest_plugin_evals.agents import confine
 from pytest_plugin_evals.agents.base import AgentError, RunRequest
 from pytest_plugin_evals.agents.confine.network import Endpoint, endpoints_from
+from pytest_plugin_evals.agents.confine.pids import own_pids
 from pytest_plugin_evals.agents.mcp import McpPlan
 from pytest_plugin_evals.agents.workspace import original_add_dirs
 from pytest_plugin_evals.model import STOPPED, Transcript
@@ -186,9 +187,10 @@ def run_confined(
     the result (its notes hold the sandbox's too) and the sandbox's refusal (one line) when it
     could not be made (the process did not start then)."""
     if request.unconfined:
+        # Only its PIDs are its own: what it starts ends with it, and with the controller.
         result = run_process(
-            list(argv), stdin_text=stdin_text, cwd=request.sandbox.cwd, env=env,
-            timeout=timeout, out_dir=out_dir, json_lines=json_lines, stop_on=stop_on,
+            own_pids(argv, request.sandbox.cwd), stdin_text=stdin_text, cwd=request.sandbox.cwd,
+            env=env, timeout=timeout, out_dir=out_dir, json_lines=json_lines, stop_on=stop_on,
         )  # fmt: skip
         return result, None
     why = confine.problem()
