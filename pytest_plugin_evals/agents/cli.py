@@ -187,10 +187,12 @@ def run_confined(
     the result (its notes hold the sandbox's too) and the sandbox's refusal (one line) when it
     could not be made (the process did not start then)."""
     if request.unconfined:
-        # Only its PIDs are its own: what it starts ends with it, and with the controller.
+        # Only its PIDs are its own: what it starts ends with it, and with the controller. A
+        # program that cannot start is started as it is, to say why as the system does.
+        started = own_pids(argv, request.sandbox.cwd) if _startable(argv[0], env) else list(argv)
         result = run_process(
-            own_pids(argv, request.sandbox.cwd), stdin_text=stdin_text, cwd=request.sandbox.cwd,
-            env=env, timeout=timeout, out_dir=out_dir, json_lines=json_lines, stop_on=stop_on,
+            started, stdin_text=stdin_text, cwd=request.sandbox.cwd, env=env,
+            timeout=timeout, out_dir=out_dir, json_lines=json_lines, stop_on=stop_on,
         )  # fmt: skip
         return result, None
     why = confine.problem()
@@ -217,6 +219,15 @@ def run_confined(
         json_lines=json_lines, stop_on=stop_on,
     )  # fmt: skip
     return replace(result, start_error=result.start_error or _not_executed(result, argv[0])), None
+
+
+def _startable(program: str, env: Mapping[str, str]) -> bool:
+    """Whether ``program`` (found on the run's ``PATH`` unless it is a path) is a file this
+    user may execute that the kernel runs."""
+    found = program if os.sep in program else shutil.which(program, path=env.get("PATH"))
+    if found is None or not os.path.isfile(found) or not os.access(found, os.X_OK):
+        return False
+    return _not_a_program(os.path.abspath(found)) is None
 
 
 def _not_a_program(program: str) -> str | None:
