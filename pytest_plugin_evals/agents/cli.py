@@ -397,7 +397,8 @@ def did_not_start(transcript: Transcript, text: str) -> None:
 
 
 def check_answered(transcript: Transcript) -> None:
-    """No final message and no tool call: the model never answered (``no_answer``)."""
+    """No final message and no tool call: the model never answered (``no_answer``); how the
+    process ended, when it ended badly (``killed by SIGKILL``), stays the error's text."""
     if not transcript.final_message and not transcript.tool_calls:
         transcript.infra_error = "no_answer"
-        transcript.error = "the model never answered"
+        transcript.error = transcript.error or "the model never answered"
