@@ -200,7 +200,7 @@ class EvalProgress:
             if tail:
                 write(tail, flush=flush, **markup)
 
-        tw.write = between  # type: ignore[method-assign]
+        tw.write = between
         try:
             yield
         finally:
