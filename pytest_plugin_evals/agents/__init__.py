@@ -73,7 +73,7 @@ def check_spec(spec: str) -> str:
         from pytest_plugin_evals.agents.python import PythonAgent
 
         PythonAgent.split(argument)
-    elif kind == "replay":
+    elif kind == "replay" and argument.strip() != "last":  # last: picked after collection
         from pytest_plugin_evals.agents.replay import ReplayAgent
 
         ReplayAgent.parse(argument)

@@ -79,11 +79,19 @@ def pytest_configure(config: pytest.Config) -> None:
 
         config.stash[earlier_key] = EarlierSession(config, settings)
         config.pluginmanager.register(config.stash[earlier_key], "plugin-evals-compare")
+    if settings.agent == "replay:last":
+        from pytest_plugin_evals.plugin.replay_last import ReplayLast
+
+        config.pluginmanager.register(ReplayLast(config), "plugin-evals-replay-last")
     if settings.shard is not None:
         from pytest_plugin_evals.plugin.sharding import ShardSelection
 
         shards = ShardSelection(config, settings, settings.shard)
         config.pluginmanager.register(shards, "plugin-evals-shard")
+    if settings.runs_auto is not None:
+        from pytest_plugin_evals.plugin.rounds import register
+
+        register(config, settings)
     if workerinput is not None:
         return
     from pytest_plugin_evals.plugin.plan import register_plan
@@ -122,8 +130,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         return
     for name in ("plugin-evals-session", "plugin-evals-html-report", "plugin-evals-json",
                  "plugin-evals-xdist", "plugin-evals-html", "plugin-evals-compare",
-                 "plugin-evals-baseline", "plugin-evals-shard",
-                 "plugin-evals-progress", "plugin-evals-plan"):  # fmt: skip
+                 "plugin-evals-baseline", "plugin-evals-shard", "plugin-evals-replay-last",
+                 "plugin-evals-progress", "plugin-evals-plan",
+                 "plugin-evals-rounds"):  # fmt: skip
         plugin = config.pluginmanager.get_plugin(name)
         if plugin is not None:
             config.pluginmanager.unregister(plugin)
@@ -248,6 +257,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         check_picks(config)
     settings = config.stash[settings_key]
     eval_item = eval_item_class()
+    if eval_item is not None and settings.runs_auto is not None:
+        from pytest_plugin_evals.plugin.rounds import order_rounds
+
+        order_rounds(items)
     if eval_item is None or (settings.case_glob is None and not settings.tags):
         return
     keep: list[pytest.Item] = []
@@ -260,6 +273,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    if items and eval_item_class() is not None:
+        from pytest_plugin_evals.plugin.unselected import note_deselected
+
+        note_deselected(items[0].config, items)
+
+
+@pytest.hookimpl(tryfirst=True)  # a worker writes its list before xdist reports its items
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if eval_item_class() is not None:
+        from pytest_plugin_evals.plugin.unselected import settle
+
+        settle(session)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:

@@ -1,10 +1,12 @@
 """``--eval-compare``: the earlier session this one is compared with.
 
 It is found and read once collection is done and eval items are to run, before any run: a
-document that is missing or unreadable is one usage error. ``last`` is the newest results
-folder under ``<evals folder>/results/`` that holds a result document, never this session's
-own. Under pytest-xdist only the workers collect: each writes its suite root to the session's
-shared folder, and the controller reads it when the first worker's collection arrives.
+document named by path that is missing or unreadable is one usage error. ``last`` is the
+newest comparable session under ``<evals folder>/results/``, never this session's own
+(:mod:`pytest_plugin_evals.reporting.earlier` says what is comparable); the summary says which
+it took and why it passed over newer ones. Under pytest-xdist only the workers collect: each
+writes its suite root and selected cases to the session's shared folder, and the controller
+reads them when the first worker's collection arrives.
 
 At the end the session compares its result with the earlier one
 (:func:`pytest_plugin_evals.reporting.compare.compare`).
@@ -12,6 +14,7 @@ At the end the session compares its result with the earlier one
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -27,30 +30,10 @@ if TYPE_CHECKING:
 
 #: The result document in a results folder.
 RESULT_FILE = "aggregate-result.json"
-#: The suite root a worker collected, in the session's shared folder (under pytest-xdist).
-ROOT_FILE = "compare-suite-root.txt"
+#: The suite root and selected cases a worker collected, in the session's shared folder.
+ROOT_FILE = "compare-suite-root.json"
 #: The ``--eval-compare`` value that names the newest earlier results folder.
 LAST = "last"
-
-
-def newest_earlier(results_root: Path, own: Path) -> Path | None:
-    """The result document of the newest results folder under ``results_root`` (the one
-    whose document was written last), other than ``own``; None when there is none."""
-    try:
-        folders = list(results_root.iterdir())
-    except OSError:
-        return None
-    own_resolved = own.resolve()
-    found: list[tuple[int, str, Path]] = []
-    for folder in folders:
-        document = folder / RESULT_FILE
-        try:
-            if folder.resolve() == own_resolved or not document.is_file():
-                continue
-            found.append((document.stat().st_mtime_ns, folder.name, document))
-        except OSError:
-            continue
-    return max(found)[2] if found else None
 
 
 def read_earlier(given: Path, where: str) -> tuple[Path, SessionResult]:
@@ -89,8 +72,9 @@ class EarlierSession:
         #: The earlier session's document, and its result, once read.
         self.document: Path | None = None
         self.before: SessionResult | None = None
-        #: Said in the summary when ``last`` found nothing to compare with.
-        self.notice: str | None = None
+        #: Said in the summary: which session ``last`` took, or that it found none, and the
+        #: newer ones it passed over.
+        self.notices: list[str] = []
         self.looked = False
 
     @property
@@ -104,17 +88,27 @@ class EarlierSession:
         if getattr(option, "collectonly", False) or getattr(option, "setupplan", False):
             return
         from pytest_plugin_evals.plugin.loaded import eval_items
+        from pytest_plugin_evals.reporting.earlier import case_key
+        from pytest_plugin_evals.reporting.result import relative
 
-        roots = [i.case.suite_root for i in eval_items(session.items)]
-        root = common_suite_root(roots)
+        items = eval_items(session.items)
+        root = common_suite_root([i.case.suite_root for i in items])
         if root is None:
             return
+        cases = sorted(
+            {
+                case_key(
+                    i.case.name, relative(str(i.case.dir), str(i.case.suite_root)), i.agent_label
+                )
+                for i in items
+            }
+        )
         if not hasattr(self.config, "workerinput"):
-            self.look(root)
+            self.look(root, cases)
             return
         target = self.config.stash[shared_key] / ROOT_FILE
         draft = target.with_name(f"{target.name}.{os.getpid()}")
-        draft.write_text(str(root), encoding="utf-8")
+        draft.write_text(json.dumps({"root": str(root), "cases": cases}), encoding="utf-8")
         os.replace(draft, target)
 
     @pytest.hookimpl(optionalhook=True)
@@ -123,12 +117,14 @@ class EarlierSession:
         if self.looked:
             return
         try:
-            root = (self.config.stash[shared_key] / ROOT_FILE).read_text(encoding="utf-8")
+            text = (self.config.stash[shared_key] / ROOT_FILE).read_text(encoding="utf-8")
         except FileNotFoundError:
             return  # that worker collected no eval item
-        self.look(Path(root))
+        written = json.loads(text)  # this session's own worker wrote it
+        cases = [(str(n), str(d), str(a)) for n, d, a in written["cases"]]
+        self.look(Path(written["root"]), cases)
 
-    def look(self, suite_root: Path) -> None:
+    def look(self, suite_root: Path, cases: list[tuple[str, str, str]]) -> None:
         """Find and read the earlier session (once)."""
         if self.looked:
             return
@@ -139,15 +135,34 @@ class EarlierSession:
         if compare != LAST:
             self.document, self.before = read_earlier(Path(compare), self.where)
             return
-        own = results_dir(self.settings, suite_root, self.config.stash[stamp_key])
-        found = newest_earlier(suite_root / "results", own)
-        if found is None:
-            self.notice = (
-                f"{self.where} last: no earlier results folder under {suite_root / 'results'}"
+        from pytest_plugin_evals.reporting.earlier import Wanted, agent_kind, pick
+
+        settings = self.settings
+        wanted = Wanted(
+            cases=frozenset(cases),
+            agent_kind=agent_kind(settings.agent),
+            agent_labels=tuple(sorted(label for label, _ in settings.agents)),
+        )
+        results_root = suite_root / "results"
+        own = results_dir(settings, suite_root, self.config.stash[stamp_key])
+        picked = pick(results_root, own, wanted)
+        if picked.document is None:
+            self.notices.append(
+                f"{self.where} last: no earlier comparable session under {results_root}"
+                " — nothing to compare with"
+                if picked.passed_over
+                else f"{self.where} last: no earlier results folder under {results_root}"
                 " — nothing to compare with"
             )
-            return
-        self.document, self.before = read_earlier(found, self.where)
+        else:
+            self.document, self.before = picked.document, picked.result
+            self.notices.append(
+                f"{self.where} last: compared with {picked.document.parent.name}, the newest "
+                "comparable session"
+            )
+        passed = picked.passed_over_line()
+        if passed:
+            self.notices.append(passed)
 
     def compared(self, result: SessionResult) -> SessionResult:
         """``result`` with its comparison with the earlier session (when one was read)."""
@@ -155,5 +170,11 @@ class EarlierSession:
             return result
         from pytest_plugin_evals.reporting.compare import compare
 
-        comparison = compare(self.before, result, str(self.document), self.settings.margin)
+        comparison = compare(
+            self.before,
+            result,
+            str(self.document),
+            self.settings.margin,
+            frozenset(result.suite.not_selected),
+        )
         return replace(result, comparison=comparison)

@@ -39,6 +39,10 @@ stop_key: pytest.StashKey[StopSign] = pytest.StashKey()
 session_key: pytest.StashKey[EvalSession] = pytest.StashKey()
 #: config: the earlier session ``--eval-compare`` names (read on the controller).
 earlier_key: pytest.StashKey[EarlierSession] = pytest.StashKey()
+#: config: the (name, dir) of each eval item's case deselected so far in this process.
+deselected_key: pytest.StashKey[set[tuple[str, str]]] = pytest.StashKey()
+#: config: the cases collected but not selected, once collection is done.
+unselected_key: pytest.StashKey[tuple[tuple[str, str], ...]] = pytest.StashKey()
 #: config (controller only): the session's result, once computed.
 result_key: pytest.StashKey[SessionResult] = pytest.StashKey()
 #: config: the mock files already reported as load errors (each is reported once).

@@ -66,7 +66,7 @@ class PlanHooks:
 
     def plan(self, evals: list[Any]) -> list[str]:
         from pytest_plugin_evals.planning import plan_case, plan_suite
-        from pytest_plugin_evals.plugin.compare import newest_earlier, read_earlier
+        from pytest_plugin_evals.reporting.earlier import Wanted, case_key, pick
         from pytest_plugin_evals.reporting.result import relative
 
         root = common_suite_root(i.case.suite_root for i in evals)
@@ -75,16 +75,18 @@ class PlanHooks:
         source = "no earlier session"
         if root is not None:
             own = results_dir(self.settings, root, self.config.stash[stamp_key])
-            found = newest_earlier(root / "results", own)
-            if found is not None:
-                try:
-                    _, before = read_earlier(found, "--eval-plan")
-                except pytest.UsageError:
-                    source = f"the earlier session at {found.parent} could not be read"
-                else:
-                    histories = _histories(before)
-                    source = f"the session of {before.started_at}"
-                    deltas = [c.aggregates.delta for c in before.cases]
+            wanted = Wanted(
+                cases=frozenset(
+                    case_key(i.case.name, relative(i.case.dir, i.case.suite_root), i.agent_label)
+                    for i in evals
+                ),
+                replays=True,
+            )
+            before = pick(root / "results", own, wanted).result
+            if before is not None:
+                histories = _histories(before)
+                source = f"the session of {before.started_at}"
+                deltas = [c.aggregates.delta for c in before.cases]
         cases: dict[tuple[str, str, str], tuple[int, bool]] = {}
         for item in evals:
             key = (item.case.name, relative(str(item.case.dir), str(item.case.suite_root)), "")

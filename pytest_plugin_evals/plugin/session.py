@@ -357,7 +357,15 @@ class EvalSession:
             baseline_plugins=self._baseline_plugins(),
             rate_limit_wait_seconds=session_wait_seconds(self.config),
             margin=self.settings.margin,
+            sequential=self._sequential(),
         )
+        from pytest_plugin_evals.plugin.unselected import not_selected
+
+        unselected = not_selected(self.config)
+        if unselected:
+            from dataclasses import replace
+
+            result = replace(result, suite=replace(result.suite, not_selected=unselected))
         earlier = self.config.stash.get(earlier_key, None)
         if earlier is not None:
             result = earlier.compared(result)
@@ -372,6 +380,17 @@ class EvalSession:
         self._gate_triggers(session, result)
         self._gate_regressions(session, result)
         self._gate_verdicts(session, result)
+
+    def _sequential(self) -> dict[tuple[str, str | None], Any] | None:
+        """Under ``--eval-runs auto``: each case's rounds and why it stopped."""
+        if self.settings.runs_auto is None:
+            return None
+        from pytest_plugin_evals.plugin.rounds import decider_key
+        from pytest_plugin_evals.sequential import CaseStop
+
+        decider = self.config.stash.get(decider_key, None)
+        stops = decider.stops() if decider is not None else {}
+        return {key: CaseStop(n, most, stop) for key, (n, most, stop) in stops.items()}
 
     def _not_started(self) -> list[NotStarted]:
         """The selected runs of each case that never reported (an interruption, ``-x``)."""
@@ -649,8 +668,11 @@ class EvalSession:
         if self.gate_message:
             say(self.gate_message)
         earlier = self.config.stash.get(earlier_key, None)
-        if earlier is not None and earlier.notice:
-            say(earlier.notice, yellow=True)
+        for notice in [] if earlier is None else earlier.notices:
+            say(notice, yellow=True)
+        replayed = self.config.pluginmanager.get_plugin("plugin-evals-replay-last")
+        for notice in [] if replayed is None else replayed.notices:
+            say(notice)
         if self.regression_message:
             say(self.regression_message, red=True)
         if self.trigger_message:

@@ -57,7 +57,16 @@ class JsonWriter(_Writer):
         targets = [folder / "aggregate-result.json"]
         if self.session.settings.json_path is not None:
             targets.append(self.session.settings.json_path)
-        return [(target, text) for target in targets]
+        files = [(target, text) for target in targets]
+        from pytest_plugin_evals.reporting.syntic import REPORT_FILE, report_json, syntic_cases
+
+        if syntic_cases(result):  # an evals.json suite: the report its system writes, too
+            from pytest_plugin_evals.records import dumps
+
+            here = str(self.session.config.invocation_params.dir)
+            report = dumps(report_json(result, here), indent=2) + "\n"
+            files.insert(1, (folder / REPORT_FILE, report))
+        return files
 
 
 class HtmlWriter(_Writer):

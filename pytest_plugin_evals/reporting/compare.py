@@ -9,7 +9,9 @@ with the other cases' to a 5% false discovery rate:
 * ``better`` / ``worse``: the change's interval lies wholly above / below 0 (beyond noise);
 * ``equivalent``: it lies within ``±margin``;
 * ``inconclusive``: none of these (or a side has no graded run, so there is nothing to compare);
-* ``new``: only this session ran the case; ``gone``: only the earlier one did.
+* ``new``: only this session ran the case; ``gone``: only the earlier one did;
+* ``not run``: the earlier one ran it and it is in the suite, but this session did not select
+  it (``-k``, ``-m``, ``--eval-case`` …).
 
 Documents written before the verdicts had three words for the first four: ``improved``,
 ``regressed`` and ``unchanged`` are read as ``better``, ``worse`` and ``inconclusive``.
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from pytest_plugin_evals import decisions
@@ -31,7 +34,7 @@ if TYPE_CHECKING:  # the document module holds a Comparison: it imports this one
     from pytest_plugin_evals.reporting.result import CaseResult, SessionResult
 
 #: Every verdict, in the order counts are given.
-VERDICTS = ("better", "worse", "equivalent", "inconclusive", "new", "gone")
+VERDICTS = ("better", "worse", "equivalent", "inconclusive", "new", "gone", "not run")
 #: The verdicts of documents written before the three-way verdicts.
 OLD_VERDICTS = {"improved": "better", "regressed": "worse", "unchanged": "inconclusive"}
 
@@ -83,6 +86,12 @@ def _key(case: CaseResult) -> tuple[str, str, str]:
     """A case is the same case in both sessions by name and folder (and, under
     ``--eval-agents``, on the same agent)."""
     return case.name, case.dir, case.agent or ""
+
+
+def _folder_key(case: CaseResult) -> tuple[str, str, str]:
+    """The same case by name and absolute folder: how a reference document's case (whose
+    ``dir`` is relative to the plugin's folder, not the suite root) meets this session's."""
+    return case.name, "@" + str(PurePath(case.case.dir)), case.agent or ""
 
 
 def run_scores(case: CaseResult) -> list[float]:
@@ -137,22 +146,37 @@ def compare(
     after: SessionResult,
     against: str,
     margin: float = decisions.DEFAULT_MARGIN,
+    not_selected: frozenset[tuple[str, str]] = frozenset(),
 ) -> Comparison:
     """``after`` (this session) against ``before`` (the earlier one, read from ``against``):
-    this session's cases in their order, then the cases only the earlier one ran; the
-    verdicts held together to the false discovery rate."""
+    this session's cases in their order, then the cases only the earlier one ran (``not run``
+    when this session collected but did not select them: ``not_selected`` holds their
+    (name, dir), else ``gone``); the verdicts held together to the false discovery rate."""
     earlier: dict[tuple[str, str, str], list[CaseResult]] = {}
     for case in before.cases:
         earlier.setdefault(_key(case), []).append(case)
+        earlier.setdefault(_folder_key(case), []).append(case)
+    taken: set[int] = set()
     changes: list[CaseChange] = []
     for case in after.cases:
-        matches = earlier.get(_key(case))
+        matches = [
+            c
+            for key in (_key(case), _folder_key(case))
+            for c in earlier.get(key, ())
+            if id(c) not in taken
+        ]
         if matches:
-            changes.append(_changed(matches.pop(0), case, margin))
+            taken.add(id(matches[0]))
+            changes.append(_changed(matches[0], case, margin))
         else:
             changes.append(_alone(case, "new"))
-    left = {id(c) for cases in earlier.values() for c in cases}
-    changes.extend(_alone(c, "gone") for c in before.cases if id(c) in left)
+    left = {id(c) for c in before.cases} - taken
+    not_selected = not_selected | frozenset(after.suite.not_selected)
+    changes.extend(
+        _alone(c, "not run" if (c.name, c.dir) in not_selected else "gone")
+        for c in before.cases
+        if id(c) in left
+    )
     adjusted = decisions.control_fdr([c.decision for c in changes])
     changes = [
         c if d is c.decision or d is None else replace(c, decision=d, verdict=d.verdict)

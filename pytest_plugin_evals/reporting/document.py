@@ -13,7 +13,7 @@ from pathlib import PurePath
 from typing import Any
 
 from pytest_plugin_evals.decisions import DEFAULT_MARGIN
-from pytest_plugin_evals.model import BaselinePlugin
+from pytest_plugin_evals.model import BaselinePlugin, PluginInfo
 from pytest_plugin_evals.records import (
     JSONObject,
     LoadErrorRecord,
@@ -51,6 +51,7 @@ from pytest_plugin_evals.scoring import (
     CaseAggregates,
     Timing,
 )
+from pytest_plugin_evals.sequential import CaseStop
 from pytest_plugin_evals.shards import (
     plan_from_json,
     plan_to_json,
@@ -115,11 +116,47 @@ def _aggregates_json(agg: CaseAggregates, two_arm: bool) -> JSONObject:
             "runsNotMade": agg.runs_not_made,
         }
     )
+    if agg.sequential is not None:  # --eval-runs auto: the rounds it took, why it stopped
+        doc["sequential"] = {
+            "runs": agg.sequential.rounds,
+            "maxRuns": agg.sequential.most,
+            "stopped": agg.sequential.stopped,
+            "reason": agg.sequential.reason,
+        }
     return doc
+
+
+def _sequential_from(value: Any) -> CaseStop | None:
+    """A case's ``sequential`` read back (``--eval-runs auto``), or None."""
+    from pytest_plugin_evals.sequential import Stop
+
+    if not isinstance(value, Mapping):
+        return None
+    rounds = opt_number(value.get("runs"))
+    most = opt_number(value.get("maxRuns"))
+    if rounds is None or most is None:
+        return None
+    why = value.get("stopped")
+    reason = str(value.get("reason") or "")
+    verdict = reason.rpartition(": ")[2] if why == "decided" else None
+    stop = Stop(why, int(rounds), verdict) if isinstance(why, str) else None
+    return CaseStop(int(rounds), int(most), stop)
 
 
 def _run_json(record: RunRecord) -> JSONObject:
     return {**run_to_json(record.result), "nodeid": record.nodeid}
+
+
+def reference_dir(case: CaseResult) -> str:
+    """The case folder as the reference writes ``dir``: relative to the plugin under test's
+    folder when the case lies in it (``evals/group/alpha``), else to the suite root."""
+    plugin = next((r.plugin for r in case.runs if r.plugin is not None), None)
+    if plugin is not None:
+        try:
+            return PurePath(case.case.dir).relative_to(str(plugin.path)).as_posix() or "."
+        except ValueError:
+            pass
+    return case.dir
 
 
 def case_json(case: CaseResult) -> JSONObject:
@@ -132,7 +169,8 @@ def case_json(case: CaseResult) -> JSONObject:
     return {
         "name": info.name,
         **({"agent": case.agent} if case.agent is not None else {}),
-        "dir": relative(info.dir, root),
+        "dir": reference_dir(case),
+        "suiteDir": relative(info.dir, root),
         "source": info.source,
         "promptMarkdown": info.prompt,
         **({"model": info.model} if info.model else {}),
@@ -297,6 +335,11 @@ def document_json(result: SessionResult) -> JSONObject:
                 if suite.baseline_plugins
                 else {}
             ),
+            **(
+                {"notSelected": [{"name": n, "dir": d} for n, d in suite.not_selected]}
+                if suite.not_selected
+                else {}
+            ),
         },
         **({"agents": [agent_json(a) for a in result.agents]} if result.agents else {}),
         "cases": [case_json(c) for c in result.cases],
@@ -362,11 +405,26 @@ def _significant(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-def _case_from_json(doc: Mapping[str, Any]) -> CaseResult:
+def _plugin_of(folder: str, plugins: Sequence[PluginInfo]) -> PluginInfo | None:
+    """The plugin whose folder holds the case folder (the innermost), if one does."""
+    holding = [p for p in plugins if PurePath(folder).is_relative_to(str(p.path))]
+    return max(holding, key=lambda p: len(PurePath(p.path).parts), default=None)
+
+
+def _case_from_json(
+    doc: Mapping[str, Any], suite_root: str = "", plugins: Sequence[PluginInfo] = ()
+) -> CaseResult:
+    """A case of the document: its folder is ``suiteDir`` under ``suiteRoot`` (this version),
+    ``dir`` under ``suiteRoot`` (earlier versions), or ``dir`` under the suite's ``root`` (the
+    reference's, whose ``root`` is the plugin's folder)."""
     root = str(doc.get("suiteRoot") or "")
+    if doc.get("suiteDir"):
+        folder = _joined(root, doc.get("suiteDir"))
+    else:
+        folder = _joined(root or suite_root, doc.get("dir"))
     described = {
         **doc,
-        "dir": _joined(root, doc.get("dir")),
+        "dir": folder,
         "path": _joined(root, doc.get("path")),
     }
     info = case_from_json(described)
@@ -375,10 +433,11 @@ def _case_from_json(doc: Mapping[str, Any]) -> CaseResult:
     two_arm = baseline or "without" in arms
 
     agent = str(doc["agent"]) if doc.get("agent") else None
+    plugin = _plugin_of(folder, plugins)
 
     def runs(arm: str) -> tuple[RunRecord, ...]:
         return tuple(
-            RunRecord(str(r.get("nodeid") or ""), info, None, two_arm, run_from_json(r), agent)
+            RunRecord(str(r.get("nodeid") or ""), info, plugin, two_arm, run_from_json(r), agent)
             for r in arms.get(arm) or []
             if isinstance(r, Mapping)
         )
@@ -402,6 +461,7 @@ def _case_from_json(doc: Mapping[str, Any]) -> CaseResult:
         delta_interval=interval_from_json(agg.get("deltaInterval")),
         delta_significant=_significant(agg.get("deltaSignificant")),
         delta_decision=decision_from_json(agg.get("deltaDecision")),
+        sequential=_sequential_from(agg.get("sequential")),
         reducer=str(agg.get("reducer") or "mean"),
         unstable=tuple(str(a) for a in agg.get("unstable") or () if isinstance(a, str)),
         timing=_timing(agg, int(agg.get("runsGraded") or 0)),
@@ -448,8 +508,10 @@ def load_document(doc: Mapping[str, Any]) -> SessionResult:
     suite = as_map(doc.get("suite"))
     agg = as_map(doc.get("aggregates"))
     plugins = tuple(p for p in map(plugin_from_json, suite.get("plugins") or []) if p is not None)
-    cases = tuple(_case_from_json(c) for c in doc.get("cases") or [] if isinstance(c, Mapping))
     root = str(suite.get("root") or "")
+    cases = tuple(
+        _case_from_json(c, root, plugins) for c in doc.get("cases") or [] if isinstance(c, Mapping)
+    )
     return SessionResult(
         started_at=str(doc.get("startedAt") or ""),
         duration_seconds=opt_number(doc.get("durationSeconds")) or 0.0,
@@ -466,6 +528,11 @@ def load_document(doc: Mapping[str, Any]) -> SessionResult:
             tag_filters=tuple(suite.get("tagFilters") or ()),
             plugins=plugins,
             baseline_plugins=baseline_from_json(suite.get("baselinePlugin")),
+            not_selected=tuple(
+                (str(n.get("name") or ""), str(n.get("dir") or ""))
+                for n in suite.get("notSelected") or ()
+                if isinstance(n, Mapping)
+            ),
         ),
         cases=cases,
         aggregates=SuiteAggregates(

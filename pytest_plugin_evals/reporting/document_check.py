@@ -180,6 +180,15 @@ class Decision(_Shape):
     unadjusted: Str = None
 
 
+class Sequential(_Shape):
+    """A case under ``--eval-runs auto``: the runs per arm it took and why it stopped."""
+
+    runs: Num = None
+    maxRuns: Num = None
+    stopped: Str = None
+    reason: Str = None
+
+
 class CaseAggregates(_Timed):
     score: Num = None
     passRate: Num = None
@@ -200,6 +209,7 @@ class CaseAggregates(_Timed):
     runsGraded: Num = None
     runsErrored: Num = None
     runsNotMade: Num = None
+    sequential: Sequential | None = None
 
 
 class Grader(_Shape):
@@ -224,6 +234,7 @@ class Case(_Shape):
     name: Str = None
     agent: Str = None
     dir: Str = None
+    suiteDir: Str = None
     source: Str = None
     promptMarkdown: Str = None
     model: Str = None
@@ -259,6 +270,11 @@ class BaselinePlugin(_Baseline):
     plugins: list[_Baseline | None] | None = None
 
 
+class NamedCase(_Shape):
+    name: Str = None
+    dir: Str = None
+
+
 class Suite(_Shape):
     root: Str = None
     ablation: Str = None
@@ -269,6 +285,7 @@ class Suite(_Shape):
     tagFilters: Strs = None
     plugins: list[Plugin | None] | None = None
     baselinePlugin: BaselinePlugin | None = None
+    notSelected: list[NamedCase | None] | None = None
 
 
 class Agent(_Timed):

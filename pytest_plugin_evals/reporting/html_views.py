@@ -30,7 +30,7 @@ from pytest_plugin_evals.scoring import Timing
 OPEN_CASES = 20
 
 #: The comparison's verdicts, in the order they are counted and listed.
-VERDICTS = ("worse", "better", "equivalent", "new", "gone", "inconclusive")
+VERDICTS = ("worse", "better", "equivalent", "new", "gone", "not run", "inconclusive")
 #: The verdicts of documents written before the three-way verdicts.
 OLD_VERDICTS = {"improved": "better", "regressed": "worse", "unchanged": "inconclusive"}
 

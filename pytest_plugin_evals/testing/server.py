@@ -69,12 +69,12 @@ class ScriptedModel:
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def start(self) -> ScriptedModel:
-        """Bind an ephemeral port on 127.0.0.1 and serve in a background thread."""
+    def start(self, port: int = 0) -> ScriptedModel:
+        """Bind ``port`` (0: an ephemeral one) on 127.0.0.1 and serve in a background thread."""
         if self._server is not None:
             return self
         self._stopping.clear()
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         server.daemon_threads = True
         server.model = self  # type: ignore[attr-defined]
         self._server = server

@@ -51,9 +51,12 @@ def comparison(result: Any) -> dict[str, Any]:
                           "moreRuns": 3}},
             {"name": "retired", "dir": "retired", "before": 1.0, "after": None, "change": None,
              "changeInterval": None, "deltaBefore": None, "deltaAfter": None, "verdict": "gone"},
+            {"name": "deselected", "dir": "deselected", "before": 1.0, "after": None,
+             "change": None, "changeInterval": None, "deltaBefore": None, "deltaAfter": None,
+             "verdict": "not run"},
         ],
         "counts": {"better": 0, "worse": 1, "equivalent": 0, "inconclusive": 1, "new": 0,
-                   "gone": 1},
+                   "gone": 1, "not run": 1},
         "regressed": True,
     }  # fmt: skip
     return doc
@@ -166,6 +169,15 @@ def test_charts_filters_run_viewer_and_comparison(browser: Browser, tmp_path: Pa
     assert first.locator(".badge.verdict").inner_text() == "worse"
     assert "decoy-capital" in first.inner_text() and "100% → 0%" in first.inner_text()
     assert first.locator("svg .mark.sig.down").count() == 1
+    # A case this session did not select is "not run", shown beside the one that is gone.
+    assert section.locator(".counts .badge.verdict").all_inner_texts() == [
+        "worse 1", "better 0", "equivalent 0", "new 0", "gone 1", "not run 1", "inconclusive 1",
+    ]  # fmt: skip
+    rows = section.locator("table.comparison > tbody > tr.change-row")
+    assert rows.evaluate_all("rows => rows.map(r => r.dataset.verdict)")[:3] == [
+        "worse", "gone", "not run",
+    ]  # fmt: skip
+    assert "deselected" in rows.nth(2).inner_text() and "100% → —" in rows.nth(2).inner_text()
     unchanged = section.locator("details.unchanged tr.change-row")
     assert unchanged.count() == 1 and not unchanged.is_visible()  # folded
     section.get_by_text("1 inconclusive case(s)").click()

@@ -439,7 +439,9 @@ def test_every_format_every_free_grader(
     assert sources["suggests version"] == sources["answers something"] == "evals_json"
     assert sources["current-conditions"] == "sy"
     assert sources[PACKAGE_CASE] == "package_json"
-    assert cases["nested-case"]["dir"] == "group/nested-case"
+    # dir as the reference writes it (from the plugin's folder); suiteDir from the suite's.
+    assert cases["nested-case"]["dir"] == "evals/group/nested-case"
+    assert cases["nested-case"]["suiteDir"] == "group/nested-case"
 
     # pytest's own account: the with-arm items of the two imperfect cases fail, the secret
     # case skips, everything else passes; the exit status says tests failed.

@@ -150,6 +150,7 @@ def test_cases_match_by_name_and_folder_new_and_gone() -> None:
         "inconclusive": 1,
         "new": 2,
         "gone": 2,
+        "not run": 0,
     }
     assert result.regressed is False
     assert result.against_started_at == "2026-01-01T00:00:00.000Z"
@@ -201,6 +202,7 @@ def test_comparison_json_has_the_agreed_shape() -> None:
         "inconclusive": 0,
         "new": 1,
         "gone": 0,
+        "not run": 0,
     }
     assert doc["regressed"] is True
     json.dumps(doc, allow_nan=False)

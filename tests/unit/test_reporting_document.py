@@ -293,7 +293,7 @@ def test_cases_sort_by_directory_then_name_and_runs_by_number():
         record(ALPHA, "with", 2, [ok()]),
     ]
     doc = build(records)
-    assert [(c["name"], c["dir"]) for c in doc["cases"]] == [
+    assert [(c["name"], c["suiteDir"]) for c in doc["cases"]] == [
         ("zeta", "a-first"),
         ("alpha", "alpha"),
         ("nested", "group/nested"),
@@ -319,7 +319,8 @@ def test_cases_of_one_file_are_told_apart_by_name():
         suite_root=ROOT,
     )
     doc = build([record(two, "single", 1, two_arm=False), record(one, "single", 1, two_arm=False)])
-    assert [(c["name"], c["dir"]) for c in doc["cases"]] == [("one", "."), ("two", ".")]
+    assert [(c["name"], c["suiteDir"]) for c in doc["cases"]] == [("one", "."), ("two", ".")]
+    assert [c["dir"] for c in doc["cases"]] == ["evals", "evals"]  # the plugin's folder
     assert doc["cases"][0]["aggregates"]["score"] == 1.0  # no checks + run ok = pass
 
 
@@ -422,3 +423,32 @@ def test_a_document_reads_back_into_the_same_document():
     doc = build(records)
     again = document_json(load_document(json.loads(dumps_document(doc))))
     assert again == doc
+
+
+@pytest.mark.parametrize(
+    ("plugin_path", "folder", "expected"),
+    [
+        ("/suite", "group/alpha", "evals/group/alpha"),  # as the reference writes it
+        ("/elsewhere", "group/alpha", "group/alpha"),  # outside the plugin: the suite's
+        (None, "alpha", "alpha"),  # no plugin: the suite's
+    ],
+)
+def test_dir_is_the_references_and_suite_dir_ours(
+    plugin_path: str | None, folder: str, expected: str
+) -> None:
+    c = Case(
+        name="alpha", prompt="p", source="prose", path=Path("/suite/evals", folder, "prompt.md"),
+        dir=Path("/suite/evals", folder), suite_root=Path("/suite/evals"), graders=GRADERS,
+    )  # fmt: skip
+    plugin = None if plugin_path is None else PluginInfo("p", None, Path(plugin_path))
+    doc = document_json(summary([run_record(c, "with", 1, [ok()], plugin=plugin)]))
+    (written,) = doc["cases"]
+    assert written["dir"] == expected and written["suiteDir"] == folder
+    # Read back, the case is in the same folder (and a reference document's dir, relative to
+    # its suite root, the plugin's folder, reads the same).
+    (back,) = load_document(doc).cases
+    assert str(back.case.dir) == f"/suite/evals/{folder}"
+    reference = {"schemaVersion": 1, "suite": {"root": "/suite"},
+                 "cases": [{"name": "alpha", "dir": f"evals/{folder}"}]}  # fmt: skip
+    (theirs,) = load_document(reference).cases
+    assert str(theirs.case.dir) == f"/suite/evals/{folder}"

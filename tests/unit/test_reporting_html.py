@@ -295,7 +295,7 @@ def test_the_comparison_shows_the_counts_and_each_case_that_changed_first():
     assert "Compared with an earlier session" in text
     assert "Against results/2026-01-01/aggregate-result.json , started 2026-01-01T00:00:00Z" in text
     assert "✗ 1 case(s) worse since that session." in text
-    assert "worse 1 better 0 equivalent 0 new 1 gone 0 inconclusive 1" in text
+    assert "worse 1 better 0 equivalent 0 new 1 gone 0 not run 0 inconclusive 1" in text
     # An inconclusive change says what would likely decide it.
     assert "inconclusive about 7 more run(s) per arm would likely decide it" in text
     section = page[page.index('<section class="comparison"') : page.index("</section>")]

@@ -1,0 +1,107 @@
+"""``--eval-agent replay:last``: replay the newest comparable session's recorded runs.
+
+The session is picked as ``--eval-compare last`` picks it
+(:mod:`pytest_plugin_evals.reporting.earlier`: complete, not itself a replay, covering the
+selected cases, written by this plugin), and must hold ``runs/``; any agent's runs will do.
+Each process picks once its collection is done (every xdist worker collects the same items,
+so each finds the same folder) and replays that folder; the controller says which it took,
+and why it passed over newer ones. When none is comparable, that is the session's one usage
+error, before any run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_plugin_evals.plugin.keys import session_key, settings_key, shared_key, stamp_key
+from pytest_plugin_evals.plugin.settings import common_suite_root, results_dir
+
+#: The spec this module turns into ``replay:<folder>``.
+REPLAY_LAST = "replay:last"
+#: In the session's shared folder: the folder a worker picked and what it said.
+PICKED_FILE = "replay-last.json"
+
+
+class ReplayLast:
+    """Picks the folder ``replay:last`` replays (registered in every process)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        #: Said in the summary: which folder it replayed, and the newer ones passed over.
+        self.notices: list[str] = []
+
+    @pytest.hookimpl(tryfirst=True)  # before the agent is made and checked
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        from pytest_plugin_evals.plugin.loaded import eval_items
+        from pytest_plugin_evals.reporting.earlier import Wanted, case_key, pick
+        from pytest_plugin_evals.reporting.result import relative
+
+        config = self.config
+        items = eval_items(session.items)
+        root = common_suite_root([i.case.suite_root for i in items])
+        if root is None:
+            return
+        settings = config.stash[settings_key]
+        wanted = Wanted(
+            cases=frozenset(
+                case_key(
+                    i.case.name, relative(str(i.case.dir), str(i.case.suite_root)), i.agent_label
+                )
+                for i in items
+            ),
+            recorded_runs=True,
+        )
+        results_root = root / "results"
+        picked = pick(results_root, results_dir(settings, root, config.stash[stamp_key]), wanted)
+        passed = picked.passed_over_line()
+        if picked.document is None:
+            problem = (
+                f"--eval-agent {REPLAY_LAST}: no earlier session under {results_root} holds "
+                "recorded runs of the selected cases" + (f" ({passed})" if passed else "")
+            )
+            if not hasattr(config, "workerinput"):
+                raise pytest.UsageError(problem)
+            from pytest_plugin_evals.plugin.fixtures import AGENT_PROBLEM_FILE
+
+            self._share(AGENT_PROBLEM_FILE, problem)
+            return
+        folder = picked.document.parent
+        self.use(folder, [f"{REPLAY_LAST}: replayed {folder}, the newest comparable session"])
+        if passed:
+            self.notices.append(passed)
+        if hasattr(config, "workerinput"):
+            self._share(PICKED_FILE, json.dumps({"folder": str(folder), "notices": self.notices}))
+
+    def use(self, folder: Path, notices: list[str]) -> None:
+        """Replay ``folder`` in this process."""
+        config = self.config
+        settings = replace(config.stash[settings_key], agent=f"replay:{folder}")
+        config.stash[settings_key] = settings
+        session = config.stash.get(session_key, None)
+        if session is not None:
+            session.settings = settings
+        self.notices = list(notices)
+
+    def _share(self, name: str, text: str) -> None:
+        target = self.config.stash[shared_key] / name
+        draft = target.with_name(f"{target.name}.{os.getpid()}")
+        draft.write_text(text, encoding="utf-8")
+        os.replace(draft, target)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """On the xdist controller: the folder the first worker picked."""
+        if self.notices:
+            return
+        try:
+            text = (self.config.stash[shared_key] / PICKED_FILE).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return  # no pick (the worker's problem, if any, is reported as the agent's)
+        picked = json.loads(text)  # this session's own worker wrote it
+        self.use(Path(picked["folder"]), [str(n) for n in picked["notices"]])

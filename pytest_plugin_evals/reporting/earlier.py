@@ -1,0 +1,217 @@
+"""Which earlier session is "the last one": for ``--eval-compare last`` and ``replay:last``.
+
+The results folders under ``<evals folder>/results/`` are looked at newest first (by when
+their document was written); the first one that is *comparable* is taken, and each newer one
+passed over is said with why. A session is comparable when it
+
+* is a result document this version reads (the strict reader; a folder or document that is a
+  symbolic link, or not a regular file, is refused: nothing is followed out of the folder);
+* was written by this plugin (the reference, ``claude plugin eval``, writes its folders in
+  the same place: they are compared only when named by path);
+* is complete (not partial: no rejected credential, cost ceiling, interruption, ``-x`` stop
+  or run that could not be made);
+* is not a replay (it graded recorded runs again, so it measured no agent);
+* ran the same agents (the same kind, ``claude``, ``codex``, ``cmd`` …; under
+  ``--eval-agents`` the same labels), unless any agent will do (a replay);
+* covers this session's selected cases, when it was itself a subset (``-k``, ``-m``,
+  ``--eval-case``, ``--eval-tag``, a shard): a full session is comparable even when a case has
+  been added since (that case is ``new``);
+* for a replay, holds recorded runs (``runs/``).
+
+Pure but for reading the folders (no process, no pytest).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_plugin_evals.reporting.result import SessionResult
+
+#: The result document in a results folder.
+RESULT_FILE = "aggregate-result.json"
+#: A document larger than this is not read (a results folder is hostile input).
+MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
+#: Why a partial session is passed over, by its ``partialReason``.
+_PARTIAL = {
+    "auth_failed": "it stopped at a rejected credential",
+    "cost_ceiling": "it stopped at the cost ceiling",
+    "interrupted": "it was interrupted",
+    "maxfail": "it stopped at -x/--maxfail",
+    "missing_shards": "it lacks shards",
+}
+
+#: A case as both sessions name it: (name, folder relative to the suite root, agent label).
+CaseKey = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """What this session needs of the earlier one."""
+
+    #: This session's selected cases.
+    cases: frozenset[CaseKey] = frozenset()
+    #: The kind of agent (``claude``, ``cmd`` …); None: any agent will do.
+    agent_kind: str | None = None
+    #: Under ``--eval-agents``, the labels (sorted).
+    agent_labels: tuple[str, ...] = ()
+    #: It must hold recorded runs (``runs/``): a replay.
+    recorded_runs: bool = False
+    #: A replay will do (``--eval-plan`` reads only its runs' spread, cost and time).
+    replays: bool = False
+
+
+@dataclass(frozen=True)
+class Picked:
+    """The session taken (None: none was comparable) and the newer ones passed over."""
+
+    document: Path | None
+    result: SessionResult | None
+    #: (folder name, why), newest first.
+    passed_over: tuple[tuple[str, str], ...] = ()
+
+    def passed_over_line(self) -> str | None:
+        """``passed over 2 newer: 2026-…Z (it is a replay), 2026-…Z (…)`` (None: none)."""
+        if not self.passed_over:
+            return None
+        said = "; ".join(f"{name} ({why})" for name, why in self.passed_over)
+        count = len(self.passed_over)
+        return f"passed over {count} newer results folder{'s' if count > 1 else ''}: {said}"
+
+
+def agent_kind(spec: str) -> str:
+    """``claude``, ``cmd``, ``replay`` … of an ``--eval-agent`` value."""
+    kind, sep, _ = spec.strip().partition(":")
+    return kind if sep else spec.strip()
+
+
+def case_key(name: str, folder: str, agent: str | None) -> CaseKey:
+    return name, folder, agent or ""
+
+
+def _documents(results_root: Path, own: Path) -> list[tuple[int, str, Path]]:
+    """Each results folder's document, newest first; a folder or document that is a link
+    (or not a plain folder and file) is listed with no document, to be passed over."""
+    try:
+        folders = list(os.scandir(results_root))
+    except OSError:
+        return []
+    try:
+        own_resolved = own.resolve()
+    except OSError:
+        own_resolved = own
+    found: list[tuple[int, str, Path]] = []
+    for entry in folders:
+        folder = Path(entry.path)
+        try:
+            if folder.resolve() == own_resolved:
+                continue
+            if entry.is_symlink():
+                found.append((os.lstat(folder).st_mtime_ns, entry.name, folder))
+                continue
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            info = os.lstat(folder / RESULT_FILE)
+        except OSError:
+            continue
+        found.append((info.st_mtime_ns, entry.name, folder / RESULT_FILE))
+    return sorted(found, reverse=True)
+
+
+def _read(document: Path) -> tuple[Mapping[str, Any], SessionResult] | str:
+    """The document's JSON and result, or why it cannot be read."""
+    from pytest_plugin_evals.reporting.document import DocumentError, load_document
+    from pytest_plugin_evals.util.jsonlines import JSONFileError, load_strict
+
+    if document.name != RESULT_FILE:
+        return "the folder is a symbolic link: refused"
+    try:
+        info = os.lstat(document)
+        if not stat.S_ISREG(info.st_mode):
+            return f"its {RESULT_FILE} is not a regular file: refused"
+        if info.st_size > MAX_DOCUMENT_BYTES:
+            return f"its {RESULT_FILE} is larger than {MAX_DOCUMENT_BYTES // 2**20} MiB"
+        fd = os.open(document, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as handle:
+            text = handle.read(MAX_DOCUMENT_BYTES + 1).decode("utf-8")
+        doc = load_strict(text)
+        if not isinstance(doc, Mapping):
+            return "not a result document"
+        return doc, load_document(doc)
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"cannot be read: {exc.__class__.__name__}"
+    except JSONFileError as exc:
+        return f"not a result document this version reads: {exc.problem}"
+    except DocumentError as exc:
+        return f"not a result document this version reads: {exc}"
+    except (ValueError, TypeError, AttributeError, KeyError, ArithmeticError, RecursionError):
+        return "not a result document this version reads"
+
+
+def _written_by_reference(doc: Mapping[str, Any]) -> bool:
+    """The reference writes ``claudeVersion`` and no ``loadErrors``; this plugin the reverse."""
+    return "claudeVersion" in doc or "loadErrors" not in doc
+
+
+def _subset(result: SessionResult) -> bool:
+    suite = result.suite
+    return bool(
+        suite.not_selected or suite.case_filter or suite.tag_filters or result.shard is not None
+    )
+
+
+def why_not(doc: Mapping[str, Any], result: SessionResult, wanted: Wanted) -> str | None:
+    """Why the earlier session is not comparable with this one (None: it is)."""
+    if _written_by_reference(doc):
+        return "written by claude plugin eval"
+    if result.partial:
+        reason = result.partial_reason or ""
+        return _PARTIAL.get(reason, f"it is partial ({reason or 'runs could not be made'})")
+    specs = [result.suite.agent, *(a.spec for a in result.agents)]
+    if not wanted.replays and any(agent_kind(s) == "replay" for s in specs if s):
+        return "it is a replay"
+    if wanted.agent_kind is not None:
+        labels = tuple(sorted(a.label for a in result.agents))
+        if wanted.agent_labels or labels:
+            if labels != wanted.agent_labels:
+                return f"other agents ({', '.join(labels) or agent_kind(result.suite.agent)})"
+        elif agent_kind(result.suite.agent or "claude") != wanted.agent_kind:
+            return f"another agent ({agent_kind(result.suite.agent)})"
+    if _subset(result):
+        held = {case_key(c.name, c.dir, c.agent) for c in result.cases}
+        missing = sorted(wanted.cases - held)
+        if missing:
+            names = ", ".join(name for name, _, _ in missing[:3])
+            more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+            return f"a subset that did not run {names}{more}"
+    return None
+
+
+def _plain_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def pick(results_root: Path, own: Path, wanted: Wanted) -> Picked:
+    """The newest comparable session under ``results_root`` other than ``own``."""
+    passed: list[tuple[str, str]] = []
+    for _, name, document in _documents(results_root, own):
+        read = _read(document)
+        if isinstance(read, str):
+            passed.append((name, read))
+            continue
+        doc, result = read
+        why = why_not(doc, result, wanted)
+        if why is None and wanted.recorded_runs and not _plain_dir(document.parent / "runs"):
+            why = "it holds no recorded runs"
+        if why is not None:
+            passed.append((name, why))
+            continue
+        return Picked(document, result, tuple(passed))
+    return Picked(None, None, tuple(passed))

@@ -1,0 +1,186 @@
+"""``--eval-compare last`` and ``replay:last`` take the newest *comparable* earlier session:
+complete, not a replay, the same agents, covering the selected cases, written by this plugin;
+the newer ones are passed over, each said with why. Cases this session did not select are
+``not run``, not ``gone``."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.test_compare import RUNS, add_case, document, results, verdicts
+
+Agent = Callable[[list[dict[str, Any]]], str]
+DOC = "aggregate-result.json"
+
+
+def age(folder: Path, seconds_ago: int) -> None:
+    """Make ``folder``'s document look written ``seconds_ago`` seconds ago (newest first)."""
+    when = 1_700_000_000 - seconds_ago
+    os.utime(folder / DOC, (when, when), follow_symlinks=False)
+
+
+def rewritten(source: Path, target: Path, change: Callable[[dict[str, Any]], object]) -> Path:
+    """A results folder holding ``source``'s document with ``change`` made to it."""
+    target.mkdir(parents=True)
+    doc = document(source)
+    change(doc)
+    (target / DOC).write_text(json.dumps(doc), encoding="utf-8")
+    return target
+
+
+@pytest.mark.workers
+def test_last_passes_over_what_is_not_comparable(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
+) -> None:
+    for name in ("steady", "breaks", "other"):
+        add_case(pytester, name)
+    ok = scripted_agent([{"reply": "ok"}])
+    full = pytester.runpytest("evals", *plugin_args, "--eval-agent", ok)
+    full.assert_outcomes(passed=3 * RUNS)
+    (earliest,) = results(pytester)
+    # A -k subset: it lists what it did not select.
+    subset = pytester.runpytest("evals", *plugin_args, "--eval-agent", ok, "-k", "steady")
+    subset.assert_outcomes(passed=RUNS)
+    (subset_folder,) = set(results(pytester)) - {earliest}
+    assert document(subset_folder)["suite"]["notSelected"] == [
+        {"name": "breaks", "dir": "breaks"},
+        {"name": "other", "dir": "other"},
+    ]
+    # A replay of the first session.
+    replay = pytester.runpytest("evals", *plugin_args, "--eval-agent", f"replay:{earliest}")
+    replay.assert_outcomes(passed=3 * RUNS)
+    (replay_folder,) = set(results(pytester)) - {earliest, subset_folder}
+    root = pytester.path / "evals" / "results"
+    stopped = rewritten(
+        earliest,
+        root / "stopped",
+        lambda d: d.update(partial=True, partialReason="auth_failed"),
+    )
+    reference = rewritten(
+        earliest,
+        root / "reference",
+        lambda d: (d.pop("loadErrors"), d.update(claudeVersion="2.1.328")),
+    )
+    other_agent = rewritten(earliest, root / "codex", lambda d: d["suite"].update(agent="codex"))
+    outside = rewritten(earliest, pytester.path / "elsewhere", lambda d: None)
+    (root / "linked").symlink_to(outside, target_is_directory=True)
+    order = [earliest, subset_folder, replay_folder, stopped, reference, other_agent]
+    for n, folder in enumerate(order):
+        age(folder, 100 - n)
+    os.utime(outside / DOC, (1_700_000_000, 1_700_000_000))  # the newest, through the link
+
+    # The suite's breaks case now fails: the comparison is with the first session.
+    broken = scripted_agent([{"match": "Task breaks", "reply": "nope"}, {"reply": "ok"}])
+    second = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", broken, "--eval-threshold", "0",
+        "--eval-compare", "last",
+    )  # fmt: skip
+    assert second.ret == pytest.ExitCode.OK
+    seen = {*order, root / "linked"}
+    (newest,) = set(results(pytester)) - seen
+    doc = document(newest)
+    assert doc["comparison"]["against"] == str(earliest / DOC)
+    assert verdicts(doc) == {"breaks": "worse", "other": "inconclusive", "steady": "inconclusive"}
+    second.stdout.fnmatch_lines(
+        [
+            f"--eval-compare last: compared with {earliest.name}, the newest comparable session",
+            "passed over 6 newer results folders: linked (the folder is a symbolic link: "
+            "refused); codex (another agent (codex)); reference (written by claude plugin "
+            "eval); stopped (it stopped at a rejected credential); "
+            f"{replay_folder.name} (it is a replay); {subset_folder.name} (a subset that did "
+            "not run breaks, other)",
+        ]
+    )
+
+    # Now a -k subset of its own: the cases it did not select are not run, not gone.
+    third = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", broken, "--eval-threshold", "0",
+        "--eval-compare", "last", "-k", "breaks",
+    )  # fmt: skip
+    third.assert_outcomes(passed=RUNS)
+    (own,) = set(results(pytester)) - seen - {newest}
+    doc = document(own)
+    assert doc["comparison"]["against"] == str(newest / DOC)
+    assert verdicts(doc) == {"breaks": "inconclusive", "steady": "not run", "other": "not run"}
+    assert doc["comparison"]["counts"]["not run"] == 2
+    assert doc["comparison"]["counts"]["gone"] == 0
+    third.stdout.fnmatch_lines(["compared with *: 1 inconclusive, 2 not run"])
+
+
+def test_a_case_removed_from_the_suite_is_still_gone(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
+) -> None:
+    """A case deselected this time is "not run"; one no longer in the suite stays "gone"."""
+    for name in ("kept", "removed"):
+        add_case(pytester, name)
+    ok = scripted_agent([{"reply": "ok"}])
+    pytester.runpytest("evals", *plugin_args, "--eval-agent", ok).assert_outcomes(passed=6)
+    shutil.rmtree(pytester.path / "evals" / "removed")
+    add_case(pytester, "skipped")
+    second = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", ok, "--eval-compare", "last", "-k", "kept"
+    )
+    second.assert_outcomes(passed=RUNS)
+    doc = document(results(pytester)[-1])
+    assert verdicts(doc) == {"kept": "inconclusive", "removed": "gone"}
+
+
+@pytest.mark.workers
+def test_replay_last_replays_the_newest_comparable_session(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
+) -> None:
+    for name in ("steady", "breaks"):
+        add_case(pytester, name)
+    nope = scripted_agent([{"match": "Task breaks", "reply": "nope"}, {"reply": "ok"}])
+    first = pytester.runpytest("evals", *plugin_args, "--eval-agent", nope, "--eval-threshold", "0")
+    first.assert_outcomes(passed=2 * RUNS)
+    (recorded,) = results(pytester)
+    ok = scripted_agent([{"reply": "ok"}])
+    subset = pytester.runpytest("evals", *plugin_args, "--eval-agent", ok, "-k", "steady")
+    subset.assert_outcomes(passed=RUNS)
+    (subset_folder,) = set(results(pytester)) - {recorded}
+    age(recorded, 20)
+    age(subset_folder, 10)
+    for seen in ({recorded, subset_folder}, set()):
+        replayed = pytester.runpytest(
+            "evals", *plugin_args, "--eval-agent", "replay:last", "--eval-threshold", "0"
+        )
+        assert replayed.ret == pytest.ExitCode.OK
+        replayed.assert_outcomes(passed=2 * RUNS)
+        replayed.stdout.fnmatch_lines(
+            [f"replay:last: replayed {recorded}, the newest comparable session"]
+        )
+        replayed.stdout.fnmatch_lines(["passed over * newer results folder*"])
+        if seen:  # the first replay: breaks failed then, and fails in the replay too
+            (own,) = set(results(pytester)) - seen
+            doc = document(own)
+            assert doc["suite"]["agent"] == f"replay:{recorded}"
+            scores = {c["name"]: c["aggregates"]["score"] for c in doc["cases"]}
+            assert scores == {"breaks": 0.0, "steady": 1.0}
+            age(own, 0)
+    # The second replay passed over the first (a replay) as well as the subset.
+    assert "(it is a replay)" in replayed.stdout.str()
+
+
+def test_replay_last_without_a_recorded_session_is_one_usage_line(
+    pytester: pytest.Pytester, plugin_args: list[str]
+) -> None:
+    add_case(pytester, "steady")
+    result = pytester.runpytest("evals", *plugin_args, "--eval-agent", "replay:last")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.assert_outcomes()
+    root = pytester.path / "evals" / "results"
+    result.stderr.fnmatch_lines(
+        [
+            f"ERROR: --eval-agent replay:last: no earlier session under {root} holds recorded "
+            "runs of the selected cases"
+        ]
+    )
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
