@@ -14,7 +14,8 @@ import shutil
 import threading
 import time
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, Any, cast, get_args
@@ -486,6 +487,24 @@ def _not_a_link(path: Path) -> None:
         path.unlink()
 
 
+def _names_made(cwd: Path, created: Iterable[str]) -> dict[Path, int]:
+    """Each file the run created (reached through plain folders) -> how many of the names it
+    created lead to that same file: a regular file of more names than that is another name of
+    a file the run did not make."""
+    found: dict[Path, tuple[int, int]] = {}
+    for rel in created:
+        path = plain_path(cwd, rel)
+        if path is None:
+            continue
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        found[path] = (st.st_dev, st.st_ino)
+    counts = Counter(found.values())
+    return {path: counts[inode] for path, inode in found.items()}
+
+
 def record_run(
     dest: Path, transcript: Transcript, agent: str, *, redact: Callable[[bytes], bytes] = _unchanged
 ) -> str:
@@ -515,12 +534,15 @@ def record_run(
         target_trace.unlink()
     (dest / META).write_text(dumps(transcript_meta(transcript, agent), indent=1), "utf-8")
     if transcript.cwd is not None:
+        names = _names_made(transcript.cwd, transcript.files_created)
         for rel in transcript.files_created:
             source = plain_path(transcript.cwd, rel)
-            if source is None:
+            if source is None or source not in names:
                 continue
             try:
-                with open_plain(source) as fh:
+                # A file of several names is kept only when the run made every one of them
+                # (a hard link to a file of the plugin, or of the system, is not).
+                with open_plain(source, names[source]) as fh:
                     data = fh.read(MAX_KEPT_FILE + 1)
             except (NotPlain, OSError):
                 continue

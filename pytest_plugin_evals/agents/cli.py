@@ -19,6 +19,7 @@ from pathlib import Path
 from pytest_plugin_evals.agents import confine
 from pytest_plugin_evals.agents.base import AgentError, RunRequest
 from pytest_plugin_evals.agents.confine.network import Endpoint, endpoints_from
+from pytest_plugin_evals.agents.confine.pids import own_pids
 from pytest_plugin_evals.agents.mcp import McpPlan
 from pytest_plugin_evals.agents.workspace import original_add_dirs
 from pytest_plugin_evals.model import STOPPED, Transcript
@@ -186,8 +187,11 @@ def run_confined(
     the result (its notes hold the sandbox's too) and the sandbox's refusal (one line) when it
     could not be made (the process did not start then)."""
     if request.unconfined:
+        # Only its PIDs are its own: what it starts ends with it, and with the controller. A
+        # program that cannot start is started as it is, to say why as the system does.
+        started = own_pids(argv, request.sandbox.cwd) if _startable(argv[0], env) else list(argv)
         result = run_process(
-            list(argv), stdin_text=stdin_text, cwd=request.sandbox.cwd, env=env,
+            started, stdin_text=stdin_text, cwd=request.sandbox.cwd, env=env,
             timeout=timeout, out_dir=out_dir, json_lines=json_lines, stop_on=stop_on,
         )  # fmt: skip
         return result, None
@@ -215,6 +219,15 @@ def run_confined(
         json_lines=json_lines, stop_on=stop_on,
     )  # fmt: skip
     return replace(result, start_error=result.start_error or _not_executed(result, argv[0])), None
+
+
+def _startable(program: str, env: Mapping[str, str]) -> bool:
+    """Whether ``program`` (found on the run's ``PATH`` unless it is a path) is a file this
+    user may execute that the kernel runs."""
+    found = program if os.sep in program else shutil.which(program, path=env.get("PATH"))
+    if found is None or not os.path.isfile(found) or not os.access(found, os.X_OK):
+        return False
+    return _not_a_program(os.path.abspath(found)) is None
 
 
 def _not_a_program(program: str) -> str | None:
@@ -384,7 +397,8 @@ def did_not_start(transcript: Transcript, text: str) -> None:
 
 
 def check_answered(transcript: Transcript) -> None:
-    """No final message and no tool call: the model never answered (``no_answer``)."""
+    """No final message and no tool call: the model never answered (``no_answer``); how the
+    process ended, when it ended badly (``killed by SIGKILL``), stays the error's text."""
     if not transcript.final_message and not transcript.tool_calls:
         transcript.infra_error = "no_answer"
-        transcript.error = "the model never answered"
+        transcript.error = transcript.error or "the model never answered"

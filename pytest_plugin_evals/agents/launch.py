@@ -25,7 +25,7 @@ from pytest_plugin_evals.agents.cli import Reach, finish, run_cli
 from pytest_plugin_evals.agents.spec import AgentSpec, Capabilities
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.environment import Passed
-from pytest_plugin_evals.util.process import ProcessResult, format_timeout
+from pytest_plugin_evals.util.process import ProcessResult, exit_text, format_timeout
 
 #: The note of a tool the case lists that the operator did not grant.
 NOT_GRANTED = "not granted (add --eval-allow-tools): {tool}"
@@ -51,6 +51,18 @@ class Launch:
     notes: list[str] = field(default_factory=list)
     #: Tools the case lists that the operator did not grant.
     not_granted: Sequence[str] = ()
+
+
+def ended(returncode: int | None) -> str:
+    """How an agent's process ended, as every run says it: ``exit 1``, ``killed by SIGKILL``
+    (a signal), ``exit 137 (killed by SIGKILL)`` (its sandbox passing on the signal)."""
+    return exit_text(returncode)
+
+
+def exited(name: str, returncode: int | None) -> str:
+    """The same, of the CLI ``name``: ``codex exited 1``, ``codex killed by SIGKILL``,
+    ``codex exited 137 (killed by SIGKILL)``."""
+    return f"{name} {ended(returncode).replace('exit', 'exited', 1)}"
 
 
 class LaunchedAgent(Protocol):

@@ -178,10 +178,10 @@ def with_prompts(records: list[Record]) -> list[Record]:
 PROPERTY_LIMIT = 500
 
 
-def plain(text: str) -> str:
+def plain(text: str, *, newlines: bool = False) -> str:
     from pytest_plugin_evals.reporting.terminal import plain as terminal_plain
 
-    return terminal_plain(text)
+    return terminal_plain(text, newlines=newlines)
 
 
 def report_record(node: pytest.Item, record: Record) -> None:
@@ -321,6 +321,37 @@ class EvalItem(pytest.Function):
         names = {name for name, _ in shown}
         self.user_properties[:] = [p for p in self.user_properties if p[0] not in names]
         self.user_properties.extend(shown)
+        if junit_writes_stdout(self.config):
+            self.add_report_section("call", "stdout", junit_answer(result))
+
+
+def junit_writes_stdout(config: pytest.Config) -> bool:
+    """Whether pytest's JUnit file will hold the tests' output: ``--junitxml`` with
+    ``junit_logging`` set to ``system-out``, ``out-err`` or ``all`` (pytest writes no
+    ``system-out`` otherwise, and there is no other public way into it)."""
+    if not getattr(config.option, "xmlpath", None):
+        return False
+    try:
+        logging = str(config.getini("junit_logging"))
+    except ValueError:  # the junitxml plugin is disabled
+        return False
+    return logging in ("system-out", "out-err", "all")
+
+
+def junit_answer(result: RunResult) -> str:
+    """The run's answer as ``system-out`` gets it (as the run's captured output): as the session
+    keeps it (its first :data:`~pytest_plugin_evals.model.ANSWER_LIMIT` characters), escape
+    sequences and control characters removed (pytest escapes only what XML cannot hold, and a
+    CI's test view may print the text as it is)."""
+    from pytest_plugin_evals.model import ANSWER_LIMIT
+
+    answer = result.answer
+    cut = len(answer) > ANSWER_LIMIT or result.answer_truncated
+    total = f"{len(answer):,}{'+' if cut else ''}"
+    text = plain(answer[:ANSWER_LIMIT], newlines=True)
+    if cut:
+        text += f"\n[… cut at {ANSWER_LIMIT:,} characters]"
+    return f"the agent's answer ({total} characters):\n{text}\n"
 
 
 class LoadErrorItem(pytest.Item):

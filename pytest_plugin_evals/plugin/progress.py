@@ -10,7 +10,9 @@ the session has eval runs: a session without them is left as it was.
   wide as the screen, after a worker went down (until the next report), and from the end of
   the session on.
 - Elsewhere (a CI log, a pipe), a plain line every ``--eval-progress`` seconds, on a line of its
-  own: pytest's line in progress goes on under it, indented to where it was.
+  own between two of pytest's rows: a line due while a row of dots is in progress waits for
+  pytest to end the row (at the next test file, or at the right margin), so a row is never
+  broken.
 
 Both are written by a thread, to a duplicate of the terminal's file descriptor: under
 ``-n0`` the item in flight has the descriptor captured. The thread writes only while holding
@@ -127,9 +129,8 @@ class EvalProgress:
         self.live = False
         #: The column pytest's cursor was at when the live line was drawn (None: not drawn).
         self.shown: int | None = None
-        #: The column pytest's line had reached when a plain line went under it: its next write
-        #: is indented to there.
-        self.pad: int | None = None
+        #: A plain line is due, and waits for pytest to end its row.
+        self.pending = False
         #: Not drawn until the next report (a worker went down: xdist writes after its hook).
         self.held = False
         self.closed = False
@@ -170,14 +171,40 @@ class EvalProgress:
                 if self.depth == 1:
                     self._flush_terminal()
                     self._hide()
-                    self._indent()
-                yield
+                with self._between_rows(self.depth == 1):
+                    yield
                 if self.depth == 1:
                     self.held = hold
                     self._flush_terminal()
                     self._show()
             finally:
                 self.depth -= 1
+
+    @contextlib.contextmanager
+    def _between_rows(self, outermost: bool) -> Iterator[None]:
+        """While pytest writes, a plain line that is due goes in right after the line feed that
+        ends pytest's row (pytest writes the row's end and the next row's start in one call)."""
+        if not (outermost and self.pending and not self.live and self.output is not None):
+            yield
+            return
+        tw = self._terminal()
+        write = tw.write
+
+        def between(msg: str, *, flush: bool = False, **markup: bool) -> None:
+            if not self.pending or "\n" not in msg:
+                write(msg, flush=flush, **markup)
+                return
+            head, _, tail = msg.rpartition("\n")
+            write(head + "\n", **markup)
+            write(self._line_text() + "\n", flush=not tail and flush)
+            if tail:
+                write(tail, flush=flush, **markup)
+
+        tw.write = between
+        try:
+            yield
+        finally:
+            del tw.write  # the writer's own method again
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> Any:
@@ -292,7 +319,7 @@ class EvalProgress:
                     return
                 if self.live:
                     self._show()
-                elif time.monotonic() >= self.next_line and self.running:
+                elif time.monotonic() >= self.next_line and self.running and not self.pending:
                     self._plain_line()
 
     def progress(self) -> Progress:
@@ -361,19 +388,18 @@ class EvalProgress:
         self.shown = None
 
     def _plain_line(self) -> None:
-        """A line of its own; pytest's line in progress goes on under it, indented to where it
-        was (when pytest next writes: a line printed after this one needs no indent)."""
+        """A line of its own, now if pytest's line is empty, else once pytest ends its row."""
         if self.output is None:
             return
+        if int(self._terminal().width_of_current_line):
+            self.pending = True
+            return
+        self.output.write(self._line_text() + "\n")
+
+    def _line_text(self) -> str:
+        """The plain line's text; the next one is due an interval from now."""
         from pytest_plugin_evals.reporting.progress import progress_line
 
-        column = int(self._terminal().width_of_current_line)
-        before = "\n" if column and self.pad is None else ""
-        self.output.write(f"{before}{progress_line(self.progress())}\n")
-        self.pad = column if column > 0 else None
+        self.pending = False
         self.next_line = time.monotonic() + self.interval
-
-    def _indent(self) -> None:
-        if self.pad is not None and self.output is not None:
-            self.output.write(" " * self.pad)
-        self.pad = None
+        return progress_line(self.progress())

@@ -75,16 +75,16 @@ def _special(path: Path, mode: int) -> NotPlain:
     return NotPlain(path, "special", "not a regular file")
 
 
-def check_entry(path: Path, st: os.stat_result) -> None:
+def check_entry(path: Path, st: os.stat_result, names: int = 1) -> None:
     """Refuse ``path`` (whose ``lstat`` is ``st``) unless it is a plain folder or a regular
-    file with one name."""
+    file with at most ``names`` names (one, unless the caller knows them all)."""
     mode = st.st_mode
     if stat.S_ISLNK(mode):
         raise _symlink(path)
     if stat.S_ISDIR(mode):
         return
     if stat.S_ISREG(mode):
-        if st.st_nlink > 1:
+        if st.st_nlink > names:
             raise NotPlain(path, "hardlink", f"{st.st_nlink} names")
         return
     raise _special(path, mode)
@@ -124,14 +124,15 @@ def plain_files(root: Path) -> list[PurePosixPath]:
     return sorted(found)
 
 
-def open_plain(path: Path) -> BinaryIO:
+def open_plain(path: Path, names: int = 1) -> BinaryIO:
     """``path`` opened for reading, never through a final symbolic link; :class:`NotPlain`
-    when what was opened is not a regular file of one name."""
+    when what was opened is not a regular file of at most ``names`` names (one, unless the
+    caller knows where all of them are), or not the file that was looked at."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         raise NotPlain(path, "missing", "no such file") from None
-    check_entry(path, st)
+    check_entry(path, st, names)
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError:
@@ -140,9 +141,11 @@ def open_plain(path: Path) -> BinaryIO:
         raise
     try:
         opened = os.fstat(fd)
-        check_entry(path, opened)
+        check_entry(path, opened, names)
         if not stat.S_ISREG(opened.st_mode):
             raise NotPlain(path, "special", "not a regular file (a folder)")
+        if (opened.st_dev, opened.st_ino) != (st.st_dev, st.st_ino):
+            raise NotPlain(path, "special", "not the file that was looked at")
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")

@@ -320,3 +320,38 @@ def test_junit_shows_the_arm_run_score_and_failed_graders(
         "eval_score": "0.50",
         "eval_failed_graders": "bye",
     }
+
+
+#: A hostile answer: it clears the screen, rings the bell, and goes on for 30,000 characters.
+HOSTILE = "hi\x1b[2J there\x07\n" + "x" * 30_000
+
+
+@pytest.mark.workers
+@pytest.mark.parametrize("logging", ["system-out", "all", None])
+def test_junit_system_out_holds_the_answer_when_junit_logging_asks(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, logging: str | None
+) -> None:
+    write_tree(
+        pytester.path,
+        {
+            "evals/greets/prompt.md": "---\nruns: 1\n---\nSay hi\n",
+            "evals/greets/graders/hi.md": "---\ntype: regex\npattern: hi\n---\n",
+        },
+    )
+    ini = f"-o junit_logging={logging}".split() if logging else []
+    agent = scripted_agent([{"match": "Say hi", "reply": HOSTILE}])
+    result = pytester.runpytest(
+        "evals", *plugin_args, *ini, "--eval-agent", agent, "--junitxml", "junit.xml"
+    )
+    result.assert_outcomes(passed=1)
+    raw = (pytester.path / "junit.xml").read_text(encoding="utf-8")
+    (case,) = ET.fromstring(raw).iter("testcase")
+    assert case.find("properties") is not None  # the properties are there either way
+    if logging is None:  # pytest writes no system-out unless junit_logging asks for it
+        assert case.find("system-out") is None, raw[:2000]
+        return
+    out = case.findtext("system-out") or ""
+    assert "the agent's answer (4,000+ characters):\nhi there␇\nxxx" in out, out[:300]
+    assert out.rstrip().endswith("x\n[… cut at 4,000 characters]"), out[-300:]
+    assert "\x1b" not in raw and "\x07" not in raw
+    assert out.count("x") < 4_000  # bounded

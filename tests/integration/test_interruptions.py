@@ -261,27 +261,32 @@ def test_a_session_past_its_timeout_ends_with_the_partial_document(
     assert none_left(marker)
 
 
+@pytest.mark.parametrize("pids", ["own", "shared"])
 def test_a_controller_killed_with_sigkill_leaves_nothing_after_the_next_session(
-    pytester: pytest.Pytester,
+    pytester: pytest.Pytester, pids: str
 ) -> None:
-    """An unconfined agent dies with its controller (a parent-death signal); what it started
-    (in a session of its own, too) and the killed session's temporary folder are gone once
-    the next session has started."""
+    """An unconfined agent dies with its controller. In a PID namespace of its own (``own``:
+    where bubblewrap can make one) what it started in a session of its own ends at once too;
+    without one (``shared``: no bubblewrap on ``PATH``) the next session finds it by its tag.
+    The killed session's temporary folder is gone once the next session has started."""
     agent, marker = suite(pytester.path, ["a-slow"])
     try:
-        _killed_controller(pytester, agent, marker)
+        _killed_controller(pytester, agent, marker, pids)
     finally:
         for pid in running(marker):  # whatever a failed check left
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
 
 
-def _killed_controller(pytester: pytest.Pytester, agent: str, marker: str) -> None:
+def _killed_controller(pytester: pytest.Pytester, agent: str, marker: str, pids: str) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    if pids == "shared":
+        env["PATH"] = str(pytester.path / "no-tools")  # no bwrap: the run is started as it is
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "evals", "-n0", "-p", "no:cacheprovider",
          f"--eval-agent={agent}", "--eval-unconfined"],
         cwd=pytester.path,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -294,13 +299,21 @@ def _killed_controller(pytester: pytest.Pytester, agent: str, marker: str) -> No
         shared = Path(tempfile.gettempdir()) / tag.partition(b"=")[2].decode()
         assert shared.is_dir()
         agents = [p for p in running(marker) if p != grandchild]
+        assert agents
+        # Its PIDs are its own, or the host's (any session of this user sweeps what a killed
+        # one left: only where the grandchild lives tells the two apart).
+        host = os.readlink("/proc/self/ns/pid")
+        assert (os.readlink(f"/proc/{grandchild}/ns/pid") != host) is (pids == "own")
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
         deadline = time.monotonic() + 10
         while any(p in running(marker) for p in agents):
             assert time.monotonic() < deadline, "the agent outlived its controller"
             time.sleep(0.05)
-        assert running(f"{marker}-a-slow-grandchild")  # found by the next session only
+        if pids == "own":  # the kernel ends its namespace with it
+            assert none_left(marker, 5), "what the agent started (setsid) outlived its controller"
+        # Without one, the grandchild lives on until a session starts (any session of this
+        # user: one in another test may sweep it first).
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

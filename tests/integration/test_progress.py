@@ -56,28 +56,53 @@ def progress_lines(output: list[str]) -> list[str]:
     return [line for line in output if line.startswith("evals: ")]
 
 
-def test_plain_lines_say_runs_done_in_flight_spend_and_eta(
-    pytester: pytest.Pytester, plugin_args: list[str], suite: str
+#: Many short runs, a cent each: rows of dots that reach pytest's right margin.
+QUICK = [{"match": "", "sleep": 0.1, "reply": "42", "usage": {"cost_usd": 0.01}}]
+
+#: A row of pytest's dots (the case's, the Python test's, or a row that went on past the margin)
+#: ending with its percentage.
+ROW = re.compile(r"(?:evals/ask |test_other\.py )?\.+ +\[ *\d+%\]")
+
+
+def test_plain_lines_go_between_rows_and_say_runs_done_in_flight_spend_and_eta(
+    pytester: pytest.Pytester,
+    plugin_args: list[str],
+    scripted_agent: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    write_tree(
+        pytester.path,
+        {
+            "evals/ask/prompt.md": "---\nruns: 40\n---\nWhat is the answer?\n",
+            "evals/ask/graders/answer.md": "---\ntype: regex\npattern: '42'\n---\n",
+            "test_other.py": "def test_other():\n    pass\n",
+        },
+    )
+    monkeypatch.setenv("COLUMNS", "40")  # pytest's narrowest: rows of 21 (-n0) or 31 dots
     result = pytester.runpytest(
-        "evals", "test_other.py", *plugin_args, "--eval-agent", suite,
+        "evals", "test_other.py", *plugin_args, "--eval-agent", scripted_agent(QUICK),
         "--eval-progress", "0.2", "--eval-max-cost-usd", "5", "--eval-run-ahead", "off",
     )  # fmt: skip
-    result.assert_outcomes(passed=4)
-    lines = progress_lines(result.outlines)
-    assert lines, result.stdout.str()
-    for line in lines:
-        assert LINE.fullmatch(line), line  # the Python test is not counted among the runs
-    assert any(re.search(r"1 in flight \(ask\[[123]\] (\d+[hms])+\)", line) for line in lines)
-    # Once a run has finished: its cost against the ceiling, and how long the rest will take.
-    assert any(re.search(r"\$0\.(25|50) of \$5\.00 · ETA (\d+[hms])+$", line) for line in lines), (
-        lines
-    )
-    result.stdout.fnmatch_lines(["*= plugin evals =*", "CASE *", "ask *", "*4 passed*"])
-    # pytest's line went on under each progress line indented to where it was: its percentages
-    # still end at the right margin.
-    ends = {len(line) for line in result.outlines if re.search(r"\[ *\d+%\]$", line)}
-    assert len(ends) == 1, result.stdout.str()
+    result.assert_outcomes(passed=41)
+    out = result.outlines
+    rows = [i for i, line in enumerate(out) if "..." in line or ROW.fullmatch(line)]
+    assert len(rows) >= 2, result.stdout.str()
+    lines = [i for i, line in enumerate(out) if line.startswith("evals: ")]
+    # Every row of dots is whole, however many progress lines were due while it went on.
+    for i in range(rows[0], rows[-1] + 1):
+        assert i in lines or ROW.fullmatch(out[i]), (out[i], result.stdout.str())
+    # Lines between two rows, while runs were in flight: the runs done, those in flight, the
+    # cost against the ceiling and how long the rest will take (the Python test is not a run).
+    between = [out[i] for i in lines if rows[0] < i < rows[-1]]
+    assert between, result.stdout.str()
+    for line in between:
+        assert re.fullmatch(
+            r"evals: \d+/40 runs done · [0-2] in flight(?: \((?:longest: )?ask\[\d+\] \d+s\))?"
+            r" · \$0\.\d\d of \$5\.00 · ETA (\d+[hms])+",
+            line,
+        ), line
+    assert any(re.search(r" in flight \((?:longest: )?ask\[\d+\] \d+s\) · ", x) for x in between)
+    result.stdout.fnmatch_lines(["*= plugin evals =*", "CASE *", "ask *", "*41 passed*"])
 
 
 @pytest.mark.parametrize("how", ["ini", "option"])
@@ -90,13 +115,13 @@ def test_the_interval_comes_from_the_ini_file_too(
     else:
         pytester.makeini("[pytest]\neval_progress = off\n")
         args = ["--eval-progress", "0.2"]  # the option wins over the ini key
-    # One run at a time: a run is done (and its spend said) while the next is in flight —
-    # made ahead, the three runs would all end together, after the last line.
+    # The case's row ends where the Python test's begins: a line due while it went on is
+    # printed there.
     result = pytester.runpytest(
-        "evals", "-n0", "-p", "no:cacheprovider", "--eval-agent", suite,
+        "evals", "test_other.py", "-n0", "-p", "no:cacheprovider", "--eval-agent", suite,
         "--eval-run-ahead", "off", *args,
     )  # fmt: skip
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=4)
     lines = progress_lines(result.outlines)
     assert lines and all(LINE.fullmatch(line) for line in lines), result.stdout.str()
     assert any(line.endswith(" spent") or " spent · ETA" in line for line in lines), lines

@@ -30,7 +30,7 @@ from pytest_plugin_evals.agents.claude.spec import ENDPOINTS, SPEC
 from pytest_plugin_evals.agents.claude.stream_json import StreamSummary, parse_file, run_error
 from pytest_plugin_evals.agents.cli import check_answered, did_not_start, reach_of
 from pytest_plugin_evals.agents.confine import INSIDE_TMPDIR
-from pytest_plugin_evals.agents.launch import CliAgent, Launch
+from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
 from pytest_plugin_evals.agents.permissions import plan_tools
 from pytest_plugin_evals.agents.plugins import has_hooks, plugin_contents
 from pytest_plugin_evals.agents.spec import AgentSpec
@@ -38,7 +38,7 @@ from pytest_plugin_evals.agents.workspace import copy_add_dirs, original_add_dir
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.claude import ClaudeNotFound, find_claude
 from pytest_plugin_evals.util.manifest import is_plugin, skill_root
-from pytest_plugin_evals.util.process import ProcessResult, exit_text
+from pytest_plugin_evals.util.process import ProcessResult
 
 #: The endpoints of the cloud providers Claude Code can use instead (when selected).
 BEDROCK_ENDPOINTS: dict[str, str | None] = {"ANTHROPIC_BEDROCK_BASE_URL": None}
@@ -259,7 +259,7 @@ class ClaudeAgent(CliAgent):
             summary.result is not None and summary.result.get("terminal_reason") == "api_error"
         ):
             transcript.infra_error = infra_kind(summary.api_error_status, summary.api_error_code)
-            transcript.error = f"{exit_text(returncode)}: {summary.api_error_text or 'API error'}"
+            transcript.error = f"{ended(returncode)}: {summary.api_error_text or 'API error'}"
             return
         failure = (summary.result or {}).get("startup_failure_reason")
         if failure == "sandbox_required_unavailable":
@@ -270,8 +270,7 @@ class ClaudeAgent(CliAgent):
             transcript.error = UNAVAILABLE.format(tools=shells, why=why.strip())
             return
         if summary.init is None or summary.result is None:
-            ended = exit_text(returncode).replace("exit", "exited", 1)
-            did_not_start(transcript, f"claude {ended} without finishing the run")
+            did_not_start(transcript, f"{exited('claude', returncode)} without finishing the run")
             return
         trust = self._trust_problem(request, summary)
         if trust is not None:
@@ -280,7 +279,7 @@ class ClaudeAgent(CliAgent):
             return
         problem = run_error(summary)
         if problem is not None:
-            transcript.error = f"{exit_text(returncode)}: {problem}"
+            transcript.error = f"{ended(returncode)}: {problem}"
         if not problem:
             check_answered(transcript)
 

@@ -49,7 +49,7 @@ from pytest_plugin_evals.agents.cli import (
 from pytest_plugin_evals.agents.codex.events import StreamSummary, parse_file
 from pytest_plugin_evals.agents.codex.servers import codex_servers, failed_servers
 from pytest_plugin_evals.agents.codex.spec import ENDPOINTS, OPENAI_URL, SPEC
-from pytest_plugin_evals.agents.launch import CliAgent, Launch
+from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
 from pytest_plugin_evals.agents.permissions import base_tool, plan_confined_tools
 from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
@@ -295,7 +295,7 @@ class CodexAgent(CliAgent):
     ) -> None:
         if summary.failure is not None:
             transcript.infra_error = infra_kind(summary.status)
-            transcript.error = f"exit {returncode}: {summary.failure}"
+            transcript.error = f"{ended(returncode)}: {summary.failure}"
             return
         if plugin_servers_failed:
             # The plugin's own server did not start: the plugin failed, not the harness.
@@ -304,8 +304,8 @@ class CodexAgent(CliAgent):
             transcript.error = f"the plugin's MCP server {names} did not start: " + " ".join(tail)
             return
         if not summary.thread_started:
-            did_not_start(transcript, f"codex exited {returncode} without starting the run")
+            did_not_start(transcript, f"{exited('codex', returncode)} without starting the run")
             return
         if returncode != 0:
-            transcript.error = with_stderr(f"exit {returncode}", transcript)
+            transcript.error = with_stderr(ended(returncode), transcript)
         check_answered(transcript)

@@ -31,7 +31,7 @@ from pytest_plugin_evals.agents.copilot.spec import COST_UNKNOWN as COST_UNKNOWN
 from pytest_plugin_evals.agents.copilot.spec import SPEC
 from pytest_plugin_evals.agents.copilot.tools import CopilotMcp, CopilotTools, plan_mcp, plan_tools
 from pytest_plugin_evals.agents.credentials import credential_names
-from pytest_plugin_evals.agents.launch import CliAgent, Launch
+from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
 from pytest_plugin_evals.agents.plugins import plugin_contents
 from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
@@ -245,10 +245,10 @@ class CopilotAgent(CliAgent):
         if summary.error is not None:
             kind = ERROR_TYPES.get(summary.error_type or "")
             transcript.infra_error = kind or infra_kind(summary.error_status)
-            transcript.error = f"exit {returncode}: {summary.error_text}"
+            transcript.error = f"{ended(returncode)}: {summary.error_text}"
             return
         if summary.skills is None or summary.result is None:
-            did_not_start(transcript, f"copilot exited {returncode} without finishing the run")
+            did_not_start(transcript, f"{exited('copilot', returncode)} without finishing the run")
             return
         trust = self._trust_problem(request, summary, skills_offered)
         if trust is not None:
@@ -256,7 +256,7 @@ class CopilotAgent(CliAgent):
             transcript.error = trust
             return
         if returncode not in (0, None):
-            transcript.error = f"exit {returncode}"
+            transcript.error = ended(returncode)
         check_answered(transcript)
 
     def _trust_problem(

@@ -34,7 +34,7 @@ from pytest_plugin_evals.agents.gemini.spec import COST_NOTE as COST_NOTE
 from pytest_plugin_evals.agents.gemini.spec import ENDPOINTS, SPEC
 from pytest_plugin_evals.agents.gemini.stream_json import StreamSummary, api_status, parse_file
 from pytest_plugin_evals.agents.gemini.tools import GeminiTools, plan_tools
-from pytest_plugin_evals.agents.launch import CliAgent, Launch
+from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
 from pytest_plugin_evals.agents.mcp_settings import mcp_servers
 from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
@@ -259,13 +259,13 @@ class GeminiAgent(CliAgent):
         if message is not None and message.startswith("[API Error"):
             status = api_status(message, transcript.stderr_tail)
             transcript.infra_error = infra_kind(status)
-            transcript.error = f"exit {returncode}: {message.splitlines()[0]}"
+            transcript.error = f"{ended(returncode)}: {message.splitlines()[0]}"
             return
         if summary.init is None or summary.result is None:
-            did_not_start(transcript, f"gemini exited {returncode} without finishing the run")
+            did_not_start(transcript, f"{exited('gemini', returncode)} without finishing the run")
             return
         if message is not None or returncode != 0:
-            transcript.error = f"exit {returncode}: {message or 'gemini failed'}"
+            transcript.error = f"{ended(returncode)}: {message or 'gemini failed'}"
             return
         check_answered(transcript)
 

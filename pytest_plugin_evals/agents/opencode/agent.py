@@ -37,7 +37,7 @@ from pytest_plugin_evals.agents.cli import (
     run_step,
     with_stderr,
 )
-from pytest_plugin_evals.agents.launch import CliAgent, Launch
+from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
 from pytest_plugin_evals.agents.opencode.config import (
     mcp_block,
     mcp_tool_name,
@@ -245,13 +245,14 @@ class OpencodeAgent(CliAgent):
                 transcript.retry_after = summary.retry_after
             elif summary.error_name == "ProviderAuthError":
                 transcript.infra_error = "auth"
-            transcript.error = f"exit {returncode}: {message}"
+            transcript.error = f"{ended(returncode)}: {message}"
             return
         if summary.events == 0:
-            did_not_start(transcript, f"opencode exited {returncode} without starting the session")
+            ended_early = exited("opencode", returncode)
+            did_not_start(transcript, f"{ended_early} without starting the session")
             return
         if returncode not in (0, None):
-            transcript.error = with_stderr(f"exit {returncode}", transcript)
+            transcript.error = with_stderr(ended(returncode), transcript)
         if not transcript.error:
             check_answered(transcript)
 

@@ -41,7 +41,7 @@ from pytest_plugin_evals.agents.cli import (
     run_step,
     with_stderr,
 )
-from pytest_plugin_evals.agents.launch import CliAgent, Launch
+from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
 from pytest_plugin_evals.agents.mcp_settings import mcp_servers
 from pytest_plugin_evals.agents.permissions import base_tool, plan_confined_tools
 from pytest_plugin_evals.agents.plugins import plugin_contents
@@ -281,10 +281,10 @@ class QwenAgent(CliAgent):
         status = api_status(message)
         if message is not None and (status is not None or "API Error" in message):
             transcript.infra_error = infra_kind(status)
-            transcript.error = f"exit {returncode}: {message.splitlines()[0]}"
+            transcript.error = f"{ended(returncode)}: {message.splitlines()[0]}"
             return
         if summary.init is None or summary.result is None:
-            did_not_start(transcript, f"qwen exited {returncode} without finishing the run")
+            did_not_start(transcript, f"{exited('qwen', returncode)} without finishing the run")
             return
         trust = self._trust_problem(request, summary)
         if trust is not None:
@@ -293,7 +293,7 @@ class QwenAgent(CliAgent):
             return
         if message is not None or returncode not in (0, None):
             transcript.error = with_stderr(
-                f"exit {returncode}: {message or 'qwen failed'}", transcript
+                f"{ended(returncode)}: {message or 'qwen failed'}", transcript
             )
             return
         check_answered(transcript)
