@@ -12,6 +12,7 @@ import html
 import json
 from typing import TYPE_CHECKING, Any
 
+from pytest_plugin_evals.model import ANSWER_LIMIT
 from pytest_plugin_evals.plugin.session import record_of
 
 if TYPE_CHECKING:
@@ -100,8 +101,6 @@ def _tool_calls_html(result: RunResult) -> str:
 def extras_for(record: RunRecord) -> list[dict[str, Any]]:
     """The pytest-html extras of one run: its verdicts, its tool calls and its answer."""
     from pytest_html import extras
-
-    from pytest_plugin_evals.model import ANSWER_LIMIT
 
     result = record.result
     rows = []
