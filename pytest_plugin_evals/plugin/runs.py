@@ -50,6 +50,8 @@ if TYPE_CHECKING:
 #: config: this process's run maker, and its runs made ahead of their items' setup.
 maker_key: pytest.StashKey[RunMaker] = pytest.StashKey()
 run_ahead_key: pytest.StashKey[RunAhead] = pytest.StashKey()
+#: session: each item's place in the session (see :func:`_positions`).
+positions_key: pytest.StashKey[dict[str, int]] = pytest.StashKey()
 
 
 def session_tag(config: pytest.Config) -> str:
@@ -324,10 +326,10 @@ def upcoming(item: pytest.Item, nextitem: pytest.Item | None, limit: int) -> lis
 
 def _positions(session: pytest.Session) -> dict[str, int]:
     """Each item's place in the session (computed once)."""
-    positions: dict[str, int] | None = getattr(session, "_evals_positions", None)
+    positions = session.stash.get(positions_key, None)
     if positions is None or len(positions) != len(session.items):
         positions = {it.nodeid: i for i, it in enumerate(session.items)}
-        session._evals_positions = positions  # type: ignore[attr-defined]
+        session.stash[positions_key] = positions
     return positions
 
 
