@@ -1,4 +1,6 @@
-"""``python -m pytest_plugin_evals merge DIR... [--output-dir OUT] [--threshold X]``.
+"""``python -m pytest_plugin_evals merge DIR... [--output-dir OUT] [--threshold X]`` and
+``python -m pytest_plugin_evals init [--bare NAME]`` (``scaffold.command``: a plugin's first
+cases, drafted by the judge model, or the reference's blank case).
 
 Merges the results folders of a suite's shards (``pytest --eval-shard K/N``) into one: the
 document, the HTML report and the recorded runs, the terminal table, and the exit status of
@@ -70,7 +72,96 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="X",
         help="the minimum case score (0-1) to gate on (default: the shards' --eval-threshold)",
     )
+    _add_init(commands)
     return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 10:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 10 (got {text!r})")
+    return value
+
+
+def _add_init(commands: argparse._SubParsersAction[_Parser]) -> None:
+    init = commands.add_parser(
+        "init",
+        help="write a plugin's first eval cases (drafted by the judge model, or --bare NAME)",
+        description=(
+            "Write eval cases for the plugin in the current folder. With --bare NAME: the "
+            "blank case template of `claude plugin eval init --bare` (prompt.md and "
+            "graders/criteria.md). Alone: read the plugin's skills, commands, agents and MCP "
+            "servers, ask the judge model (--eval-judge, else the eval_judge of the plugin's "
+            "pytest configuration) for prompts that should fire each skill and near misses "
+            "that should not, write them "
+            "as case folders and a trigger_eval.json per skill, and run each case once. An "
+            "existing case or trigger file is never replaced. Exit status: 0 done, 1 something "
+            "could not be done (said in one line), 4 bad arguments."
+        ),
+    )
+    init.add_argument("name", nargs="?", help="the case's name (with --bare)")
+    init.add_argument(
+        "--bare", action="store_true", help="write the blank case template NAME, nothing else"
+    )
+    init.add_argument(
+        "--eval-dir",
+        metavar="DIR",
+        help="the folder (below the current one) to write cases into (default: evals/)",
+    )
+    init.add_argument(
+        "--eval-judge",
+        metavar="KIND",
+        help="claude, anthropic or openai (default: ini eval_judge, else claude)",
+    )
+    init.add_argument(
+        "--eval-judge-model",
+        metavar="MODEL",
+        help="the judge's model (default: ini eval_judge_model)",
+    )
+    init.add_argument(
+        "--eval-claude-bin",
+        metavar="PATH",
+        help="the claude binary (default: ini eval_claude_bin, else claude on PATH)",
+    )
+    init.add_argument(
+        "--per-skill",
+        type=_positive,
+        default=3,
+        metavar="N",
+        help="prompts that should fire each skill, and as many near misses (default: 3)",
+    )
+    init.add_argument("--no-pilot", action="store_true", help="do not run the written cases once")
+
+
+def _init(args: argparse.Namespace) -> int:
+    from pytest_plugin_evals.scaffold.command import InitOptions, run_init
+
+    options = InitOptions(
+        root=Path.cwd(),
+        bare=args.bare,
+        name=args.name,
+        eval_dir=args.eval_dir,
+        judge=args.eval_judge,
+        judge_model=args.eval_judge_model,
+        claude_bin=args.eval_claude_bin,
+        per_skill=args.per_skill,
+        pilot=not args.no_pilot,
+    )
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+
+    def warn(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    try:
+        return run_init(options, say, warn)
+    except KeyboardInterrupt:
+        warn("init: interrupted: the cases written so far are whole; the others were not written")
+        return 130
 
 
 def _merge(folders: Sequence[str], output_dir: str, threshold: float | None) -> int:
@@ -110,6 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "merge":
         return _merge(args.folders, args.output_dir, args.threshold)
+    if args.command == "init":
+        return _init(args)
     return USAGE_ERROR  # pragma: no cover - argparse requires a known command
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pytest_plugin_evals import decisions, stats
 from pytest_plugin_evals.decisions import Decision
 from pytest_plugin_evals.model import Arm, GraderSpec, RunResult, Verdict
+from pytest_plugin_evals.sequential import CaseStop
 from pytest_plugin_evals.stats import Interval
 
 #: Scores are compared with this tolerance (weights such as 0.1 + 0.2 do not add up exactly).
@@ -242,6 +243,8 @@ class CaseAggregates:
     unstable: tuple[str, ...] = ()
     #: Latency, tokens and turns of the case's graded runs (both arms).
     timing: Timing = field(default_factory=Timing)
+    #: Under ``--eval-runs auto``: the rounds it took and why it stopped.
+    sequential: CaseStop | None = None
 
 
 def case_aggregates(

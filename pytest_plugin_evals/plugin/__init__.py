@@ -86,6 +86,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
         shards = ShardSelection(config, settings, settings.shard)
         config.pluginmanager.register(shards, "plugin-evals-shard")
+    if settings.runs_auto is not None:
+        from pytest_plugin_evals.plugin.rounds import register
+
+        register(config, settings)
     if workerinput is not None:
         return
     from pytest_plugin_evals.plugin.plan import register_plan
@@ -127,7 +131,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     for name in ("plugin-evals-session", "plugin-evals-html-report", "plugin-evals-json",
                  "plugin-evals-xdist", "plugin-evals-html", "plugin-evals-compare",
                  "plugin-evals-baseline", "plugin-evals-shard",
-                 "plugin-evals-progress", "plugin-evals-plan"):  # fmt: skip
+                 "plugin-evals-progress", "plugin-evals-plan",
+                 "plugin-evals-rounds"):  # fmt: skip
         plugin = config.pluginmanager.get_plugin(name)
         if plugin is not None:
             config.pluginmanager.unregister(plugin)
@@ -248,6 +253,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         check_picks(config)
     settings = config.stash[settings_key]
     eval_item = eval_item_class()
+    if eval_item is not None and settings.runs_auto is not None:
+        from pytest_plugin_evals.plugin.rounds import order_rounds
+
+        order_rounds(items)
     if eval_item is None or (settings.case_glob is None and not settings.tags):
         return
     keep: list[pytest.Item] = []

@@ -227,6 +227,8 @@ def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
             return
         yield from _mock_errors(parent, mock_plan, case.suite_root)
     runs = settings.runs or case.runs
+    if two_arm and settings.runs_auto is not None:  # rounds until decided, at most MAX
+        runs = settings.runs_auto
     second: Arm = "baseline" if baseline is not None else "without"
     arms: tuple[Arm, ...] = ("with", second) if two_arm else ("single",)
     for tag in marker_tags(case.tags):

@@ -47,7 +47,13 @@ OPTIONS: tuple[Option, ...] = (
         kind="lines",
         metavar="AGENTS",
     ),
-    Option("--eval-runs", "runs per case and arm, overriding each case's own (1-50)", metavar="N"),
+    Option(
+        "--eval-runs",
+        "runs per case and arm, overriding each case's own (1-50); auto or auto:MAX: run "
+        "each case's arms in rounds and stop a case once its verdict is decided (at most MAX "
+        "runs per arm, default 20)",
+        metavar="N|auto[:MAX]",
+    ),
     Option(
         "--eval-ablation",
         "arms to run: none (one arm, plugin loaded) or with-without "
@@ -357,6 +363,31 @@ def _number(
     return value
 
 
+def _runs(config: pytest.Config) -> tuple[float | None, int | None]:
+    """``--eval-runs``: N runs per arm, or ``auto`` / ``auto:MAX`` (sequential runs)."""
+    raw, where = _value(config, "--eval-runs")
+    text = str(raw or "").strip().lower()
+    if text == "auto" or text.startswith("auto:"):
+        from pytest_plugin_evals.sequential import DEFAULT_MAX_RUNS
+
+        most = text.partition(":")[2]
+        if not most:
+            return None, DEFAULT_MAX_RUNS if text == "auto" else _bad_runs(where, raw)
+        if not most.isdigit() or not 2 <= int(most) <= 50:
+            _bad_runs(where, raw)
+        return None, int(most)
+    accepts = "a whole number from 1 to 50, auto or auto:MAX (MAX from 2 to 50)"
+    runs = _number(config, "--eval-runs", accepts, lambda v: 1 <= v <= 50, integer=True)
+    return runs, None
+
+
+def _bad_runs(where: str, raw: Any) -> int:
+    raise pytest.UsageError(
+        f"{where} must be a whole number from 1 to 50, auto or auto:MAX (MAX from 2 to 50) "
+        f"(got {raw!r})"
+    )
+
+
 def _path(config: pytest.Config, flag: str) -> Path | None:
     raw, _ = _value(config, flag)
     if not raw:
@@ -366,9 +397,7 @@ def _path(config: pytest.Config, flag: str) -> Path | None:
 
 def read_settings(config: pytest.Config) -> EvalSettings:
     """Validate every option; a bad value is one line naming the option and what it accepts."""
-    runs = _number(
-        config, "--eval-runs", "a whole number from 1 to 50", lambda v: 1 <= v <= 50, integer=True
-    )
+    runs, runs_auto = _runs(config)
     threshold = _number(
         config, "--eval-threshold", "a number between 0 and 1", lambda v: 0 <= v <= 1
     )
@@ -429,6 +458,7 @@ def read_settings(config: pytest.Config) -> EvalSettings:
         reducer=reducer,
         case_reducers=case_reducers,
         runs=int(runs) if runs is not None else None,
+        runs_auto=runs_auto,
         ablation=ablation,
         threshold=threshold if threshold is not None else 1.0,
         threshold_given=threshold is not None,

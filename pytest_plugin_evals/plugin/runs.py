@@ -189,6 +189,12 @@ class RunMaker:
                     "started",
                     "cost_ceiling",
                 )
+        if settings.runs_auto is not None:  # --eval-runs auto: the controller says
+            from pytest_plugin_evals.plugin.rounds import ask
+
+            answer = ask(self.config, item.nodeid)
+            if answer is not None:
+                return Skip(*answer)
         return None
 
     def options(self, item: EvalItem, judge: Judge | None) -> RunOptions:

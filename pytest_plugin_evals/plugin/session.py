@@ -337,6 +337,7 @@ class EvalSession:
             baseline_plugins=self._baseline_plugins(),
             rate_limit_wait_seconds=session_wait_seconds(self.config),
             margin=self.settings.margin,
+            sequential=self._sequential(),
         )
         earlier = self.config.stash.get(earlier_key, None)
         if earlier is not None:
@@ -350,6 +351,17 @@ class EvalSession:
         self._gate_triggers(session, result)
         self._gate_regressions(session, result)
         self._gate_verdicts(session, result)
+
+    def _sequential(self) -> dict[tuple[str, str | None], Any] | None:
+        """Under ``--eval-runs auto``: each case's rounds and why it stopped."""
+        if self.settings.runs_auto is None:
+            return None
+        from pytest_plugin_evals.plugin.rounds import decider_key
+        from pytest_plugin_evals.sequential import CaseStop
+
+        decider = self.config.stash.get(decider_key, None)
+        stops = decider.stops() if decider is not None else {}
+        return {key: CaseStop(n, most, stop) for key, (n, most, stop) in stops.items()}
 
     def _not_started(self) -> list[NotStarted]:
         """The selected runs of each case that never reported (an interruption, ``-x``)."""

@@ -24,6 +24,9 @@ DEFAULT_MAX_RATE_LIMIT_WAIT = 600.0
 @dataclass(frozen=True)
 class EvalSettings:
     runs: int | None = None
+    #: ``--eval-runs auto[:MAX]``: run in rounds and stop each case once decided, at most
+    #: this many runs per arm (None: a fixed number of runs).
+    runs_auto: int | None = None
     ablation: str = "auto"
     threshold: float = 1.0
     threshold_given: bool = False

@@ -51,6 +51,7 @@ from pytest_plugin_evals.scoring import (
     CaseAggregates,
     Timing,
 )
+from pytest_plugin_evals.sequential import CaseStop
 from pytest_plugin_evals.shards import (
     plan_from_json,
     plan_to_json,
@@ -115,7 +116,31 @@ def _aggregates_json(agg: CaseAggregates, two_arm: bool) -> JSONObject:
             "runsNotMade": agg.runs_not_made,
         }
     )
+    if agg.sequential is not None:  # --eval-runs auto: the rounds it took, why it stopped
+        doc["sequential"] = {
+            "runs": agg.sequential.rounds,
+            "maxRuns": agg.sequential.most,
+            "stopped": agg.sequential.stopped,
+            "reason": agg.sequential.reason,
+        }
     return doc
+
+
+def _sequential_from(value: Any) -> CaseStop | None:
+    """A case's ``sequential`` read back (``--eval-runs auto``), or None."""
+    from pytest_plugin_evals.sequential import Stop
+
+    if not isinstance(value, Mapping):
+        return None
+    rounds = opt_number(value.get("runs"))
+    most = opt_number(value.get("maxRuns"))
+    if rounds is None or most is None:
+        return None
+    why = value.get("stopped")
+    reason = str(value.get("reason") or "")
+    verdict = reason.rpartition(": ")[2] if why == "decided" else None
+    stop = Stop(why, int(rounds), verdict) if isinstance(why, str) else None
+    return CaseStop(int(rounds), int(most), stop)
 
 
 def _run_json(record: RunRecord) -> JSONObject:
@@ -402,6 +427,7 @@ def _case_from_json(doc: Mapping[str, Any]) -> CaseResult:
         delta_interval=interval_from_json(agg.get("deltaInterval")),
         delta_significant=_significant(agg.get("deltaSignificant")),
         delta_decision=decision_from_json(agg.get("deltaDecision")),
+        sequential=_sequential_from(agg.get("sequential")),
         reducer=str(agg.get("reducer") or "mean"),
         unstable=tuple(str(a) for a in agg.get("unstable") or () if isinstance(a, str)),
         timing=_timing(agg, int(agg.get("runsGraded") or 0)),

@@ -180,6 +180,15 @@ class Decision(_Shape):
     unadjusted: Str = None
 
 
+class Sequential(_Shape):
+    """A case under ``--eval-runs auto``: the runs per arm it took and why it stopped."""
+
+    runs: Num = None
+    maxRuns: Num = None
+    stopped: Str = None
+    reason: Str = None
+
+
 class CaseAggregates(_Timed):
     score: Num = None
     passRate: Num = None
@@ -200,6 +209,7 @@ class CaseAggregates(_Timed):
     runsGraded: Num = None
     runsErrored: Num = None
     runsNotMade: Num = None
+    sequential: Sequential | None = None
 
 
 class Grader(_Shape):

@@ -11,6 +11,7 @@ and orders what is already there.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import resources
@@ -204,6 +205,14 @@ def _effect(result: SessionResult) -> dict[str, Any] | None:
         significance += (
             f" Case verdicts (equivalent within ±{agg.margin * 100:.0f} pts): {said}; false"
             f" discovery rate held at {FDR:.0%} (Benjamini–Hochberg)."
+        )
+    stops = [c.aggregates.sequential for c in result.cases if c.aggregates.sequential]
+    if stops:  # --eval-runs auto: what the rounds spent, and why the cases stopped
+        whys = Counter(s.stopped or "not stopped" for s in stops)
+        said = ", ".join(f"{why} {n}" for why, n in sorted(whys.items()))
+        significance += (
+            f" Sequential runs: {sum(s.rounds for s in stops)} of {sum(s.most for s in stops)}"
+            f" runs per arm made; stopped: {said}."
         )
     return {"arrow": arrow, "up": up, "down": down, "flat": len(deltas) - up - down,
             "total": len(deltas), "note": note, "significance": significance.strip()}  # fmt: skip

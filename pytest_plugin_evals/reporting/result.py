@@ -8,7 +8,7 @@ writes it as ``aggregate-result.json`` and reads it back is :mod:`.document`.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import PurePath
@@ -37,6 +37,7 @@ from pytest_plugin_evals.scoring import (
     mean,
     timing,
 )
+from pytest_plugin_evals.sequential import CaseStop
 from pytest_plugin_evals.shards import (
     ShardPlan,
     ShardSource,
@@ -362,6 +363,7 @@ def summarize(
     rate_limit_wait_seconds: float | None = None,
     agents: Sequence[tuple[str, str]] = (),
     margin: float = decisions.DEFAULT_MARGIN,
+    sequential: Mapping[tuple[str, str | None], CaseStop] | None = None,
 ) -> SessionResult:
     """The session's result from the items' records, whatever order they arrived in.
 
@@ -370,6 +372,8 @@ def summarize(
     into its verdict; ``case_reducers`` are ``(glob, reducer)`` pairs for the cases whose name
     matches (the first match wins). ``agents`` are the ``(label, spec)`` of a session of
     several agents: a case on each agent is then a :class:`CaseResult` of its own.
+    ``sequential`` (``--eval-runs auto``): each two-arm case's stop, by its node id without
+    the run label and its agent; its Δ is then read from its confidence sequence.
     """
     order = {label: index for index, (label, _) in enumerate(agents)}
     slots: dict[tuple[tuple[str, str, str, str], int, str], _Slot] = {}
@@ -398,7 +402,11 @@ def summarize(
         with_case_verdicts(
             [
                 _case_result(
-                    slot, threshold, case_reducer(slot.case.name, reducer, case_reducers), margin
+                    slot,
+                    threshold,
+                    case_reducer(slot.case.name, reducer, case_reducers),
+                    margin,
+                    sequential,
                 )
                 for _, slot in sorted(slots.items())
                 if slot.runs
@@ -514,6 +522,34 @@ def session_gate(cases: Sequence[CaseResult], threshold: float) -> tuple[Gate, s
     )
 
 
+def _sequential(
+    aggregates: CaseAggregates,
+    with_runs: Sequence[RunRecord],
+    without_runs: Sequence[RunRecord],
+    stops: Mapping[tuple[str, str | None], CaseStop],
+    margin: float,
+) -> CaseAggregates:
+    """A case run in rounds: its Δ interval and verdict from its confidence sequence, and
+    the rounds it took and why it stopped."""
+    from pytest_plugin_evals.sequential import case_verdict, paired_differences
+
+    def scored(runs: Sequence[RunRecord]) -> list[tuple[int, float | None]]:
+        return [(r.result.run, r.result.score if r.result.graded else None) for r in runs]
+
+    pairs = paired_differences(scored(with_runs), scored(without_runs))
+    first = with_runs[0] if with_runs else without_runs[0]
+    stop = stops.get((first.nodeid.rpartition("[")[0], first.agent))
+    most = stop.most if stop is not None else first.case.runs_per_case
+    interval, decision = case_verdict(pairs, margin, most)
+    return replace(
+        aggregates,
+        delta_interval=interval,
+        delta_significant=None if interval is None else stats.excludes_zero(interval),
+        delta_decision=decision,
+        sequential=stop if stop is not None else CaseStop(len(pairs), len(pairs)),
+    )
+
+
 def case_reducer(name: str, default: str, case_reducers: Sequence[tuple[str, str]]) -> str:
     """The reducer of the case called ``name``: the first ``(glob, reducer)`` that matches."""
     for pattern, reducer in case_reducers:
@@ -527,6 +563,7 @@ def _case_result(
     threshold: float,
     reducer: str = "mean",
     margin: float = decisions.DEFAULT_MARGIN,
+    sequential: Mapping[tuple[str, str | None], CaseStop] | None = None,
 ) -> CaseResult:
     if slot.case.source == "trigger_eval":  # skill-creator's verdict, not the threshold
         from pytest_plugin_evals.reporting.triggers import trigger_threshold
@@ -541,6 +578,8 @@ def _case_result(
         reducer,
         margin,
     )
+    if sequential is not None and slot.two_arm and aggregates.delta is not None:
+        aggregates = _sequential(aggregates, with_runs, without_runs, sequential, margin)
     if slot.baseline:  # the second arm's numbers are the baseline's: named so where it is said
         unstable = tuple("baseline" if a == "without" else a for a in aggregates.unstable)
         aggregates = replace(aggregates, unstable=unstable)

@@ -218,8 +218,8 @@ def _more_runs(result: SessionResult) -> str | None:
     for case in result.cases:
         agg = case.aggregates
         span = width(agg.delta_interval if two_arm else agg.score_interval)
-        if span is None or span <= limit + 1e-9:
-            continue
+        if span is None or span <= limit + 1e-9 or agg.sequential is not None:
+            continue  # a case run in rounds stopped where more runs would not decide it
         first = [r.result.score for r in case.with_runs if r.result.graded]
         second = [r.result.score for r in case.without_runs if r.result.graded]
         wide.append((case.label, runs_for_width(first, second if two_arm else None, limit)))

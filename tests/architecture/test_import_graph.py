@@ -32,14 +32,19 @@ ALLOWED: dict[str, frozenset[str]] = {
     "stats": frozenset(),
     "decisions": frozenset({"stats"}),
     "planning": frozenset({"stats"}),
-    "scoring": frozenset({"decisions", "model", "records", "stats"}),
+    "sequential": frozenset({"decisions", "stats"}),
+    "rounds": frozenset({"decisions", "sequential"}),
+    "scoring": frozenset({"decisions", "model", "records", "sequential", "stats"}),
     "shards": frozenset(),
-    "reporting": frozenset({"decisions", "model", "records", "scoring", "shards", "stats", "util"}),
+    "reporting": frozenset(
+        {"decisions", "model", "records", "scoring", "sequential", "shards", "stats", "util"}
+    ),
     "runner": frozenset(
         {"model", "util", "sandbox", "recording", "judges", "graders", "mocks", "agents", "scoring"}
     ),
     "testing": frozenset({"model"}),
-    "__main__": frozenset({"reporting"}),
+    "scaffold": frozenset({"model", "suites", "judges", "mocks", "util"}),
+    "__main__": frozenset({"reporting", "scaffold"}),
     "plugin": frozenset(
         {
             "model",
@@ -56,6 +61,8 @@ ALLOWED: dict[str, frozenset[str]] = {
             "stats",
             "decisions",
             "planning",
+            "sequential",
+            "rounds",
             "reporting",
             "runner",
             "shards",

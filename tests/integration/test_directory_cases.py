@@ -11,6 +11,9 @@ import pytest
 
 from tests.helpers import needs_marker_arguments, write_tree
 
+#: What --eval-runs accepts, as its error says.
+RUNS_ACCEPTS = "a whole number from 1 to 50, auto or auto:MAX (MAX from 2 to 50)"
+
 PLUGIN_JSON = '{"name": "release-helper", "version": "1.2.0"}'
 
 PROMPT = """---
@@ -235,8 +238,9 @@ def test_ini_keys_are_option_twins(pytester: pytest.Pytester, scripted_agent) ->
     ("args", "message"),
     [
         (["--eval-threshold", "2"], "--eval-threshold must be a number between 0 and 1 (got '2')"),
-        (["--eval-runs", "0"], "--eval-runs must be a whole number from 1 to 50 (got '0')"),
-        (["--eval-runs", "1.5"], "--eval-runs must be a whole number from 1 to 50 (got '1.5')"),
+        (["--eval-runs", "0"], f"--eval-runs must be {RUNS_ACCEPTS} (got '0')"),
+        (["--eval-runs", "1.5"], f"--eval-runs must be {RUNS_ACCEPTS} (got '1.5')"),
+        (["--eval-runs", "auto:1"], f"--eval-runs must be {RUNS_ACCEPTS} (got 'auto:1')"),
         (["--eval-ablation", "both"], '--eval-ablation must be "none" or "with-without"*'),
         (["--eval-json", "out.txt"], "--eval-json must name a .json file (got 'out.txt')"),
     ],

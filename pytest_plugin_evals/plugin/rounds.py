@@ -1,0 +1,306 @@
+"""``--eval-runs auto``: the controller decides which runs are still needed.
+
+Collection makes MAX runs per arm of every two-arm case and orders them round by round (run 1
+of every case's arms, then run 2 …). Before any run starts (in its item's setup, or ahead of
+it), the process making it asks the session's controller — the one process at ``-n 0``, else
+pytest-xdist's controller — whether it is needed: a case whose Δ is decided, or that can no
+longer be decided within its budget, gets its remaining items skipped with the reason
+(``decided after 4 runs: better``). The controller also holds the cost ceiling for these
+runs, from the spend the runs' reports carry.
+
+Under xdist each worker talks to the controller over a channel of the execnet gateway xdist
+already opened to it: the controller makes the channel in ``pytest_configure_node`` and hands
+it over in ``workerinput`` (execnet carries channels), so it works the same for ``popen``,
+``socket`` and ``ssh`` workers on any host, with no port or file of its own.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_plugin_evals.model import SECOND_ARMS
+
+if TYPE_CHECKING:
+    from pytest_plugin_evals.plugin.settings import EvalSettings
+    from pytest_plugin_evals.rounds import Rounds
+    from pytest_plugin_evals.sequential import Stop
+
+#: A run item's label: the agent (under --eval-agents), the arm, the run.
+_LABEL = re.compile(r"\[(?:[A-Za-z][A-Za-z0-9_.]*-)?(with|without|baseline)-(\d+)\]$")
+#: The key ``workerinput`` carries the channel under.
+CHANNEL_KEY = "eval_rounds"
+#: How long a worker waits for the controller's answer (seconds).
+ANSWER_SECONDS = 300.0
+#: What a skipped run's record says it was (not counted as a run that could not start).
+NOT_NEEDED = "not_needed"
+#: The skip reasons as (message, recorded reason); None: make the run.
+Answer = tuple[str, str | None] | None
+
+_rounds_gate_key: pytest.StashKey[Any] = pytest.StashKey()
+
+
+def parse(nodeid: str) -> tuple[tuple[str, str | None], bool, int] | None:
+    """A two-arm run item's case unit, whether it is the first arm, and its run."""
+    from pytest_plugin_evals.plugin.session import case_unit
+
+    found = _LABEL.search(nodeid)
+    unit = case_unit(nodeid)
+    if found is None or unit is None:
+        return None
+    return unit, found.group(1) not in SECOND_ARMS, int(found.group(2))
+
+
+#: The longest an item waits for its case's last look to report before it runs anyway.
+WAIT_SECONDS = 120.0
+
+
+def ask(config: pytest.Config, nodeid: str) -> Answer:
+    """Whether this process may start the run of ``nodeid`` (None), or why it is skipped.
+    While a look of the case before its round is out, an item's setup waits for it (at most
+    :data:`WAIT_SECONDS`); a run made ahead is not started yet."""
+    from pytest_plugin_evals.rounds import WAIT
+
+    gate = config.stash.get(_rounds_gate_key, None)
+    if gate is None:
+        return None
+    deadline = time.monotonic() + WAIT_SECONDS
+    while True:
+        over = time.monotonic() >= deadline
+        answer: Answer = gate.ask(nodeid, over)
+        if answer is None or answer[0] != WAIT:
+            return answer
+        if threading.current_thread() is not threading.main_thread():
+            return answer  # ahead of its item: not started now
+        time.sleep(0.05)
+
+
+class Decider:
+    """The controller's side: the session's :class:`~pytest_plugin_evals.rounds.Rounds`, the
+    runs issued, and their spend (for ``--eval-max-cost-usd``)."""
+
+    def __init__(self, settings: EvalSettings) -> None:
+        self.settings = settings
+        self.lock = threading.Lock()
+        self.rounds: Rounds | None = None
+        self.granted: set[str] = set()
+        self.reported: set[str] = set()
+        self.costs: list[float] = []
+        self.channels: list[Any] = []
+
+    def expect(self, nodeids: Iterable[str]) -> None:
+        """The selected items (once): every two-arm case, and its most runs per arm."""
+        from pytest_plugin_evals.rounds import Rounds
+
+        with self.lock:
+            if self.rounds is not None:
+                return
+            most: dict[tuple[str, str | None], int] = {}
+            second: set[tuple[str, str | None]] = set()
+            for nodeid in nodeids:
+                parsed = parse(nodeid)
+                if parsed is None:
+                    continue
+                unit, first, run = parsed
+                if first:
+                    most[unit] = max(most.get(unit, 0), run)
+                else:
+                    second.add(unit)
+            cases = [(unit, n) for unit, n in most.items() if unit in second]
+            self.rounds = Rounds(cases, self.settings.margin)
+
+    def ask(self, nodeid: str, wait_over: bool = False) -> Answer:
+        parsed = parse(nodeid)
+        with self.lock:
+            if self.rounds is None or parsed is None or nodeid in self.granted:
+                return None
+            unit, _, run = parsed
+            if unit not in self.rounds.cases:
+                return None
+            ceiling = self._ceiling()
+            if ceiling is not None and run > self.rounds.cases[unit].issued:
+                return ceiling, "cost_ceiling"
+            reason = self.rounds.ask(unit, run, wait_over)
+            if reason is not None:
+                return reason, NOT_NEEDED
+            self.granted.add(nodeid)
+            return None
+
+    def _ceiling(self) -> str | None:
+        """Why no new round may start under ``--eval-max-cost-usd`` (spent, and what the runs
+        issued and not yet reported are expected to cost), if none may."""
+        ceiling = self.settings.max_cost_usd
+        if ceiling is None:
+            return None
+        spent = sum(self.costs)
+        flying = len(self.granted - self.reported)
+        each = spent / len(self.costs) if self.costs else 0.0
+        if spent >= ceiling:
+            return f"cost ceiling ${ceiling:g} reached (${spent:.4f} spent): run not started"
+        if flying and spent + flying * each >= ceiling:
+            return (
+                f"cost ceiling ${ceiling:g} would be reached (${spent:.4f} spent, {flying} "
+                f"run(s) in flight at about ${each:.4f} each): run not started"
+            )
+        return None
+
+    def take(self, report: pytest.TestReport) -> None:
+        """A run's report: its score (and spend) for its case's sequence."""
+        from pytest_plugin_evals.plugin.session import record_of
+        from pytest_plugin_evals.records import RunRecord, SkippedRun
+
+        if report.when not in ("setup", "call") or self.rounds is None:
+            return
+        record = record_of(report)
+        if not isinstance(record, (RunRecord, SkippedRun)) or report.nodeid in self.reported:
+            return
+        if report.when == "setup" and isinstance(record, RunRecord) and report.passed:
+            return  # the call report follows (it carries the same record)
+        parsed = parse(report.nodeid)
+        if parsed is None:
+            return
+        unit, first, run = parsed
+        score = None
+        if isinstance(record, RunRecord):
+            result = record.result
+            score = result.score if result.graded else None
+            self.costs.append(max(0.0, float(result.cost_usd or 0.0)))
+        elif record.reason == NOT_NEEDED:
+            return  # a skipped round: nothing to take
+        with self.lock:
+            self.reported.add(report.nodeid)
+            self.rounds.report(unit, first, run, score)
+
+    def stops(self) -> dict[tuple[str, str | None], tuple[int, int, Stop | None]]:
+        """Each case: the rounds it took, its most, and why it stopped (None: it ran them
+        all without a stop, or is still running)."""
+        if self.rounds is None:
+            return {}
+        out: dict[tuple[str, str | None], tuple[int, int, Stop | None]] = {}
+        for key, case in self.rounds.cases.items():
+            if isinstance(key, tuple):
+                out[key] = (case.cs.n, case.most, case.stop)
+        return out
+
+
+class Asker:
+    """A worker's side: asks the controller over the channel, once per item."""
+
+    def __init__(self, channel: Any) -> None:
+        self.channel = channel
+        self.lock = threading.Lock()
+        self.answers: dict[str, Answer] = {}
+
+    def ask(self, nodeid: str, wait_over: bool = False) -> Answer:
+        from pytest_plugin_evals.rounds import WAIT
+
+        with self.lock:
+            if nodeid in self.answers:
+                return self.answers[nodeid]
+            self.channel.send([nodeid, wait_over])
+            got = self.channel.receive(timeout=ANSWER_SECONDS)
+            answer: Answer = None if got is None else (str(got[0]), got[1])
+            if answer is None or answer[0] != WAIT:
+                self.answers[nodeid] = answer
+            return answer
+
+
+class RoundsHooks:
+    """The controller's hooks (registered at ``-n 0`` and on the xdist controller)."""
+
+    def __init__(self, decider: Decider) -> None:
+        self.decider = decider
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not hasattr(session.config, "workerinput") and session.items:
+            self.decider.expect(item.nodeid for item in session.items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self.decider.expect(ids)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        channel = node.gateway.newchannel()
+        decider = self.decider
+
+        def answer(message: Any) -> None:
+            got = decider.ask(str(message[0]), bool(message[1]))
+            channel.send(None if got is None else list(got))
+
+        channel.setcallback(answer)
+        self.decider.channels.append(channel)
+        node.workerinput[CHANNEL_KEY] = channel
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Any:
+        yield
+        self.decider.take(report)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        line = summary_line(self.decider)
+        if line is not None:
+            terminalreporter.write_line(line)
+
+
+def summary_line(decider: Decider) -> str | None:
+    """``sequential runs (auto:20): 30 cases, 212 of 1200 runs made — decided 9, …``."""
+    stops = decider.stops()
+    if not stops:
+        return None
+    from collections import Counter
+
+    whys: Counter[str] = Counter()
+    made = 0
+    most_all = 0
+    for rounds, most, stop in stops.values():
+        made += 2 * rounds
+        most_all += 2 * most
+        whys[stop.why if stop is not None else "not stopped"] += 1
+    said = ", ".join(f"{why} {n}" for why, n in sorted(whys.items()))
+    budget = decider.settings.runs_auto
+    return (
+        f"sequential runs (auto:{budget}): {len(stops)} case(s), {made} of {most_all} runs made"
+        f" — stopped: {said}"
+    )
+
+
+def order_rounds(items: list[pytest.Item]) -> None:
+    """Run 1 of every two-arm case's arms first, then run 2 …: each case gains a round before
+    any case gains two, and the cases stop one by one."""
+    first_seen: dict[tuple[str, str | None], int] = {}
+    keys: list[tuple[int, int, int]] = []
+    for index, item in enumerate(items):
+        parsed = parse(item.nodeid) if getattr(item, "two_arm", False) else None
+        if parsed is None:
+            keys.append((0, index, index))
+            continue
+        unit, _, run = parsed
+        keys.append((run, first_seen.setdefault(unit, index), index))
+    order = sorted(range(len(items)), key=keys.__getitem__)
+    items[:] = [items[i] for i in order]
+
+
+def register(config: pytest.Config, settings: EvalSettings) -> None:
+    """Set up ``--eval-runs auto`` in this process: the decider on the controller, the asker
+    on an xdist worker."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        channel = workerinput.get(CHANNEL_KEY)
+        if channel is not None:
+            config.stash[_rounds_gate_key] = Asker(channel)
+        return
+    decider = Decider(settings)
+    config.stash[_rounds_gate_key] = decider
+    config.stash[decider_key] = decider
+    config.pluginmanager.register(RoundsHooks(decider), "plugin-evals-rounds")
+
+
+#: The controller's decider (read by the session to write each case's stop).
+decider_key: pytest.StashKey[Decider] = pytest.StashKey()

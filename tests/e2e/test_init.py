@@ -1,0 +1,287 @@
+"""``python -m pytest_plugin_evals init`` end to end: the real CLI as a subprocess, the real
+``claude`` binary as the judge that drafts and as the agent of the pilot, the scripted model
+serving both; then ``pytest evals/`` on what it wrote."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_plugin_evals.testing import Reply, Rule, ScriptedModel, error, text, tool_use
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "release-helper"
+ASKED = "Draft eval prompts for the skill"
+
+DRAFTS = {
+    "should_trigger": [
+        {
+            "name": "two-bug-fixes",
+            "prompt": "We fixed two bugs since v1.4.0 and nothing else. Which version next?",
+            "expected": "Names 1.4.1 as the next version: a patch release.",
+        },
+        {
+            "name": "one-new-feature",
+            "prompt": "One new feature landed since 2.3.1. What do we call the release?",
+            "expected": "Names 2.4.0 as the next version: a minor release.",
+        },
+    ],
+    "should_not_trigger": [
+        {
+            "name": "ship-it",
+            "prompt": "Tag and ship version 3.0.0 of the project now.",
+            "expected": "Ships 3.0.0 without working out a version.",
+        },
+        {
+            "name": "python-versions",
+            "prompt": "Which Python versions does this repository support?",
+            "expected": "Answers from the project's own files.",
+        },
+    ],
+}
+CASES = [
+    "next-version-two-bug-fixes",
+    "next-version-one-new-feature",
+    "next-version-ship-it",
+    "next-version-python-versions",
+]
+
+
+def fire() -> Reply:
+    return tool_use("Skill", {"skill": "release-helper:next-version"})
+
+
+@pytest.fixture
+def plugin(pytester: pytest.Pytester) -> Path:
+    """The example plugin without its suites: the skill, the command, the manifest."""
+    for name in (".claude-plugin", "skills", "commands"):
+        shutil.copytree(EXAMPLE / name, pytester.path / name)
+    return pytester.path
+
+
+def init(
+    root: Path, model: ScriptedModel, claude_bin: str, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """``python -m pytest_plugin_evals init`` in ``root``, no terminal, as a user runs it."""
+    env = {**os.environ, **model.env()}
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_plugin_evals",
+            "init",
+            "--eval-claude-bin",
+            claude_bin,
+            *args,
+        ],
+        cwd=root,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def drafted_requests(model: ScriptedModel) -> list[dict[str, Any]]:
+    return [r for r in model.message_requests if ASKED in (r.get("prompt") or "")]
+
+
+def test_init_drafts_writes_pilots_and_the_suite_then_runs(
+    pytester: pytest.Pytester,
+    plugin: Path,
+    scripted_model: ScriptedModel,
+    claude_bin: str,
+    run_evals: Any,
+) -> None:
+    scripted_model.add(
+        Rule(when_prompt=ASKED, reply=text("```json\n" + json.dumps(DRAFTS) + "\n```")),
+        Rule(when_tool_result="Launching skill", reply=text("The next version is 1.4.1.")),
+        Rule(when_tool_result="Unknown skill", reply=text("I have no such skill.")),
+        Rule(when_prompt="Which version next", reply=fire()),
+        Rule(when_prompt="What do we call the release", reply=text("Call it 2.4.0.")),
+        # A near miss the skill takes all the same: its skill-fired grader fails the with arm.
+        Rule(when_prompt="ship version 3.0.0", reply=fire()),
+        Rule(when_prompt="Python versions", reply=text("3.10 and newer.")),
+        Rule(when_prompt="Names 1.4.1", reply=text("PASS")),
+        Rule(when_prompt="Names 2.4.0", reply=text("PASS")),
+        Rule(reply=text("PASS")),
+    )
+    done = init(plugin, scripted_model, claude_bin)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stderr == ""
+    out = done.stdout.splitlines()
+    assert out[:3] == [
+        "init: read release-helper: 1 skill (next-version), 1 command (ship), no agents, "
+        "no MCP servers",
+        "init: drafting with the claude judge",
+        "init: skill next-version: wrote 4 case(s)",
+    ]
+    assert out[3:8] == [
+        *(f"  + evals/{name}/" for name in CASES),
+        "  + skills/next-version/evals/trigger_eval.json",
+    ]
+    assert out[8].startswith("init: the judge's drafts cost $0.0")
+    assert float(out[8].rsplit("$", 1)[1]) > 0
+    out.pop(8)
+    assert out[8] == "init: piloting 4 case(s), one run each"
+    pilot = sorted(out[9:13])
+    assert pilot[0].startswith("  ✓ next-version-one-new-feature (with ")
+    assert pilot[1].startswith("  ✓ next-version-python-versions (with 1.00, without 1.00)")
+    assert pilot[2].startswith("  ✓ next-version-two-bug-fixes (with 1.00, without ")
+    assert pilot[3].startswith("  ✗ next-version-ship-it (with 0.50, without ")
+    assert out[13].startswith("init: pilot: 3 of 4 case(s) passed on one run; its report: evals/")
+    assert out[13].endswith("/report.html")
+    assert (plugin / out[13].rsplit(": ", 1)[1]).is_file()
+    assert out[14:] == [
+        "Next: pytest evals/",
+        "  and for trigger accuracy: pytest skills/next-version/evals/",
+    ]
+    # The judge was told the plugin's other parts, and asked once for the one skill.
+    (asked,) = drafted_requests(scripted_model)
+    assert "command /ship: Ship a release of the project." in asked["prompt"]
+    assert "Use when someone asks which version to release next." in asked["prompt"]
+    # What was written: a case per draft, the queries as skill-creator's trigger file.
+    case = plugin / "evals" / "next-version-ship-it"
+    assert sorted(p.name for p in case.rglob("*") if p.is_file()) == [
+        "outcome.md", "prompt.md", "skill-fired.md",
+    ]  # fmt: skip
+    assert (
+        case.joinpath("prompt.md")
+        .read_text()
+        .endswith("---\n\nTag and ship version 3.0.0 of the project now.\n")
+    )
+    assert "max: 0\narm: both\n" in case.joinpath("graders", "skill-fired.md").read_text()
+    trigger = json.loads((plugin / "skills/next-version/evals/trigger_eval.json").read_text())
+    assert trigger == [
+        {"query": d["prompt"], "should_trigger": kind == "should_trigger"}
+        for kind in ("should_trigger", "should_not_trigger")
+        for d in DRAFTS[kind]
+    ]
+    # The written suite runs as any suite does, in two arms.
+    result, doc = run_evals("--eval-runs", "1")
+    assert sorted(c["name"] for c in doc["cases"]) == sorted(CASES)
+    assert all(set(c["arms"]) == {"with", "without"} for c in doc["cases"])
+    scores = {c["name"]: c["aggregates"]["passed"] for c in doc["cases"]}
+    assert scores == {name: name != "next-version-ship-it" for name in CASES}
+    assert result.ret == 1
+    # So does the trigger file, as trigger cases of the skill.
+    result, doc = run_evals("--eval-runs", "1", "skills/next-version/evals", "-k", "trigger")
+    (triggers,) = doc["triggers"]
+    assert triggers["skill"] == "next-version"
+    assert triggers["matrix"] == {"tp": 1, "fp": 1, "fn": 1, "tn": 1}
+
+
+def test_init_again_leaves_every_case_and_trigger_file_as_it_is(
+    plugin: Path, scripted_model: ScriptedModel, claude_bin: str
+) -> None:
+    scripted_model.add(Rule(when_prompt=ASKED, reply=text(json.dumps(DRAFTS))))
+    first = init(plugin, scripted_model, claude_bin, "--no-pilot")
+    assert first.returncode == 0, first.stderr
+    assert "piloting" not in first.stdout
+    edited = plugin / "evals" / "next-version-ship-it" / "prompt.md"
+    edited.write_text("my own prompt\n")
+    trigger = plugin / "skills/next-version/evals/trigger_eval.json"
+    trigger.write_text("[]\n")
+    again = init(plugin, scripted_model, claude_bin, "--no-pilot")
+    assert again.returncode == 0, again.stderr
+    out = again.stdout.splitlines()
+    assert out[2:8] == [
+        "init: skill next-version: wrote 0 case(s)",
+        *(f"  = evals/{name}/ is already there: left as it is" for name in CASES),
+        "  = skills/next-version/evals/trigger_eval.json is already there: left as it is",
+    ]
+    assert out[-2] == "Next: pytest evals/"
+    assert edited.read_text() == "my own prompt\n"
+    assert trigger.read_text() == "[]\n"
+    # No half-written folder is left beside the cases.
+    assert sorted(p.name for p in (plugin / "evals").iterdir()) == sorted(CASES)
+
+
+HOSTILE = {
+    **DRAFTS,
+    "should_not_trigger": [{"name": "../../escaped", "prompt": "hi", "expected": "hello"}],
+}
+
+
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [
+        (
+            text("Here are some prompts you could try!"),
+            "the reply is not JSON (line 1, column 1): 'Here are some prompts you could try!'",
+        ),
+        (
+            text(json.dumps(HOSTILE)),
+            'should_not_trigger[0].name "../../escaped" won\'t work — lowercase letters, '
+            "digits and '-' only, at most 48 characters",
+        ),
+        (
+            text(json.dumps({**DRAFTS, "should_trigger": [{"name": "x", "prompt": "a" * 5000}]})),
+            "should_trigger[0].prompt is longer than 2,000 characters",
+        ),
+        (text(json.dumps([1, 2])), "the reply must be a JSON object (got a list)"),
+        (error(500, message="judge down"), "the judge failed: API Error: 500"),
+    ],
+    ids=["not-json", "hostile-name", "bad-entry", "not-an-object", "judge-error"],
+)
+def test_a_draft_that_cannot_be_used_is_one_line_and_writes_nothing(
+    plugin: Path, scripted_model: ScriptedModel, claude_bin: str, reply: Reply, said: str
+) -> None:
+    scripted_model.add(Rule(when_prompt=ASKED, reply=reply))
+    done = init(plugin, scripted_model, claude_bin)
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("init: skill next-version: ")
+    assert said in line
+    assert line.endswith("; nothing written for it")
+    assert not (plugin / "evals").exists()
+    assert not (plugin / "skills/next-version/evals").exists()
+    assert not (plugin.parent / "escaped").exists()
+    assert "piloting" not in done.stdout
+    assert done.stdout.splitlines()[-1] == "Next: pytest evals/"
+
+
+def test_each_skill_is_drafted_on_its_own_with_the_judge_of_the_pytest_ini(
+    plugin: Path, scripted_model: ScriptedModel, claude_bin: str
+) -> None:
+    # A second skill, whose draft comes back unusable; a pytest.ini that names the judge (the
+    # anthropic SDK) and a threshold the pilot's session refuses.
+    (plugin / "skills" / "notes").mkdir()
+    (plugin / "skills" / "notes" / "SKILL.md").write_text(
+        "---\nname: release-notes\ndescription: Write release notes.\n---\nWrite them.\n"
+    )
+    (plugin / "pytest.ini").write_text("[pytest]\neval_judge = anthropic\neval_threshold = 7\n")
+    scripted_model.add(
+        Rule(when_prompt="the skill 'release-notes'", reply=text('{"should_trigger": []}')),
+        Rule(when_prompt="the skill 'next-version'", reply=text(json.dumps(DRAFTS))),
+    )
+    done = init(plugin, scripted_model, claude_bin)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert (
+        done.stdout.splitlines()[1] == "init: drafting with the anthropic judge (from pytest.ini)"
+    )
+    assert "init: skill next-version: wrote 4 case(s)" in done.stdout
+    err = done.stderr.splitlines()
+    assert err[0] == (
+        "init: skill release-notes: the judge's draft is not usable: should_trigger must be a "
+        "non-empty list (got an empty list); nothing written for it"
+    )
+    assert err[1].startswith("init: pilot: did not run: pytest exited with status 4 and wrote no ")
+    assert "eval_threshold" in err[1]
+    assert len(err) == 2
+    # The judge was the SDK's: no claude process answered, each skill asked once.
+    asked = drafted_requests(scripted_model)
+    assert len(asked) == 2
+    agents = {str(r["headers"].get("user-agent", "")).split("/")[0] for r in asked}
+    assert agents == {"Anthropic"}, agents
+    assert (plugin / "skills/next-version/evals/trigger_eval.json").is_file()
+    assert not (plugin / "skills/notes/evals").exists()
+    assert sorted(p.name for p in (plugin / "evals").iterdir()) == sorted(CASES)

@@ -1,0 +1,188 @@
+"""``--eval-runs auto``: cases run in rounds and stop once decided or futile; the controller
+decides for every process (``-n 0``, ``-n 2``, ``--tx 2*popen``, a socket worker)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+#: A ``py:`` agent with deterministic draws: ``clear`` passes with the plugin only, ``flip``
+#: alternates which arm passes (Δ +1, −1, …), ``same`` passes in both arms.
+PY_AGENT = """\
+def answer(request):
+    case, arm, run = request.case.name, request.arm, request.run
+    if case == "clear":
+        return "ALPHA" if arm == "with" else "no"
+    if case == "same":
+        return "ALPHA"
+    return "ALPHA" if (arm == "with") == (run % 2 == 1) else "no"
+"""
+
+#: The same draws from a ``cmd:`` agent (a process of its own; its runs are made ahead).
+CMD_AGENT = """\
+import os
+case, arm = os.environ["EVAL_CASE"], os.environ["EVAL_ARM"]
+print("ALPHA" if arm == "with" or case == "same" else "no")
+"""
+
+
+def make_suite(pytester: pytest.Pytester, cases: list[str]) -> None:
+    pytester.makefile(".json", **{".claude-plugin/plugin": '{"name": "helper"}'})
+    for name in cases:
+        pytester.makefile(".md", **{f"evals/{name}/prompt": f"Do {name}"})
+        grader = "---\ntype: regex\npattern: ALPHA\n---\n"
+        pytester.makefile(".md", **{f"evals/{name}/graders/alpha": grader})
+    pytester.makepyfile(seq_agent=PY_AGENT)
+    pytester.makeini("[pytest]\npythonpath = .\n")
+
+
+def run(pytester: pytest.Pytester, *args: str) -> Any:
+    return pytester.runpytest(
+        "evals",
+        "-p",
+        "no:cacheprovider",
+        "--eval-agent",
+        "py:seq_agent:answer",
+        "--eval-threshold",
+        "0",
+        "--eval-json",
+        "out.json",
+        "-rs",
+        *args,
+    )
+
+
+def sequential(pytester: pytest.Pytester) -> dict[str, Any]:
+    doc = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    return {c["name"]: c["aggregates"] for c in doc["cases"]}
+
+
+def check_clear_and_flip(result: Any, cases: dict[str, Any]) -> None:
+    clear, flip = cases["clear"], cases["flip"]
+    assert clear["sequential"]["stopped"] == "decided"
+    taken = clear["sequential"]["runs"]
+    assert 2 <= taken < 12
+    assert clear["sequential"]["reason"] == f"decided after {taken} runs: better"
+    assert clear["deltaDecision"]["verdict"] == "better"
+    assert clear["deltaInterval"][0] > 0
+    assert flip["sequential"]["stopped"] == "futility"
+    assert flip["deltaDecision"]["verdict"] == "inconclusive"
+    assert flip["sequential"]["runs"] < 12
+    result.stdout.fnmatch_lines([f"SKIPPED * decided after {taken} runs: better"])
+    result.stdout.fnmatch_lines(
+        [
+            "SKIPPED * stopped after * runs as inconclusive: more runs within its budget would"
+            " likely not decide it (futility)"
+        ]
+    )
+    result.stdout.fnmatch_lines(["sequential runs (auto:12): 2 case(s), * — stopped: *"])
+    assert result.ret == 0
+
+
+@pytest.mark.parametrize("mode", [[], ["-n", "2"], ["--tx", "2*popen", "--dist", "load"]])
+def test_decided_and_futile_cases_stop(pytester: pytest.Pytester, mode: list[str]) -> None:
+    """A clear effect stops once decided, a coin-flip one for futility; their remaining runs
+    are skipped with the reason, never failed, and the JSON says why each case stopped, the
+    same in one process and with xdist workers."""
+    make_suite(pytester, ["clear", "flip"])
+    result = run(pytester, "--eval-runs", "auto:12", "--eval-report", "r.html", *mode)
+    cases = sequential(pytester)
+    check_clear_and_flip(result, cases)
+    html = (pytester.path / "r.html").read_text(encoding="utf-8")
+    rounds = cases["clear"]["sequential"]["runs"] + cases["flip"]["sequential"]["runs"]
+    assert (
+        f"Sequential runs: {rounds} of 24 runs per arm made; stopped: decided 1, futility 1."
+        in html
+    )
+    outcomes = result.parseoutcomes()
+    made = 2 * (cases["clear"]["sequential"]["runs"] + cases["flip"]["sequential"]["runs"])
+    assert outcomes.get("failed", 0) == 0 and outcomes.get("errors", 0) == 0
+    assert outcomes["passed"] >= made  # a round already issued may run past a stop
+    assert outcomes["passed"] + outcomes["skipped"] == 48
+
+
+def test_equivalent_case_stops_inside_the_margin(pytester: pytest.Pytester) -> None:
+    """Both arms always pass: the sequence closes inside ±margin and the case stops as
+    equivalent before its budget."""
+    make_suite(pytester, ["same"])
+    result = run(pytester, "--eval-runs", "auto:30", "--eval-margin", "0.4")
+    same = sequential(pytester)["same"]
+    assert same["sequential"]["stopped"] == "decided", same
+    assert same["deltaDecision"]["verdict"] == "equivalent"
+    assert same["sequential"]["runs"] < 30
+    result.stdout.fnmatch_lines(
+        [f"SKIPPED * decided after {same['sequential']['runs']} runs: equivalent"]
+    )
+
+
+def test_cmd_agent_made_ahead_stops_too(pytester: pytest.Pytester) -> None:
+    """A ``cmd:`` agent's runs are made ahead of their items: each asks the controller
+    first, so the decided case's later rounds are skipped, not made."""
+    make_suite(pytester, ["clear"])
+    (pytester.path / "agent.py").write_text(CMD_AGENT, encoding="utf-8")
+    agent = "cmd:" + shlex.join([sys.executable, str(pytester.path / "agent.py")])
+    result = run(pytester, "--eval-runs", "auto:20", "--eval-agent", agent, "-n", "2")
+    clear = sequential(pytester)["clear"]
+    assert clear["sequential"]["stopped"] == "decided"
+    assert clear["deltaDecision"]["verdict"] == "better"
+    assert result.parseoutcomes()["skipped"] >= 2 * (20 - clear["sequential"]["runs"]) - 4
+
+
+def test_cost_ceiling_is_held_by_the_controller(pytester: pytest.Pytester) -> None:
+    """Under ``--eval-max-cost-usd`` the controller stops issuing rounds once the runs'
+    reported spend reaches it (each run here costs $0.01)."""
+    make_suite(pytester, ["clear"])
+    pytester.makepyfile(
+        priced="from pytest_plugin_evals.model import Transcript\n"
+        "def answer(request):\n"
+        "    text = 'ALPHA' if request.arm == 'with' else 'no'\n"
+        "    return Transcript(final_message=text, cost_usd=0.01)\n"
+    )
+    result = run(
+        pytester, "--eval-runs", "auto:20", "--eval-agent", "py:priced:answer",
+        "--eval-max-cost-usd", "0.05", "--tx", "2*popen",
+    )  # fmt: skip
+    clear = sequential(pytester)["clear"]
+    assert clear["sequential"]["runs"] <= 4
+    result.stdout.fnmatch_lines(["SKIPPED * cost ceiling $0.05 * run not started"])
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_socket_worker_asks_the_controller(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    """A worker reached through ``--tx socket=…`` (an execnet socket server on loopback, as on
+    another host) gets its answers from the controller over its own gateway."""
+    import execnet
+
+    make_suite(pytester, ["clear", "flip"])
+    port = _free_port()
+    server = Path(execnet.__file__).parent / "script" / "socketserver.py"
+    proc = subprocess.Popen([sys.executable, str(server), f"127.0.0.1:{port}"], cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        result = run(
+            pytester, "--eval-runs", "auto:12", "--tx", f"socket=127.0.0.1:{port}",
+            "--rsyncdir", str(pytester.path),
+        )  # fmt: skip
+        check_clear_and_flip(result, sequential(pytester))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
