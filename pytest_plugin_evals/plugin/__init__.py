@@ -33,6 +33,7 @@ from pytest_plugin_evals.plugin.ledger import SpendLedger, StopSign
 from pytest_plugin_evals.plugin.loaded import eval_item_class
 from pytest_plugin_evals.plugin.options import add_options, read_settings
 from pytest_plugin_evals.plugin.picks import case_picks_key
+from pytest_plugin_evals.plugin.reported import record_of
 from pytest_plugin_evals.plugin.settings import EvalSettings
 from pytest_plugin_evals.util.inert import is_inert
 from pytest_plugin_evals.util.tempdirs import mark_owner
@@ -351,7 +352,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         and item.config.pluginmanager.hasplugin("html")
     ):
         from pytest_plugin_evals.plugin.html_extras import extras_for
-        from pytest_plugin_evals.plugin.session import record_of
         from pytest_plugin_evals.records import RunRecord
 
         record = record_of(report)

@@ -13,7 +13,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from pytest_plugin_evals.model import ANSWER_LIMIT
-from pytest_plugin_evals.plugin.session import record_of
+from pytest_plugin_evals.plugin.reported import record_of
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.model import RunResult

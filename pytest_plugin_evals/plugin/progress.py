@@ -32,7 +32,7 @@ import pytest
 from pytest_plugin_evals.plugin.keys import ledger_key
 from pytest_plugin_evals.plugin.loaded import eval_item_class, eval_items
 from pytest_plugin_evals.plugin.nodeids import case_group
-from pytest_plugin_evals.plugin.session import record_of
+from pytest_plugin_evals.plugin.reported import record_of
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.plugin.settings import EvalSettings

@@ -15,7 +15,6 @@ see the same failures.
 
 from __future__ import annotations
 
-import functools
 import os
 import signal
 import threading
@@ -31,8 +30,9 @@ import pytest
 from pytest_plugin_evals.model import SECOND_ARMS, ExitStatus
 from pytest_plugin_evals.plugin.compare import earlier_key
 from pytest_plugin_evals.plugin.interrupts import terminate_as_interrupt
-from pytest_plugin_evals.plugin.keys import RECORD_PROPERTY, result_key, shared_key, stop_key
+from pytest_plugin_evals.plugin.keys import result_key, shared_key, stop_key
 from pytest_plugin_evals.plugin.nodeids import case_unit
+from pytest_plugin_evals.plugin.reported import record_of
 from pytest_plugin_evals.plugin.settings import EvalSettings, common_suite_root, results_dir
 from pytest_plugin_evals.util.tempdirs import sweep_stale
 from pytest_plugin_evals.util.timestamps import utc_iso
@@ -66,27 +66,6 @@ _EPSILON = 1e-9
 def _unit_order(entry: tuple[tuple[str, str | None], int]) -> tuple[str, str]:
     (group, agent), _ = entry
     return group, agent or ""
-
-
-def record_of(report: pytest.TestReport) -> Record | None:
-    """The record an eval item put on its report, if any."""
-    for name, value in report.user_properties:
-        if name == RECORD_PROPERTY:
-            from pytest_plugin_evals.records import RecordError
-
-            try:
-                return _decoded(str(value))
-            except RecordError as exc:
-                raise pytest.UsageError(f"{report.nodeid}: {exc}") from None
-    return None
-
-
-@functools.lru_cache(maxsize=16)
-def _decoded(text: str) -> Record:
-    """A record read once, though its setup, call and teardown reports all carry it."""
-    from pytest_plugin_evals.records import decode
-
-    return decode(text)
 
 
 def _sweep_stale_sessions() -> None:
