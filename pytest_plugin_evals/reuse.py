@@ -26,6 +26,8 @@ from typing import Any
 
 from .model import Case
 from .recording import MAX_META, META, RecordedRunRefused, read_recorded_run
+from .util.ages import DEFAULT_MAX_AGE as DEFAULT_MAX_AGE
+from .util.ages import parse_age as parse_age
 from .util.jsonlines import JSONFileError, dumps, load_strict
 from .util.plainfiles import NotPlain, plain_folder, read_plain
 
@@ -35,8 +37,6 @@ STAMP = "reuse.json"
 MAX_STAMP = 64 * 1024
 #: A recorded run's ``meta.json`` larger than this is not reused.
 MAX_REUSED_META = min(MAX_META, 16 * 2**20)
-#: How old a run may be to be reused, by default (seconds: seven days).
-DEFAULT_MAX_AGE = 7 * 86400.0
 #: The arms whose runs do not depend on the plugin under test.
 REUSABLE_ARMS = ("without", "baseline")
 #: The ``--eval-reuse`` value that names the newest earlier results folder.
@@ -57,21 +57,6 @@ PARTS = {
 #: The most files, and bytes, a fingerprint reads in one folder.
 MAX_TREE_FILES = 20_000
 MAX_TREE_BYTES = 512 * 2**20
-
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-_AGE = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
-
-
-def parse_age(text: str) -> float:
-    """``7d``, ``12h``, ``30m``, ``90s``, ``2w`` (or several: ``1d12h``) as seconds;
-    :class:`ValueError` for anything else."""
-    raw = text.strip().lower()
-    if not raw or _AGE.sub("", raw):
-        raise ValueError(text)
-    total = sum(float(n) * _UNITS[unit] for n, unit in _AGE.findall(raw))
-    if not math.isfinite(total) or total <= 0:
-        raise ValueError(text)
-    return total
 
 
 class TooLarge(Exception):

@@ -14,30 +14,35 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
 from pytest_plugin_evals.plugin.keys import (
-    case_picks_key,
-    earlier_key,
     ledger_key,
     made_ahead_key,
     next_item_key,
     outcome_key,
-    session_key,
     settings_key,
     shared_key,
     soft_checks_key,
     stamp_key,
     stop_key,
 )
+from pytest_plugin_evals.plugin.ledger import SpendLedger, StopSign
 from pytest_plugin_evals.plugin.loaded import eval_item_class
 from pytest_plugin_evals.plugin.options import add_options, read_settings
+from pytest_plugin_evals.plugin.picks import case_picks_key
+from pytest_plugin_evals.plugin.reported import record_of
+from pytest_plugin_evals.plugin.settings import EvalSettings
 from pytest_plugin_evals.util.inert import is_inert
+from pytest_plugin_evals.util.tempdirs import mark_owner
+from pytest_plugin_evals.util.timestamps import folder_stamp
 
-if TYPE_CHECKING:
-    from pytest_plugin_evals.plugin.settings import EvalSettings
+# Imported in the hooks that need them, on purpose: the collectors and loaders (a project
+# without evals never loads them), the modules of one option (baseline, compare, sharding), the
+# controller's session, writers, plan and progress (never loaded on an xdist worker), and the
+# hooks for pytest-xdist and pytest-html (loaded only when those plugins are).
 
 pytest_plugins = [
     "pytest_plugin_evals.plugin.fixtures",
@@ -53,8 +58,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from pytest_plugin_evals.util.timestamps import folder_stamp
-
     config.addinivalue_line(
         "markers",
         "evals(case, arm, run, agent): an eval run (agent under --eval-agents); select with "
@@ -75,7 +78,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
         config.pluginmanager.register(BaselineHooks(config), "plugin-evals-baseline")
     if settings.compare is not None:
-        from pytest_plugin_evals.plugin.compare import EarlierSession
+        from pytest_plugin_evals.plugin.compare import EarlierSession, earlier_key
 
         config.stash[earlier_key] = EarlierSession(config, settings)
         config.pluginmanager.register(config.stash[earlier_key], "plugin-evals-compare")
@@ -97,7 +100,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_plugin_evals.plugin.plan import register_plan
 
     register_plan(config, settings)
-    from pytest_plugin_evals.plugin.session import EvalSession
+    from pytest_plugin_evals.plugin.session import EvalSession, session_key
     from pytest_plugin_evals.plugin.writers import HtmlWriter, JsonWriter
 
     session = EvalSession(config, settings, config.stash[stamp_key])
@@ -125,9 +128,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if recording is not None and shared_key in config.stash:
         # The results folder this process held for the session is free again.
         recording.release_results_folders(config.stash[shared_key].name)
-    session = config.stash.get(session_key, None)
+    session = config.pluginmanager.get_plugin("plugin-evals-session")
     if session is None:
         return
+    from pytest_plugin_evals.plugin.session import session_key  # loaded: the session is
+
     for name in ("plugin-evals-session", "plugin-evals-html-report", "plugin-evals-json",
                  "plugin-evals-xdist", "plugin-evals-html", "plugin-evals-compare",
                  "plugin-evals-baseline", "plugin-evals-shard", "plugin-evals-replay-last",
@@ -143,11 +148,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def _share(config: pytest.Config, settings: EvalSettings, folder: Path | None) -> None:
     """The files every process of the session shares: the spend ledger (under a cost ceiling)
     and the stop sign, in a private folder the controller makes (removed at its end)."""
-    from pytest_plugin_evals.plugin.ledger import SpendLedger, StopSign
-
     if folder is None:
-        from pytest_plugin_evals.util.tempdirs import mark_owner
-
         folder = Path(tempfile.mkdtemp(prefix="plugin-evals-"))
         mark_owner(folder)  # a later session removes it if this one is killed
     config.stash[shared_key] = folder
@@ -370,7 +371,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         and item.config.pluginmanager.hasplugin("html")
     ):
         from pytest_plugin_evals.plugin.html_extras import extras_for
-        from pytest_plugin_evals.plugin.session import record_of
         from pytest_plugin_evals.records import RunRecord
 
         record = record_of(report)

@@ -30,6 +30,8 @@ from typing import Any
 import pytest
 
 from pytest_plugin_evals.model import BaselinePlugin, LoadError, PluginInfo
+from pytest_plugin_evals.plugin.keys import settings_key, shared_key
+from pytest_plugin_evals.suites.manifest import read_plugin
 from pytest_plugin_evals.util.manifest import manifest_path
 
 try:
@@ -100,8 +102,6 @@ def check_spec(raw: str, base: Path, where: str = FLAG) -> str:
 def baseline_for(config: pytest.Config, plugin: PluginInfo) -> PluginInfo | None:
     """The plugin the baseline arm of ``plugin``'s cases loads; None when it cannot be had
     (the reason is the session's usage error, see :class:`BaselineHooks`)."""
-    from pytest_plugin_evals.plugin.keys import settings_key, shared_key
-
     spec = config.stash[settings_key].baseline_plugin
     if spec is None:
         return None
@@ -212,8 +212,6 @@ def _not_a_repo(spec: str, plugin: PluginInfo) -> str:
 
 
 def _read_plugin(folder: Path, named: str) -> PluginInfo:
-    from pytest_plugin_evals.suites.manifest import read_plugin
-
     try:
         return read_plugin(folder)
     except LoadError as exc:
@@ -314,8 +312,6 @@ class BaselineHooks:
 
     @pytest.hookimpl(tryfirst=True)  # a worker writes the problem before xdist reports its items
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from pytest_plugin_evals.plugin.keys import shared_key
-
         found = problem(self.config)
         if found is None:
             return
@@ -329,8 +325,6 @@ class BaselineHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """On the xdist controller: a worker could not have the baseline (see above)."""
-        from pytest_plugin_evals.plugin.keys import shared_key
-
         shared = self.config.stash.get(shared_key, None)
         if shared is None:
             return

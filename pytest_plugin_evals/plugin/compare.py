@@ -23,11 +23,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_plugin_evals.plugin.keys import shared_key, stamp_key
+from pytest_plugin_evals.plugin.loaded import eval_items
 from pytest_plugin_evals.plugin.settings import EvalSettings, common_suite_root, results_dir
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.reporting.result import SessionResult
 
+#: config: the earlier session ``--eval-compare`` names (read on the controller).
+earlier_key: pytest.StashKey[EarlierSession] = pytest.StashKey()
 #: The result document in a results folder.
 RESULT_FILE = "aggregate-result.json"
 #: The suite root and selected cases a worker collected, in the session's shared folder.
@@ -87,7 +90,6 @@ class EarlierSession:
         option = self.config.option
         if getattr(option, "collectonly", False) or getattr(option, "setupplan", False):
             return
-        from pytest_plugin_evals.plugin.loaded import eval_items
         from pytest_plugin_evals.reporting.earlier import case_key
         from pytest_plugin_evals.reporting.result import relative
 

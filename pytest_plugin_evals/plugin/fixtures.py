@@ -26,14 +26,13 @@ from pytest_plugin_evals.plugin.keys import (
     agents_key,
     judge_key,
     made_ahead_key,
-    maker_key,
     next_item_key,
     outcome_key,
-    run_ahead_key,
     settings_key,
     shared_key,
     soft_checks_key,
 )
+from pytest_plugin_evals.plugin.loaded import eval_items
 from pytest_plugin_evals.plugin.settings import EvalSettings
 from pytest_plugin_evals.util.inert import mark_inert
 
@@ -166,8 +165,6 @@ def _not_startable(program: str) -> str | None:
 def _uses_our_agent(items: Sequence[pytest.Item]) -> bool:
     """Whether eval items are to run with the ``eval_agent`` fixture of this module (one that
     a ``conftest.py`` overrides makes its own agent, and is not checked)."""
-    from pytest_plugin_evals.plugin.loaded import eval_items
-
     for item in eval_items(items):
         info: Any = getattr(item, "_fixtureinfo", None)
         defs = info.name2fixturedefs.get("eval_agent") if info is not None else None
@@ -277,7 +274,13 @@ def _eval_run_maker(
 ) -> Iterator[RunMaker]:
     """This process's run maker (runs get their folders under pytest's temporary folder), and
     its runs made ahead of their items' setup (stopped at the end if no item took them)."""
-    from pytest_plugin_evals.plugin.runs import RunAhead, RunMaker, runs_in_flight
+    from pytest_plugin_evals.plugin.runs import (
+        RunAhead,
+        RunMaker,
+        maker_key,
+        run_ahead_key,
+        runs_in_flight,
+    )
 
     settings = pytestconfig.stash[settings_key]
     root = tmp_path_factory.mktemp("runs", numbered=True)
@@ -303,7 +306,7 @@ def eval_run(
     """Make the run of the requesting eval item (in setup, so a run that cannot be made is an
     error, not a failure) and report it."""
     from pytest_plugin_evals.plugin.items import EvalItem
-    from pytest_plugin_evals.plugin.runs import upcoming
+    from pytest_plugin_evals.plugin.runs import run_ahead_key, upcoming
 
     item = request.node
     if not isinstance(item, EvalItem):

@@ -12,7 +12,7 @@ import html
 import json
 from typing import TYPE_CHECKING, Any
 
-from pytest_plugin_evals.plugin.session import record_of
+from pytest_plugin_evals.plugin.reported import record_of
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.model import RunResult
@@ -101,7 +101,7 @@ def extras_for(record: RunRecord) -> list[dict[str, Any]]:
     """The pytest-html extras of one run: its verdicts, its tool calls and its answer."""
     from pytest_html import extras
 
-    from pytest_plugin_evals.model import ANSWER_LIMIT
+    from pytest_plugin_evals.model import ANSWER_LIMIT  # loaded in every session: see above
 
     result = record.result
     rows = []

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_plugin_evals.model import (
+    ANSWER_LIMIT,
     SECOND_ARMS,
     SKILL_NOT_LOADED,
     Arm,
@@ -198,7 +199,9 @@ def as_parsed(node: pytest.Item) -> None:
     the name ``plants[1]``, while the id read back from the cache (``--lf``, ``--ff``, ``--sw``,
     ``--nf``) parses as the name ``plants`` with the parameters ``1``: the two never compare
     equal, so every eval item would look new and none failed before. Older pytest keeps
-    strings, which compare equal already.
+    strings, which compare equal already. (A ``pytest.Function`` makes its node id itself,
+    from its name and a callspec only pytest's own parametrization makes; a ``pytest.Item``
+    is given its id instead, as :class:`LoadErrorItem` is.)
     """
     current = getattr(node, "_id", None)
     parse = getattr(type(current), "parse", None)
@@ -343,8 +346,6 @@ def junit_answer(result: RunResult) -> str:
     keeps it (its first :data:`~pytest_plugin_evals.model.ANSWER_LIMIT` characters), escape
     sequences and control characters removed (pytest escapes only what XML cannot hold, and a
     CI's test view may print the text as it is)."""
-    from pytest_plugin_evals.model import ANSWER_LIMIT
-
     answer = result.answer
     cut = len(answer) > ANSWER_LIMIT or result.answer_truncated
     total = f"{len(answer):,}{'+' if cut else ''}"
@@ -358,8 +359,10 @@ class LoadErrorItem(pytest.Item):
     """A case file that could not be loaded: an error with one line, while the rest runs."""
 
     def __init__(self, *, error: LoadError, suite_root: Path, **kwargs: Any) -> None:
+        # Its name is a case's, which may hold ``[`` or ``::``: given as the node id, pytest
+        # keeps it as it parses it back from the cache (see :func:`as_parsed`).
+        kwargs.setdefault("nodeid", f"{kwargs['parent'].nodeid}::{kwargs['name']}")
         super().__init__(**kwargs)
-        as_parsed(self)  # its name is a case's, which may hold ``[`` or ``::``
         self.error = error
         self.suite_root = suite_root
 

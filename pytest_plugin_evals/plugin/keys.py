@@ -1,4 +1,11 @@
-"""Every StashKey of the pytest shell, in one place."""
+"""The StashKeys of the pytest shell whose values are the core's (or a module that imports no
+other module of the shell): every module may import this one, and it imports none of them back.
+
+A key whose value is an object of a shell module lives with that object (``session_key`` in
+:mod:`.session`, ``maker_key`` and ``run_ahead_key`` in :mod:`.runs`, ``earlier_key`` in
+:mod:`.compare`, ``case_picks_key`` in :mod:`.picks`), so the shell's import graph has no circle
+(``tests/architecture/test_shell_imports.py``).
+"""
 
 from __future__ import annotations
 
@@ -11,11 +18,7 @@ if TYPE_CHECKING:
     from pytest_plugin_evals.agents import Agent
     from pytest_plugin_evals.graders.assertions import SoftChecks
     from pytest_plugin_evals.judges import Judge
-    from pytest_plugin_evals.plugin.compare import EarlierSession
     from pytest_plugin_evals.plugin.ledger import SpendLedger, StopSign
-    from pytest_plugin_evals.plugin.runs import RunAhead, RunMaker
-    from pytest_plugin_evals.plugin.selection import CasePick
-    from pytest_plugin_evals.plugin.session import EvalSession
     from pytest_plugin_evals.plugin.settings import EvalSettings
     from pytest_plugin_evals.reporting.result import SessionResult
     from pytest_plugin_evals.runner import RunOutcome
@@ -35,10 +38,6 @@ shared_key: pytest.StashKey[Path] = pytest.StashKey()
 ledger_key: pytest.StashKey[SpendLedger] = pytest.StashKey()
 #: config: the sign that stops runs from starting (a rejected credential), in the shared folder.
 stop_key: pytest.StashKey[StopSign] = pytest.StashKey()
-#: config (controller only): the session that gathers records, scores and gates.
-session_key: pytest.StashKey[EvalSession] = pytest.StashKey()
-#: config: the earlier session ``--eval-compare`` names (read on the controller).
-earlier_key: pytest.StashKey[EarlierSession] = pytest.StashKey()
 #: config: the (name, dir) of each eval item's case deselected so far in this process.
 deselected_key: pytest.StashKey[set[tuple[str, str]]] = pytest.StashKey()
 #: config: the cases collected but not selected, once collection is done.
@@ -53,12 +52,6 @@ agent_key: pytest.StashKey[Agent] = pytest.StashKey()
 agents_key: pytest.StashKey[dict[str, Agent]] = pytest.StashKey()
 #: config: the judge the ``eval_judge`` fixture made (None: no judge), once it made it.
 judge_key: pytest.StashKey[Judge | None] = pytest.StashKey()
-#: config: this process's run maker, and its runs made ahead of their items' setup.
-maker_key: pytest.StashKey[RunMaker] = pytest.StashKey()
-run_ahead_key: pytest.StashKey[RunAhead] = pytest.StashKey()
-#: config: the case folders whose runs the command line names (``evals/x::x[1]``), each with
-#: its picks (a folder another argument collects whole is not in it).
-case_picks_key: pytest.StashKey[dict[Path, list[CasePick]]] = pytest.StashKey()
 #: config: how the selected cases were split (``--eval-shard``), once this process split them.
 shard_plan_key: pytest.StashKey[ShardPlan] = pytest.StashKey()
 #: item: the item that runs after it in this process (pytest's ``nextitem``).

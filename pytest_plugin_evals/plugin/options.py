@@ -673,7 +673,7 @@ def _compare(config: pytest.Config) -> tuple[str | None, bool]:
 def _reuse(config: pytest.Config) -> dict[str, Any]:
     """``--eval-reuse`` (``last``, or a results folder made absolute) and
     ``--eval-reuse-max-age``."""
-    from pytest_plugin_evals.reuse import DEFAULT_MAX_AGE, parse_age
+    from pytest_plugin_evals.util.ages import DEFAULT_MAX_AGE, parse_age
 
     raw, where = _value(config, "--eval-reuse")
     text = str(raw or "").strip()

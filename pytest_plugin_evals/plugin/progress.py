@@ -32,6 +32,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 import pytest
 
 from pytest_plugin_evals.plugin.keys import ledger_key
+from pytest_plugin_evals.plugin.loaded import eval_item_class, eval_items
+from pytest_plugin_evals.plugin.nodeids import case_group
+from pytest_plugin_evals.plugin.reported import record_of
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.plugin.settings import EvalSettings
@@ -142,15 +145,11 @@ class EvalProgress:
 
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from pytest_plugin_evals.plugin.loaded import eval_item_class, eval_items
-
         if self.evals is None and eval_item_class() is not None:
             self.evals = frozenset(str(item.nodeid) for item in eval_items(session.items))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        from pytest_plugin_evals.plugin.session import case_group
-
         if self.evals is None:  # every worker collects the same items
             self.evals = frozenset(str(i) for i in ids if case_group(str(i)) is not None)
 
@@ -246,7 +245,6 @@ class EvalProgress:
             return (yield)
 
     def _take(self, report: pytest.TestReport) -> None:
-        from pytest_plugin_evals.plugin.session import record_of
         from pytest_plugin_evals.records import RunRecord
 
         nodeid = str(report.nodeid)

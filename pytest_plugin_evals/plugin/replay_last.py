@@ -19,8 +19,13 @@ from typing import Any
 
 import pytest
 
-from pytest_plugin_evals.plugin.keys import session_key, settings_key, shared_key, stamp_key
+from pytest_plugin_evals.plugin.fixtures import AGENT_PROBLEM_FILE
+from pytest_plugin_evals.plugin.keys import settings_key, shared_key, stamp_key
+from pytest_plugin_evals.plugin.loaded import eval_items
+from pytest_plugin_evals.plugin.session import session_key
 from pytest_plugin_evals.plugin.settings import common_suite_root, results_dir
+from pytest_plugin_evals.reporting.earlier import Wanted, case_key, pick
+from pytest_plugin_evals.reporting.result import relative
 
 #: The spec this module turns into ``replay:<folder>``.
 REPLAY_LAST = "replay:last"
@@ -38,10 +43,6 @@ class ReplayLast:
 
     @pytest.hookimpl(tryfirst=True)  # before the agent is made and checked
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from pytest_plugin_evals.plugin.loaded import eval_items
-        from pytest_plugin_evals.reporting.earlier import Wanted, case_key, pick
-        from pytest_plugin_evals.reporting.result import relative
-
         config = self.config
         items = eval_items(session.items)
         root = common_suite_root([i.case.suite_root for i in items])
@@ -67,8 +68,6 @@ class ReplayLast:
             )
             if not hasattr(config, "workerinput"):
                 raise pytest.UsageError(problem)
-            from pytest_plugin_evals.plugin.fixtures import AGENT_PROBLEM_FILE
-
             self._share(AGENT_PROBLEM_FILE, problem)
             return
         folder = picked.document.parent

@@ -17,15 +17,21 @@ import inspect
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
+from pytest_plugin_evals.agents import capabilities_of
+from pytest_plugin_evals.agents.base import spec_of
+from pytest_plugin_evals.agents.replay import ReplayAgent
 from pytest_plugin_evals.plugin.keys import stamp_key
 from pytest_plugin_evals.plugin.settings import EvalSettings, results_dir
+from pytest_plugin_evals.plugin.sharding import plugin_version
+from pytest_plugin_evals.recording import run_folder
 from pytest_plugin_evals.reuse import (
     LAST,
     PARTS,
@@ -41,14 +47,27 @@ from pytest_plugin_evals.reuse import (
     tree_digest,
     write_stamp,
 )
+from pytest_plugin_evals.runner import execute_run
+from pytest_plugin_evals.util.process import output_of
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.agents import Agent
     from pytest_plugin_evals.judges import Judge
     from pytest_plugin_evals.plugin.items import EvalItem
-    from pytest_plugin_evals.plugin.runs import RunMaker
     from pytest_plugin_evals.reporting.result import SessionResult
-    from pytest_plugin_evals.runner import RunOutcome
+    from pytest_plugin_evals.runner import RunOptions, RunOutcome
+
+
+class RunMaker(Protocol):
+    """What reuse needs of the process's run-maker (:class:`..runs.RunMaker`)."""
+
+    root: Path
+    made: Iterator[int]
+
+    def options(self, item: EvalItem, judge: Judge | None) -> RunOptions: ...
+
+    def results_for(self, item: EvalItem) -> Path: ...
+
 
 #: How many reasons for runs made although reuse was asked the summary lists.
 SHOWN_REASONS = 6
@@ -60,8 +79,6 @@ def agent_identity(agent: Agent) -> dict[str, Any]:
     """The agent's name and version: an agent CLI's ``--version`` output (the bytes of its
     binary when it prints none), a ``cmd:`` program's command line and the bytes of the files
     it names, a ``py:`` callable's target and its module's source."""
-    from pytest_plugin_evals.agents.base import spec_of
-    from pytest_plugin_evals.util.process import output_of
 
     name = str(getattr(agent, "name", type(agent).__name__))
     found: dict[str, Any] = {"name": name, "type": type(agent).__qualname__}
@@ -88,7 +105,6 @@ def agent_identity(agent: Agent) -> dict[str, Any]:
 def model_context(agent: Agent) -> dict[str, Any]:
     """Where the agent's model answers and which model it runs when none is given: its
     endpoint variables and its own ``*MODEL*`` variables (``ANTHROPIC_MODEL`` …), as set."""
-    from pytest_plugin_evals.agents.base import spec_of
 
     spec = spec_of(agent)
     if spec is None:
@@ -134,8 +150,6 @@ class Reuse:
     def fingerprint(self, item: EvalItem, agent: Agent) -> Fingerprint | str | None:
         """The fingerprint of the item's run (None when its arm is not reusable, or its agent
         replays; a line when a folder is too large to fingerprint)."""
-        from pytest_plugin_evals.agents import capabilities_of
-        from pytest_plugin_evals.plugin.sharding import plugin_version
 
         if item.arm not in REUSABLE_ARMS or not capabilities_of(agent).spends:
             return None
@@ -205,7 +219,6 @@ class Reuse:
     ) -> tuple[RunOutcome | None, Fingerprint | None, str | None]:
         """The item's run reused from the earlier session, when it may be; else None, with the
         fingerprint to stamp the run made with and the note it gets (why it is not reused)."""
-        from pytest_plugin_evals.recording import run_folder
 
         fingerprint = self.fingerprint(item, agent)
         if not isinstance(fingerprint, Fingerprint):
@@ -229,8 +242,6 @@ class Reuse:
     def _replay(
         self, maker: RunMaker, item: EvalItem, source: Path, judge: Judge | None
     ) -> RunOutcome:
-        from pytest_plugin_evals.agents.replay import ReplayAgent
-        from pytest_plugin_evals.runner import execute_run
 
         outcome = execute_run(
             item.case,
@@ -256,7 +267,6 @@ class Reuse:
         maker: RunMaker,
     ) -> None:
         """Stamp the item's run kept in this session's results folder."""
-        from pytest_plugin_evals.recording import run_folder
 
         results = maker.results_for(item)
         folder = run_folder(results / "runs", item.case, item.arm, item.run, item.agent_label)
@@ -286,9 +296,6 @@ def reuse_lines(
 ) -> list[str]:
     """The summary's lines on reuse: how many runs of each reusable arm were reused and from
     where, what their agents cost when they were made, and why the others were made."""
-    from collections import Counter
-
-    from pytest_plugin_evals.reuse import newest_with_stamps
 
     if settings.reuse is None:
         return []

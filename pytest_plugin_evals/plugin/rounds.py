@@ -19,16 +19,20 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_plugin_evals.model import SECOND_ARMS
+from pytest_plugin_evals.plugin.nodeids import case_unit
+from pytest_plugin_evals.plugin.reported import record_of
+from pytest_plugin_evals.records import RunRecord, SkippedRun
+from pytest_plugin_evals.rounds import WAIT, Rounds
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.plugin.settings import EvalSettings
-    from pytest_plugin_evals.rounds import Rounds
     from pytest_plugin_evals.sequential import Stop
 
 #: A run item's label: the agent (under --eval-agents), the arm, the run.
@@ -47,8 +51,6 @@ _rounds_gate_key: pytest.StashKey[Any] = pytest.StashKey()
 
 def parse(nodeid: str) -> tuple[tuple[str, str | None], bool, int] | None:
     """A two-arm run item's case unit, whether it is the first arm, and its run."""
-    from pytest_plugin_evals.plugin.session import case_unit
-
     found = _LABEL.search(nodeid)
     unit = case_unit(nodeid)
     if found is None or unit is None:
@@ -64,8 +66,6 @@ def ask(config: pytest.Config, nodeid: str) -> Answer:
     """Whether this process may start the run of ``nodeid`` (None), or why it is skipped.
     While a look of the case before its round is out, an item's setup waits for it (at most
     :data:`WAIT_SECONDS`); a run made ahead is not started yet."""
-    from pytest_plugin_evals.rounds import WAIT
-
     gate = config.stash.get(_rounds_gate_key, None)
     if gate is None:
         return None
@@ -95,8 +95,6 @@ class Decider:
 
     def expect(self, nodeids: Iterable[str]) -> None:
         """The selected items (once): every two-arm case, and its most runs per arm."""
-        from pytest_plugin_evals.rounds import Rounds
-
         with self.lock:
             if self.rounds is not None:
                 return
@@ -151,9 +149,6 @@ class Decider:
 
     def take(self, report: pytest.TestReport) -> None:
         """A run's report: its score (and spend) for its case's sequence."""
-        from pytest_plugin_evals.plugin.session import record_of
-        from pytest_plugin_evals.records import RunRecord, SkippedRun
-
         if report.when not in ("setup", "call") or self.rounds is None:
             return
         record = record_of(report)
@@ -197,8 +192,6 @@ class Asker:
         self.answers: dict[str, Answer] = {}
 
     def ask(self, nodeid: str, wait_over: bool = False) -> Answer:
-        from pytest_plugin_evals.rounds import WAIT
-
         with self.lock:
             if nodeid in self.answers:
                 return self.answers[nodeid]
@@ -254,8 +247,6 @@ def summary_line(decider: Decider) -> str | None:
     stops = decider.stops()
     if not stops:
         return None
-    from collections import Counter
-
     whys: Counter[str] = Counter()
     made = 0
     most_all = 0

@@ -20,12 +20,15 @@ import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_plugin_evals.model import STOPPED
+from pytest_plugin_evals.plugin.interrupts import terminate_as_interrupt
+from pytest_plugin_evals.plugin.items import EvalItem
 from pytest_plugin_evals.plugin.keys import (
     agent_key,
     agents_key,
@@ -36,14 +39,19 @@ from pytest_plugin_evals.plugin.keys import (
     stop_key,
 )
 from pytest_plugin_evals.plugin.limiter import rate_limits
-from pytest_plugin_evals.plugin.settings import EvalSettings, results_dir
-from pytest_plugin_evals.util.process import IdleMeter
+from pytest_plugin_evals.plugin.settings import EvalSettings, common_suite_root, results_dir
+from pytest_plugin_evals.util.process import IdleMeter, stop_all
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.agents import Agent
     from pytest_plugin_evals.judges import Judge
-    from pytest_plugin_evals.plugin.items import EvalItem
     from pytest_plugin_evals.runner import RunOptions, RunOutcome
+
+#: config: this process's run maker, and its runs made ahead of their items' setup.
+maker_key: pytest.StashKey[RunMaker] = pytest.StashKey()
+run_ahead_key: pytest.StashKey[RunAhead] = pytest.StashKey()
+#: session: each item's place in the session (see :func:`_positions`).
+positions_key: pytest.StashKey[dict[str, int]] = pytest.StashKey()
 
 
 def session_tag(config: pytest.Config) -> str:
@@ -94,8 +102,6 @@ class RunMaker:
     """Makes runs: one folder each in this process's runs folder, the session's options."""
 
     def __init__(self, config: pytest.Config, settings: EvalSettings, root: Path) -> None:
-        from pytest_plugin_evals.plugin.interrupts import terminate_as_interrupt
-
         self.config = config
         self.settings = settings
         self.root = root
@@ -128,8 +134,6 @@ class RunMaker:
         held for the session, and a runs folder an earlier session left there is cleared
         first (see :meth:`refusal` when another session is using it)."""
         if self.results is None:
-            from pytest_plugin_evals.plugin.items import EvalItem
-            from pytest_plugin_evals.plugin.settings import common_suite_root
             from pytest_plugin_evals.recording import FolderBusy, claim_runs_folder
 
             roots = [i.case.suite_root for i in item.session.items if isinstance(i, EvalItem)]
@@ -236,8 +240,6 @@ class RunMaker:
             if reused is None and fingerprint is not None and outcome.result.graded:
                 self.reuse.stamp(item, fingerprint, began, None, self)
             if note is not None:
-                from dataclasses import replace
-
                 notes = (*outcome.result.notes, note)
                 outcome.result = replace(outcome.result, notes=notes)
             if ledger is not None:  # spent before it stops counting as in flight
@@ -291,10 +293,6 @@ class RunMaker:
             return outcome
         if sign[0] != "interrupted":
             return outcome
-        from dataclasses import replace
-
-        from pytest_plugin_evals.model import STOPPED
-
         stopped = replace(
             result, error=STOPPED, infra_error="interrupted", verdicts=(), score=0.0, passed=False
         )
@@ -345,10 +343,10 @@ def upcoming(item: pytest.Item, nextitem: pytest.Item | None, limit: int) -> lis
 
 def _positions(session: pytest.Session) -> dict[str, int]:
     """Each item's place in the session (computed once)."""
-    positions: dict[str, int] | None = getattr(session, "_evals_positions", None)
+    positions = session.stash.get(positions_key, None)
     if positions is None or len(positions) != len(session.items):
         positions = {it.nodeid: i for i, it in enumerate(session.items)}
-        session._evals_positions = positions  # type: ignore[attr-defined]
+        session.stash[positions_key] = positions
     return positions
 
 
@@ -370,8 +368,6 @@ class RunAhead:
         """Start the runs of ``items`` (the next ones first) while fewer than ``depth`` runs are
         in flight here, the current item's counted; under ``on``, only when the CPUs had time to
         spare lately, and at most two new runs per idle CPU. Returns how many were started."""
-        from pytest_plugin_evals.plugin.items import EvalItem
-
         busy = 1 + sum(1 for future in self.pending.values() if not future.done())
         room = self.depth - busy
         if room <= 0:
@@ -422,8 +418,6 @@ class RunAhead:
 
     def close(self) -> None:
         """Stop the runs no item took, and wait for them to end."""
-        from pytest_plugin_evals.util.process import stop_all
-
         self.maker.limits.stopping.set()  # no run waits any more, nor is made again
         futures = list(self.pending.values())
         self.pending.clear()

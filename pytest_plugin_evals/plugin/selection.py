@@ -12,30 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_plugin_evals.plugin.keys import case_picks_key, settings_key
+from pytest_plugin_evals.plugin.keys import settings_key
+from pytest_plugin_evals.plugin.picks import CasePick, case_picks_key
 from pytest_plugin_evals.suites.discover import CASE_FILE, PROMPT_FILE, SKIP_DIRS, is_evals_dir
 from pytest_plugin_evals.util.inert import is_inert
-
-
-class CasePick:
-    """A command-line argument naming runs of one directory-format case.
-
-    ``evals/plants::plants[1]`` (one run), ``evals/plants::plants`` (every run of the case):
-    pytest refuses ``::`` after a folder, so the argument is given to pytest as the case folder
-    and the case's collector keeps the runs it names.
-    """
-
-    __slots__ = ("argument", "found", "name", "runs", "seen")
-
-    def __init__(self, argument: str, name: str) -> None:
-        self.argument = argument
-        self.name = name
-        self.seen = False  # the case folder was collected
-        self.found = False  # and the name matched one of its items
-        self.runs: list[str] = []  # the names of the case's items, when it was collected
-
-    def selects(self, item_name: str, case_name: str) -> bool:
-        return self.name in (item_name, case_name)
 
 
 def case_folder(path: Path, eval_paths: tuple[Path, ...]) -> Path | None:

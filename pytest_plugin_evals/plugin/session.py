@@ -15,20 +15,30 @@ see the same failures.
 
 from __future__ import annotations
 
-import functools
 import os
-import re
+import signal
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_plugin_evals.plugin.keys import RECORD_PROPERTY, earlier_key, maker_key, result_key
-from pytest_plugin_evals.plugin.settings import EvalSettings
+from pytest_plugin_evals.plugin.compare import earlier_key
+from pytest_plugin_evals.plugin.interrupts import terminate_as_interrupt
+from pytest_plugin_evals.plugin.keys import result_key, shared_key, stop_key
+from pytest_plugin_evals.plugin.nodeids import case_unit
+from pytest_plugin_evals.plugin.reported import record_of
+from pytest_plugin_evals.plugin.settings import EvalSettings, common_suite_root, results_dir
+from pytest_plugin_evals.util.tempdirs import sweep_stale
 from pytest_plugin_evals.util.timestamps import utc_iso
+
+# Imported where used, on purpose: the records, scoring, the reports, the run-making, the
+# items and the modules of one option. This module is loaded on the controller of every pytest
+# session, eval cases or none (see docs/explanation/architecture.md).
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.model import BaselinePlugin
@@ -42,12 +52,8 @@ CREDENTIALS_HINT = (
     "provider's variables; a /login session is not carried into a run's isolated home."
 )
 
-#: The ``[label]`` of a run item: ``[with-2]``, ``[without-1]``, ``[baseline-1]``, ``[3]``,
-#: and under ``--eval-agents`` the agent's label first: ``[codex-with-2]``, ``[fast-3]``.
-_RUN_LABEL = re.compile(
-    r"\[(?:(?P<agent>(?!(?:with|without|baseline)-)[A-Za-z][A-Za-z0-9_.]*)-)?"
-    r"(?:with-|without-|baseline-)?\d+\]$"
-)
+#: config (controller only): the session that gathers records, scores and gates.
+session_key: pytest.StashKey[EvalSession] = pytest.StashKey()
 
 #: The stop sign's reason once the session was interrupted (no run is recorded for it).
 INTERRUPTED = "interrupted"
@@ -56,55 +62,15 @@ INTERRUPTED = "interrupted"
 _EPSILON = 1e-9
 
 
-def case_group(nodeid: str) -> str | None:
-    """The node id every run item of one case shares (its id without the run label); None for
-    any other item (a Python test's parameters can look like a run label: ``test_x[0]``)."""
-    if nodeid.partition("::")[0].endswith(".py"):
-        return None
-    found = _RUN_LABEL.search(nodeid)
-    return nodeid[: found.start()] if found else None
-
-
-def case_unit(nodeid: str) -> tuple[str, str | None] | None:
-    """The case group of a run item and its agent's label (None but under ``--eval-agents``):
-    what is decided, counted and scored together (a case on one agent)."""
-    if nodeid.partition("::")[0].endswith(".py"):
-        return None
-    found = _RUN_LABEL.search(nodeid)
-    return (nodeid[: found.start()], found.group("agent")) if found else None
-
-
 def _unit_order(entry: tuple[tuple[str, str | None], int]) -> tuple[str, str]:
     (group, agent), _ = entry
     return group, agent or ""
-
-
-def record_of(report: pytest.TestReport) -> Record | None:
-    """The record an eval item put on its report, if any."""
-    for name, value in report.user_properties:
-        if name == RECORD_PROPERTY:
-            from pytest_plugin_evals.records import RecordError
-
-            try:
-                return _decoded(str(value))
-            except RecordError as exc:
-                raise pytest.UsageError(f"{report.nodeid}: {exc}") from None
-    return None
-
-
-@functools.lru_cache(maxsize=16)
-def _decoded(text: str) -> Record:
-    """A record read once, though its setup, call and teardown reports all carry it."""
-    from pytest_plugin_evals.records import decode
-
-    return decode(text)
 
 
 def _sweep_stale_sessions() -> None:
     """Remove the temporary folders of sessions that were killed (SIGKILL: they could not
     remove their own), and kill what their runs left running."""
     from pytest_plugin_evals.util.process import SESSION_TAG, kill_tagged
-    from pytest_plugin_evals.util.tempdirs import sweep_stale
 
     def kill_what_it_left(folder: Path) -> None:
         kill_tagged(SESSION_TAG, folder.name)
@@ -154,8 +120,6 @@ class EvalSession:
             if unit is not None:
                 self.expected[unit] = self.expected.get(unit, 0) + 1
         if self.expected:
-            from pytest_plugin_evals.plugin.interrupts import terminate_as_interrupt
-
             terminate_as_interrupt(self.config)  # the document is written on SIGTERM too
             if not self.config.option.collectonly:
                 self._hold_output_dir()
@@ -169,8 +133,6 @@ class EvalSession:
         limit = self.settings.session_timeout
         if limit is None or self.timer is not None:
             return
-        import signal
-        import threading
 
         def expire() -> None:
             self.timed_out = True
@@ -226,8 +188,6 @@ class EvalSession:
     def pytest_keyboard_interrupt(self) -> None:
         """Ctrl-C or SIGTERM: no process of the session starts another run (an xdist worker
         goes on with the items it was sent until it is shut down)."""
-        from pytest_plugin_evals.plugin.keys import stop_key
-
         stop = self.config.stash.get(stop_key, None)
         if stop is not None:
             stop.put(INTERRUPTED, "the session was interrupted")
@@ -362,15 +322,11 @@ class EvalSession:
 
         unselected = not_selected(self.config)
         if unselected:
-            from dataclasses import replace
-
             result = replace(result, suite=replace(result.suite, not_selected=unselected))
         earlier = self.config.stash.get(earlier_key, None)
         if earlier is not None:
             result = earlier.compared(result)
         if plan is not None:
-            from dataclasses import replace
-
             result = replace(result, shard=plan)
         self.result = result
         self.config.stash[result_key] = result
@@ -443,12 +399,10 @@ class EvalSession:
         if self.settings.baseline_plugin is None:
             return ()
         from pytest_plugin_evals.plugin.baseline import FOLDER, resolved
-        from pytest_plugin_evals.plugin.keys import shared_key
 
         return resolved(self.config.stash[shared_key] / FOLDER)
 
     def suite_root(self) -> Path:
-        from pytest_plugin_evals.plugin.settings import common_suite_root
         from pytest_plugin_evals.records import LoadErrorRecord
 
         root = common_suite_root(
@@ -476,6 +430,7 @@ class EvalSession:
     def _results_dir(self) -> Path:
         """The session's one results folder: where its runs were recorded (every process
         chose the same one, from the same selected items), else where they would have been."""
+        from pytest_plugin_evals.plugin.runs import chosen_results, maker_key
         from pytest_plugin_evals.records import RunRecord
 
         maker = self.config.stash.get(maker_key, None)
@@ -484,13 +439,9 @@ class EvalSession:
         for record in self.records.values():
             if isinstance(record, RunRecord) and record.result.trace_path:
                 return Path(record.result.trace_path).parents[3]  # runs/<case>/<arm-n>/trace
-        from pytest_plugin_evals.plugin.runs import chosen_results
-
         chosen = chosen_results(self.config)
         if chosen is not None:
             return chosen[0]
-        from pytest_plugin_evals.plugin.settings import results_dir
-
         return results_dir(self.settings, self.suite_root(), self.stamp)
 
     def _gate(self, session: pytest.Session, result: SessionResult) -> None:

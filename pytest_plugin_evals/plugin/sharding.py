@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import json
 import os
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_plugin_evals.plugin.keys import settings_key, shard_plan_key, shared_key
+from pytest_plugin_evals.plugin.loaded import eval_items
+from pytest_plugin_evals.plugin.nodeids import case_group
 from pytest_plugin_evals.plugin.settings import EvalSettings, common_suite_root
+from pytest_plugin_evals.recording import META, case_key
 from pytest_plugin_evals.shards import (
     Shard,
     ShardCase,
@@ -39,8 +43,6 @@ PLAN_FILE = "shard-plan.json"
 
 def plugin_version() -> str:
     """The installed version of pytest-plugin-evals (shards of one suite must share it)."""
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("pytest-plugin-evals")
     except PackageNotFoundError:
@@ -71,8 +73,6 @@ def shared_settings(settings: EvalSettings) -> dict[str, Any]:
 
 def recorded_durations(folder: Path) -> dict[str, list[float]]:
     """The recorded runs' durations in a results folder, by case key (its ``runs/`` folder)."""
-    from pytest_plugin_evals.recording import META
-
     found: dict[str, list[float]] = {}
     for meta in sorted((folder / "runs").glob(f"*/*/{META}")):
         try:
@@ -96,8 +96,6 @@ class ShardSelection:
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
-        from pytest_plugin_evals.plugin.loaded import eval_items
-
         evals = eval_items(items)
         if not evals:
             return  # no eval item was made
@@ -121,8 +119,6 @@ class ShardSelection:
             items[:] = keep
 
     def plan(self, groups: dict[str, list[EvalItem]]) -> ShardPlan:
-        from pytest_plugin_evals.recording import case_key
-
         folder = self.settings.shard_durations
         per_run, typical = per_run_costs(recorded_durations(folder)) if folder else ({}, None)
         cases = []
@@ -144,8 +140,6 @@ class ShardSelection:
 
 
 def _group(item: EvalItem) -> str:
-    from pytest_plugin_evals.plugin.session import case_group
-
     return case_group(item.nodeid) or item.nodeid
 
 

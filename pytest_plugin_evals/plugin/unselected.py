@@ -18,14 +18,13 @@ import pytest
 
 from pytest_plugin_evals.plugin.keys import deselected_key, shared_key, unselected_key
 from pytest_plugin_evals.plugin.loaded import eval_items
+from pytest_plugin_evals.reporting.result import relative
 
 #: In the session's shared folder: the not-selected cases a worker found.
 UNSELECTED_FILE = "not-selected.json"
 
 
 def _key(item: Any) -> tuple[str, str]:
-    from pytest_plugin_evals.reporting.result import relative
-
     case = item.case
     return case.name, relative(str(case.dir), str(case.suite_root))
 

@@ -1,0 +1,30 @@
+"""What the node id of a run item says: the case it belongs to, and its agent's label."""
+
+from __future__ import annotations
+
+import re
+
+#: The ``[label]`` of a run item: ``[with-2]``, ``[without-1]``, ``[baseline-1]``, ``[3]``,
+#: and under ``--eval-agents`` the agent's label first: ``[codex-with-2]``, ``[fast-3]``.
+_RUN_LABEL = re.compile(
+    r"\[(?:(?P<agent>(?!(?:with|without|baseline)-)[A-Za-z][A-Za-z0-9_.]*)-)?"
+    r"(?:with-|without-|baseline-)?\d+\]$"
+)
+
+
+def case_group(nodeid: str) -> str | None:
+    """The node id every run item of one case shares (its id without the run label); None for
+    any other item (a Python test's parameters can look like a run label: ``test_x[0]``)."""
+    if nodeid.partition("::")[0].endswith(".py"):
+        return None
+    found = _RUN_LABEL.search(nodeid)
+    return nodeid[: found.start()] if found else None
+
+
+def case_unit(nodeid: str) -> tuple[str, str | None] | None:
+    """The case group of a run item and its agent's label (None but under ``--eval-agents``):
+    what is decided, counted and scored together (a case on one agent)."""
+    if nodeid.partition("::")[0].endswith(".py"):
+        return None
+    found = _RUN_LABEL.search(nodeid)
+    return (nodeid[: found.start()], found.group("agent")) if found else None
