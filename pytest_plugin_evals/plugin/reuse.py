@@ -61,8 +61,11 @@ if TYPE_CHECKING:
 class RunMaker(Protocol):
     """What reuse needs of the process's run-maker (:class:`..runs.RunMaker`)."""
 
-    root: Path
-    made: Iterator[int]
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def made(self) -> Iterator[int]: ...
 
     def options(self, item: EvalItem, judge: Judge | None) -> RunOptions: ...
 
