@@ -51,6 +51,15 @@ class Server:
         assert err == ""
         return self.process.returncode, out
 
+    def close(self) -> None:
+        """Killed if still serving; its pipes closed either way (no file left to the collector)."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=10)
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
+
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Server]:
@@ -58,9 +67,7 @@ def served(tmp_path: Path) -> Iterator[Server]:
     rules.write_text(RULES_YAML, encoding="utf-8")
     server = Server(rules)
     yield server
-    if server.process.poll() is None:
-        server.process.kill()
-        server.process.wait(timeout=10)
+    server.close()
 
 
 def claude(url: str, claude_bin: str, home: Path, prompt: str) -> str:
@@ -127,8 +134,7 @@ def test_a_launched_skill_gets_the_tool_result_rule(claude_bin: str, tmp_path: P
         assert answer == "The next version is 1.4.1."
         status, out = server.end(signal.SIGINT)  # Ctrl-C
     finally:
-        if server.process.poll() is None:
-            server.process.kill()
+        server.close()
     assert status == 0
     assert out.splitlines()[-1].startswith("stopped after ")
     assert "POST" not in out  # --quiet
