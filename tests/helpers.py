@@ -162,3 +162,19 @@ def assert_fenced(output: str, outside: Path, case_name: str) -> None:
     assert "operator-only-7d1c" not in output
     assert case_name not in output.replace(FENCE_DONE, "")  # the evals folder looks empty
     assert not outside.exists()
+
+
+def live_processes(marker: str) -> list[int]:
+    """The live processes (zombies aside) whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                continue
+            if marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            pass
+    return found

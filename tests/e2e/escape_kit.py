@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import live_processes
+
 SECRETS = {
     "env": "REPO-DOTENV-5a1f",
     "git": "REPO-GIT-9b2e",
@@ -125,7 +127,7 @@ class Canaries:
     def assert_no_daemon(self, seconds: float = 10) -> None:
         """The daemon the probe left ended with its run."""
         deadline = time.monotonic() + seconds
-        while daemons(self.daemon_marker):
+        while live_processes(self.daemon_marker):
             assert time.monotonic() < deadline, "the probe's daemon outlived its run"
             time.sleep(0.1)
 
@@ -134,24 +136,8 @@ class Canaries:
         self.process.wait()
         self.loopback.sock.close()
         self.abstract.sock.close()
-        for pid in daemons(self.daemon_marker):
+        for pid in live_processes(self.daemon_marker):
             os.kill(pid, 9)
-
-
-def daemons(marker: str) -> list[int]:
-    """The live processes whose command line holds ``marker``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
-                continue
-            if marker.encode() in (entry / "cmdline").read_bytes():
-                found.append(int(entry.name))
-        except OSError:
-            pass
-    return found
 
 
 def visible_variables(output: str) -> set[str]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import write_tree
+from tests.helpers import live_processes, write_tree
 
 #: Logs when it started and ended (and its pid) under $EVAL_LOG_DIR, sleeping $EVAL_NAP first;
 #: the with arm's second run sleeps $EVAL_LONG_NAP instead when that is set.
@@ -159,23 +159,7 @@ def test_a_run_no_item_takes_is_stopped(
     second = spans(logs)["with-2"]
     assert "end" not in second  # it never finished its nap
     # ... and nothing of it is left running (its PIDs are its own: found by its command line).
-    assert not agents_running(str(pytester.path / "timed_agent.py"))
-
-
-def agents_running(program: str) -> list[int]:
-    """The live processes (zombies aside) whose command line names ``program``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
-                continue
-            if program.encode() in (entry / "cmdline").read_bytes():
-                found.append(int(entry.name))
-        except OSError:
-            pass
-    return found
+    assert not live_processes(str(pytester.path / "timed_agent.py"))
 
 
 def test_the_cost_ceiling_counts_the_runs_in_flight(
