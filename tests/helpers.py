@@ -178,3 +178,21 @@ def live_processes(marker: str) -> list[int]:
         except OSError:
             pass
     return found
+
+
+#: The syntic seed's own evals.json suite (seed 000).
+SYNTIC_SEED_SUITE: dict[str, list[dict[str, Any]]] = {
+    "cases": [
+        {
+            "name": "suggests the next version",
+            "prompt": "We fixed two bugs since v1.4.0. What should the next version be?",
+            "expect": {"contains": ["1.4.1"], "not_contains": ["2.0.0"]},
+        },
+        {
+            "name": "slash command explains itself",
+            "prompt": "/release-helper:ship --help",
+            "expect": {"contains": ["changelog", "tag"], "min_chars": 80},
+        },
+        {"name": "answers something", "prompt": "Summarise what the release helper can do."},
+    ]
+}

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import write_tree
+from tests.helpers import live_processes, write_tree
 
 pytestmark = [
     pytest.mark.workers,
@@ -43,27 +43,10 @@ print("done")
 """
 
 
-def running(marker: str) -> list[int]:
-    """The live processes (zombies aside) whose command line holds ``marker``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            if stat.rsplit(")", 1)[1].split()[0] == "Z":
-                continue
-            if marker.encode() in (entry / "cmdline").read_bytes():
-                found.append(int(entry.name))
-        except OSError:
-            pass
-    return found
-
-
 def none_left(marker: str, seconds: float = 10) -> bool:
     """Whether no process holds ``marker``, or none does within ``seconds``."""
     deadline = time.monotonic() + seconds
-    while running(marker):
+    while live_processes(marker):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.05)
@@ -72,7 +55,7 @@ def none_left(marker: str, seconds: float = 10) -> bool:
 
 def appears(marker: str, seconds: float = 60) -> None:
     deadline = time.monotonic() + seconds
-    while not running(marker):
+    while not live_processes(marker):
         assert time.monotonic() < deadline, f"{marker} never started"
         time.sleep(0.05)
 
@@ -182,7 +165,7 @@ def test_stopping_after_failures_is_partial(
 def names_running(marker: str) -> set[str]:
     """The cases whose agent (or grandchild) is running now, by their command lines."""
     names = set()
-    for pid in running(marker):
+    for pid in live_processes(marker):
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
         except OSError:
@@ -273,7 +256,7 @@ def test_a_controller_killed_with_sigkill_leaves_nothing_after_the_next_session(
     try:
         _killed_controller(pytester, agent, marker, pids)
     finally:
-        for pid in running(marker):  # whatever a failed check left
+        for pid in live_processes(marker):  # whatever a failed check left
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
 
@@ -293,12 +276,12 @@ def _killed_controller(pytester: pytest.Pytester, agent: str, marker: str, pids:
     )  # fmt: skip
     try:
         appears(f"{marker}-a-slow-grandchild")
-        (grandchild,) = running(f"{marker}-a-slow-grandchild")
+        (grandchild,) = live_processes(f"{marker}-a-slow-grandchild")
         environ = Path(f"/proc/{grandchild}/environ").read_bytes().split(b"\0")
         tag = next(v for v in environ if v.startswith(b"PYTEST_PLUGIN_EVALS_SESSION="))
         shared = Path(tempfile.gettempdir()) / tag.partition(b"=")[2].decode()
         assert shared.is_dir()
-        agents = [p for p in running(marker) if p != grandchild]
+        agents = [p for p in live_processes(marker) if p != grandchild]
         assert agents
         # Its PIDs are its own, or the host's (any session of this user sweeps what a killed
         # one left: only where the grandchild lives tells the two apart).
@@ -307,7 +290,7 @@ def _killed_controller(pytester: pytest.Pytester, agent: str, marker: str, pids:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
         deadline = time.monotonic() + 10
-        while any(p in running(marker) for p in agents):
+        while any(p in live_processes(marker) for p in agents):
             assert time.monotonic() < deadline, "the agent outlived its controller"
             time.sleep(0.05)
         if pids == "own":  # the kernel ends its namespace with it

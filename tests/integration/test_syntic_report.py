@@ -9,26 +9,11 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import write_tree
+from tests.helpers import SYNTIC_SEED_SUITE, write_tree
 
 Agent = Callable[[list[dict[str, Any]]], str]
 
-#: The seed's own suite.
-SUITE: dict[str, list[dict[str, Any]]] = {
-    "cases": [
-        {
-            "name": "suggests the next version",
-            "prompt": "We fixed two bugs since v1.4.0. What should the next version be?",
-            "expect": {"contains": ["1.4.1"], "not_contains": ["2.0.0"]},
-        },
-        {
-            "name": "slash command explains itself",
-            "prompt": "/release-helper:ship --help",
-            "expect": {"contains": ["changelog", "tag"], "min_chars": 80},
-        },
-        {"name": "answers something", "prompt": "Summarise what the release helper can do."},
-    ]
-}
+SUITE = SYNTIC_SEED_SUITE
 LONG = "ship writes the changelog for the release, bumps the version and pushes it. " * 80
 
 

@@ -9,22 +9,7 @@ import pytest
 
 from pytest_plugin_evals.model import Case, LoadError
 from pytest_plugin_evals.suites.suite_file import load_suite_file
-
-SEED = {
-    "cases": [
-        {
-            "name": "suggests the next version",
-            "prompt": "We fixed two bugs since v1.4.0. What should the next version be?",
-            "expect": {"contains": ["1.4.1"], "not_contains": ["2.0.0"]},
-        },
-        {
-            "name": "slash command explains itself",
-            "prompt": "/release-helper:ship --help",
-            "expect": {"contains": ["changelog", "tag"], "min_chars": 80},
-        },
-        {"name": "answers something", "prompt": "Summarise what the release helper can do."},
-    ]
-}
+from tests.helpers import SYNTIC_SEED_SUITE
 
 
 def suite(tmp_path: Path, doc: object, name: str = "evals.json") -> Path:
@@ -39,7 +24,7 @@ def cases(path: Path) -> list[Case | LoadError]:
 
 
 def test_seed_suite(tmp_path: Path) -> None:
-    path = suite(tmp_path, SEED)
+    path = suite(tmp_path, SYNTIC_SEED_SUITE)
     first, second, third = cases(path)
     assert isinstance(first, Case) and isinstance(second, Case) and isinstance(third, Case)
     assert first.name == "suggests the next version"
@@ -61,7 +46,7 @@ def test_seed_suite(tmp_path: Path) -> None:
 
 
 def test_case_and_check_lines(tmp_path: Path) -> None:
-    path = suite(tmp_path, SEED)
+    path = suite(tmp_path, SYNTIC_SEED_SUITE)
     first, second, third = cases(path)
     text = path.read_text().splitlines()
     assert isinstance(first, Case) and isinstance(second, Case) and isinstance(third, Case)
