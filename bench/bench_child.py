@@ -29,8 +29,15 @@ from pytest_plugin_evals.testing import ScriptedModel
 from pytest_plugin_evals.util.environment import isolated_environment
 
 #: Each variant: what it adds to the environment our runs give the child ("-": what it removes).
+#: A key "+": flags added to the command line.
 VARIANTS: dict[str, dict[str, str]] = {
     "ours": {},
+    "+ --no-session-persistence": {"+": "--no-session-persistence"},
+    "+ --strict-mcp-config": {"+": "--strict-mcp-config"},
+    "+ CLAUDE_CODE_DISABLE_AUTO_MEMORY=1": {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"},
+    "+ CLAUDE_CODE_DISABLE_FILE_CHECKPOINTING=1": {"CLAUDE_CODE_DISABLE_FILE_CHECKPOINTING": "1"},
+    "+ CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1": {"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"},
+    "+ CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1": {"CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1"},
     "+ ENABLE_CLAUDEAI_MCP_SERVERS=false": {"ENABLE_CLAUDEAI_MCP_SERVERS": "false"},
     "+ CLAUDE_CODE_ENTRYPOINT=sdk-cli": {"CLAUDE_CODE_ENTRYPOINT": "sdk-cli"},
     "- CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": {"-": "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"},
@@ -46,9 +53,10 @@ def child_cpu(claude: str, plugin: Path, env: dict[str, str], root: Path) -> flo
     run_env = isolated_environment(env, home=home, tmp=tmp, config=config)
     run_env.pop(env.get("-", ""), None)
     run_env.pop("-", None)
+    flags = [run_env.pop("+")] if "+" in run_env else []
     argv = [claude, "-p", "--output-format", "stream-json", "--verbose", "--max-turns", "10",
             "--permission-mode", "dontAsk", "--setting-sources", "user", "--plugin-dir",
-            str(plugin), "--allowed-tools=Skill"]  # fmt: skip
+            str(plugin), "--allowed-tools=Skill", *flags]  # fmt: skip
     before = os.times()
     done = subprocess.run(
         argv, input=b"Release question: we fixed two bugs since v1.4.0. Which version next?",
@@ -68,7 +76,7 @@ def main() -> None:
     parser.add_argument("--claude-bin", default=os.environ.get("EVAL_CLAUDE_BIN") or "claude")
     parser.add_argument("--repeat", type=int, default=8)
     args = parser.parse_args()
-    claude = shutil.which(args.claude_bin) or args.claude_bin
+    claude = bench_reference.find_claude(args.claude_bin)
     print(f"{args.repeat} runs per variant, interleaved; load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")  # fmt: skip
     cpu: dict[str, list[float]] = {name: [] for name in VARIANTS}
