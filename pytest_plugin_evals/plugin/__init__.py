@@ -356,15 +356,21 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """Attach the run's verdicts and answer as pytest-html extras (when pytest-html is active).
     An item whose run was made ahead of its setup reports the run's own time as its setup's
-    (``--durations``, JUnit): the time went to it, not to the item whose setup it overlapped."""
+    (``--durations``, JUnit): the time went to it, not to the item whose setup it overlapped.
+    An eval item's reports also list the runs its process has going ahead (the progress line
+    counts them in flight)."""
     report = yield
+    eval_item = eval_item_class()
+    if eval_item is not None and isinstance(item, eval_item):
+        from pytest_plugin_evals.plugin.runs import note_runs_ahead
+
+        note_runs_ahead(item, report)
     if report.when == "setup" and item.stash.get(made_ahead_key, False):
         outcome = item.stash.get(outcome_key, None)
         if outcome is not None:
             report.duration = max(report.duration, outcome.result.duration_seconds)
     if report.when != "call":
         return report
-    eval_item = eval_item_class()
     if (
         eval_item is not None
         and isinstance(item, eval_item)

@@ -359,9 +359,7 @@ def test_compiled_templates_are_kept_for_the_next_session(tmp_path, monkeypatch)
 
     html._environment.cache_clear()  # the next session: loaded, not compiled
     compiled = []
-    monkeypatch.setattr(
-        jinja2.Environment, "compile", lambda *a, **k: compiled.append(a) or 1 / 0
-    )
+    monkeypatch.setattr(jinja2.Environment, "compile", lambda *a, **k: compiled.append(a) or 1 / 0)
     try:
         assert render_html(result) == first
     finally:
