@@ -19,10 +19,12 @@ from typing import Any
 import pytest
 
 from pytest_plugin_evals.plugin.keys import (
+    AHEAD_ATTRIBUTE,
     ledger_key,
     made_ahead_key,
     next_item_key,
     outcome_key,
+    runs_ahead_key,
     settings_key,
     shared_key,
     soft_checks_key,
@@ -361,10 +363,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     counts them in flight)."""
     report = yield
     eval_item = eval_item_class()
-    if eval_item is not None and isinstance(item, eval_item):
-        from pytest_plugin_evals.plugin.runs import note_runs_ahead
-
-        note_runs_ahead(item, report)
+    runs_ahead = item.config.stash.get(runs_ahead_key, None)
+    if runs_ahead is not None and eval_item is not None and isinstance(item, eval_item):
+        setattr(report, AHEAD_ATTRIBUTE, runs_ahead())
     if report.when == "setup" and item.stash.get(made_ahead_key, False):
         outcome = item.stash.get(outcome_key, None)
         if outcome is not None:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import pytest
 
-from pytest_plugin_evals.plugin.keys import ledger_key
+from pytest_plugin_evals.plugin.keys import AHEAD_ATTRIBUTE, ledger_key
 from pytest_plugin_evals.plugin.loaded import eval_item_class, eval_items
 from pytest_plugin_evals.plugin.nodeids import case_group
 from pytest_plugin_evals.plugin.reported import record_of
@@ -42,9 +42,7 @@ if TYPE_CHECKING:
 
 #: How often the live line is redrawn (its clocks count whole seconds).
 LIVE_SECONDS = 1.0
-#: The report attribute listing a process's runs made ahead (``plugin.runs``), and how many of
-#: its entries are read.
-AHEAD_ATTRIBUTE = "eval_runs_ahead"
+#: How many entries of a report's list of runs made ahead are read.
 MAX_AHEAD = 1000
 
 
@@ -274,7 +272,7 @@ class EvalProgress:
 
     def _ahead(self, report: pytest.TestReport) -> None:
         """The runs the report's process has going ahead of their items (a list of ``[node
-        id, seconds since it began]``, see ``plugin.runs.note_runs_ahead``): in flight until
+        id, seconds since it began]``, see ``keys.AHEAD_ATTRIBUTE``): in flight until
         their items begin; one it no longer lists, whose item has not begun, is not."""
         listed = getattr(report, AHEAD_ATTRIBUTE, None)
         if not isinstance(listed, list) or self.evals is None:

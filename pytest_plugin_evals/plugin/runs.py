@@ -306,16 +306,6 @@ MIN_IDLE = 0.05
 RUNS_PER_CPU = 4
 
 
-def note_runs_ahead(item: pytest.Item, report: pytest.TestReport) -> None:
-    """Tell the progress line which runs this process has going ahead of their items: in an
-    attribute of the report, which pytest-xdist carries to the controller."""
-    from pytest_plugin_evals.plugin.progress import AHEAD_ATTRIBUTE
-
-    ahead = item.config.stash.get(run_ahead_key, None)
-    if ahead is not None:
-        setattr(report, AHEAD_ATTRIBUTE, ahead.in_flight())
-
-
 def runs_in_flight(config: pytest.Config, cap: int | None) -> int:
     """The most runs one process keeps in flight: its share of ``--eval-max-concurrency``
     (``cap``), by default of :data:`RUNS_PER_CPU` × the machine's CPUs, among the session's
@@ -432,7 +422,7 @@ class RunAhead:
 
     def in_flight(self) -> list[list[Any]]:
         """The runs made ahead that are still going, as ``[node id, seconds since it began]``
-        (what a report carries to the session's progress line, see :func:`note_runs_ahead`)."""
+        (what a report carries to the session's progress line, see ``keys.AHEAD_ATTRIBUTE``)."""
         now = time.monotonic()
         return [
             [nodeid, round(now - self.started.get(nodeid, now), 3)]
