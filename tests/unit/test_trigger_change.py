@@ -3,11 +3,15 @@ and its 95% interval, whose coverage is checked here by simulation."""
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
+from typing import Any
 
 import pytest
 from statsmodels.stats.proportion import confint_proportions_2indep
 
+from pytest_plugin_evals.model import Case
 from pytest_plugin_evals.reporting.trigger_change import METRICS, changes
 from pytest_plugin_evals.reporting.triggers import QueryResult, SkillTriggers
 from pytest_plugin_evals.stats import mover, paired_phi, wilson
@@ -142,3 +146,88 @@ def test_an_arms_f1_interval_covers_its_f1(p: float, q: float) -> None:
         assert interval is not None
         covered += interval[0] - 1e-9 <= truth(p, q)["f1"] <= interval[1] + 1e-9
     assert covered / sims >= 0.92
+
+
+def _ab_result(tmp_path: Path) -> Any:
+    """A session's result in an A/B: two queries, each run once in each arm."""
+    from pytest_plugin_evals.model import RunResult, ToolCall, brief_tool_calls
+    from pytest_plugin_evals.records import CaseInfo, RunRecord
+    from pytest_plugin_evals.reporting.result import summarize
+    from tests.unit.test_triggers import load
+
+    cases = [c for c in load(tmp_path, [
+        {"query": "prove it", "should_trigger": True},
+        {"query": "sort a list", "should_trigger": False},
+    ]) if isinstance(c, Case)]  # fmt: skip
+    records = []
+    fires = ({"with": True, "baseline": False}, {"with": False, "baseline": True})
+    for case, fired in zip(cases, fires, strict=True):
+        for arm in ("with", "baseline"):
+            calls = [ToolCall("Skill", {"skill": "kit:olympiad"})] if fired[arm] else []
+            right = fired[arm] == case.graders[0].config["should_trigger"]
+            result = RunResult(
+                arm=arm, run=1, score=float(right), passed=right,  # type: ignore[arg-type]
+                tool_call_list=brief_tool_calls(calls), tool_calls=len(calls),
+            )  # fmt: skip
+            records.append(
+                RunRecord(f"t::{case.name}[{arm}-1]", CaseInfo.of(case), None, True, result)
+            )
+    return summarize(
+        records, started_at="t", duration_seconds=1, threshold=1.0, ablation="with-baseline",
+        concurrency=1, agent="claude",
+    )  # fmt: skip
+
+
+def test_the_baseline_block_survives_the_documents_round_trip(tmp_path: Path) -> None:
+    from pytest_plugin_evals.reporting.document import dumps_document, read_document
+    from pytest_plugin_evals.reporting.triggers import trigger_json, trigger_results
+
+    result = _ab_result(tmp_path)
+    (written,) = trigger_json(trigger_results(result.cases))
+    assert written["matrix"] == {"tp": 1, "fp": 0, "fn": 0, "tn": 1}
+    assert written["baseline"]["matrix"] == {"tp": 0, "fp": 1, "fn": 1, "tn": 0}
+    assert written["baseline"]["difference"]["accuracy"]["value"] == 1.0
+    text = dumps_document(result)
+    assert json.loads(text)["triggers"] == [written]
+    again = read_document(text)  # a merge or a comparison reads it back from the runs
+    assert trigger_json(trigger_results(again.cases)) == [written]
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "message"),
+    [
+        (("baseline", "difference", "f1", "value"), 2,
+         "expected a number from -1 to 1 or null, found 2 "
+         "(at $.triggers[0].baseline.difference.f1.value)"),
+        (("baseline", "difference", "recall", "interval"), [-0.5, 0.2, 0.9],
+         "expected a list of two numbers (low, high) or null, found a list "
+         "(at $.triggers[0].baseline.difference.recall.interval)"),
+        (("baseline", "matrix", "tp"), -1,
+         "expected a count (0 or more) or null, found -1 (at $.triggers[0].baseline.matrix.tp)"),
+        (("baseline", "precision", "value"), 1.5,
+         "expected a number from 0 to 1 or null, found 1.5 "
+         "(at $.triggers[0].baseline.precision.value)"),
+        (("baseline", "queries"), [{"query": 3}],
+         "expected a string or null, found 3 (at $.triggers[0].baseline.queries[0].query)"),
+        (("baseline",), "<script>",
+         "expected an object or null, found a string (at $.triggers[0].baseline)"),
+    ],
+)  # fmt: skip
+def test_a_hostile_baseline_block_is_one_line(
+    tmp_path: Path, where: tuple[str, ...], value: object, message: str
+) -> None:
+    from pytest_plugin_evals.reporting.document import (
+        DocumentError,
+        document_json,
+        dumps_document,
+        read_document,
+    )
+
+    doc = json.loads(dumps_document(document_json(_ab_result(tmp_path))))
+    target = doc["triggers"][0]
+    for key in where[:-1]:
+        target = target[key]
+    target[where[-1]] = value
+    with pytest.raises(DocumentError) as info:
+        read_document(json.dumps(doc))
+    assert str(info.value) == message
