@@ -181,3 +181,26 @@ def test_without_a_baseline_a_trigger_case_runs_in_one_arm(
     assert "baseline" not in skill
     assert "before (" not in result.stdout.str()
     assert re.search(r"precision 1\.00 \[[\d.]+, [\d.]+\] · recall", result.stdout.str())
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal")
+def test_in_an_80_column_terminal_the_table_fits(pytester: pytest.Pytester, repo: Path) -> None:
+    from tests.integration.test_progress import run_in_terminal
+
+    (repo / "skills/olympiad/evals/trigger_eval.json").write_text(
+        json.dumps(QUERIES[:4]), encoding="utf-8"
+    )
+    output = run_in_terminal([*args(repo), "-n0", "-p", "no:cacheprovider"], repo, columns=80)
+    assert "\x1b[" in output  # a terminal: colours
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", output).replace("\r", "")
+    lines = plain.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("TRIGGERS olympiad"))
+    block = lines[start : start + 7]
+    assert block[:3] == [
+        "TRIGGERS olympiad: 4 queries · TP 2 FP 0 FN 0 TN 2",
+        "  before (git:HEAD): TP 1 FP 1 FN 1 TN 1",
+        "  before → after, Δ = after − before (95% intervals)",
+    ]
+    assert [line.split()[0] for line in block[3:]] == ["precision", "recall", "f1", "accuracy"]
+    assert all(" → " in line and " Δ +0.50 [" in line for line in block[3:]), block
+    assert all(len(line) <= 80 for line in block), block
