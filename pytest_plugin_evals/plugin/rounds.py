@@ -80,6 +80,14 @@ def ask(config: pytest.Config, nodeid: str) -> Answer:
         time.sleep(0.05)
 
 
+def _trigger_file(nodeid: str) -> bool:
+    """Whether the item is a trigger query's (``trigger_eval.json``): its rate needs every run,
+    in an A/B too, so no round stops it."""
+    from pytest_plugin_evals.suites.trigger_eval import FILE_NAME
+
+    return nodeid.split("::", 1)[0].rsplit("/", 1)[-1] == FILE_NAME
+
+
 class Decider:
     """The controller's side: the session's :class:`~pytest_plugin_evals.rounds.Rounds`, the
     runs issued, and their spend (for ``--eval-max-cost-usd``)."""
@@ -102,7 +110,7 @@ class Decider:
             second: set[tuple[str, str | None]] = set()
             for nodeid in nodeids:
                 parsed = parse(nodeid)
-                if parsed is None:
+                if parsed is None or _trigger_file(nodeid):  # a query runs all its runs
                     continue
                 unit, first, run = parsed
                 if first:

@@ -204,3 +204,19 @@ def test_in_an_80_column_terminal_the_table_fits(pytester: pytest.Pytester, repo
     assert [line.split()[0] for line in block[3:]] == ["precision", "recall", "f1", "accuracy"]
     assert all(" → " in line and " Δ +0.50 [" in line for line in block[3:]), block
     assert all(len(line) <= 80 for line in block), block
+
+
+def test_under_eval_runs_auto_every_run_of_a_query_is_made(
+    pytester: pytest.Pytester, repo: Path, plugin_args: list[str], read_doc: Any
+) -> None:
+    """A query's rate needs its runs: sequential rounds (which stop a case once its Δ is
+    decided or hopeless) leave trigger queries alone, in both arms."""
+    (repo / "skills/olympiad/evals/trigger_eval.json").write_text(
+        json.dumps(QUERIES[:4]), encoding="utf-8"
+    )
+    command = [a for a in args(repo) if a not in ("--eval-runs", "1")]
+    result = pytester.runpytest(*command, "--eval-runs", "auto", *plugin_args)
+    result.assert_outcomes(passed=24)  # 4 queries × 3 runs × 2 arms
+    (skill,) = read_doc("o.json")["triggers"]
+    assert [q["runs"] for q in skill["queries"]] == [3] * 4
+    assert [q["runs"] for q in skill["baseline"]["queries"]] == [3] * 4
