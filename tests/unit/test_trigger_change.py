@@ -166,7 +166,7 @@ def _ab_result(tmp_path: Path) -> Any:
             calls = [ToolCall("Skill", {"skill": "kit:olympiad"})] if fired[arm] else []
             right = fired[arm] == case.graders[0].config["should_trigger"]
             result = RunResult(
-                arm=arm, run=1, score=float(right), passed=right,  # type: ignore[arg-type]
+                arm=arm, run=1, score=float(right), passed=right,
                 tool_call_list=brief_tool_calls(calls), tool_calls=len(calls),
             )  # fmt: skip
             records.append(
