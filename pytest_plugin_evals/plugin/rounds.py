@@ -80,12 +80,14 @@ def ask(config: pytest.Config, nodeid: str) -> Answer:
         time.sleep(0.05)
 
 
+#: skill-creator's trigger evals (:mod:`pytest_plugin_evals.suites.trigger_eval`).
+_TRIGGER_FILE = "trigger_eval.json"
+
+
 def _trigger_file(nodeid: str) -> bool:
     """Whether the item is a trigger query's (``trigger_eval.json``): its rate needs every run,
     in an A/B too, so no round stops it."""
-    from pytest_plugin_evals.suites.trigger_eval import FILE_NAME
-
-    return nodeid.split("::", 1)[0].rsplit("/", 1)[-1] == FILE_NAME
+    return nodeid.split("::", 1)[0].rsplit("/", 1)[-1] == _TRIGGER_FILE
 
 
 class Decider:

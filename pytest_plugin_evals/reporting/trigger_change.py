@@ -22,14 +22,31 @@ The coverage of all four is checked by simulation in the tests.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pytest_plugin_evals.stats import Interval, mover, paired_phi
 
-if TYPE_CHECKING:
-    from pytest_plugin_evals.reporting.triggers import SkillTriggers
+
+class Query(Protocol):
+    """A query's verdict in one arm (:class:`~.triggers.QueryResult`)."""
+
+    @property
+    def should_trigger(self) -> bool: ...
+    @property
+    def triggered(self) -> bool | None: ...
+    @property
+    def right(self) -> bool | None: ...
+
+
+class Skill(Protocol):
+    """A skill's trigger results in one arm (:class:`~.triggers.SkillTriggers`)."""
+
+    @property
+    def queries(self) -> Sequence[Query]: ...
+    def metrics(self) -> Mapping[str, tuple[float | None, Interval | None]]: ...
+
 
 METRICS = ("precision", "recall", "f1", "accuracy")
 
@@ -53,14 +70,15 @@ def _phi(pairs: Sequence[tuple[bool, bool]]) -> float:
     return paired_phi(both, first, second, len(pairs) - both - first - second)
 
 
-def changes(skill: SkillTriggers) -> dict[str, Change] | None:
-    """Each number of ``skill`` before (its ``baseline``) and after; None outside an A/B."""
-    if skill.baseline is None:
+def changes(skill: Skill, baseline: Skill | None) -> dict[str, Change] | None:
+    """Each number before (``baseline``: the same queries in the baseline arm, in order) and
+    after (``skill``); None outside an A/B."""
+    if baseline is None:
         return None
-    after, before = skill.metrics(), skill.baseline.metrics()
+    after, before = skill.metrics(), baseline.metrics()
     pairs = [
         (a, b)
-        for a, b in zip(skill.queries, skill.baseline.queries, strict=False)
+        for a, b in zip(skill.queries, baseline.queries, strict=False)
         if a.triggered is not None and b.triggered is not None
     ]
     should = [(a, b) for a, b in pairs if a.should_trigger]

@@ -201,7 +201,7 @@ def trigger_lines(results: Sequence[SkillTriggers], before: str = "the baseline"
     lines: list[str] = []
     for skill in results:
         lines.append(f"TRIGGERS {skill.skill}: {len(skill.queries)} queries · {_matrix(skill)}")
-        changed = changes(skill)
+        changed = changes(skill, skill.baseline)
         if changed is None or skill.baseline is None:
             lines.append(
                 "  "
@@ -236,7 +236,7 @@ def trigger_json(results: Sequence[SkillTriggers]) -> list[dict[str, Any]]:
     out = []
     for skill in results:
         entry = {"skill": skill.skill, **_numbers(skill)}
-        changed = changes(skill)
+        changed = changes(skill, skill.baseline)
         if changed is not None and skill.baseline is not None:
             entry["baseline"] = {
                 **_numbers(skill.baseline),

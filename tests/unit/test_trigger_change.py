@@ -26,6 +26,10 @@ def skill(after: list[tuple[bool, bool]], before: list[tuple[bool, bool]]) -> Sk
     return SkillTriggers("s", queries(after), SkillTriggers("s", queries(before)))
 
 
+def pair(found: SkillTriggers) -> tuple[SkillTriggers, SkillTriggers | None]:
+    return found, found.baseline
+
+
 def truth(p: float, q: float) -> dict[str, float]:
     """The population's numbers, half the queries should trigger: a should-trigger query
     triggers with chance ``p``, a should-not one with chance ``q``."""
@@ -69,7 +73,7 @@ def test_each_differences_interval_covers_the_true_difference(
     covered = dict.fromkeys(METRICS, 0)
     made = dict.fromkeys(METRICS, 0)
     for _ in range(sims):
-        found = changes(sample(rng, before, after, rho))
+        found = changes(*pair(sample(rng, before, after, rho)))
         assert found is not None
         for name in METRICS:
             interval = found[name].interval
@@ -85,7 +89,7 @@ def test_each_differences_interval_covers_the_true_difference(
 
 def test_arms_that_agree_on_every_query_still_get_an_interval() -> None:
     verdicts = [(True, True)] * 8 + [(True, False)] * 2 + [(False, False)] * 9 + [(False, True)]
-    found = changes(skill(verdicts, verdicts))
+    found = changes(*pair(skill(verdicts, verdicts)))
     assert found is not None
     for name in METRICS:
         change = found[name]
@@ -99,7 +103,7 @@ def test_arms_that_agree_on_every_query_still_get_an_interval() -> None:
 def test_accuracy_pairs_the_queries_and_precision_does_not() -> None:
     before = [(True, False)] * 4 + [(True, True)] * 6 + [(False, True)] * 3 + [(False, False)] * 7
     after = [(True, True)] * 10 + [(False, True)] * 1 + [(False, False)] * 9
-    found = changes(skill(after, before))
+    found = changes(*pair(skill(after, before)))
     assert found is not None
     # precision 10/11 after, 6/9 before: Newcombe's interval for independent proportions
     low, high = confint_proportions_2indep(10, 11, 6, 9, method="newcomb", compare="diff")
@@ -123,7 +127,7 @@ def test_a_query_not_decided_in_one_arm_is_left_out_of_the_pairs() -> None:
         (QueryResult("a", True, 3, 3, 0), QueryResult("b", False, 0, 0, 3)),
         SkillTriggers("s", (QueryResult("a", True, 3, 0, 0), QueryResult("b", False, 3, 0, 0))),
     )
-    found = changes(after)
+    found = changes(*pair(after))
     assert found is not None
     assert (found["recall"].before, found["recall"].after) == (0.0, 1.0)
     assert found["accuracy"].after == 1.0  # b's runs were not made: only a counts
@@ -131,7 +135,7 @@ def test_a_query_not_decided_in_one_arm_is_left_out_of_the_pairs() -> None:
 
 
 def test_outside_an_ab_there_is_no_change() -> None:
-    assert changes(SkillTriggers("s", (QueryResult("a", True, 1, 1, 0),))) is None
+    assert changes(SkillTriggers("s", (QueryResult("a", True, 1, 1, 0),)), None) is None
 
 
 @pytest.mark.parametrize(("p", "q"), [(0.7, 0.2), (0.95, 0.05), (0.3, 0.1)])
