@@ -56,6 +56,10 @@ def test_the_trigger_section_shows_before_after_and_the_difference(
         assert_inert(found)
         section = page.locator("#triggers")
         assert section.is_visible()
+        heading = " ".join(section.locator("h4").inner_text().split())
+        assert (
+            heading == "olympiad 4 queries · the matrix and verdicts: after (the plugin under test)"
+        )
         before = section.locator(".trigger-before").inner_text()
         assert before == f"Before — kit v1.0.0 from git:HEAD ({commit}): TP 1 · FP 1 · FN 1 · TN 1"
         # The matrix is the working tree's (after).
