@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 
 from pytest_plugin_evals import decisions, stats
 from pytest_plugin_evals.decisions import Decision
@@ -134,6 +135,28 @@ def reduce_runs(reducer: str, scores: Sequence[float], threshold: float) -> bool
     if reducer == "any":
         return passing >= 1
     return passing >= int(reducer.partition(":")[2])
+
+
+@dataclass(frozen=True)
+class ScoringRules:
+    """How a session's cases become verdicts: the threshold, the reducers and the margin."""
+
+    #: The least score a case needs (``--eval-threshold``).
+    threshold: float = 1.0
+    #: How a case's runs become its verdict (``--eval-reducer``) ...
+    reducer: str = "mean"
+    #: ... and ``(glob, reducer)`` for the cases that have their own (the first match wins).
+    case_reducers: tuple[tuple[str, str], ...] = ()
+    #: Differences within ±margin are "equivalent" when shown to be (``--eval-margin``).
+    margin: float = decisions.DEFAULT_MARGIN
+
+    def reducer_for(self, case_name: str) -> str:
+        """The reducer of the case called ``case_name``: the first matching glob's, else the
+        session's."""
+        for pattern, reducer in self.case_reducers:
+            if fnmatchcase(case_name, pattern):
+                return reducer
+        return self.reducer
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ import pytest
 
 from pytest_plugin_evals.plugin.compare import earlier_key
 from pytest_plugin_evals.plugin.interrupts import terminate_as_interrupt
-from pytest_plugin_evals.plugin.keys import result_key, shared_key, stop_key
+from pytest_plugin_evals.plugin.keys import result_key, session_tag, shared_key, stop_key
 from pytest_plugin_evals.plugin.nodeids import case_unit
 from pytest_plugin_evals.plugin.reported import record_of
 from pytest_plugin_evals.plugin.settings import EvalSettings, common_suite_root, results_dir
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from pytest_plugin_evals.model import BaselinePlugin
     from pytest_plugin_evals.records import Record
     from pytest_plugin_evals.reporting.result import NotStarted, SessionResult
+    from pytest_plugin_evals.scoring import ScoringRules
     from pytest_plugin_evals.shards import ShardPlan
 
 #: What credentials a claude run can use (said when one was rejected).
@@ -151,7 +152,6 @@ class EvalSession:
         option = self.config.option
         if folder is None or getattr(option, "setupplan", False):
             return
-        from pytest_plugin_evals.plugin.runs import session_tag
         from pytest_plugin_evals.recording import (
             FolderBusy,
             hold_results_folder,
@@ -277,7 +277,6 @@ class EvalSession:
         if self.timer is not None:
             self.timer.cancel()
         if self.expected or self.records:
-            from pytest_plugin_evals.plugin.runs import session_tag
             from pytest_plugin_evals.util.process import SESSION_TAG, kill_tagged
 
             # Nothing a run started outlives the session (a worker stopped mid-run included).
@@ -291,31 +290,31 @@ class EvalSession:
             return  # (a shard none of the selected cases fell to still writes its document)
         from pytest_plugin_evals.plugin.items import with_prompts
         from pytest_plugin_evals.plugin.limiter import session_wait_seconds
-        from pytest_plugin_evals.reporting.result import summarize
+        from pytest_plugin_evals.reporting.result import SessionFacts, summarize
 
         records = with_prompts(list(self.records.values()))
         not_started = self._not_started()
         self.partial_reason = self._partial_reason(records, exitstatus, bool(not_started))
         concurrency = int(getattr(self.config.option, "numprocesses", 0) or 0) or 1
-        result = summarize(
-            records,
+        facts = SessionFacts(
             started_at=self.started_iso,
             duration_seconds=round(time.time() - self.started_at, 3),
-            threshold=self.settings.threshold,
             ablation=self._ablation(records),
-            root=str(self.suite_root()),
             concurrency=concurrency,
             agent=self.settings.agent,
             agents=self.settings.agents,
+            root=str(self.suite_root()),
             case_filter=self.settings.case_glob,
             tag_filters=self.settings.tags,
-            partial_reason=self.partial_reason,
-            not_started=not_started,
-            reducer=self.settings.reducer,
-            case_reducers=self.settings.case_reducers,
             baseline_plugins=self._baseline_plugins(),
             rate_limit_wait_seconds=session_wait_seconds(self.config),
-            margin=self.settings.margin,
+        )
+        result = summarize(
+            records,
+            facts,
+            self._rules(),
+            partial_reason=self.partial_reason,
+            not_started=not_started,
             sequential=self._sequential(),
         )
         from pytest_plugin_evals.plugin.unselected import not_selected
@@ -335,6 +334,18 @@ class EvalSession:
         self._gate_triggers(session, result)
         self._gate_regressions(session, result)
         self._gate_verdicts(session, result)
+
+    def _rules(self) -> ScoringRules:
+        """How the session's cases become verdicts, from its settings."""
+        from pytest_plugin_evals.scoring import ScoringRules
+
+        settings = self.settings
+        return ScoringRules(
+            threshold=settings.threshold,
+            reducer=settings.reducer,
+            case_reducers=settings.case_reducers,
+            margin=settings.margin,
+        )
 
     def _sequential(self) -> dict[tuple[str, str | None], Any] | None:
         """Under ``--eval-runs auto``: each case's rounds and why it stopped."""

@@ -101,7 +101,7 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
             "sandbox",
         },
         "plugin.html_extras": {"model", "pytest_html", "records"},
-        "plugin.items": {"reporting.terminal"},
+        "plugin.items": {"reporting.terminal", "runner"},
         "plugin.options": {
             "agents",
             "agents.confine.bounds",
