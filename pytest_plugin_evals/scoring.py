@@ -160,6 +160,38 @@ class ScoringRules:
 
 
 @dataclass(frozen=True)
+class CaseVerdict:
+    """Whether a case passes, and why not."""
+
+    #: None: the case has no graded run (it cannot meet the threshold, nor fail it).
+    passed: bool | None
+    #: Why it did not pass: a clause (:func:`case_verdict`) or the sentence its report says
+    #: (``reporting.result.decide_case``); empty when it passed.
+    why: str = ""
+
+
+def below_rule(reducer: str, threshold: float) -> str:
+    """How a case fails ``threshold`` under ``reducer``, as the gate says it of several."""
+    if reducer == "mean":
+        return f"below the threshold {threshold:.2f}"
+    return f"failed under the {reducer} reducer (threshold {threshold:.2f} per run)"
+
+
+def case_verdict(scores: Sequence[float], threshold: float, reducer: str = "mean") -> CaseVerdict:
+    """The one decision of whether a case passes, from its graded with-arm runs' scores (see
+    :func:`reduce_runs`), and why not: the case's aggregates, the report of its last run and
+    the session's gate all read it."""
+    passed = reduce_runs(reducer, scores, threshold)
+    if passed is not False:
+        return CaseVerdict(passed)
+    if reducer == "mean":
+        why = f"mean score {sum(scores) / len(scores):.2f} is below the threshold {threshold:.2f}"
+    else:
+        why = below_rule(reducer, threshold)
+    return CaseVerdict(False, why)
+
+
+@dataclass(frozen=True)
 class Timing:
     """Latency, tokens and turns of a set of runs: latency over the runs that report a
     duration, tokens summed over those that report them (None when none does)."""
@@ -302,7 +334,7 @@ def case_aggregates(
     return CaseAggregates(
         score=with_.score,
         pass_rate=with_.pass_rate,
-        passed=bool(reduce_runs(reducer, with_.scores, threshold)),
+        passed=bool(case_verdict(with_.scores, threshold, reducer).passed),
         score_without=score_without,
         pass_rate_without=pass_rate_without,
         delta=delta,
@@ -364,11 +396,7 @@ def gate(
     else:
         parts = []
         if below:
-            rule = (
-                f"below the threshold {threshold:.2f}"
-                if passed is None or reducer == "mean"
-                else f"failed under the {reducer} reducer (threshold {threshold:.2f} per run)"
-            )
+            rule = below_rule("mean" if passed is None else reducer, threshold)
             parts.append(f"{len(below)} of {total} case(s) {rule}: " + ", ".join(shown))
         if ungraded:
             parts.append(f"{len(ungraded)} case(s) have no graded run: " + ", ".join(ungraded))

@@ -7,10 +7,12 @@ and without ``-n``.
 One exit policy, visible everywhere: what decides the exit status is what the test reports say.
 Under the default threshold of 1, each with-arm run below a perfect score is a failed item, and
 a case passes exactly when all its runs do. Under a lower threshold a run is a measurement (its
-item passes, its grade in the report); when the last run of a case has reported, the case's
-mean score is compared with the threshold, and a case below it turns that last report into a
-failure naming the case — so the terminal, JUnit, pytest-html, ``--lf`` and the exit status all
-see the same failures.
+item passes, its grade in the report); when the last run of a case has reported, the core
+decides the case (``reporting.result.decide_case``, the decision its aggregates and the gate
+read too), and a case that does not pass turns that last report into a failure naming the
+case — so the terminal, JUnit, pytest-html, ``--lf`` and the exit status all see the same
+failures. That is applied here, in ``pytest_runtest_logreport`` on the controller, the one
+process that sees every run of a case (under xdist they land on different workers).
 """
 
 from __future__ import annotations
@@ -224,51 +226,22 @@ class EvalSession:
             self._decide_case(unit, report)
 
     def _decide_case(self, unit: tuple[str, str | None], report: pytest.TestReport) -> None:
-        """The case's last run has reported: a case below the threshold fails that report."""
-        from pytest_plugin_evals.model import SECOND_ARMS
-        from pytest_plugin_evals.records import RunRecord
-
-        runs = [
-            r
-            for r in (self.records.get(nodeid) for nodeid in self.finished[unit])
-            if isinstance(r, RunRecord) and r.arm not in SECOND_ARMS and r.result.graded
-        ]
-        if not runs or report.failed:
+        """The case's last run has reported: a case that does not pass fails that report, with
+        the core's sentence (``reporting.result.decide_case``, the decision its aggregates and
+        the session's gate read too). Applied here, on the controller, because only it sees
+        every run of a case: under xdist a case's runs land on different workers, and a
+        worker's ``pytest_runtest_makereport`` knows only its own
+        (docs/explanation/architecture.md)."""
+        if report.failed:
             return
-        from pytest_plugin_evals.scoring import reduce_runs
-
-        score = sum(r.result.score for r in runs) / len(runs)
-        threshold = self.settings.threshold
-        reducer = self.settings.reducer_for(runs[0].case.name)
-        if runs[0].case.source == "trigger_eval":  # skill-creator's verdict on the query
-            from pytest_plugin_evals.reporting.triggers import trigger_threshold
-
-            threshold, reducer = trigger_threshold(runs[0].case), "mean"
-        if reduce_runs(reducer, [r.result.score for r in runs], threshold):
-            return
+        from pytest_plugin_evals.reporting.result import decide_case
         from pytest_plugin_evals.reporting.terminal import plain
 
-        name = plain(runs[0].case.name) + (f" on {unit[1]}" if unit[1] is not None else "")
-        scores = ", ".join(f"{r.result.score:.2f}" for r in sorted(runs, key=lambda r: r.run))
-        report.outcome = "failed"
-        if runs[0].case.source == "trigger_eval":
-            should = threshold <= 0.5  # see trigger_threshold
-            fired = (
-                round(sum(r.result.score for r in runs))
-                if should
-                else round(sum(1 - r.result.score for r in runs))
-            )
-            rule = "at least 0.5" if should else "below 0.5"
-            report.longrepr = (
-                f"trigger query {name}: the skill fired in {fired} of {len(runs)} run(s); "
-                f"{'should' if should else 'should not'} trigger needs a rate {rule}"
-            )
-            return
-        if reducer == "mean":
-            why = f"mean score {score:.2f} is below the threshold {threshold:.2f}"
-        else:
-            why = f"failed under the {reducer} reducer (threshold {threshold:.2f} per run)"
-        report.longrepr = f"case {name}: {why} (runs: {scores}); this was its last run to finish"
+        records = [self.records[nodeid] for nodeid in self.finished[unit]]
+        verdict = decide_case(records, self._rules(), agent=unit[1])
+        if verdict.passed is False:
+            report.outcome = "failed"
+            report.longrepr = plain(verdict.why)  # the case's name comes from its suite
 
     # -- the end ----------------------------------------------------------------------------
 
@@ -469,14 +442,14 @@ class EvalSession:
             session.exitstatus = ExitStatus.PARTIAL
             self.gate_message = (
                 f"cost ceiling ${self.settings.max_cost_usd:g} reached: the remaining runs were "
-                "not started; the result is partial (exit status 2)"
+                f"not started; the result is partial (exit status {int(ExitStatus.PARTIAL)})"
             )
             return
         if reason == "auth_failed":
             session.exitstatus = ExitStatus.PARTIAL
             self.gate_message = (
                 "a run could not authenticate: the remaining runs were not started; the result "
-                f"is partial (exit status 2). {CREDENTIALS_HINT}"
+                f"is partial (exit status {int(ExitStatus.PARTIAL)}). {CREDENTIALS_HINT}"
             )
             return
         if reason in ("interrupted", "maxfail"):

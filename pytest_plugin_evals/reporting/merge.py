@@ -486,7 +486,7 @@ def gate_lines(merged: Merged) -> list[str]:
         lines.append(
             f"missing shard(s) {which}: {len(merged.missing_cases)} case(s) not run: "
             f"{_names(merged.missing_cases)}; the result is partial and no threshold is met "
-            "(exit status 2)"
+            f"(exit status {int(ExitStatus.PARTIAL)})"
         )
         return lines
     reason = result.partial_reason

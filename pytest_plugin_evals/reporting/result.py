@@ -28,10 +28,12 @@ from pytest_plugin_evals.reporting.compare import (
 from pytest_plugin_evals.reporting.verdicts import mean_delta_decision, with_case_verdicts
 from pytest_plugin_evals.scoring import (
     CaseAggregates,
+    CaseVerdict,
     Gate,
     ScoringRules,
     Timing,
     case_aggregates,
+    case_verdict,
     clean,
     gate,
     mean,
@@ -410,13 +412,7 @@ def summarize(
     cases = tuple(
         with_case_verdicts(
             [
-                _case_result(
-                    slot,
-                    threshold,
-                    rules.reducer_for(slot.case.name),
-                    margin,
-                    sequential,
-                )
+                _case_result(slot, rules, sequential)
                 for _, slot in sorted(slots.items())
                 if slot.runs
             ]
@@ -523,9 +519,8 @@ def session_gate(cases: Sequence[CaseResult], threshold: float) -> tuple[Gate, s
         return Gate(met=met, message="" if met else TRIGGERS_WRONG), None
     if cases and not gated:
         return Gate(met=True, message=UNGATED), UNGATED
-    reducers = {c.aggregates.reducer for c in gated}
-    if reducers <= {"mean"}:
-        return gate([(c.label, c.aggregates.score) for c in gated], threshold), None
+    # Each case as its verdict decided it (scoring.case_verdict), its score to show.
+    reducers = {c.aggregates.reducer for c in gated} or {"mean"}
     return (
         gate(
             [(c.label, c.aggregates.score) for c in gated],
@@ -534,6 +529,52 @@ def session_gate(cases: Sequence[CaseResult], threshold: float) -> tuple[Gate, s
             passed=[c.aggregates.passed for c in gated],
         ),
         None,
+    )
+
+
+def case_rule(case: CaseInfo, rules: ScoringRules) -> tuple[float, str]:
+    """The threshold and the reducer a case is decided by: the session's (its reducer by its
+    name), or skill-creator's rate for a trigger query."""
+    if case.source == "trigger_eval":
+        from pytest_plugin_evals.reporting.triggers import trigger_threshold
+
+        return trigger_threshold(case), "mean"
+    return rules.threshold, rules.reducer_for(case.name)
+
+
+def decide_case(
+    records: Iterable[Record], rules: ScoringRules, *, agent: str | None = None
+) -> CaseVerdict:
+    """Whether a case passes, from its runs' records (its graded with-arm runs count), and
+    why not as the sentence the report of its last run says (the case named as
+    :attr:`CaseResult.label` names it, on ``agent`` in a session of several). The same
+    decision as its aggregates' ``passed``."""
+    runs = sorted(
+        (r for r in records if isinstance(r, RunRecord) and r.arm not in SECOND_ARMS),
+        key=lambda r: r.run,
+    )
+    runs = [r for r in runs if r.result.graded]
+    if not runs:
+        return CaseVerdict(None)
+    case = runs[0].case
+    label = case.name if agent is None else f"{case.name} on {agent}"
+    threshold, reducer = case_rule(case, rules)
+    scores = [r.result.score for r in runs]
+    verdict = case_verdict(scores, threshold, reducer)
+    if verdict.passed is not False:
+        return verdict
+    if case.source == "trigger_eval":
+        should = threshold <= 0.5  # see trigger_threshold
+        fired = round(sum(scores)) if should else round(sum(1 - s for s in scores))
+        rule = "at least 0.5" if should else "below 0.5"
+        return CaseVerdict(
+            False,
+            f"trigger query {label}: the skill fired in {fired} of {len(runs)} run(s); "
+            f"{'should' if should else 'should not'} trigger needs a rate {rule}",
+        )
+    shown = ", ".join(f"{s:.2f}" for s in scores)
+    return CaseVerdict(
+        False, f"case {label}: {verdict.why} (runs: {shown}); this was its last run to finish"
     )
 
 
@@ -567,15 +608,11 @@ def _sequential(
 
 def _case_result(
     slot: _Slot,
-    threshold: float,
-    reducer: str = "mean",
-    margin: float = decisions.DEFAULT_MARGIN,
+    rules: ScoringRules,
     sequential: Mapping[tuple[str, str | None], CaseStop] | None = None,
 ) -> CaseResult:
-    if slot.case.source == "trigger_eval":  # skill-creator's verdict, not the threshold
-        from pytest_plugin_evals.reporting.triggers import trigger_threshold
-
-        threshold, reducer = trigger_threshold(slot.case), "mean"
+    threshold, reducer = case_rule(slot.case, rules)  # a trigger query: skill-creator's verdict
+    margin = rules.margin
     with_runs = tuple(sorted((r for r in slot.runs if r.arm not in SECOND_ARMS), key=_run_order))
     without_runs = tuple(sorted((r for r in slot.runs if r.arm in SECOND_ARMS), key=_run_order))
     aggregates = case_aggregates(
