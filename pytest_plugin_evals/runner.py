@@ -30,7 +30,7 @@ from pytest_plugin_evals.agents.workspace import run_scaffold
 from pytest_plugin_evals.graders import grade_all, judge_cost
 from pytest_plugin_evals.judges import Judge
 from pytest_plugin_evals.mocks.calls import attach
-from pytest_plugin_evals.mocks.config import MockSetup, prepare_mocks
+from pytest_plugin_evals.mocks.config import MockJudge, MockOptions, MockSetup, prepare_mocks
 from pytest_plugin_evals.mocks.discover import MockPlan
 from pytest_plugin_evals.mocks.host import HostError
 from pytest_plugin_evals.model import (
@@ -91,6 +91,23 @@ class RunOptions:
     allow_network: tuple[Endpoint, ...] = ()
 
 
+@dataclass(frozen=True)
+class RunTarget:
+    """Which run to make: a case's run in one arm, the plugin it tests, and how it is scored."""
+
+    case: Case
+    arm: Arm
+    run: int
+    #: The plugin under test (whatever the arm: its declared servers decide which mocks shadow).
+    plugin_dir: Path | None
+    #: Score the graders that only show a plugin fired (a second arm without a plugin).
+    two_arm: bool
+    #: The case's stand-ins, found once at collection (None: looked up for the run).
+    mock_plan: MockPlan | None = None
+    #: The agent's label in a session of several agents (``--eval-agents``).
+    agent_label: str | None = None
+
+
 @dataclass
 class RunOutcome:
     result: RunResult
@@ -109,25 +126,21 @@ class _Grades:
 
 
 def execute_run(
-    case: Case,
-    arm: Arm,
-    run: int,
+    target: RunTarget,
     *,
     agent: Agent,
     run_root: Path,
-    plugin_dir: Path | None,
-    two_arm: bool,
     options: RunOptions = RunOptions(),
     environ: Mapping[str, str] | None = None,
     paid_budget: float | None = None,
-    mock_plan: MockPlan | None = None,
-    agent_label: str | None = None,
 ) -> RunOutcome:
-    """Make one run of ``case`` in ``arm`` and grade it.
+    """Make the ``target`` run (a case's run in one arm) under ``run_root`` and grade it.
 
     ``paid_budget`` is what the cost ceiling leaves for this run: when the agent alone spends
     it, paid graders are skipped (``skippedPaidGraders``) while free graders still score.
     """
+    case, arm, run, plugin_dir = target.case, target.arm, target.run, target.plugin_dir
+    mock_plan, agent_label = target.mock_plan, target.agent_label
     can = capabilities_of(agent)
     box = Sandbox.create(run_root, git_repository=can.git_workspace)
     model = options.model_override or case.model
@@ -177,16 +190,8 @@ def execute_run(
                 plugin_dir,
                 arm != "without",
                 box.out / "mocks",
-                mode="off" if options.mocks == "off" else "on",
-                allow_real_servers=options.allow_real_servers,
+                _mock_options(options, environ),
                 plan=mock_plan,
-                judge_kind=options.judge_kind,
-                judge_model=options.judge_model,
-                judge_env=environ,
-                recordings_dir=(
-                    options.runs_dir.parent / "mock-recordings" if options.runs_dir else None
-                ),
-                judge_claude_bin=options.judge_claude_bin,
                 # A stand-in stops a violating run by killing the processes that carry the run's
                 # token: only agents that are processes of their own (an in-process agent is
                 # pytest: its stand-ins only record).
@@ -235,9 +240,7 @@ def execute_run(
     grades = _Grades(infra_error=transcript.infra_error, error=transcript.error)
     if transcript.infra_error is None and not transcript.skip_grading:
         shadow_only = mock_plan.shadow_only if mock_plan is not None else False
-        grades = _grade(
-            case, arm, two_arm, transcript, options, paid_budget, shadow_only, spends=can.spends
-        )
+        grades = _grade(target, transcript, options, paid_budget, shadow_only, spends=can.spends)
         grades = dataclasses.replace(grades, verdicts=redactor.scrub(grades.verdicts))
     trace_path = ""
     if options.runs_dir is not None:
@@ -286,6 +289,23 @@ def execute_run(
     return RunOutcome(result, transcript)
 
 
+def _mock_options(options: RunOptions, environ: Mapping[str, str] | None) -> MockOptions:
+    """The session's mock options; the judge that plays ``type: agent`` tools reads its
+    credentials from the operator's environment."""
+    recordings = options.runs_dir.parent / "mock-recordings" if options.runs_dir else None
+    return MockOptions(
+        mode="off" if options.mocks == "off" else "on",
+        allow_real_servers=options.allow_real_servers,
+        judge=MockJudge(
+            kind=options.judge_kind,
+            model=options.judge_model,
+            env=environ,
+            claude_bin=options.judge_claude_bin,
+            recordings_dir=recordings,
+        ),
+    )
+
+
 def stage_input_files(case: Case, cwd: Path) -> str | None:
     """Copy the case's input files (skill-creator's ``files``) into the run's working folder;
     the run's error when one cannot be copied."""
@@ -314,9 +334,7 @@ def _refuse_invalid_cost(transcript: Transcript) -> Transcript:
 
 
 def _grade(
-    case: Case,
-    arm: Arm,
-    two_arm: bool,
+    target: RunTarget,
     transcript: Transcript,
     options: RunOptions,
     paid_budget: float | None,
@@ -325,7 +343,8 @@ def _grade(
     spends: bool = True,
 ) -> _Grades:
     """Grade the run; a judge that fails makes the run an infrastructure error."""
-    plan = plan_graders(case.graders, arm, two_arm, shadow_mocks_only=shadow_only)
+    case = target.case
+    plan = plan_graders(case.graders, target.arm, target.two_arm, shadow_mocks_only=shadow_only)
     skip_paid = options.no_judge_reason
     spent_now = transcript.cost_usd if spends else 0.0  # a replay's agent cost is history
     if skip_paid is None and paid_budget is not None and spent_now >= paid_budget:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 
 from pytest_plugin_evals import decisions, stats
 from pytest_plugin_evals.decisions import Decision
@@ -134,6 +135,60 @@ def reduce_runs(reducer: str, scores: Sequence[float], threshold: float) -> bool
     if reducer == "any":
         return passing >= 1
     return passing >= int(reducer.partition(":")[2])
+
+
+@dataclass(frozen=True)
+class ScoringRules:
+    """How a session's cases become verdicts: the threshold, the reducers and the margin."""
+
+    #: The least score a case needs (``--eval-threshold``).
+    threshold: float = 1.0
+    #: How a case's runs become its verdict (``--eval-reducer``) ...
+    reducer: str = "mean"
+    #: ... and ``(glob, reducer)`` for the cases that have their own (the first match wins).
+    case_reducers: tuple[tuple[str, str], ...] = ()
+    #: Differences within ±margin are "equivalent" when shown to be (``--eval-margin``).
+    margin: float = decisions.DEFAULT_MARGIN
+
+    def reducer_for(self, case_name: str) -> str:
+        """The reducer of the case called ``case_name``: the first matching glob's, else the
+        session's."""
+        for pattern, reducer in self.case_reducers:
+            if fnmatchcase(case_name, pattern):
+                return reducer
+        return self.reducer
+
+
+@dataclass(frozen=True)
+class CaseVerdict:
+    """Whether a case passes, and why not."""
+
+    #: None: the case has no graded run (it cannot meet the threshold, nor fail it).
+    passed: bool | None
+    #: Why it did not pass: a clause (:func:`case_verdict`) or the sentence its report says
+    #: (``reporting.result.decide_case``); empty when it passed.
+    why: str = ""
+
+
+def below_rule(reducer: str, threshold: float) -> str:
+    """How a case fails ``threshold`` under ``reducer``, as the gate says it of several."""
+    if reducer == "mean":
+        return f"below the threshold {threshold:.2f}"
+    return f"failed under the {reducer} reducer (threshold {threshold:.2f} per run)"
+
+
+def case_verdict(scores: Sequence[float], threshold: float, reducer: str = "mean") -> CaseVerdict:
+    """The one decision of whether a case passes, from its graded with-arm runs' scores (see
+    :func:`reduce_runs`), and why not: the case's aggregates, the report of its last run and
+    the session's gate all read it."""
+    passed = reduce_runs(reducer, scores, threshold)
+    if passed is not False:
+        return CaseVerdict(passed)
+    if reducer == "mean":
+        why = f"mean score {sum(scores) / len(scores):.2f} is below the threshold {threshold:.2f}"
+    else:
+        why = below_rule(reducer, threshold)
+    return CaseVerdict(False, why)
 
 
 @dataclass(frozen=True)
@@ -279,7 +334,7 @@ def case_aggregates(
     return CaseAggregates(
         score=with_.score,
         pass_rate=with_.pass_rate,
-        passed=bool(reduce_runs(reducer, with_.scores, threshold)),
+        passed=bool(case_verdict(with_.scores, threshold, reducer).passed),
         score_without=score_without,
         pass_rate_without=pass_rate_without,
         delta=delta,
@@ -341,11 +396,7 @@ def gate(
     else:
         parts = []
         if below:
-            rule = (
-                f"below the threshold {threshold:.2f}"
-                if passed is None or reducer == "mean"
-                else f"failed under the {reducer} reducer (threshold {threshold:.2f} per run)"
-            )
+            rule = below_rule("mean" if passed is None else reducer, threshold)
             parts.append(f"{len(below)} of {total} case(s) {rule}: " + ", ".join(shown))
         if ungraded:
             parts.append(f"{len(ungraded)} case(s) have no graded run: " + ", ".join(ungraded))

@@ -104,7 +104,10 @@ def skipped_record(case: Any, arm: str, n: int, reason: str, *, two_arm: bool = 
 
 def summary(records: Any, **kw: Any) -> Any:
     """The session result of ``records`` (``summarize`` with test defaults)."""
-    from pytest_plugin_evals.reporting.result import summarize
+    from dataclasses import fields
+
+    from pytest_plugin_evals.reporting.result import SessionFacts, summarize
+    from pytest_plugin_evals.scoring import ScoringRules
 
     options: dict[str, Any] = dict(
         started_at="2026-01-01T00:00:00Z",
@@ -115,7 +118,14 @@ def summary(records: Any, **kw: Any) -> Any:
         agent="claude",
     )
     options.update(kw)
-    return summarize(records, **options)
+
+    def taken(cls: Any) -> dict[str, Any]:
+        names = {f.name for f in fields(cls)}
+        picked = {k: options.pop(k) for k in list(options) if k in names}
+        return {k: tuple(v) if isinstance(v, list) else v for k, v in picked.items()}
+
+    facts, rules = SessionFacts(**taken(SessionFacts)), ScoringRules(**taken(ScoringRules))
+    return summarize(records, facts, rules, **options)
 
 
 def mocks_doc(setup: Any) -> dict[str, Any]:

@@ -30,6 +30,8 @@ if TYPE_CHECKING:  # the same names, typed, for type checkers
     from .calls import MockOutcome as MockOutcome
     from .calls import attach as attach
     from .calls import collect_calls as collect_calls
+    from .config import MockJudge as MockJudge
+    from .config import MockOptions as MockOptions
     from .config import MockSetup as MockSetup
     from .config import judge_settings as judge_settings
     from .config import prepare_mocks as prepare_mocks
@@ -47,6 +49,8 @@ _EXPORTS = {
     "MockOutcome": "calls",
     "attach": "calls",
     "collect_calls": "calls",
+    "MockJudge": "config",
+    "MockOptions": "config",
     "MockSetup": "config",
     "judge_settings": "config",
     "prepare_mocks": "config",

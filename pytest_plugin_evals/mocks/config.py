@@ -111,46 +111,65 @@ class MockSetup:
         return tuple(servers), tuple(self.warnings)
 
 
+@dataclass(frozen=True)
+class MockJudge:
+    """The judge that plays the ``type: agent`` tools of a session's stand-ins."""
+
+    #: The judge backend (``claude``, ``anthropic``, ``openai``; None: no judge, a call without
+    #: an adopted answer is a tool error) and its model.
+    kind: str | None = None
+    model: str | None = None
+    #: Where its credentials and endpoint are read (None: this process's environment).
+    env: Mapping[str, str] | None = None
+    #: The ``claude`` judge's binary (None: on PATH).
+    claude_bin: str | None = None
+    #: Where the model's answers are saved, under ``<recordings_dir>/<server>/`` (None: not).
+    recordings_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class MockOptions:
+    """How a session's runs get their stand-ins (``--eval-mocks``, ``--eval-allow-real-servers``
+    and the judge that plays ``type: agent`` tools)."""
+
+    #: ``off`` ignores mocks: nothing is written and the plugin's own servers start.
+    mode: Mode = "on"
+    #: Leave the plugin's servers that no mock replaces running (no ``--strict-mcp-config``).
+    allow_real_servers: bool = False
+    #: Serve the stand-ins from this process's mock host (see :mod:`.host`), so they start in
+    #: milliseconds.
+    shared_host: bool = True
+    judge: MockJudge = MockJudge()
+
+
 def prepare_mocks(
     case: Case,
     plugin_dir: Path | None,
     loads_plugin: bool,
     run_dir: Path,
+    options: MockOptions = MockOptions(),
     *,
-    mode: Mode = "on",
-    allow_real_servers: bool = False,
     kill_agent: bool = True,
-    shared_host: bool = True,
     run_token: str | None = None,
     plan: MockPlan | None = None,
-    judge_kind: str | None = None,
-    judge_model: str | None = None,
-    judge_env: Mapping[str, str] | None = None,
-    judge_claude_bin: str | None = None,
-    recordings_dir: Path | None = None,
 ) -> MockSetup:
     """Write one run's stand-in files under ``run_dir`` and say how to start the agent.
 
     ``plugin_dir`` is the plugin under test (whatever the arm: its declared servers decide which
     mock folders shadow and which stand alone); ``loads_plugin`` says whether this run loads it
-    (the with arm). ``mode="off"`` ignores mocks: nothing is written and the plugin's own servers
-    start. ``kill_agent`` lets an ``expect:`` violation end the run: with the mock host, the
-    processes whose environment carries ``run_token`` (the run's ``PYTEST_PLUGIN_EVALS_RUN``; a
-    new one when not given, see :meth:`MockSetup.environment`) are killed; without it, the
-    stand-in's own process group (the agent must run in its own, as ``run_process`` starts it).
-    ``shared_host`` serves the stand-ins from this process's mock host (see :mod:`.host`) so they
-    start in milliseconds; the run is registered with it here, and :meth:`MockSetup.close` must
-    end that when the run is over. Raises ``LoadError`` for a bad mock file and
-    :class:`~.host.HostError` when the mock host cannot take the run.
-
-    ``type: agent`` tools are played by the judge ``judge_kind`` / ``judge_model`` names (None:
-    no judge, a call without an adopted answer is a tool error), its credentials and endpoint
-    taken from ``judge_env`` (default: this process's environment), the ``claude`` judge's
-    binary from ``judge_claude_bin`` (default: on PATH); the model's answers are saved under
-    ``recordings_dir/<server>/`` (None: not saved).
+    (the with arm); ``options`` are the session's (:class:`MockOptions`). ``kill_agent`` lets an
+    ``expect:`` violation end the run: with the mock host, the processes whose environment
+    carries ``run_token`` (the run's ``PYTEST_PLUGIN_EVALS_RUN``; a new one when not given, see
+    :meth:`MockSetup.environment`) are killed; without it, the stand-in's own process group (the
+    agent must run in its own, as ``run_process`` starts it). With the mock host
+    (``options.shared_host``) the run is registered with it here, and :meth:`MockSetup.close`
+    must end that when the run is over. ``plan`` is the case's, found once (None: looked up
+    here). Raises ``LoadError`` for a bad mock file and :class:`~.host.HostError` when the mock
+    host cannot take the run.
     """
-    if mode == "off":
+    if options.mode == "off":
         return MockSetup()
+    allow_real_servers = options.allow_real_servers
     plan = plan if plan is not None else load_plan(case, plugin_dir)
     if not plan.servers and not plan.declared:
         return MockSetup()
@@ -160,17 +179,20 @@ def prepare_mocks(
     calls_file = run_dir / "mock-calls.jsonl"
     calls_file.write_bytes(b"")
     token = run_token or uuid.uuid4().hex
-    judge = judge_settings(judge_kind, judge_model, judge_env, claude_bin=judge_claude_bin)
+    played_by = options.judge
+    judge = judge_settings(
+        played_by.kind, played_by.model, played_by.env, claude_bin=played_by.claude_bin
+    )
     specs: dict[str, Path] = {}
     for server in servers:
         spec_path = run_dir / f"{_file_name(server.name)}.spec.json"
         spec = stand_in_spec(server, calls_file, kill_agent=kill_agent)
         if server.agent_tools:
-            spec["agent"] = agent_block(server, judge, recordings_dir)
+            spec["agent"] = agent_block(server, judge, played_by.recordings_dir)
         _write_private(spec_path, json.dumps(spec, indent=1, ensure_ascii=False))
         specs[server.registered] = spec_path
     registration = None
-    if shared_host and servers and supported():
+    if options.shared_host and servers and supported():
         registration = ensure_host().register(specs, calls_file, token=token, kill=kill_agent)
     entries: dict[str, Any] = {
         name: (

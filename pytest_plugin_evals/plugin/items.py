@@ -36,7 +36,7 @@ from pytest_plugin_evals.records import (
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.mocks.discover import MockPlan
-    from pytest_plugin_evals.runner import RunOutcome
+    from pytest_plugin_evals.runner import RunOutcome, RunTarget
 
 
 class EvalFailure(Exception):
@@ -258,6 +258,22 @@ class EvalItem(pytest.Function):
         none)."""
         loaded = self.baseline if self.arm == "baseline" else self.plugin
         return loaded.path if loaded is not None else None
+
+    def run_target(self) -> RunTarget:
+        """The run this item makes, as the runner takes it."""
+        from pytest_plugin_evals.runner import RunTarget  # the runner loads when a run is made
+
+        return RunTarget(
+            self.case,
+            self.arm,
+            self.run,
+            self.plugin_dir,
+            # Indicators (graders that only show a plugin fired) are for a second arm without
+            # a plugin; in an A/B both arms load one, and every grader is scored in both.
+            two_arm=self.two_arm and self.baseline is None,
+            mock_plan=self.mock_plan,
+            agent_label=self.agent_label,
+        )
 
     @property
     def case_info(self) -> CaseInfo:

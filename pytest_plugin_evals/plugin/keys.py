@@ -1,5 +1,6 @@
 """The StashKeys of the pytest shell whose values are the core's (or a module that imports no
-other module of the shell): every module may import this one, and it imports none of them back.
+other module of the shell), and the session's token read from one of them (:func:`session_tag`):
+every module may import this one, and it imports none of them back.
 
 A key whose value is an object of a shell module lives with that object (``session_key`` in
 :mod:`.session`, ``maker_key`` and ``run_ahead_key`` in :mod:`.runs`, ``earlier_key`` in
@@ -70,3 +71,8 @@ soft_checks_key: pytest.StashKey[SoftChecks] = pytest.StashKey()
 outcome_key: pytest.StashKey[RunOutcome] = pytest.StashKey()
 #: Set on an item whose run was made ahead of its setup (its setup reports the run's time).
 made_ahead_key: pytest.StashKey[bool] = pytest.StashKey()
+
+
+def session_tag(config: pytest.Config) -> str:
+    """The session's token in every run's environment: its shared folder's unique name."""
+    return config.stash[shared_key].name

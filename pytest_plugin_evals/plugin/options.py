@@ -219,7 +219,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "--eval-max-cost-usd",
-        "stop starting runs once this much was spent (exit status 2)",
+        "stop starting runs once this much was spent (the result is then partial)",
         metavar="USD",
     ),
     Option(

@@ -247,16 +247,10 @@ class Reuse:
     ) -> RunOutcome:
 
         outcome = execute_run(
-            item.case,
-            item.arm,
-            item.run,
+            item.run_target(),
             agent=ReplayAgent(source),
             run_root=maker.root / f"reused-{item.arm}-{item.run}-{next(maker.made)}",
-            plugin_dir=item.plugin_dir,
-            two_arm=item.two_arm and item.baseline is None,
             options=maker.options(item, judge),
-            mock_plan=item.mock_plan,
-            agent_label=item.agent_label,
         )
         outcome.result = replace(outcome.result, reused_from=str(source))
         return outcome

@@ -18,9 +18,9 @@ import itertools
 import math
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +34,7 @@ from pytest_plugin_evals.plugin.keys import (
     agents_key,
     judge_key,
     ledger_key,
+    session_tag,
     shared_key,
     stamp_key,
     stop_key,
@@ -44,6 +45,8 @@ from pytest_plugin_evals.util.process import IdleMeter, stop_all
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.agents import Agent
+    from pytest_plugin_evals.agents.confine.bounds import Bounds
+    from pytest_plugin_evals.agents.confine.network import Endpoint
     from pytest_plugin_evals.judges import Judge
     from pytest_plugin_evals.runner import RunOptions, RunOutcome
 
@@ -52,11 +55,6 @@ maker_key: pytest.StashKey[RunMaker] = pytest.StashKey()
 run_ahead_key: pytest.StashKey[RunAhead] = pytest.StashKey()
 #: session: each item's place in the session (see :func:`_positions`).
 positions_key: pytest.StashKey[dict[str, int]] = pytest.StashKey()
-
-
-def session_tag(config: pytest.Config) -> str:
-    """The session's token in every run's environment: its shared folder's unique name."""
-    return config.stash[shared_key].name
 
 
 #: Why runs stop starting after a credential was rejected.
@@ -98,6 +96,44 @@ def chosen_results(config: pytest.Config) -> tuple[Path, Path] | None:
     return (Path(results), Path(root)) if results and root else None
 
 
+#: The run options that are not the settings' field of the same name, each made from the
+#: settings' fields it names. Every other run option is the settings' field of its name, but
+#: :data:`RUN_GIVEN` (tests/unit/test_run_options.py checks that each is one or the other).
+RUN_DERIVED: dict[str, tuple[tuple[str, ...], Callable[[EvalSettings], Any]]] = {
+    "model_override": (("model",), lambda s: s.model),
+    "judge_claude_bin": (("claude_bin",), lambda s: s.claude_bin),
+    "judge_kind": (("judge", "no_judge"), lambda s: None if s.no_judge else s.judge),
+    "no_judge_reason": (("no_judge",), lambda s: "--eval-no-judge" if s.no_judge else None),
+    "bounds": (("bounds",), lambda s: _bounds(s.bounds)),
+    "allow_network": (("allow_network",), lambda s: _endpoints(s.allow_network)),
+}
+#: The run options the run maker gives each run: not settings.
+RUN_GIVEN = frozenset({"runs_dir", "judge", "session_tag"})
+
+
+def run_options(settings: EvalSettings) -> RunOptions:
+    """The options every run of the session shares, from its settings (``RUN_GIVEN`` left at
+    their defaults, for :meth:`RunMaker.options` to give)."""
+    from pytest_plugin_evals.runner import RunOptions
+
+    names = {f.name for f in fields(RunOptions)} - set(RUN_DERIVED) - RUN_GIVEN
+    values = {name: getattr(settings, name) for name in names}
+    values.update({name: make(settings) for name, (_, make) in RUN_DERIVED.items()})
+    return RunOptions(**values)
+
+
+def _bounds(given: Sequence[tuple[str, int]]) -> Bounds:
+    from pytest_plugin_evals.agents.confine.bounds import Bounds
+
+    return Bounds(**dict(given))
+
+
+def _endpoints(given: Sequence[str]) -> tuple[Endpoint, ...]:
+    from pytest_plugin_evals.agents.confine.network import Endpoint
+
+    return tuple(e for e in (Endpoint.parse(v) for v in given) if e is not None)
+
+
 class RunMaker:
     """Makes runs: one folder each in this process's runs folder, the session's options."""
 
@@ -115,13 +151,8 @@ class RunMaker:
 
         self.reuse = Reuse(config, settings)
         terminate_as_interrupt(config)  # this process makes runs: SIGTERM must not orphan them
-        from pytest_plugin_evals.agents.confine.bounds import Bounds
-        from pytest_plugin_evals.agents.confine.network import Endpoint
-
-        self.bounds = Bounds(**dict(settings.bounds))
-        self.allow_network = tuple(
-            e for e in (Endpoint.parse(v) for v in settings.allow_network) if e is not None
-        )
+        #: The options every run of the session shares, read from the settings once.
+        self.run_options = run_options(settings)
 
     def _interrupted(self) -> bool:
         stop = self.config.stash.get(stop_key, None)
@@ -201,28 +232,12 @@ class RunMaker:
         return None
 
     def options(self, item: EvalItem, judge: Judge | None) -> RunOptions:
-        from pytest_plugin_evals.runner import RunOptions
-
-        settings = self.settings
-        return RunOptions(
+        """The item's run options: the session's, with its runs folder, judge and token."""
+        return replace(
+            self.run_options,
             runs_dir=self.results_for(item) / "runs",
-            env_pass=settings.env_pass,
-            keep_temp=settings.keep_temp,
-            model_override=settings.model,
-            scaffold=settings.scaffold,
             judge=judge,
-            no_judge_reason="--eval-no-judge" if settings.no_judge else None,
-            mocks=settings.mocks,
-            allow_real_servers=settings.allow_real_servers,
-            judge_kind=None if settings.no_judge else settings.judge,
-            judge_model=settings.judge_model,
-            judge_claude_bin=settings.claude_bin,
-            grader_timeout=settings.grader_timeout,
             session_tag=session_tag(self.config),
-            rate_limit_retries=settings.rate_limit_retries,
-            unconfined=settings.unconfined,
-            bounds=self.bounds,
-            allow_network=self.allow_network,
         )
 
     def make(self, item: EvalItem, agent: Agent, judge: Judge | None) -> RunOutcome:
@@ -263,19 +278,11 @@ class RunMaker:
         if settings.max_cost_usd is not None and ledger is not None:
             paid_budget = settings.max_cost_usd - ledger.spent()
         outcome = execute_run(
-            item.case,
-            item.arm,
-            item.run,
+            item.run_target(),
             agent=agent,
             run_root=self.root / f"{prefix}{item.arm}-{item.run}-{next(self.made)}",
-            plugin_dir=item.plugin_dir,
-            # Indicators (graders that only show a plugin fired) are for a second arm without
-            # a plugin; in an A/B both arms load one, and every grader is scored in both.
-            two_arm=item.two_arm and item.baseline is None,
             options=self.options(item, judge),
-            mock_plan=item.mock_plan,
             paid_budget=paid_budget,
-            agent_label=item.agent_label,
         )
         outcome = self._stopped(outcome)
         if outcome.result.infra_error == "auth" and stop_key in self.config.stash:

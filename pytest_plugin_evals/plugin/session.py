@@ -7,10 +7,12 @@ and without ``-n``.
 One exit policy, visible everywhere: what decides the exit status is what the test reports say.
 Under the default threshold of 1, each with-arm run below a perfect score is a failed item, and
 a case passes exactly when all its runs do. Under a lower threshold a run is a measurement (its
-item passes, its grade in the report); when the last run of a case has reported, the case's
-mean score is compared with the threshold, and a case below it turns that last report into a
-failure naming the case — so the terminal, JUnit, pytest-html, ``--lf`` and the exit status all
-see the same failures.
+item passes, its grade in the report); when the last run of a case has reported, the core
+decides the case (``reporting.result.decide_case``, the decision its aggregates and the gate
+read too), and a case that does not pass turns that last report into a failure naming the
+case — so the terminal, JUnit, pytest-html, ``--lf`` and the exit status all see the same
+failures. That is applied here, in ``pytest_runtest_logreport`` on the controller, the one
+process that sees every run of a case (under xdist they land on different workers).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import pytest
 
 from pytest_plugin_evals.plugin.compare import earlier_key
 from pytest_plugin_evals.plugin.interrupts import terminate_as_interrupt
-from pytest_plugin_evals.plugin.keys import result_key, shared_key, stop_key
+from pytest_plugin_evals.plugin.keys import result_key, session_tag, shared_key, stop_key
 from pytest_plugin_evals.plugin.nodeids import case_unit
 from pytest_plugin_evals.plugin.reported import record_of
 from pytest_plugin_evals.plugin.settings import EvalSettings, common_suite_root, results_dir
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
     from pytest_plugin_evals.model import BaselinePlugin
     from pytest_plugin_evals.records import Record
     from pytest_plugin_evals.reporting.result import NotStarted, SessionResult
+    from pytest_plugin_evals.scoring import ScoringRules
     from pytest_plugin_evals.shards import ShardPlan
 
 #: What credentials a claude run can use (said when one was rejected).
@@ -151,7 +154,6 @@ class EvalSession:
         option = self.config.option
         if folder is None or getattr(option, "setupplan", False):
             return
-        from pytest_plugin_evals.plugin.runs import session_tag
         from pytest_plugin_evals.recording import (
             FolderBusy,
             hold_results_folder,
@@ -224,51 +226,22 @@ class EvalSession:
             self._decide_case(unit, report)
 
     def _decide_case(self, unit: tuple[str, str | None], report: pytest.TestReport) -> None:
-        """The case's last run has reported: a case below the threshold fails that report."""
-        from pytest_plugin_evals.model import SECOND_ARMS
-        from pytest_plugin_evals.records import RunRecord
-
-        runs = [
-            r
-            for r in (self.records.get(nodeid) for nodeid in self.finished[unit])
-            if isinstance(r, RunRecord) and r.arm not in SECOND_ARMS and r.result.graded
-        ]
-        if not runs or report.failed:
+        """The case's last run has reported: a case that does not pass fails that report, with
+        the core's sentence (``reporting.result.decide_case``, the decision its aggregates and
+        the session's gate read too). Applied here, on the controller, because only it sees
+        every run of a case: under xdist a case's runs land on different workers, and a
+        worker's ``pytest_runtest_makereport`` knows only its own
+        (docs/explanation/architecture.md)."""
+        if report.failed:
             return
-        from pytest_plugin_evals.scoring import reduce_runs
-
-        score = sum(r.result.score for r in runs) / len(runs)
-        threshold = self.settings.threshold
-        reducer = self.settings.reducer_for(runs[0].case.name)
-        if runs[0].case.source == "trigger_eval":  # skill-creator's verdict on the query
-            from pytest_plugin_evals.reporting.triggers import trigger_threshold
-
-            threshold, reducer = trigger_threshold(runs[0].case), "mean"
-        if reduce_runs(reducer, [r.result.score for r in runs], threshold):
-            return
+        from pytest_plugin_evals.reporting.result import decide_case
         from pytest_plugin_evals.reporting.terminal import plain
 
-        name = plain(runs[0].case.name) + (f" on {unit[1]}" if unit[1] is not None else "")
-        scores = ", ".join(f"{r.result.score:.2f}" for r in sorted(runs, key=lambda r: r.run))
-        report.outcome = "failed"
-        if runs[0].case.source == "trigger_eval":
-            should = threshold <= 0.5  # see trigger_threshold
-            fired = (
-                round(sum(r.result.score for r in runs))
-                if should
-                else round(sum(1 - r.result.score for r in runs))
-            )
-            rule = "at least 0.5" if should else "below 0.5"
-            report.longrepr = (
-                f"trigger query {name}: the skill fired in {fired} of {len(runs)} run(s); "
-                f"{'should' if should else 'should not'} trigger needs a rate {rule}"
-            )
-            return
-        if reducer == "mean":
-            why = f"mean score {score:.2f} is below the threshold {threshold:.2f}"
-        else:
-            why = f"failed under the {reducer} reducer (threshold {threshold:.2f} per run)"
-        report.longrepr = f"case {name}: {why} (runs: {scores}); this was its last run to finish"
+        records = [self.records[nodeid] for nodeid in self.finished[unit]]
+        verdict = decide_case(records, self._rules(), agent=unit[1])
+        if verdict.passed is False:
+            report.outcome = "failed"
+            report.longrepr = plain(verdict.why)  # the case's name comes from its suite
 
     # -- the end ----------------------------------------------------------------------------
 
@@ -277,7 +250,6 @@ class EvalSession:
         if self.timer is not None:
             self.timer.cancel()
         if self.expected or self.records:
-            from pytest_plugin_evals.plugin.runs import session_tag
             from pytest_plugin_evals.util.process import SESSION_TAG, kill_tagged
 
             # Nothing a run started outlives the session (a worker stopped mid-run included).
@@ -291,31 +263,31 @@ class EvalSession:
             return  # (a shard none of the selected cases fell to still writes its document)
         from pytest_plugin_evals.plugin.items import with_prompts
         from pytest_plugin_evals.plugin.limiter import session_wait_seconds
-        from pytest_plugin_evals.reporting.result import summarize
+        from pytest_plugin_evals.reporting.result import SessionFacts, summarize
 
         records = with_prompts(list(self.records.values()))
         not_started = self._not_started()
         self.partial_reason = self._partial_reason(records, exitstatus, bool(not_started))
         concurrency = int(getattr(self.config.option, "numprocesses", 0) or 0) or 1
-        result = summarize(
-            records,
+        facts = SessionFacts(
             started_at=self.started_iso,
             duration_seconds=round(time.time() - self.started_at, 3),
-            threshold=self.settings.threshold,
             ablation=self._ablation(records),
-            root=str(self.suite_root()),
             concurrency=concurrency,
             agent=self.settings.agent,
             agents=self.settings.agents,
+            root=str(self.suite_root()),
             case_filter=self.settings.case_glob,
             tag_filters=self.settings.tags,
-            partial_reason=self.partial_reason,
-            not_started=not_started,
-            reducer=self.settings.reducer,
-            case_reducers=self.settings.case_reducers,
             baseline_plugins=self._baseline_plugins(),
             rate_limit_wait_seconds=session_wait_seconds(self.config),
-            margin=self.settings.margin,
+        )
+        result = summarize(
+            records,
+            facts,
+            self._rules(),
+            partial_reason=self.partial_reason,
+            not_started=not_started,
             sequential=self._sequential(),
         )
         from pytest_plugin_evals.plugin.unselected import not_selected
@@ -335,6 +307,18 @@ class EvalSession:
         self._gate_triggers(session, result)
         self._gate_regressions(session, result)
         self._gate_verdicts(session, result)
+
+    def _rules(self) -> ScoringRules:
+        """How the session's cases become verdicts, from its settings."""
+        from pytest_plugin_evals.scoring import ScoringRules
+
+        settings = self.settings
+        return ScoringRules(
+            threshold=settings.threshold,
+            reducer=settings.reducer,
+            case_reducers=settings.case_reducers,
+            margin=settings.margin,
+        )
 
     def _sequential(self) -> dict[tuple[str, str | None], Any] | None:
         """Under ``--eval-runs auto``: each case's rounds and why it stopped."""
@@ -458,14 +442,14 @@ class EvalSession:
             session.exitstatus = ExitStatus.PARTIAL
             self.gate_message = (
                 f"cost ceiling ${self.settings.max_cost_usd:g} reached: the remaining runs were "
-                "not started; the result is partial (exit status 2)"
+                f"not started; the result is partial (exit status {int(ExitStatus.PARTIAL)})"
             )
             return
         if reason == "auth_failed":
             session.exitstatus = ExitStatus.PARTIAL
             self.gate_message = (
                 "a run could not authenticate: the remaining runs were not started; the result "
-                f"is partial (exit status 2). {CREDENTIALS_HINT}"
+                f"is partial (exit status {int(ExitStatus.PARTIAL)}). {CREDENTIALS_HINT}"
             )
             return
         if reason in ("interrupted", "maxfail"):

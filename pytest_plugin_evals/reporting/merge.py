@@ -24,7 +24,14 @@ from typing import Any
 from pytest_plugin_evals.model import ExitStatus, within_session_caps
 from pytest_plugin_evals.records import Record, RunRecord
 from pytest_plugin_evals.reporting.document import DocumentError, dumps_document, read_document
-from pytest_plugin_evals.reporting.result import NotStarted, SessionResult, session_gate, summarize
+from pytest_plugin_evals.reporting.result import (
+    NotStarted,
+    SessionFacts,
+    SessionResult,
+    session_gate,
+    summarize,
+)
+from pytest_plugin_evals.scoring import ScoringRules
 from pytest_plugin_evals.shards import ShardCase, ShardPlan, ShardSource
 from pytest_plugin_evals.util.capture import MAX_KEPT_FILE, capture_stream
 from pytest_plugin_evals.util.inert import is_inert, mark_inert
@@ -393,26 +400,32 @@ def merge(
     roots = {s.result.suite.root for s in shards if s.result.cases}
     started_at, duration = _span(shards)
     two_arm = [s.result.suite.ablation for s in shards if s.result.cases]
-    result = summarize(
-        records,
+    facts = SessionFacts(
         started_at=started_at,
         duration_seconds=duration,
-        threshold=suite.threshold if threshold is None else threshold,
         ablation=next((a for a in two_arm if a != "none"), two_arm[0] if two_arm else "none"),
         concurrency=sum(s.result.suite.concurrency for s in shards),
         agent=suite.agent,
+        agents=tuple((a.label, a.spec) for a in first.result.agents),
         root=roots.pop() if len(roots) == 1 else None,
         case_filter=suite.case_filter,
         tag_filters=suite.tag_filters,
-        partial_reason=_partial_reason(shards, bool(missing_shards)),
-        not_started=not_started,
-        reducer=reducer,
-        case_reducers=case_reducers,
         baseline_plugins=suite.baseline_plugins,
         # Each shard's own pause (its processes slow down together); the shards' add up.
         rate_limit_wait_seconds=sum(s.result.aggregates.rate_limit_wait_seconds for s in shards),
-        agents=[(a.label, a.spec) for a in first.result.agents],
+    )
+    rules = ScoringRules(
+        threshold=suite.threshold if threshold is None else threshold,
+        reducer=reducer,
+        case_reducers=tuple(case_reducers),
         margin=first.result.aggregates.margin,
+    )
+    result = summarize(
+        records,
+        facts,
+        rules,
+        partial_reason=_partial_reason(shards, bool(missing_shards)),
+        not_started=not_started,
     )
     skipped: dict[str, int] = {}
     for shard in shards:
@@ -473,7 +486,7 @@ def gate_lines(merged: Merged) -> list[str]:
         lines.append(
             f"missing shard(s) {which}: {len(merged.missing_cases)} case(s) not run: "
             f"{_names(merged.missing_cases)}; the result is partial and no threshold is met "
-            "(exit status 2)"
+            f"(exit status {int(ExitStatus.PARTIAL)})"
         )
         return lines
     reason = result.partial_reason

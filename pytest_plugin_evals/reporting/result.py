@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from fnmatch import fnmatchcase
 from pathlib import PurePath
 
 from pytest_plugin_evals import decisions, stats
@@ -29,9 +28,12 @@ from pytest_plugin_evals.reporting.compare import (
 from pytest_plugin_evals.reporting.verdicts import mean_delta_decision, with_case_verdicts
 from pytest_plugin_evals.scoring import (
     CaseAggregates,
+    CaseVerdict,
     Gate,
+    ScoringRules,
     Timing,
     case_aggregates,
+    case_verdict,
     clean,
     gate,
     mean,
@@ -345,38 +347,45 @@ class _Slot:
     agent: str | None = None
 
 
+@dataclass(frozen=True)
+class SessionFacts:
+    """What the result says of the session itself (its ``suite`` block and its times)."""
+
+    started_at: str
+    duration_seconds: float
+    ablation: str
+    concurrency: int
+    agent: str
+    #: The ``(label, spec)`` of a session of several agents (``--eval-agents``): a case on
+    #: each agent is then a :class:`CaseResult` of its own.
+    agents: tuple[tuple[str, str], ...] = ()
+    #: The suite's root (None: the one root the records share, if they share one).
+    root: str | None = None
+    case_filter: str | None = None
+    tag_filters: tuple[str, ...] = ()
+    baseline_plugins: tuple[BaselinePlugin, ...] = ()
+    #: The session's pause for rate limits, when it is known (None: what its runs waited).
+    rate_limit_wait_seconds: float | None = None
+
+
 def summarize(
     records: Iterable[Record],
+    session: SessionFacts,
+    rules: ScoringRules,
     *,
-    started_at: str,
-    duration_seconds: float,
-    threshold: float,
-    ablation: str,
-    concurrency: int,
-    agent: str,
-    root: str | None = None,
-    case_filter: str | None = None,
-    tag_filters: Sequence[str] = (),
     partial_reason: str | None = None,
     not_started: Sequence[NotStarted] = (),
-    reducer: str = "mean",
-    case_reducers: Sequence[tuple[str, str]] = (),
-    baseline_plugins: Sequence[BaselinePlugin] = (),
-    rate_limit_wait_seconds: float | None = None,
-    agents: Sequence[tuple[str, str]] = (),
-    margin: float = decisions.DEFAULT_MARGIN,
     sequential: Mapping[tuple[str, str | None], CaseStop] | None = None,
 ) -> SessionResult:
-    """The session's result from the items' records, whatever order they arrived in.
+    """The session's result from the items' records, whatever order they arrived in; its
+    cases scored and gated under ``rules``.
 
     ``not_started`` are selected runs the session never got to: the result is then partial
-    (``partial_reason`` says why) and the threshold is not met. ``reducer`` turns a case's runs
-    into its verdict; ``case_reducers`` are ``(glob, reducer)`` pairs for the cases whose name
-    matches (the first match wins). ``agents`` are the ``(label, spec)`` of a session of
-    several agents: a case on each agent is then a :class:`CaseResult` of its own.
-    ``sequential`` (``--eval-runs auto``): each two-arm case's stop, by its node id without
-    the run label and its agent; its Δ is then read from its confidence sequence.
+    (``partial_reason`` says why) and the threshold is not met. ``sequential``
+    (``--eval-runs auto``): each two-arm case's stop, by its node id without the run label and
+    its agent; its Δ is then read from its confidence sequence.
     """
+    agents, threshold, margin = session.agents, rules.threshold, rules.margin
     order = {label: index for index, (label, _) in enumerate(agents)}
     slots: dict[tuple[tuple[str, str, str, str], int, str], _Slot] = {}
     load_errors: list[LoadErrorRecord] = []
@@ -403,13 +412,7 @@ def summarize(
     cases = tuple(
         with_case_verdicts(
             [
-                _case_result(
-                    slot,
-                    threshold,
-                    case_reducer(slot.case.name, reducer, case_reducers),
-                    margin,
-                    sequential,
-                )
+                _case_result(slot, rules, sequential)
                 for _, slot in sorted(slots.items())
                 if slot.runs
             ]
@@ -451,37 +454,41 @@ def summarize(
         mean_delta_significant=None if interval is None else stats.excludes_zero(interval),
         mean_delta_decision=mean_delta_decision(cases, margin),
         margin=margin,
-        reducer=reducer,
+        reducer=rules.reducer,
         cases_unstable=sum(1 for c in cases if c.aggregates.unstable),
         timing=timing([r for r in every_run if r.graded]),
         rate_limit_retries=sum(r.retries for r in every_run),
         # The session's pause when it is known, else what its runs waited (which overlap).
         rate_limit_wait_seconds=round(
-            rate_limit_wait_seconds
-            if rate_limit_wait_seconds is not None
+            session.rate_limit_wait_seconds
+            if session.rate_limit_wait_seconds is not None
             else sum(r.retry_wait_seconds for r in every_run),
             3,
         ),
     )
     load_errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
     return SessionResult(
-        started_at=started_at,
-        duration_seconds=clean(duration_seconds) or 0.0,
+        started_at=session.started_at,
+        duration_seconds=clean(session.duration_seconds) or 0.0,
         # What this session spent: a reused run's agent cost was spent by an earlier one.
         cost_usd=clean(sum(r.judge_cost_usd if r.reused_from else r.cost_usd for r in every_run))
         or 0.0,
         partial=partial,
         partial_reason=(partial_reason or INFRA_PARTIAL_REASON) if partial else None,
         suite=SuiteInfo(
-            root=root if root is not None else (roots.pop() if len(roots) == 1 else None),
-            ablation=ablation,
+            root=(
+                session.root
+                if session.root is not None
+                else (roots.pop() if len(roots) == 1 else None)
+            ),
+            ablation=session.ablation,
             threshold=threshold,
-            concurrency=concurrency,
-            agent=", ".join(label for label, _ in agents) if agents else agent,
-            case_filter=case_filter,
-            tag_filters=tuple(tag_filters),
+            concurrency=session.concurrency,
+            agent=", ".join(label for label, _ in agents) if agents else session.agent,
+            case_filter=session.case_filter,
+            tag_filters=session.tag_filters,
             plugins=tuple(plugins[k] for k in sorted(plugins)),
-            baseline_plugins=tuple(baseline_plugins),
+            baseline_plugins=session.baseline_plugins,
         ),
         cases=cases,
         aggregates=aggregates,
@@ -512,9 +519,8 @@ def session_gate(cases: Sequence[CaseResult], threshold: float) -> tuple[Gate, s
         return Gate(met=met, message="" if met else TRIGGERS_WRONG), None
     if cases and not gated:
         return Gate(met=True, message=UNGATED), UNGATED
-    reducers = {c.aggregates.reducer for c in gated}
-    if reducers <= {"mean"}:
-        return gate([(c.label, c.aggregates.score) for c in gated], threshold), None
+    # Each case as its verdict decided it (scoring.case_verdict), its score to show.
+    reducers = {c.aggregates.reducer for c in gated} or {"mean"}
     return (
         gate(
             [(c.label, c.aggregates.score) for c in gated],
@@ -523,6 +529,52 @@ def session_gate(cases: Sequence[CaseResult], threshold: float) -> tuple[Gate, s
             passed=[c.aggregates.passed for c in gated],
         ),
         None,
+    )
+
+
+def case_rule(case: CaseInfo, rules: ScoringRules) -> tuple[float, str]:
+    """The threshold and the reducer a case is decided by: the session's (its reducer by its
+    name), or skill-creator's rate for a trigger query."""
+    if case.source == "trigger_eval":
+        from pytest_plugin_evals.reporting.triggers import trigger_threshold
+
+        return trigger_threshold(case), "mean"
+    return rules.threshold, rules.reducer_for(case.name)
+
+
+def decide_case(
+    records: Iterable[Record], rules: ScoringRules, *, agent: str | None = None
+) -> CaseVerdict:
+    """Whether a case passes, from its runs' records (its graded with-arm runs count), and
+    why not as the sentence the report of its last run says (the case named as
+    :attr:`CaseResult.label` names it, on ``agent`` in a session of several). The same
+    decision as its aggregates' ``passed``."""
+    runs = sorted(
+        (r for r in records if isinstance(r, RunRecord) and r.arm not in SECOND_ARMS),
+        key=lambda r: r.run,
+    )
+    runs = [r for r in runs if r.result.graded]
+    if not runs:
+        return CaseVerdict(None)
+    case = runs[0].case
+    label = case.name if agent is None else f"{case.name} on {agent}"
+    threshold, reducer = case_rule(case, rules)
+    scores = [r.result.score for r in runs]
+    verdict = case_verdict(scores, threshold, reducer)
+    if verdict.passed is not False:
+        return verdict
+    if case.source == "trigger_eval":
+        should = threshold <= 0.5  # see trigger_threshold
+        fired = round(sum(scores)) if should else round(sum(1 - s for s in scores))
+        rule = "at least 0.5" if should else "below 0.5"
+        return CaseVerdict(
+            False,
+            f"trigger query {label}: the skill fired in {fired} of {len(runs)} run(s); "
+            f"{'should' if should else 'should not'} trigger needs a rate {rule}",
+        )
+    shown = ", ".join(f"{s:.2f}" for s in scores)
+    return CaseVerdict(
+        False, f"case {label}: {verdict.why} (runs: {shown}); this was its last run to finish"
     )
 
 
@@ -554,25 +606,13 @@ def _sequential(
     )
 
 
-def case_reducer(name: str, default: str, case_reducers: Sequence[tuple[str, str]]) -> str:
-    """The reducer of the case called ``name``: the first ``(glob, reducer)`` that matches."""
-    for pattern, reducer in case_reducers:
-        if fnmatchcase(name, pattern):
-            return reducer
-    return default
-
-
 def _case_result(
     slot: _Slot,
-    threshold: float,
-    reducer: str = "mean",
-    margin: float = decisions.DEFAULT_MARGIN,
+    rules: ScoringRules,
     sequential: Mapping[tuple[str, str | None], CaseStop] | None = None,
 ) -> CaseResult:
-    if slot.case.source == "trigger_eval":  # skill-creator's verdict, not the threshold
-        from pytest_plugin_evals.reporting.triggers import trigger_threshold
-
-        threshold, reducer = trigger_threshold(slot.case), "mean"
+    threshold, reducer = case_rule(slot.case, rules)  # a trigger query: skill-creator's verdict
+    margin = rules.margin
     with_runs = tuple(sorted((r for r in slot.runs if r.arm not in SECOND_ARMS), key=_run_order))
     without_runs = tuple(sorted((r for r in slot.runs if r.arm in SECOND_ARMS), key=_run_order))
     aggregates = case_aggregates(

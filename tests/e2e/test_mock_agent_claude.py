@@ -16,7 +16,13 @@ from typing import Any
 
 import pytest
 
-from pytest_plugin_evals.mocks import MockSetup, collect_calls, prepare_mocks
+from pytest_plugin_evals.mocks import (
+    MockJudge,
+    MockOptions,
+    MockSetup,
+    collect_calls,
+    prepare_mocks,
+)
 from pytest_plugin_evals.model import Case
 from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
 from tests.helpers import claude_argv, mocks_doc
@@ -70,9 +76,11 @@ def run_claude(
         None,
         False,
         out / "run",
-        judge_kind="anthropic",
-        judge_env=model.env(),
-        recordings_dir=out / "results/mock-recordings",
+        MockOptions(
+            judge=MockJudge(
+                "anthropic", env=model.env(), recordings_dir=out / "results/mock-recordings"
+            )
+        ),
     )
     home = out / "home"
     (home / "cwd").mkdir(parents=True)
@@ -168,10 +176,14 @@ def test_the_claude_cli_judge_plays_the_server(
             None,
             False,
             tmp_path / "run",
-            shared_host=False,
-            judge_kind="claude",
-            judge_env={"PATH": os.environ.get("PATH", ""), **model.env()},
-            judge_claude_bin=claude_bin,
+            MockOptions(
+                shared_host=False,
+                judge=MockJudge(
+                    "claude",
+                    env={"PATH": os.environ.get("PATH", ""), **model.env()},
+                    claude_bin=claude_bin,
+                ),
+            ),
         )
         spec = json.loads((tmp_path / "run/kb.spec.json").read_text(encoding="utf-8"))
         assert StandIn.from_spec(spec).answer("search", {"q": "release"}) == (ANSWER, False)

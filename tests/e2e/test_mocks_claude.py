@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import pytest
 
-from pytest_plugin_evals.mocks import MockSetup, collect_calls, prepare_mocks
+from pytest_plugin_evals.mocks import MockOptions, MockSetup, collect_calls, prepare_mocks
 from pytest_plugin_evals.model import Abort, Case
 from pytest_plugin_evals.records import mocks_to_json
 from pytest_plugin_evals.testing import Rule, ScriptedModel, delay, text, tool_use
@@ -138,8 +138,7 @@ def run_claude(
         plugin,
         loads_plugin,
         tmp_path / "out",
-        mode=mode,
-        shared_host=shared_host,
+        MockOptions(mode, shared_host=shared_host),
     )
     argv = claude_argv(
         claude_bin,

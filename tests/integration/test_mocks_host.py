@@ -27,7 +27,13 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters, types
 
-from pytest_plugin_evals.mocks import MockSetup, attach, collect_calls, prepare_mocks
+from pytest_plugin_evals.mocks import (
+    MockOptions,
+    MockSetup,
+    attach,
+    collect_calls,
+    prepare_mocks,
+)
 from pytest_plugin_evals.mocks.host import supported
 from pytest_plugin_evals.model import Case, Transcript
 from pytest_plugin_evals.util.process import RUN_TAG
@@ -103,7 +109,9 @@ def register(
 ) -> MockSetup:
     """A run registered with the host: the without arm serves ``kb``; the with arm the
     tracker's shadow too."""
-    setup = prepare_mocks(make_case(plugin), plugin, with_arm, folder, shared_host=True)
+    setup = prepare_mocks(
+        make_case(plugin), plugin, with_arm, folder, MockOptions(shared_host=True)
+    )
     made.append(setup)
     assert setup.socket is not None and setup.socket.is_socket()
     return setup
@@ -360,8 +368,9 @@ def test_an_abort_kills_the_runs_processes_and_nothing_else(
     another run, one in a group of its own and the harness survive."""
     token, other = "run-token-0123", "run-token-4567"
     setup = prepare_mocks(
-        make_case(plugin), plugin, True, tmp_path / "a", shared_host=True, run_token=token
-    )
+        make_case(plugin), plugin, True, tmp_path / "a", MockOptions(shared_host=True),
+        run_token=token,
+    )  # fmt: skip
     try:
         assert setup.environment() == {RUN_TAG: token}
         env = {**os.environ, RUN_TAG: token}
@@ -402,8 +411,8 @@ def test_an_abort_kills_the_runs_processes_and_nothing_else(
 def test_an_in_process_agents_abort_only_records(plugin: Path, tmp_path: Path) -> None:
     token = "run-token-89ab"
     setup = prepare_mocks(
-        make_case(plugin), plugin, True, tmp_path / "a", shared_host=True, run_token=token,
-        kill_agent=False,
+        make_case(plugin), plugin, True, tmp_path / "a", MockOptions(shared_host=True),
+        run_token=token, kill_agent=False,
     )  # fmt: skip
     try:
         victim = subprocess.Popen(

@@ -14,7 +14,7 @@ import pytest
 from pytest_plugin_evals.agents import confine
 from pytest_plugin_evals.agents.base import RunRequest
 from pytest_plugin_evals.agents.mcp import McpPlan, plan_for, plugin_prefix, substitute_root
-from pytest_plugin_evals.mocks import prepare_mocks
+from pytest_plugin_evals.mocks import MockOptions, prepare_mocks
 from pytest_plugin_evals.model import Arm, Case
 from pytest_plugin_evals.sandbox import Sandbox
 from tests.helpers import write_tree
@@ -54,8 +54,8 @@ def request_for(
     box = Sandbox.create(tmp_path / f"run-{arm}")
     loads = arm != "without"
     mocks = prepare_mocks(
-        case, plugin, loads, box.out / "mocks", mode=mode,  # type: ignore[arg-type]
-        allow_real_servers=real, shared_host=True,
+        case, plugin, loads, box.out / "mocks",
+        MockOptions(mode, allow_real_servers=real, shared_host=True),  # type: ignore[arg-type]
     )  # fmt: skip
     return RunRequest(
         case=case, arm=arm, run=1, prompt=case.prompt, sandbox=box,

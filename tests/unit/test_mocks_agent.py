@@ -17,7 +17,14 @@ from typing import Any
 import anyio
 import pytest
 
-from pytest_plugin_evals.mocks import attach, collect_calls, prepare_mocks, recordings_notice
+from pytest_plugin_evals.mocks import (
+    MockJudge,
+    MockOptions,
+    attach,
+    collect_calls,
+    prepare_mocks,
+    recordings_notice,
+)
 from pytest_plugin_evals.mocks.agent import answer_file, interpret, user_prompt
 from pytest_plugin_evals.mocks.player import make_player
 from pytest_plugin_evals.mocks.server import StandIn
@@ -64,21 +71,22 @@ def make_case(root: Path) -> Case:
     return Case("c", "x", "prose", root / "evals/c/prompt.md", root / "evals/c", root / "evals")
 
 
-def setup_for(suite: Path, run_dir: Path, model: ScriptedModel | None, **kw: Any) -> Any:
-    judge: dict[str, Any] = {}
+def setup_for(
+    suite: Path,
+    run_dir: Path,
+    model: ScriptedModel | None,
+    *,
+    judge_model: str | None = None,
+    shared_host: bool = False,
+    **kw: Any,
+) -> Any:
+    recordings = run_dir.parent / "results" / "mock-recordings"
+    judge = MockJudge(recordings_dir=recordings)
     if model is not None:
         env = {**model.env(), "OTHER_SECRET": "x"}
-        judge = {"judge_kind": "anthropic", "judge_env": env}
-    kw.setdefault("shared_host", False)
-    return prepare_mocks(
-        make_case(suite),
-        None,
-        False,
-        run_dir,
-        recordings_dir=run_dir.parent / "results" / "mock-recordings",
-        **judge,
-        **kw,
-    )
+        judge = MockJudge("anthropic", judge_model, env, recordings_dir=recordings)
+    options = MockOptions(shared_host=shared_host, judge=judge)
+    return prepare_mocks(make_case(suite), None, False, run_dir, options, **kw)
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 from mcp import types
 
 from pytest_plugin_evals.graders.targets import mock_call_line
-from pytest_plugin_evals.mocks import attach, collect_calls, prepare_mocks
+from pytest_plugin_evals.mocks import MockOptions, attach, collect_calls, prepare_mocks
 from pytest_plugin_evals.mocks.server import StandIn, build_server
 from pytest_plugin_evals.model import Abort, Case, MockTotals, ToolCall, Transcript
 from tests.helpers import mocks_doc, write_tree
@@ -74,7 +74,9 @@ def stand_in(setup: Any, name: str) -> StandIn:
 
 
 def test_with_arm_config(plugin: Path, tmp_path: Path) -> None:
-    setup = prepare_mocks(make_case(plugin), plugin, True, tmp_path / "run", shared_host=False)
+    setup = prepare_mocks(
+        make_case(plugin), plugin, True, tmp_path / "run", MockOptions(shared_host=False)
+    )
     config = json.loads((tmp_path / "run/mcp.json").read_text(encoding="utf-8"))
     assert sorted(config["mcpServers"]) == ["kb", "plugin:tracker-kit:tracker"]
     entry = config["mcpServers"]["plugin:tracker-kit:tracker"]
@@ -124,14 +126,14 @@ def test_without_arm_gets_standalone_servers_only(plugin: Path, tmp_path: Path) 
 
 def test_real_servers_allowed_drops_strict(plugin: Path, tmp_path: Path) -> None:
     setup = prepare_mocks(
-        make_case(plugin), plugin, True, tmp_path / "run", allow_real_servers=True
+        make_case(plugin), plugin, True, tmp_path / "run", MockOptions(allow_real_servers=True)
     )
     assert setup.withheld == () and not setup.strict
     assert setup.claude_args() == [f"--mcp-config={tmp_path / 'run/mcp.json'}"]
 
 
 def test_mocks_off_and_nothing_to_mock(plugin: Path, tmp_path: Path) -> None:
-    off = prepare_mocks(make_case(plugin), plugin, True, tmp_path / "off", mode="off")
+    off = prepare_mocks(make_case(plugin), plugin, True, tmp_path / "off", MockOptions("off"))
     assert off.claude_args() == [] and not off.active and not (tmp_path / "off").exists()
     assert collect_calls(off).calls is None
     bare = tmp_path / "bare"
@@ -270,8 +272,8 @@ def test_stand_in_processes_speak_mcp(plugin: Path, tmp_path: Path, shared_host:
         plugin,
         False,
         tmp_path / "run",
+        MockOptions(shared_host=shared_host),
         kill_agent=False,
-        shared_host=shared_host,
     )
     config = json.loads(written(setup.mcp_config))
     entry = config["mcpServers"]["kb"]
@@ -287,7 +289,7 @@ def test_the_stub_says_so_when_the_host_is_not_there(plugin: Path, tmp_path: Pat
     """No spec path, no fallback: a stub that cannot reach its run's socket fails to start,
     with one line on its stderr (the agent's MCP log)."""
     setup = prepare_mocks(
-        make_case(plugin), plugin, False, tmp_path / "run", kill_agent=False, shared_host=True
+        make_case(plugin), plugin, False, tmp_path / "run", MockOptions(), kill_agent=False
     )
     entry = json.loads(written(setup.mcp_config))["mcpServers"]["kb"]
     assert entry["args"][3:] == [str(setup.socket), "kb"]  # the run's socket, the server: no spec

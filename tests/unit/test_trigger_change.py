@@ -156,7 +156,8 @@ def _ab_result(tmp_path: Path) -> Any:
     """A session's result in an A/B: two queries, each run once in each arm."""
     from pytest_plugin_evals.model import RunResult, ToolCall, brief_tool_calls
     from pytest_plugin_evals.records import CaseInfo, RunRecord
-    from pytest_plugin_evals.reporting.result import summarize
+    from pytest_plugin_evals.reporting.result import SessionFacts, summarize
+    from pytest_plugin_evals.scoring import ScoringRules
     from tests.unit.test_triggers import load
 
     cases = [c for c in load(tmp_path, [
@@ -176,10 +177,11 @@ def _ab_result(tmp_path: Path) -> Any:
             records.append(
                 RunRecord(f"t::{case.name}[{arm}-1]", CaseInfo.of(case), None, True, result)
             )
-    return summarize(
-        records, started_at="t", duration_seconds=1, threshold=1.0, ablation="with-baseline",
-        concurrency=1, agent="claude",
+    facts = SessionFacts(
+        started_at="t", duration_seconds=1, ablation="with-baseline", concurrency=1,
+        agent="claude",
     )  # fmt: skip
+    return summarize(records, facts, ScoringRules(threshold=1.0))
 
 
 def test_the_baseline_block_survives_the_documents_round_trip(tmp_path: Path) -> None:

@@ -10,8 +10,9 @@ import pytest
 from pytest_plugin_evals.graders import grade
 from pytest_plugin_evals.model import Case, LoadError, RunResult, ToolCall, Transcript
 from pytest_plugin_evals.records import CaseInfo, RunRecord
-from pytest_plugin_evals.reporting.result import summarize
+from pytest_plugin_evals.reporting.result import SessionFacts, summarize
 from pytest_plugin_evals.reporting.triggers import trigger_results
+from pytest_plugin_evals.scoring import ScoringRules
 from pytest_plugin_evals.suites.suite_file import load_suite_file
 from tests.helpers import write_tree
 
@@ -109,10 +110,10 @@ def test_the_matrix_keeps_errors_out(tmp_path: Path) -> None:
         # c: fired 2 of 3: a false positive
         _record(cases[2], 1, True), _record(cases[2], 2, True), _record(cases[2], 3, False),
     ]  # fmt: skip
-    result = summarize(
-        records, started_at="t", duration_seconds=1, threshold=1.0, ablation="none",
-        concurrency=1, agent="claude",
-    )  # fmt: skip
+    facts = SessionFacts(
+        started_at="t", duration_seconds=1, ablation="none", concurrency=1, agent="claude"
+    )
+    result = summarize(records, facts, ScoringRules(threshold=1.0))
     (skill,) = trigger_results(result.cases)
     assert skill.counts() == {"tp": 1, "fp": 1, "fn": 1, "tn": 0}
     assert skill.errors == 1
