@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -188,6 +192,26 @@ def live_processes(marker: str) -> list[int]:
         except OSError:
             pass
     return found
+
+
+def reap(proc: subprocess.Popen[bytes], *, group: bool = False) -> None:
+    """End ``proc`` if it still runs (its whole process group with ``group``), wait for it and
+    close its pipes. A test that fails midway then leaves no child running and no pipe open:
+    their ``ResourceWarning`` would otherwise surface later, as an error of whichever pytester
+    session runs next in the same process."""
+    if proc.poll() is None:
+        try:
+            if group:
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                proc.kill()
+        except ProcessLookupError:
+            pass
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=30)
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
 
 
 #: The syntic seed's own evals.json suite (seed 000).

@@ -25,6 +25,21 @@ Run = Callable[..., tuple[pytest.RunResult, dict[str, Any]]]
 CODEX_KEY = "sk-test-codex-key-0123456789"
 
 
+def first_requests(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each run's first model call among a CLI's logged ``requests`` (the only ones without a
+    tool result): what the run was offered."""
+    return [r for r in requests if r["tool_result"] is None]
+
+
+def by_session(requests: list[dict[str, Any]], header: str) -> dict[str, list[dict[str, Any]]]:
+    """A CLI's logged ``requests`` by the session its ``header`` names (one session a run,
+    subagents their own), oldest first."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for request in requests:
+        found.setdefault(request["headers"].get(header, ""), []).append(request)
+    return found
+
+
 def cli_environment(agent: str, model: ScriptedModel) -> dict[str, str]:
     """The variables that point ``agent``'s CLI at the scripted model: each CLI's usual ones."""
     if agent == "copilot":
@@ -89,82 +104,34 @@ def run_evals(
     return cli_runner(pytester, "claude", claude_bin, scripted_model, monkeypatch)
 
 
-@pytest.fixture(scope="session")
-def copilot_bin() -> str:
-    return agent_cli("copilot")
+def _cli_fixtures(agent: str, **runner: Any) -> tuple[Any, Any]:
+    """The session fixture ``<agent>_bin`` (:func:`tests.conftest.agent_cli`) and the fixture
+    ``run_<agent>`` (:func:`cli_runner` with that binary)."""
+
+    def binary() -> str:
+        return agent_cli(agent)
+
+    def run(
+        pytester: pytest.Pytester,
+        request: pytest.FixtureRequest,
+        scripted_model: ScriptedModel,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> Run:
+        found: str = request.getfixturevalue(f"{agent}_bin")
+        return cli_runner(pytester, agent, found, scripted_model, monkeypatch, **runner)
+
+    binary.__name__, run.__name__ = f"{agent}_bin", f"run_{agent}"
+    run.__doc__ = f"``pytest evals --eval-agent {agent}`` with the real binary (see cli_runner)."
+    binary_fixture = pytest.fixture(scope="session", name=binary.__name__)(binary)
+    return binary_fixture, pytest.fixture(name=run.__name__)(run)
 
 
-@pytest.fixture(scope="session")
-def codex_bin() -> str:
-    return agent_cli("codex")
-
-
-@pytest.fixture(scope="session")
-def opencode_bin() -> str:
-    return agent_cli("opencode")
-
-
-@pytest.fixture(scope="session")
-def gemini_bin() -> str:
-    return agent_cli("gemini")
-
-
-@pytest.fixture(scope="session")
-def qwen_bin() -> str:
-    return agent_cli("qwen")
-
-
-@pytest.fixture
-def run_qwen(
-    pytester: pytest.Pytester,
-    qwen_bin: str,
-    scripted_model: ScriptedModel,
-    monkeypatch: pytest.MonkeyPatch,
-) -> Run:
-    return cli_runner(pytester, "qwen", qwen_bin, scripted_model, monkeypatch)
-
-
-@pytest.fixture
-def run_copilot(
-    pytester: pytest.Pytester,
-    copilot_bin: str,
-    scripted_model: ScriptedModel,
-    monkeypatch: pytest.MonkeyPatch,
-) -> Run:
-    return cli_runner(pytester, "copilot", copilot_bin, scripted_model, monkeypatch)
-
-
-@pytest.fixture
-def run_codex(
-    pytester: pytest.Pytester,
-    codex_bin: str,
-    scripted_model: ScriptedModel,
-    monkeypatch: pytest.MonkeyPatch,
-) -> Run:
-    """Codex with a pinned model id (``model=None``: its default model, in code mode)."""
-    return cli_runner(
-        pytester, "codex", codex_bin, scripted_model, monkeypatch, default_model="fake-model"
-    )
-
-
-@pytest.fixture
-def run_opencode(
-    pytester: pytest.Pytester,
-    opencode_bin: str,
-    scripted_model: ScriptedModel,
-    monkeypatch: pytest.MonkeyPatch,
-) -> Run:
-    return cli_runner(pytester, "opencode", opencode_bin, scripted_model, monkeypatch)
-
-
-@pytest.fixture
-def run_gemini(
-    pytester: pytest.Pytester,
-    gemini_bin: str,
-    scripted_model: ScriptedModel,
-    monkeypatch: pytest.MonkeyPatch,
-) -> Run:
-    return cli_runner(pytester, "gemini", gemini_bin, scripted_model, monkeypatch)
+copilot_bin, run_copilot = _cli_fixtures("copilot")
+opencode_bin, run_opencode = _cli_fixtures("opencode")
+gemini_bin, run_gemini = _cli_fixtures("gemini")
+qwen_bin, run_qwen = _cli_fixtures("qwen")
+#: Codex with a pinned model id (``model=None``: its default model, in code mode).
+codex_bin, run_codex = _cli_fixtures("codex", default_model="fake-model")
 
 
 @pytest.fixture

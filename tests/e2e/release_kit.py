@@ -43,6 +43,31 @@ def make_plugin(
         pytester.makefile(".md", **{f"evals/next/graders/{name}": body})
 
 
+#: The graders of :func:`make_skill_plugin`'s case: the answer, and that the skill fired.
+SKILL_GRADERS = {
+    "answer": "---\ntype: regex\npattern: '1\\.4\\.1'\n---\n",
+    "skill-fired": "---\ntype: tool_used\ntool: Skill\n---\n",
+}
+
+
+def make_skill_plugin(
+    pytester: pytest.Pytester,
+    *,
+    tools: str = "[Skill]",
+    graders: dict[str, str] | None = None,
+    prompt: str = PROMPT,
+) -> None:
+    """:func:`make_plugin` with its ``bump`` command, the case granting ``tools`` and graded by
+    ``graders`` (:data:`SKILL_GRADERS` by default)."""
+    make_plugin(
+        pytester,
+        f"allowed_tools: {tools}\n",
+        graders or SKILL_GRADERS,
+        prompt=prompt,
+        command="---\ndescription: Bump it\n---\nBump $ARGUMENTS\n",
+    )
+
+
 def meta(run: dict[str, Any]) -> dict[str, Any]:
     """The kept run's ``meta.json`` (its tool calls, with the agent's own names)."""
     data: dict[str, Any] = json.loads(

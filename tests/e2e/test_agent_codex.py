@@ -15,7 +15,7 @@ import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text, tool_use
 from tests.e2e.conftest import CODEX_KEY as KEY
-from tests.e2e.conftest import Run
+from tests.e2e.conftest import Run, by_session
 from tests.e2e.release_kit import make_plugin, meta
 
 #: How Codex lists the plugin's skill to the model (its developer message).
@@ -30,15 +30,11 @@ SKILL_FILE = (
 
 def sessions(model: ScriptedModel) -> list[list[dict[str, Any]]]:
     """The logged Responses requests by Codex session (its ``session-id`` header)."""
-    found: dict[str, list[dict[str, Any]]] = {}
-    for request in model.responses_requests:
-        found.setdefault(request["headers"].get("session-id", ""), []).append(request)
-    return list(found.values())
+    return list(by_session(model.responses_requests, "session-id").values())
 
 
-@pytest.mark.parametrize("workers", ["-n0", "-n2"])
 def test_the_skill_fires_in_the_with_arm_only(
-    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_codex: Run, workers: str
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_codex: Run
 ) -> None:
     make_plugin(
         pytester,
@@ -58,7 +54,7 @@ def test_the_skill_fires_in_the_with_arm_only(
             reply=tool_use("exec_command", {"cmd": f"cat {SKILL_FILE}"}),
         ),
     )
-    result, doc = run_codex(workers)
+    result, doc = run_codex("-n0")
     result.assert_outcomes(passed=2)
     (case,) = doc["cases"]
     with_run, without_run = case["arms"]["with"][0], case["arms"]["without"][0]

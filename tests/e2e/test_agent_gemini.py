@@ -9,14 +9,13 @@ author would.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text, tool_use
-from tests.e2e.conftest import Run
-from tests.e2e.release_kit import PROMPT, SKILL_LISTING
-from tests.e2e.release_kit import make_plugin as make_release_plugin
+from tests.e2e.conftest import Run, first_requests
+from tests.e2e.release_kit import SKILL_LISTING
+from tests.e2e.release_kit import make_skill_plugin as make_plugin
 from tests.helpers import FENCE_DONE, assert_fenced, fence_probe
 
 #: What Gemini CLI sends back when a skill loaded (its body inside).
@@ -25,34 +24,8 @@ ACTIVATED = '<activated_skill name="next-version">'
 UNKNOWN_SKILL = "must be equal to one of the allowed values"
 
 
-def make_plugin(
-    pytester: pytest.Pytester,
-    *,
-    tools: str = "[Skill]",
-    graders: dict[str, str] | None = None,
-    prompt: str = PROMPT,
-) -> None:
-    make_release_plugin(
-        pytester,
-        f"allowed_tools: {tools}\n",
-        graders
-        or {
-            "answer": "---\ntype: regex\npattern: '1\\.4\\.1'\n---\n",
-            "skill-fired": "---\ntype: tool_used\ntool: Skill\n---\n",
-        },
-        prompt=prompt,
-        command="---\ndescription: Bump it\n---\nBump $ARGUMENTS\n",
-    )
-
-
-def first_requests(model: ScriptedModel) -> list[dict[str, Any]]:
-    """Each run's first model call (the only ones without a tool result)."""
-    return [r for r in model.gemini_requests if r["tool_result"] is None]
-
-
-@pytest.mark.parametrize("workers", ["-n0", "-n2"])
 def test_the_skill_fires_in_the_with_arm_only(
-    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_gemini: Run, workers: str
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_gemini: Run
 ) -> None:
     make_plugin(pytester)
     scripted_model.add(
@@ -62,7 +35,7 @@ def test_the_skill_fires_in_the_with_arm_only(
             when_prompt="release next", reply=tool_use("activate_skill", {"name": "next-version"})
         ),
     )
-    result, doc = run_gemini(workers)
+    result, doc = run_gemini("-n0")
     result.assert_outcomes(passed=2)
     (case,) = doc["cases"]
     with_run, without_run = case["arms"]["with"][0], case["arms"]["without"][0]
@@ -79,7 +52,7 @@ def test_the_skill_fires_in_the_with_arm_only(
     }
     assert with_run["inputTokens"] == 2 * scripted_model.usage[0]
     # The with arm's first request lists the plugin's skill; the without arm's does not.
-    firsts = first_requests(scripted_model)
+    firsts = first_requests(scripted_model.gemini_requests)
     assert len(firsts) == 2
     listed = [SKILL_LISTING in r["system"] for r in firsts]
     assert sorted(listed) == [False, True]
@@ -105,12 +78,12 @@ def test_the_skill_tool_is_offered_when_the_case_lists_no_tools(
     result.assert_outcomes(passed=1)
     (run,) = doc["cases"][0]["arms"]["with"]
     assert {g["name"]: g["passed"] for g in run["graders"]} == {"answer": True, "skill-fired": True}
-    (first,) = first_requests(scripted_model)
+    (first,) = first_requests(scripted_model.gemini_requests)
     assert "activate_skill" in first["tools"]
     _, doc = run_gemini("--eval-ablation", "none", "--eval-disallow-tools", "Skill")
     (run,) = doc["cases"][0]["arms"]["with"]
     assert run["toolCallList"] == [] and run["answer"] == "OK"
-    _, first = first_requests(scripted_model)
+    _, first = first_requests(scripted_model.gemini_requests)
     assert "activate_skill" not in first["tools"] and "read_file" in first["tools"]
 
 
@@ -137,7 +110,7 @@ def test_a_shell_call_is_recorded_as_bash(
     assert call["name"] == "Bash" and call["originalName"] == "run_shell_command"
     assert json.loads(call["input"]) == {"command": "echo hello-from-shell"}
     assert run["answer"] == "The shell said hello."
-    (first,) = first_requests(scripted_model)
+    (first,) = first_requests(scripted_model.gemini_requests)
     assert "run_shell_command" in first["tools"]
     assert "write_file" not in first["tools"]  # not listed by the case: not offered
 
@@ -173,7 +146,7 @@ def test_without_a_grant_the_shell_is_not_offered(
     )
     result, _ = run_gemini("--eval-ablation", "none")
     result.assert_outcomes(passed=1)
-    (first,) = first_requests(scripted_model)
+    (first,) = first_requests(scripted_model.gemini_requests)
     assert "run_shell_command" not in first["tools"]
     assert {"activate_skill", "read_file", "glob"} <= set(first["tools"])
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text, tool_use
-from tests.e2e.conftest import Run
+from tests.e2e.conftest import Run, by_session
 from tests.e2e.release_kit import SKILL_LISTING, meta
 from tests.e2e.release_kit import make_plugin as make_release_plugin
 from tests.e2e.tracker_kit import CREATE, CREATE_MD, files_bug
@@ -36,15 +36,11 @@ def make_plugin(pytester: pytest.Pytester, front: str, graders: dict[str, str]) 
 
 def sessions(model: ScriptedModel) -> dict[str, list[dict[str, Any]]]:
     """The logged requests by opencode session (its ``x-session-id`` header), oldest first."""
-    found: dict[str, list[dict[str, Any]]] = {}
-    for request in model.message_requests:
-        found.setdefault(request["headers"].get("x-session-id", ""), []).append(request)
-    return found
+    return by_session(model.message_requests, "x-session-id")
 
 
-@pytest.mark.parametrize("workers", ["-n0", "-n2"])
 def test_the_skill_fires_in_the_with_arm_only(
-    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_opencode: Run, workers: str
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_opencode: Run
 ) -> None:
     make_plugin(
         pytester,
@@ -61,7 +57,7 @@ def test_the_skill_fires_in_the_with_arm_only(
         Rule(when_tool_result="", reply=text("Let us say 2.0.0.")),
         Rule(when_prompt="release next", reply=tool_use("skill", {"name": "next-version"})),
     )
-    result, doc = run_opencode(workers)
+    result, doc = run_opencode("-n0")
     result.assert_outcomes(passed=2)
     (case,) = doc["cases"]
     with_run, without_run = case["arms"]["with"][0], case["arms"]["without"][0]

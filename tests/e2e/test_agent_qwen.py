@@ -10,45 +10,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text, tool_use
-from tests.e2e.conftest import CODEX_KEY, Run
-from tests.e2e.release_kit import PROMPT, SKILL_LISTING
-from tests.e2e.release_kit import make_plugin as make_release_plugin
-from tests.e2e.test_mocks_gemini import make_tracker, markers
-from tests.e2e.tracker_kit import CREATE, SEARCH
+from tests.e2e.conftest import CODEX_KEY, Run, first_requests
+from tests.e2e.release_kit import SKILL_LISTING
+from tests.e2e.release_kit import make_skill_plugin as make_plugin
+from tests.e2e.tracker_kit import CREATE, SEARCH, make_tracker, markers
 from tests.helpers import FENCE_DONE, assert_fenced, fence_probe
 
 #: What Qwen Code sends back when the skill loaded (its body inside).
 LOADED = "Bump the patch part"
-
-
-def make_plugin(
-    pytester: pytest.Pytester,
-    *,
-    tools: str = "[Skill]",
-    graders: dict[str, str] | None = None,
-    prompt: str = PROMPT,
-) -> None:
-    make_release_plugin(
-        pytester,
-        f"allowed_tools: {tools}\n",
-        graders
-        or {
-            "answer": "---\ntype: regex\npattern: '1\\.4\\.1'\n---\n",
-            "skill-fired": "---\ntype: tool_used\ntool: Skill\n---\n",
-        },
-        prompt=prompt,
-        command="---\ndescription: Bump it\n---\nBump $ARGUMENTS\n",
-    )
-
-
-def first_requests(model: ScriptedModel) -> list[dict[str, Any]]:
-    """Each run's first model call (the only ones without a tool result)."""
-    return [r for r in model.chat_requests if r["tool_result"] is None]
 
 
 @pytest.mark.parametrize("workers", ["-n0", "-n2"])
@@ -79,7 +52,7 @@ def test_the_skill_fires_in_the_with_arm_only(
     assert with_run["costUnknown"] is True
     assert "cost unknown: qwen reports tokens, no price" in with_run["notes"]
     # The with arm's first request lists the plugin's skill; the without arm's does not.
-    firsts = first_requests(scripted_model)
+    firsts = first_requests(scripted_model.chat_requests)
     assert len(firsts) == 2
     listed = sorted(SKILL_LISTING in json.dumps(r["body"]) for r in firsts)
     assert listed == [False, True]
@@ -94,7 +67,7 @@ def test_only_the_tools_the_run_may_use_are_offered(
     )
     result, doc = run_qwen("--eval-ablation", "none")
     result.assert_outcomes(passed=1)
-    firsts = [r for r in first_requests(scripted_model) if r["tools"]]
+    firsts = [r for r in first_requests(scripted_model.chat_requests) if r["tools"]]
     assert firsts
     for first in firsts:
         offered = set(first["tools"])
@@ -187,7 +160,7 @@ def test_stand_ins_answer_with_claude_codes_names_in_the_with_arm_only(
     assert served["tool"] == CREATE and "Created issue #4821: Crash on start" in served["output"]
     (call,) = without_run["toolCallList"]
     assert call["name"] == SEARCH
-    offered = [set(r["tools"]) for r in first_requests(scripted_model) if r["tools"]]
+    offered = [set(r["tools"]) for r in first_requests(scripted_model.chat_requests) if r["tools"]]
     with_tools = [t for t in offered if "mcp__tracker__create_issue" in t]
     without_tools = [t for t in offered if "mcp__tracker__create_issue" not in t]
     assert len(with_tools) == len(without_tools) == 1

@@ -34,9 +34,8 @@ def git(root: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
-@pytest.mark.parametrize("workers", ["-n0", "-n2"])
 def test_the_baseline_arm_loads_the_previous_commit(
-    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any, workers: str
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any
 ) -> None:
     root = pytester.path  # the plugin sits at the top of its repository
     git(root, "init", "-q")
@@ -72,7 +71,7 @@ def test_the_baseline_arm_loads_the_previous_commit(
         Rule(when_tool_result="Unknown skill", reply=text("Let us say 2.0.0.")),
         Rule(when_prompt="release next", reply=tool_use("Skill", {"skill": SKILL})),
     )
-    result, doc = run_evals("--eval-baseline-plugin", "git:HEAD~1", workers)
+    result, doc = run_evals("--eval-baseline-plugin", "git:HEAD~1", "-n0")
     result.assert_outcomes(passed=2)
     result.stdout.re_match_lines([r"CASE +WITH +BASE +Δ "])
     assert doc["suite"]["ablation"] == "with-baseline"

@@ -20,45 +20,15 @@ import pytest
 from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
 from tests.e2e.conftest import Run
 from tests.e2e.test_agent_codex import sessions
-from tests.e2e.tracker_kit import (
-    CREATE,
-    CREATE_MD,
-    LOOKUP,
-    PEOPLE_SERVER,
-    SEARCH,
-    files_bug,
-    people_server,
-)
+from tests.e2e.tracker_kit import CREATE, LOOKUP, SEARCH, markers, people_server
+from tests.e2e.tracker_kit import make_tracker as make_kit
 
 
 def make_tracker(pytester: pytest.Pytester, *, real_people: bool = False) -> None:
-    pytester.makefile(".py", real_server=PEOPLE_SERVER)
-    manifest = {
-        "name": "tracker-kit",
-        "version": "0.3.0",
-        "mcpServers": {
-            "people": people_server("people"),
-            "wiki": people_server("wiki"),
-        },
-    }
-    pytester.makefile(".json", **{".claude-plugin/plugin": json.dumps(manifest)})
-    pytester.makefile(
-        ".json", **{".mcp": json.dumps({"mcpServers": {"tracker": people_server("tracker")}})}
-    )
-    pytester.makefile(
-        ".md",
-        **{
-            "evals/mocks/tracker/create_issue": CREATE_MD,
-            "evals/mocks/kb/search": "Found 1 page for {{input.q}}",
-            **files_bug(),
-        },
-    )
-    if not real_people:
-        pytester.makefile(".md", **{"evals/mocks/people/lookup": "alice is on call"})
-
-
-def markers(run: dict[str, Any]) -> set[str]:
-    return {f.rsplit("/", 1)[-1] for f in run["filesCreated"] if "-started" in f}
+    """tracker-kit whose "real" servers are :data:`PEOPLE_SERVER` (``people`` too, with
+    ``real_people``: no mock of its ``lookup``)."""
+    people = people_server("people") if real_people else None
+    make_kit(pytester, server=people_server, people=people)
 
 
 def offered(request: dict[str, Any]) -> dict[str, set[str]]:

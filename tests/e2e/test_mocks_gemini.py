@@ -9,58 +9,11 @@ MCP tool ``mcp_<server>_<tool>``: the runs must record Claude Code's names.
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
-from tests.e2e.conftest import Run
-from tests.e2e.test_agent_gemini import first_requests
-from tests.e2e.tracker_kit import (
-    CREATE,
-    CREATE_MD,
-    LOOKUP,
-    PEOPLE_SERVER,
-    SEARCH,
-    files_bug,
-    people_server,
-)
-
-
-def marker_server(name: str) -> dict[str, Any]:
-    """A "real" server that leaves ``real-<name>-started`` in its working folder (the run's),
-    then fails."""
-    return {"command": "sh", "args": ["-c", f"touch real-{name}-started; exit 1"]}
-
-
-def make_tracker(pytester: pytest.Pytester, *, people: dict[str, Any] | None = None) -> None:
-    manifest = {
-        "name": "tracker-kit",
-        "version": "0.3.0",
-        "mcpServers": {
-            "people": people or marker_server("people"),
-            "wiki": marker_server("wiki"),
-        },
-    }
-    pytester.makefile(".json", **{".claude-plugin/plugin": json.dumps(manifest)})
-    pytester.makefile(
-        ".json", **{".mcp": json.dumps({"mcpServers": {"tracker": marker_server("tracker")}})}
-    )
-    pytester.makefile(
-        ".md",
-        **{
-            "evals/mocks/tracker/create_issue": CREATE_MD,
-            "evals/mocks/kb/search": "Found 1 page for {{input.q}}",
-            **files_bug(),
-        },
-    )
-    if people is None:
-        pytester.makefile(".md", **{"evals/mocks/people/lookup": "alice is on call"})
-
-
-def markers(run: dict[str, Any]) -> set[str]:
-    return {f.rsplit("/", 1)[-1] for f in run["filesCreated"] if "-started" in f}
+from tests.e2e.conftest import Run, first_requests
+from tests.e2e.tracker_kit import CREATE, LOOKUP, SEARCH, make_tracker, markers, people_server
 
 
 def test_stand_ins_answer_with_claude_codes_names_in_the_with_arm_only(
@@ -104,7 +57,7 @@ def test_stand_ins_answer_with_claude_codes_names_in_the_with_arm_only(
     (served,) = without_run["mockCalls"]
     assert served["tool"] == SEARCH and served["output"] == "Found 1 page for crash"
     # What each arm's first request offered.
-    offered = [set(r["tools"]) for r in first_requests(scripted_model)]
+    offered = [set(r["tools"]) for r in first_requests(scripted_model.gemini_requests)]
     with_tools = [t for t in offered if "mcp_tracker_create_issue" in t]
     without_tools = [t for t in offered if "mcp_tracker_create_issue" not in t]
     assert len(with_tools) == len(without_tools) == 1
@@ -126,7 +79,7 @@ def test_mocks_off_starts_the_plugins_own_servers(
     created = {g["name"]: g for g in run["graders"]}["created"]
     assert created["passed"] is False
     assert created["explanation"].startswith("no mock stand-ins were active")
-    (first,) = first_requests(scripted_model)
+    (first,) = first_requests(scripted_model.gemini_requests)
     assert not [t for t in first["tools"] if t.startswith("mcp_")]  # the mock kb is off too
 
 
@@ -135,7 +88,6 @@ def test_a_real_server_offers_only_the_tools_listed_and_granted(
 ) -> None:
     """``--eval-allow-real-servers``: people (no mocks) is real, and Gemini CLI offers only
     the tool the case lists and the operator grants (``includeTools``)."""
-    pytester.makefile(".py", real_server=PEOPLE_SERVER)
     make_tracker(
         pytester,
         people=people_server("people"),
@@ -157,7 +109,7 @@ def test_a_real_server_offers_only_the_tools_listed_and_granted(
     assert call["isError"] is False and run["answer"] == "alice is on call."
     results = [r["tool_result"] for r in scripted_model.gemini_requests if r["tool_result"]]
     assert len(results) == 1 and "alice is on call (real)" in results[0]
-    (first,) = first_requests(scripted_model)
+    (first,) = first_requests(scripted_model.gemini_requests)
     assert "mcp_tracker_create_issue" in first["tools"]  # the stand-in still replaces tracker
     assert "mcp_people_delete_person" not in first["tools"]  # not listed: not offered
     # people started, confined (its marker is in the run's folder); wiki too (real allowed).

@@ -29,9 +29,8 @@ def without_arm_runs(model: ScriptedModel) -> int:
     )
 
 
-@pytest.mark.parametrize("workers", ["-n0", "-n2"])
 def test_a_pr_session_pays_for_the_with_arm_only(
-    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any, workers: str
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any
 ) -> None:
     write_tree(
         pytester.path,
@@ -50,13 +49,13 @@ def test_a_pr_session_pays_for_the_with_arm_only(
         Rule(when_tool_result="Unknown skill", reply=text("Let us say 2.0.0.")),
         Rule(when_prompt="release next", reply=tool_use("Skill", {"skill": SKILL})),
     )
-    result, first = run_evals(workers)
+    result, first = run_evals("-n0")
     result.assert_outcomes(passed=4)
     assert without_arm_runs(scripted_model) == 2
     spent = first["costUsd"]
     # A pull request edits the skill: the without arm cannot have changed.
     (pytester.path / "skills" / "next-version" / "SKILL.md").write_text(SKILL_MD + "\nNew.\n")
-    result, second = run_evals(workers, "--eval-reuse", "last")
+    result, second = run_evals("-n0", "--eval-reuse", "last")
     result.assert_outcomes(passed=4)
     assert without_arm_runs(scripted_model) == 2  # none more
     (case,) = second["cases"]
@@ -65,7 +64,7 @@ def test_a_pr_session_pays_for_the_with_arm_only(
     assert second["costUsd"] < spent
     result.stdout.fnmatch_lines(["--eval-reuse: 2 of 2 without-arm run(s) reused from *"])
     # Another model: nothing is reused.
-    result, third = run_evals(workers, "--eval-reuse", "last", model="claude-other-model")
+    result, third = run_evals("-n0", "--eval-reuse", "last", model="claude-other-model")
     assert without_arm_runs(scripted_model) == 4
     (case,) = third["cases"]
     assert not any(r.get("reusedFrom") for r in case["arms"]["without"])

@@ -5,7 +5,11 @@ standard library (a plugin's server runs inside a confined CLI, which shows the 
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from typing import Any
+
+import pytest
 
 CREATE = "mcp__plugin_tracker-kit_tracker__create_issue"
 SEARCH = "mcp__kb__search"
@@ -63,3 +67,48 @@ def files_bug(front: str = "") -> dict[str, str]:
         ),
         "evals/files-bug/graders/answer": "---\ntype: regex\npattern: '#4821'\n---\n",
     }
+
+
+def marker_server(name: str) -> dict[str, Any]:
+    """A "real" server that leaves ``real-<name>-started`` in its working folder (the run's),
+    then fails."""
+    return {"command": "sh", "args": ["-c", f"touch real-{name}-started; exit 1"]}
+
+
+def make_tracker(
+    pytester: pytest.Pytester,
+    *,
+    server: Callable[[str], dict[str, Any]] = marker_server,
+    people: dict[str, Any] | None = None,
+) -> None:
+    """tracker-kit 0.3.0: its "real" servers ``people`` and ``wiki`` (in its manifest) and
+    ``tracker`` (in ``.mcp.json``), each ``server(name)`` (:func:`marker_server`, or
+    :func:`people_server`: :data:`PEOPLE_SERVER` is saved beside them), the mocks of
+    ``create_issue``, ``kb``'s ``search`` and, unless ``people`` replaces that server,
+    ``people``'s ``lookup``, and the ``files-bug`` case."""
+    if server is people_server or people is not None:
+        pytester.makefile(".py", real_server=PEOPLE_SERVER)
+    manifest = {
+        "name": "tracker-kit",
+        "version": "0.3.0",
+        "mcpServers": {"people": people or server("people"), "wiki": server("wiki")},
+    }
+    pytester.makefile(".json", **{".claude-plugin/plugin": json.dumps(manifest)})
+    pytester.makefile(
+        ".json", **{".mcp": json.dumps({"mcpServers": {"tracker": server("tracker")}})}
+    )
+    pytester.makefile(
+        ".md",
+        **{
+            "evals/mocks/tracker/create_issue": CREATE_MD,
+            "evals/mocks/kb/search": "Found 1 page for {{input.q}}",
+            **files_bug(),
+        },
+    )
+    if people is None:
+        pytester.makefile(".md", **{"evals/mocks/people/lookup": "alice is on call"})
+
+
+def markers(run: dict[str, Any]) -> set[str]:
+    """The ``real-<name>-started`` files a run's "real" servers left (which of them started)."""
+    return {f.rsplit("/", 1)[-1] for f in run["filesCreated"] if "-started" in f}

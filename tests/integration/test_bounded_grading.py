@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import write_tree
+from tests.helpers import reap, write_tree
 
 HOSTILE = "a" * 30_000 + "!"
 
@@ -82,7 +82,7 @@ def test_ctrl_c_stops_grading(pytester: pytest.Pytester, scripted_agent: Any) ->
         proc.send_signal(signal.SIGINT)
         output, _ = proc.communicate(timeout=20)
     finally:
-        proc.kill()
+        reap(proc)
     assert proc.returncode == pytest.ExitCode.INTERRUPTED
     assert b"KeyboardInterrupt" in output
 
@@ -146,8 +146,7 @@ def test_the_regex_helper_ends_with_a_killed_controller(
             time.sleep(0.05)
         assert not any(_running(pid) for pid in helpers), "the helper outlived its controller"
     finally:
-        proc.kill()
-        proc.wait()
+        reap(proc)
         for pid in helpers:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)

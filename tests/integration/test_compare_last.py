@@ -35,7 +35,6 @@ def rewritten(source: Path, target: Path, change: Callable[[dict[str, Any]], obj
     return target
 
 
-@pytest.mark.workers
 def test_last_passes_over_what_is_not_comparable(
     pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
 ) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import live_processes, write_tree
+from tests.helpers import live_processes, reap, write_tree
 
 pytestmark = [
     pytest.mark.workers,
@@ -106,8 +106,7 @@ def test_an_interrupted_session_writes_a_partial_document_and_leaves_nothing_run
             proc.send_signal(signal.SIGTERM)  # what timeout, docker stop and CI send
         output, _ = proc.communicate(timeout=60)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+        reap(proc, group=True)
     text = output.decode(errors="replace")
     assert proc.returncode == 2, text
     doc = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
@@ -206,8 +205,7 @@ def test_a_session_terminated_before_its_first_run_ends_still_writes_the_partial
             time.sleep(0.02)
         output, _ = proc.communicate(timeout=60)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+        reap(proc, group=True)
     text = output.decode(errors="replace")
     assert seen <= before, f"runs started after SIGTERM: {sorted(seen - before)}\n{text}"
     assert proc.returncode == 2, text
@@ -298,8 +296,7 @@ def _killed_controller(pytester: pytest.Pytester, agent: str, marker: str, pids:
         # Without one, the grandchild lives on until a session starts (any session of this
         # user: one in another test may sweep it first).
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+        reap(proc, group=True)
     later = pytester.path / "later"
     write_tree(
         later,

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import write_tree
+from tests.helpers import reap, write_tree
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32", reason="results folders are locked on POSIX"
@@ -88,7 +88,7 @@ def test_a_second_session_on_a_folder_in_use_is_refused(
         release.touch()
         output, _ = proc.communicate(timeout=180)
     finally:
-        proc.kill()
+        reap(proc)
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
     assert [line for line in refused.errlines if line] == [BUSY.format(out=out, pid=proc.pid)]
     assert "Traceback" not in refused.stdout.str() + refused.stderr.str()

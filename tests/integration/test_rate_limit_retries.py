@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import write_tree
+from tests.helpers import reap, write_tree
 
 pytestmark = [
     pytest.mark.workers,
@@ -253,8 +253,7 @@ def test_an_interruption_ends_the_waits_at_once(
         output, _ = proc.communicate(timeout=60)
         took = time.monotonic() - stopped
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+        reap(proc, group=True)
     text = output.decode(errors="replace")
     assert took < 20, text
     assert proc.returncode == 2, text

@@ -20,8 +20,6 @@ import pytest
 
 from tests.helpers import write_tree
 
-pytestmark = pytest.mark.workers
-
 #: Answers "done" (the plugin's arm also says "plugin"), reports $0.01 of usage, and appends
 #: "<case> <arm> <run>" to $EVAL_REUSE_LOG.
 AGENT = """\
@@ -99,6 +97,7 @@ def runs_of(doc: dict[str, Any], arm: str) -> list[dict[str, Any]]:
     return [run for case in doc["cases"] for run in case["arms"].get(arm, [])]
 
 
+@pytest.mark.workers
 def test_a_pr_session_reuses_every_without_arm_run(sessions: Sessions) -> None:
     first, made, doc = sessions.run()
     first.assert_outcomes(passed=12)
@@ -201,6 +200,7 @@ def test_more_runs_than_recorded_are_topped_up(sessions: Sessions) -> None:
     result.stdout.fnmatch_lines(["--eval-reuse: 6 of 10 without-arm run(s) reused from *"])
 
 
+@pytest.mark.workers
 def test_tampered_records_are_refused_in_one_line_and_made(sessions: Sessions) -> None:
     root = sessions.pytester.path
     sessions.run()
