@@ -88,8 +88,14 @@ class Rounds:
         if not changed or case.stop is not None:
             return False
         case.decision = sequential.decide(case.cs, self.margin)
-        case.stop = sequential.should_stop(case.cs, self.margin, self._survives(key))
+        case.stop = sequential.should_stop(case.cs, self.margin, self._survives(key), self._level())
         return case.stop is not None
+
+    def _level(self) -> float:
+        """The level a case's futility is judged at: Benjamini–Hochberg's for one more
+        discovery than the cases decided so far."""
+        decided = sum(c.stop is not None and c.stop.why == "decided" for c in self.cases.values())
+        return decisions.FDR * (decided + 1) / len(self.cases)
 
     def _survives(self, key: Hashable) -> bool:
         """Whether the case's verdict is decided and passes Benjamini–Hochberg over every
