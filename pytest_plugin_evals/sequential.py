@@ -6,11 +6,12 @@ fixed schedule of **looks** (:func:`looks`: after rounds 2, 3, 6, 10 and 20 for 
 case gets, :mod:`pytest_plugin_evals.stats`) at a wider level: an **O'Brien–Fleming-shaped
 boundary** ``z_k = C · √(most / n_k)`` (O'Brien & Fleming 1979), which asks an early look
 for overwhelming evidence and leaves the last look at almost the level of a fixed design, so
-the looks cost little power. ``C`` = :data:`BOUNDARY` (2.02) is calibrated **exactly** for
-pass/fail runs, not taken from normal theory: :func:`false_call_chance` computes, by
-recursion over the arms' counts at each look, the chance that some look calls a case with
-no effect better or worse, and with 2.02 it stays at or below 5% for every pass rate at the
-default budget (4.4% at worst; tests/unit/test_sequential.py checks it). Below 5% (a false
+the looks cost little power. ``C`` (:data:`BOUNDARY_BY_BUDGET`: 2.00 for the default budget)
+is calibrated **exactly** for pass/fail runs, not taken from normal theory:
+:func:`false_call_chance` computes, by recursion over the arms' counts at each look, the
+chance that some look calls a case with no effect better or worse, and ``C`` is the smallest
+value that keeps it at or below 5% for every pass rate (4.7% at worst for 20 runs per arm;
+tests/unit/test_sequential.py recomputes it). Below 5% (a false
 discovery rate level, a p-value's search) the boundary is scaled with the normal quantile.
 
 Stopping for **futility** is where the runs are saved: at a look before the last, a case
@@ -46,9 +47,17 @@ from pytest_plugin_evals.stats import Interval
 
 #: The shares of the budget at which a case is looked at.
 LOOK_SHARES = (0.1, 0.15, 0.3, 0.5, 1.0)
-#: ``C`` of the boundary ``C · √(most / n)`` at a two-sided 5% (calibrated for pass/fail
-#: runs by :func:`false_call_chance`).
-BOUNDARY = 2.02
+#: ``C`` of the boundary ``C · √(most / n)`` at a two-sided 5%, for each budget ``most``: the
+#: smallest, in steps of 0.02 from 1.96, at which :func:`false_call_chance` stays at or below
+#: 5% for every pass rate 0.025, 0.05 … 0.975 (computed once; tests recompute a few).
+BOUNDARY_BY_BUDGET: dict[int, float] = {
+    2: 2.20, 3: 1.96, 4: 2.28, 5: 2.08, 6: 1.98, 7: 2.22, 8: 2.10, 9: 2.02, 10: 1.96,
+    11: 2.18, 12: 2.08, 13: 2.02, 14: 2.04, 15: 2.00, 16: 2.16, 17: 2.10, 18: 2.04,
+    19: 2.04, 20: 2.00, 21: 1.98, 22: 2.14, 23: 2.10, 24: 2.06, 25: 2.04, 26: 2.04,
+    27: 2.00, 28: 1.98, 29: 1.98, 30: 2.08, 31: 2.06, 32: 2.04, 33: 2.04, 34: 2.02,
+    35: 2.00, 36: 2.02, 37: 2.00, 38: 2.08, 39: 2.06, 40: 2.04, 41: 2.02, 42: 2.02,
+    43: 2.02, 44: 2.00, 45: 2.00, 46: 2.00, 47: 2.08, 48: 2.06, 49: 2.04, 50: 2.28,
+}  # fmt: skip
 #: Below this conditional power at a look before the last, a case stops for futility.
 FUTILITY_POWER = 0.5
 #: The default most runs per arm under ``--eval-runs auto``.
@@ -67,7 +76,12 @@ def boundary(most: int, z: float = stats.Z95, look: int | None = None) -> float:
     """The ``z`` of Newcombe's interval at the look after ``look`` rounds (the last look
     when None): ``C · √(most / look)``, scaled to the level of ``z``."""
     n = most if look is None else max(1, min(most, look))
-    return BOUNDARY * math.sqrt(most / n) * z / stats.Z95
+    return constant(most) * math.sqrt(most / n) * z / stats.Z95
+
+
+def constant(most: int) -> float:
+    """``C`` for a budget of ``most`` rounds (beyond the table: its largest, conservative)."""
+    return BOUNDARY_BY_BUDGET.get(most, max(BOUNDARY_BY_BUDGET.values()))
 
 
 def false_call_chance(most: int, p: float, z: float = stats.Z95) -> float:
@@ -128,6 +142,12 @@ class ConfidenceSequence:
 
     def interval(self) -> Interval | None:
         return self.interval_at(stats.Z95)
+
+    def spread(self) -> float:
+        """How uncertain Δ is now: the width of its 95% interval over every round so far (not
+        only at the looks), 2 (the widest) before the first round."""
+        found = stats.newcombe(self.with_sum, self.n, self.without_sum, self.n) if self.n else None
+        return 2.0 if found is None else found[1] - found[0]
 
 
 def sequence_of(pairs: Sequence[tuple[float, float]], most: int) -> ConfidenceSequence:
