@@ -87,7 +87,9 @@ def check_clear_and_flip(result: Any, cases: dict[str, Any]) -> None:
     assert result.ret == 0
 
 
-@pytest.mark.parametrize("mode", [[], ["-n", "2"], ["--tx", "2*popen", "--dist", "load"]])
+@pytest.mark.parametrize(
+    "mode", [[], ["-n", "2"], ["-n", "4"], ["--tx", "2*popen", "--dist", "load"]]
+)
 def test_decided_and_futile_cases_stop(pytester: pytest.Pytester, mode: list[str]) -> None:
     """A clear effect stops once decided, a coin-flip one for futility; their remaining runs
     are skipped with the reason, never failed, and the JSON says why each case stopped, the
