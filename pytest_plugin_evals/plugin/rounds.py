@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_plugin_evals.model import SECOND_ARMS
+from pytest_plugin_evals.plugin.keys import positions_key
 from pytest_plugin_evals.plugin.nodeids import case_unit
 from pytest_plugin_evals.plugin.reported import record_of
 from pytest_plugin_evals.records import RunRecord, SkippedRun
@@ -309,20 +310,18 @@ def order_rounds(items: list[pytest.Item]) -> None:
 
 
 def reorder_session(session: pytest.Session, nextitem: pytest.Item, decider: Decider) -> None:
-    """At ``-n 0``: the items after the next one (and after those whose runs are being made
-    ahead) put in :meth:`Decider.order_key`'s order."""
-    from pytest_plugin_evals.plugin.runs import positions_key, run_ahead_key
-
+    """At ``-n 0``: the items after the next one put in :meth:`Decider.order_key`'s order;
+    those whose runs were already granted (made ahead) keep their places in front."""
     items = session.items
     try:
-        start = items.index(nextitem)
+        start = items.index(nextitem) + 1
     except ValueError:
         return
-    ahead = session.config.stash.get(run_ahead_key, None)
-    start += 1 + (max(0, ahead.depth - 1) if ahead is not None else 0)
     rest = items[start:]
-    keyed = sorted(range(len(rest)), key=lambda i: decider.order_key(rest[i].nodeid, i))
-    items[start:] = [rest[i] for i in keyed]
+    started = [item for item in rest if item.nodeid in decider.granted]
+    waiting = [item for item in rest if item.nodeid not in decider.granted]
+    keyed = sorted(range(len(waiting)), key=lambda i: decider.order_key(waiting[i].nodeid, i))
+    items[start:] = started + [waiting[i] for i in keyed]
     session.stash[positions_key] = {it.nodeid: i for i, it in enumerate(items)}
 
 

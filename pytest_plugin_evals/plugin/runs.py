@@ -34,6 +34,7 @@ from pytest_plugin_evals.plugin.keys import (
     agents_key,
     judge_key,
     ledger_key,
+    positions_key,
     shared_key,
     stamp_key,
     stop_key,
@@ -50,8 +51,6 @@ if TYPE_CHECKING:
 #: config: this process's run maker, and its runs made ahead of their items' setup.
 maker_key: pytest.StashKey[RunMaker] = pytest.StashKey()
 run_ahead_key: pytest.StashKey[RunAhead] = pytest.StashKey()
-#: session: each item's place in the session (see :func:`_positions`).
-positions_key: pytest.StashKey[dict[str, int]] = pytest.StashKey()
 
 
 def session_tag(config: pytest.Config) -> str:
