@@ -57,22 +57,24 @@ def test_each_case_says_its_runs_why_it_stopped_and_its_verdict(
     assert section.locator("h3").inner_text().lower() == "sequential runs"
     rows = section.locator("tr.seq-row")
     assert rows.count() == 3
-    shown = {}
+    shown: dict[str, tuple[str, ...]] = {}
+    row_of: dict[str, Any] = {}
     for i in range(3):
         row = rows.nth(i)
         cells = [row.locator(f".seq-{k}").inner_text() for k in ("runs", "stopped", "reason")]
-        verdict = row.locator(".seq-verdict").inner_text()
-        shown[row.locator(".seq-case").inner_text()] = (*cells, verdict, row)
-    assert shown["wins"][:4] == ("5 of 10", "decided", "decided after 5 runs: better", "better")
+        name = row.locator(".seq-case").inner_text()
+        shown[name] = (*cells, row.locator(".seq-verdict").inner_text())
+        row_of[name] = row
+    assert shown["wins"] == ("5 of 10", "decided", "decided after 5 runs: better", "better")
     assert shown["coin"][1] == "futility"
     assert shown["coin"][2].startswith("stopped after 5 runs as inconclusive")
     assert shown["coin"][3] == "inconclusive"
     assert shown["late"][1:3] == ("not stopped", "still running when the session ended")
     # The reused runs are counted and their session named, as text.
-    reused = shown["wins"][4].locator(".seq-reused")
+    reused = row_of["wins"].locator(".seq-reused")
     assert reused.inner_text().splitlines()[0] == "without 3"
     assert reused.locator(".seq-source").inner_text() == f"from {SOURCE}"
-    assert shown["coin"][4].locator(".seq-reused").inner_text() == "—"
+    assert row_of["coin"].locator(".seq-reused").inner_text() == "—"
     assert page.locator("#sequential img").count() == 0
     assert page.evaluate("window.__pwned") is None
 
