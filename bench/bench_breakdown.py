@@ -130,7 +130,7 @@ def main() -> None:
         "--package", type=Path, help="a folder holding another version's pytest_plugin_evals"
     )
     args = parser.parse_args()
-    claude = shutil.which(args.claude_bin) or args.claude_bin
+    claude = bench_reference.find_claude(args.claude_bin)
     bench_reference.CASES, bench_reference.RUNS = args.cases, args.runs
     runs = args.cases * args.runs * 2
     load = os.getloadavg()

@@ -29,8 +29,19 @@ from pytest_plugin_evals.testing import ScriptedModel
 from pytest_plugin_evals.util.environment import isolated_environment
 
 #: Each variant: what it adds to the environment our runs give the child ("-": what it removes).
+#: A key "+": flags added to the command line.
 VARIANTS: dict[str, dict[str, str]] = {
     "ours": {},
+    "+ --no-session-persistence": {"+": "--no-session-persistence"},
+    "+ --strict-mcp-config": {"+": "--strict-mcp-config"},
+    "+ CLAUDE_CODE_DISABLE_AUTO_MEMORY=1": {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"},
+    "+ CLAUDE_CODE_DISABLE_FILE_CHECKPOINTING=1": {"CLAUDE_CODE_DISABLE_FILE_CHECKPOINTING": "1"},
+    "+ CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1": {"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"},
+    "+ CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1": {"CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1"},
+    "+ both: --no-session-persistence, no file checkpoints": {
+        "+": "--no-session-persistence",
+        "CLAUDE_CODE_DISABLE_FILE_CHECKPOINTING": "1",
+    },
     "+ ENABLE_CLAUDEAI_MCP_SERVERS=false": {"ENABLE_CLAUDEAI_MCP_SERVERS": "false"},
     "+ CLAUDE_CODE_ENTRYPOINT=sdk-cli": {"CLAUDE_CODE_ENTRYPOINT": "sdk-cli"},
     "- CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": {"-": "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"},
@@ -46,9 +57,10 @@ def child_cpu(claude: str, plugin: Path, env: dict[str, str], root: Path) -> flo
     run_env = isolated_environment(env, home=home, tmp=tmp, config=config)
     run_env.pop(env.get("-", ""), None)
     run_env.pop("-", None)
+    flags = [run_env.pop("+")] if "+" in run_env else []
     argv = [claude, "-p", "--output-format", "stream-json", "--verbose", "--max-turns", "10",
             "--permission-mode", "dontAsk", "--setting-sources", "user", "--plugin-dir",
-            str(plugin), "--allowed-tools=Skill"]  # fmt: skip
+            str(plugin), "--allowed-tools=Skill", *flags]  # fmt: skip
     before = os.times()
     done = subprocess.run(
         argv, input=b"Release question: we fixed two bugs since v1.4.0. Which version next?",
@@ -67,11 +79,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--claude-bin", default=os.environ.get("EVAL_CLAUDE_BIN") or "claude")
     parser.add_argument("--repeat", type=int, default=8)
+    parser.add_argument("--only", nargs="+", default=[], help="the variants naming one of these")
     args = parser.parse_args()
-    claude = shutil.which(args.claude_bin) or args.claude_bin
+    chosen = {n: v for n, v in VARIANTS.items() if n == "ours" or not args.only
+              or any(word in n for word in args.only)}  # fmt: skip
+    claude = bench_reference.find_claude(args.claude_bin)
     print(f"{args.repeat} runs per variant, interleaved; load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")  # fmt: skip
-    cpu: dict[str, list[float]] = {name: [] for name in VARIANTS}
+    cpu: dict[str, list[float]] = {name: [] for name in chosen}
     with tempfile.TemporaryDirectory(prefix="bench-child-") as tmp:
         work = Path(tmp)
         bench_reference.CASES = 1
@@ -79,12 +94,14 @@ def main() -> None:
         with ScriptedModel(bench_reference.rules(0)) as model:
             base = {"PATH": os.environ["PATH"], **model.env()}
             for i in range(args.repeat):
-                for name, extra in VARIANTS.items():
+                for name, extra in chosen.items():
                     root = work / f"run-{i}-{len(cpu[name])}-{abs(hash(name))}"
                     cpu[name].append(child_cpu(claude, plugin, {**base, **extra}, root))
-    print("\n| the child's environment | CPU per run (median) |\n| --- | ---: |")
+    print("\n| the child's environment | CPU per run (median) | quartiles |\n| --- | ---: | ---: |")
     for name, values in cpu.items():
-        print(f"| {name} | {statistics.median(values) * 1000:.0f} ms |")
+        q = statistics.quantiles(values, n=4) if len(values) > 1 else values * 3
+        print(f"| {name} | {statistics.median(values) * 1000:.0f} ms | "
+              f"{q[0] * 1000:.0f}–{q[2] * 1000:.0f} ms |")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -74,6 +74,44 @@ def newcombe(s1: float, n1: int, s2: float, n2: int, z: float = Z95) -> Interval
     return _round(_clip((low, high), -1.0, 1.0))
 
 
+def f1_interval(tp: int, fp: int, fn: int, z: float = Z95) -> Interval | None:
+    """F1's 95% interval. F1 = 2·TP / (2·TP + FP + FN) is a function of one proportion: the
+    share π of TP among the items F1 counts (TP, FP and FN; a TN does not enter it), as
+    F1 = 2π / (1 + π). The interval is π's Wilson interval mapped through that function; it
+    never collapses to a point (a bootstrap over the items does when all of them are right)."""
+    share = wilson(tp, tp + fp + fn, z)
+    if share is None:
+        return None
+    return _round((2 * share[0] / (1 + share[0]), 2 * share[1] / (1 + share[1])))
+
+
+def mover(
+    p1: float, a: Interval, p2: float, b: Interval, r: float = 0.0, bound: float = 1.0
+) -> Interval:
+    """The MOVER interval of ``p1 - p2`` from each one's own interval ``a`` and ``b`` and the
+    correlation ``r`` of the two estimates (Zou and Donner 2008; with Wilson intervals and
+    ``r = 0`` it is :func:`newcombe`, with Newcombe's paired phi it is his paired method 10)."""
+    d = p1 - p2
+    below = (p1 - a[0]) ** 2 + (b[1] - p2) ** 2 - 2 * r * (p1 - a[0]) * (b[1] - p2)
+    above = (a[1] - p1) ** 2 + (p2 - b[0]) ** 2 - 2 * r * (a[1] - p1) * (p2 - b[0])
+    low, high = d - math.sqrt(max(below, 0.0)), d + math.sqrt(max(above, 0.0))
+    return _round(_clip((low, high), -bound, bound))
+
+
+def paired_phi(both: int, first: int, second: int, neither: int) -> float:
+    """The correlation of two paired 0/1 outcomes for Newcombe's paired interval (1998,
+    method 10): the phi coefficient of the 2×2 table, its numerator shrunk towards 0 by
+    ``n/2`` (his continuity correction); 0 when a margin is empty."""
+    n = both + first + second + neither
+    margins = (both + first) * (second + neither) * (both + second) * (first + neither)
+    if margins == 0:
+        return 0.0
+    cross: float = both * neither - first * second
+    if cross > 0:
+        cross = max(cross - n / 2, 0.0)
+    return max(-1.0, min(1.0, cross / math.sqrt(margins)))
+
+
 # -- Student's t ------------------------------------------------------------------------------
 
 

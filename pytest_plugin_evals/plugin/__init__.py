@@ -19,10 +19,12 @@ from typing import Any
 import pytest
 
 from pytest_plugin_evals.plugin.keys import (
+    AHEAD_ATTRIBUTE,
     ledger_key,
     made_ahead_key,
     next_item_key,
     outcome_key,
+    runs_ahead_key,
     settings_key,
     shared_key,
     soft_checks_key,
@@ -356,15 +358,20 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """Attach the run's verdicts and answer as pytest-html extras (when pytest-html is active).
     An item whose run was made ahead of its setup reports the run's own time as its setup's
-    (``--durations``, JUnit): the time went to it, not to the item whose setup it overlapped."""
+    (``--durations``, JUnit): the time went to it, not to the item whose setup it overlapped.
+    An eval item's reports also list the runs its process has going ahead (the progress line
+    counts them in flight)."""
     report = yield
+    eval_item = eval_item_class()
+    runs_ahead = item.config.stash.get(runs_ahead_key, None)
+    if runs_ahead is not None and eval_item is not None and isinstance(item, eval_item):
+        setattr(report, AHEAD_ATTRIBUTE, runs_ahead())
     if report.when == "setup" and item.stash.get(made_ahead_key, False):
         outcome = item.stash.get(outcome_key, None)
         if outcome is not None:
             report.duration = max(report.duration, outcome.result.duration_seconds)
     if report.when != "call":
         return report
-    eval_item = eval_item_class()
     if (
         eval_item is not None
         and isinstance(item, eval_item)

@@ -187,7 +187,8 @@ def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
     two_arm = settings.ablation == "with-without" or (
         settings.ablation == "auto" and plugin is not None and not case.history_file
     )
-    if case.source == "trigger_eval":  # does the skill fire? asked of the with arm only
+    trigger = case.source == "trigger_eval"
+    if trigger:  # does the skill fire? asked of the with arm (and of the baseline, in an A/B)
         if plugin is None:
             problem = LoadError(
                 case.path, "a trigger case needs the plugin under test, and none was found"
@@ -196,7 +197,7 @@ def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
                 parent, name=case.name, error=problem, suite_root=case.suite_root
             )
             return
-        two_arm = False
+        two_arm = settings.baseline_plugin is not None and settings.ablation != "none"
     if two_arm and plugin is None:
         problem = LoadError(
             case.path,
@@ -227,7 +228,7 @@ def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
             return
         yield from _mock_errors(parent, mock_plan, case.suite_root)
     runs = settings.runs or case.runs
-    if two_arm and settings.runs_auto is not None:  # rounds until decided, at most MAX
+    if two_arm and not trigger and settings.runs_auto is not None:  # rounds until decided
         runs = settings.runs_auto
     second: Arm = "baseline" if baseline is not None else "without"
     arms: tuple[Arm, ...] = ("with", second) if two_arm else ("single",)

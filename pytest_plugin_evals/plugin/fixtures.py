@@ -28,6 +28,7 @@ from pytest_plugin_evals.plugin.keys import (
     made_ahead_key,
     next_item_key,
     outcome_key,
+    runs_ahead_key,
     settings_key,
     shared_key,
     soft_checks_key,
@@ -293,9 +294,11 @@ def _eval_run_maker(
     ahead = RunAhead(maker, check_cpus=settings.run_ahead == "on", depth=depth) if wanted else None
     if ahead is not None:
         pytestconfig.stash[run_ahead_key] = ahead
+        pytestconfig.stash[runs_ahead_key] = ahead.in_flight
     yield maker
     if ahead is not None:
         del pytestconfig.stash[run_ahead_key]
+        del pytestconfig.stash[runs_ahead_key]
         ahead.close()
 
 

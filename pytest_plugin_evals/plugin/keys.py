@@ -9,8 +9,9 @@ A key whose value is an object of a shell module lives with that object (``sessi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -31,6 +32,13 @@ positions_key: pytest.StashKey[dict[str, int]] = pytest.StashKey()
 #: The ``user_properties`` key every eval item reports its record under (one JSON string; see
 #: :mod:`pytest_plugin_evals.records`). JUnit shows it as a ``<property>``.
 RECORD_PROPERTY = "plugin_evals"
+
+#: The report attribute listing the runs a process made ahead of their items and still has
+#: going, as ``[node id, seconds since it began]`` (pytest-xdist carries a report's attributes
+#: to the controller, whose progress line counts them in flight).
+AHEAD_ATTRIBUTE = "eval_runs_ahead"
+#: config: what lists them (``plugin.runs.RunAhead.in_flight``), while runs are made ahead.
+runs_ahead_key: pytest.StashKey[Callable[[], list[list[Any]]]] = pytest.StashKey()
 
 #: config: the validated ``--eval-*`` settings.
 settings_key: pytest.StashKey[EvalSettings] = pytest.StashKey()

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import pytest
 
-from pytest_plugin_evals.plugin.keys import ledger_key
+from pytest_plugin_evals.plugin.keys import AHEAD_ATTRIBUTE, ledger_key
 from pytest_plugin_evals.plugin.loaded import eval_item_class, eval_items
 from pytest_plugin_evals.plugin.nodeids import case_group
 from pytest_plugin_evals.plugin.reported import record_of
@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 
 #: How often the live line is redrawn (its clocks count whole seconds).
 LIVE_SECONDS = 1.0
+#: How many entries of a report's list of runs made ahead are read.
+MAX_AHEAD = 1000
 
 
 def register_progress(config: pytest.Config, settings: EvalSettings) -> None:
@@ -122,6 +124,11 @@ class EvalProgress:
         self.evals: frozenset[str] | None = None
         #: Eval runs in flight -> when they started (monotonic).
         self.running: dict[str, float] = {}
+        #: The runs made ahead each process last listed (see :meth:`_ahead`), and the eval
+        #: items that began or ended (their own hooks account them from then on).
+        self.ahead: dict[str, set[str]] = {}
+        self.begun: set[str] = set()
+        self.ended: set[str] = set()
         self.durations: list[float] = []
         self.costs: dict[str, float] = {}
         self.peak = 0
@@ -215,7 +222,9 @@ class EvalProgress:
         with self._pytest_writes():
             result = yield
             if str(nodeid) in self.evals:
-                self.running[str(nodeid)] = time.monotonic()
+                self.begun.add(str(nodeid))
+                # A run made ahead of its item is in flight since it began.
+                self.running.setdefault(str(nodeid), time.monotonic())
                 self.peak = max(self.peak, len(self.running))
         return result
 
@@ -258,8 +267,42 @@ class EvalProgress:
             self.costs[nodeid] = record.result.cost_usd
         if report.when not in ("setup", "call", "teardown"):
             self._finish(nodeid)  # a worker crashed while running it: no logfinish comes
+        else:
+            self._ahead(report)
+
+    def _ahead(self, report: pytest.TestReport) -> None:
+        """The runs the report's process has going ahead of their items (a list of ``[node
+        id, seconds since it began]``, see ``keys.AHEAD_ATTRIBUTE``): in flight until
+        their items begin; one it no longer lists, whose item has not begun, is not."""
+        listed = getattr(report, AHEAD_ATTRIBUTE, None)
+        if not isinstance(listed, list) or self.evals is None:
+            return
+        gateway = getattr(getattr(report, "node", None), "gateway", None)
+        process = str(getattr(gateway, "id", ""))
+        now = time.monotonic()
+        going: dict[str, float] = {}
+        for entry in listed[:MAX_AHEAD]:
+            if not (isinstance(entry, list) and len(entry) == 2):
+                continue
+            nodeid, seconds = entry
+            if (
+                isinstance(nodeid, str)
+                and isinstance(seconds, int | float)
+                and nodeid in self.evals
+                and nodeid not in self.begun
+                and nodeid not in self.ended
+            ):
+                going[nodeid] = now - min(max(float(seconds), 0.0), 1e6)
+        for nodeid in self.ahead.pop(process, set()) - going.keys():
+            if nodeid not in self.begun:
+                self.running.pop(nodeid, None)
+        for nodeid, started in going.items():
+            self.running.setdefault(nodeid, started)
+        self.ahead[process] = set(going)
+        self.peak = max(self.peak, len(self.running))
 
     def _finish(self, nodeid: str) -> None:
+        self.ended.add(nodeid)
         started = self.running.pop(nodeid, None)
         if started is not None:
             self.durations.append(time.monotonic() - started)

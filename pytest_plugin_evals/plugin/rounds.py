@@ -81,6 +81,16 @@ def ask(config: pytest.Config, nodeid: str) -> Answer:
         time.sleep(0.05)
 
 
+#: skill-creator's trigger evals (:mod:`pytest_plugin_evals.suites.trigger_eval`).
+_TRIGGER_FILE = "trigger_eval.json"
+
+
+def _trigger_file(nodeid: str) -> bool:
+    """Whether the item is a trigger query's (``trigger_eval.json``): its rate needs every run,
+    in an A/B too, so no round stops it."""
+    return nodeid.split("::", 1)[0].rsplit("/", 1)[-1] == _TRIGGER_FILE
+
+
 class Decider:
     """The controller's side: the session's :class:`~pytest_plugin_evals.rounds.Rounds`, the
     runs issued, and their spend (for ``--eval-max-cost-usd``)."""
@@ -105,7 +115,7 @@ class Decider:
             second: set[tuple[str, str | None]] = set()
             for nodeid in nodeids:
                 parsed = parse(nodeid)
-                if parsed is None:
+                if parsed is None or _trigger_file(nodeid):  # a query runs all its runs
                     continue
                 unit, first, run = parsed
                 if first:

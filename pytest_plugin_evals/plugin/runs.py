@@ -360,6 +360,8 @@ class RunAhead:
         # The current item's run (made ahead) and the next ones go on side by side.
         self.pool = ThreadPoolExecutor(max_workers=self.depth, thread_name_prefix="evals-ahead")
         self.pending: dict[str, Future[RunOutcome]] = {}
+        #: When each run in ``pending`` started (monotonic).
+        self.started: dict[str, float] = {}
         self.meter = IdleMeter()
         self.cpus = os.cpu_count() or 1
 
@@ -409,17 +411,30 @@ class RunAhead:
         idle = self.meter.idle() if check else None
         if idle is not None and idle < MIN_IDLE:
             return False  # the CPUs are busy: a second run would only slow this one down
+        self.started[item.nodeid] = time.monotonic()
         self.pending[item.nodeid] = self.pool.submit(self.maker.make, item, agent, judge)
         return True
 
     def take(self, item: EvalItem) -> Future[RunOutcome] | None:
+        self.started.pop(item.nodeid, None)
         return self.pending.pop(item.nodeid, None)
+
+    def in_flight(self) -> list[list[Any]]:
+        """The runs made ahead that are still going, as ``[node id, seconds since it began]``
+        (what a report carries to the session's progress line, see ``keys.AHEAD_ATTRIBUTE``)."""
+        now = time.monotonic()
+        return [
+            [nodeid, round(now - self.started.get(nodeid, now), 3)]
+            for nodeid, future in list(self.pending.items())
+            if not future.done()
+        ]
 
     def close(self) -> None:
         """Stop the runs no item took, and wait for them to end."""
         self.maker.limits.stopping.set()  # no run waits any more, nor is made again
         futures = list(self.pending.values())
         self.pending.clear()
+        self.started.clear()
         for future in futures:
             future.cancel()
         # A run that was still being set up starts its agent after a first stop: stop again.

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
 from pytest_plugin_evals.reporting.document_error import DocumentError as DocumentError
+from pytest_plugin_evals.reporting.trigger_shape import TriggerSkill, trigger_range
 from pytest_plugin_evals.util.jsonlines import json_path
 
 Str = StrictStr | None
@@ -403,6 +404,7 @@ class Document(_Shape):
     comparison: Comparison | None = None
     shard: Shard | None = None
     shards: list[ShardSource | None] | None = None
+    triggers: list[TriggerSkill | None] | None = None
 
 
 #: What each pydantic error type says the field should have held.
@@ -462,6 +464,10 @@ def check_document(doc: Any, schema_version: int) -> None:
         what = _EXPECTED.get(error["type"], "another value")
         if len(loc) >= 4 and loc[-4] == "arms" and loc[-1] == "score":  # a run's score
             what = _EXPECTED["greater_than_equal"]
+        if loc[:1] == ("triggers",) and error["type"] in ("greater_than_equal", "less_than_equal"):
+            what = trigger_range(loc)
+        if error["type"] == "too_long":
+            what = "a list of two numbers (low, high)"
         if _nullable(loc):
             what += " or null"
         found = _found(error["input"])

@@ -10,7 +10,10 @@ and orders what is already there.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from functools import cache
@@ -73,12 +76,40 @@ def _json_pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
 
 
+#: Where the compiled templates are kept between sessions: beside the templates, as Python
+#: keeps the package's own bytecode (whoever can write there can change the package anyway).
+TEMPLATE_CACHE = os.path.join(os.path.dirname(__file__), "templates", "__pycache__")
+
+
+def _bytecode_cache() -> jinja2.BytecodeCache:
+    """The templates compiled by an earlier session (Jinja checks each against its source and
+    the Python version), so a session does not compile them again (80–90 ms). Written as
+    Python writes bytecode (not under ``PYTHONDONTWRITEBYTECODE``); a folder that cannot be
+    read or written only means compiling again."""
+    import jinja2
+
+    class TemplateCache(jinja2.FileSystemBytecodeCache):
+        def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            with contextlib.suppress(OSError):
+                super().load_bytecode(bucket)
+
+        def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            if sys.dont_write_bytecode:
+                return
+            with contextlib.suppress(OSError):
+                os.makedirs(self.directory, exist_ok=True)
+                super().dump_bytecode(bucket)
+
+    return TemplateCache(TEMPLATE_CACHE)
+
+
 @cache
 def _environment() -> jinja2.Environment:
     import jinja2
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("pytest_plugin_evals.reporting", "templates"),
+        bytecode_cache=_bytecode_cache(),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import PurePath
 
 from pytest_plugin_evals.model import LAYOUT_TOLD
 from pytest_plugin_evals.reporting.compare import Comparison
@@ -247,6 +248,15 @@ def plugin_lines(result: SessionResult) -> list[str]:
     ]
 
 
+def _before(result: SessionResult) -> str:
+    """The baseline, named short: ``git:HEAD~1`` (or its folder's name)."""
+    found = result.suite.baseline_plugins
+    if len(found) != 1:
+        return "the baseline"
+    spec = found[0].spec
+    return spec[:40] if spec.startswith("git:") else PurePath(spec).name[:40]
+
+
 def baseline_lines(result: SessionResult) -> list[str]:
     """``BASE: demo 1.0.0 from git:HEAD~1 (3f2c1a9e0b7d) · Δ = WITH − BASE`` in an A/B."""
     if not result.baseline:
@@ -394,7 +404,7 @@ def summary_lines(result: SessionResult, *, report_paths: Sequence[str] = ()) ->
     if syntic is not None:
         lines.append(syntic)
     lines.extend(plugin_lines(result))
-    lines.extend(trigger_lines(trigger_results(result.cases)))
+    lines.extend(trigger_lines(trigger_results(result.cases), _before(result)))
     lines.extend(baseline_lines(result))
     lines.extend(evidence_lines(result))
     lines.extend(rate_limit_lines(result))

@@ -4,7 +4,8 @@ A query's trigger rate is the share of its runs in which the skill fired; skill-
 verdict: a should-trigger query triggered when the rate is at least 0.5, a should-not query
 when it is at least 0.5 too (so it is right when the rate is below 0.5). Per skill, the queries
 make a confusion matrix (TP, FP, FN, TN), and precision, recall, F1 and accuracy, each with a
-95% interval (Wilson for the three proportions; F1 by a seeded bootstrap over the queries).
+95% interval (Wilson for the three proportions; for F1 Wilson's interval of the share of TP
+among the queries it counts, mapped to F1: see :func:`stats.f1_interval`).
 Runs that could not be made (the agent did not start, a rejected credential) are errors, kept
 out of every count.
 """
@@ -12,7 +13,6 @@ out of every count.
 from __future__ import annotations
 
 import json
-import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,11 +20,11 @@ from typing import Any
 
 from pytest_plugin_evals.model import GraderSpec, fired_skill, names_skill
 from pytest_plugin_evals.records import CaseInfo
-from pytest_plugin_evals.stats import Interval, wilson
+from pytest_plugin_evals.reporting.trigger_change import changes
+from pytest_plugin_evals.stats import Interval, f1_interval, wilson
 
 #: skill-creator's cut: a query triggered when its rate is at least this.
 TRIGGER_RATE = 0.5
-BOOTSTRAP = 1000
 
 
 def _spec(case: CaseInfo) -> GraderSpec | None:
@@ -68,6 +68,8 @@ class QueryResult:
 class SkillTriggers:
     skill: str
     queries: tuple[QueryResult, ...]
+    #: In an A/B: the same queries in the baseline arm (the plugin at ``git:REF``), in order.
+    baseline: SkillTriggers | None = None
 
     def counts(self) -> dict[str, int]:
         c = Counter[str]()
@@ -88,31 +90,9 @@ class SkillTriggers:
         return {
             "precision": (_ratio(tp, tp + fp), wilson(tp, tp + fp)),
             "recall": (_ratio(tp, tp + fn), wilson(tp, tp + fn)),
-            "f1": (_f1(tp, fp, fn), self._f1_interval()),
+            "f1": (_f1(tp, fp, fn), f1_interval(tp, fp, fn)),
             "accuracy": (_ratio(tp + tn, tp + fp + fn + tn), wilson(tp + tn, tp + fp + fn + tn)),
         }
-
-    def _f1_interval(self) -> Interval | None:
-        decided = [q for q in self.queries if q.triggered is not None]
-        if len(decided) < 2:
-            return None
-        rng = random.Random(0)
-        values = []
-        for _ in range(BOOTSTRAP):
-            sample = [decided[rng.randrange(len(decided))] for _ in decided]
-            tp = sum(1 for q in sample if q.should_trigger and q.triggered)
-            fp = sum(1 for q in sample if not q.should_trigger and q.triggered)
-            fn = sum(1 for q in sample if q.should_trigger and not q.triggered)
-            f1 = _f1(tp, fp, fn)
-            if f1 is not None:
-                values.append(f1)
-        if not values:
-            return None
-        values.sort()
-        return (
-            values[int(0.025 * len(values))],
-            values[min(len(values) - 1, int(0.975 * len(values)))],
-        )
 
     def instead(self) -> dict[str, int]:
         """Sibling skills that fired, and in how many runs, over every query."""
@@ -142,35 +122,51 @@ def _input(text: str) -> Any:
 
 
 def trigger_results(cases: Sequence[Any]) -> tuple[SkillTriggers, ...]:
-    """The trigger results of a session's cases (:class:`CaseResult`), skill by skill."""
-    by_skill: dict[str, list[QueryResult]] = {}
+    """The trigger results of a session's cases (:class:`CaseResult`), skill by skill; in an
+    A/B (``--eval-baseline-plugin``) each skill also has the baseline arm's (``baseline``)."""
+    by_skill: dict[str, list[tuple[QueryResult, QueryResult | None]]] = {}
     for case in cases:
         spec = _spec(case.case)
         if case.case.source != "trigger_eval" or spec is None:
             continue
         skill = str(spec.config.get("skill") or "")
-        folder = str(spec.config.get("folder") or skill)
-        runs = fired = errors = 0
-        instead = Counter[str]()
-        for record in case.with_runs:
-            result = record.result
-            if result.infra_error or not result.graded:
-                errors += 1
-                continue
-            runs += 1
-            found = [
-                f
-                for c in result.tool_call_list
-                if (f := fired_skill(c.name, _input(c.input), c.is_error)) is not None
-            ]
-            fired += any(names_skill(f, skill, folder) for f in found)
-            instead.update({f[:80] for f in found if not names_skill(f, skill, folder)})
-        query = QueryResult(
-            case.case.prompt, bool(spec.config.get("should_trigger")), runs, fired, errors,
-            dict(instead),
-        )  # fmt: skip
-        by_skill.setdefault(skill, []).append(query)
-    return tuple(SkillTriggers(s, tuple(qs)) for s, qs in sorted(by_skill.items()))
+        before = _query(case, spec, case.without_runs) if case.baseline else None
+        by_skill.setdefault(skill, []).append((_query(case, spec, case.with_runs), before))
+    found = []
+    for skill, pairs in sorted(by_skill.items()):
+        baseline = None
+        if any(b is not None for _, b in pairs):  # a query without baseline runs: not counted
+            empty = [QueryResult(a.query, a.should_trigger, 0, 0, 0) for a, _ in pairs]
+            baseline = SkillTriggers(
+                skill, tuple(b or e for (_, b), e in zip(pairs, empty, strict=True))
+            )
+        found.append(SkillTriggers(skill, tuple(a for a, _ in pairs), baseline))
+    return tuple(found)
+
+
+def _query(case: Any, spec: GraderSpec, records: Sequence[Any]) -> QueryResult:
+    """One query's result over the runs of one arm."""
+    skill = str(spec.config.get("skill") or "")
+    folder = str(spec.config.get("folder") or skill)
+    runs = fired = errors = 0
+    instead = Counter[str]()
+    for record in records:
+        result = record.result
+        if result.infra_error or not result.graded:
+            errors += 1
+            continue
+        runs += 1
+        found = [
+            f
+            for c in result.tool_call_list
+            if (f := fired_skill(c.name, _input(c.input), c.is_error)) is not None
+        ]
+        fired += any(names_skill(f, skill, folder) for f in found)
+        instead.update({f[:80] for f in found if not names_skill(f, skill, folder)})
+    return QueryResult(
+        case.case.prompt, bool(spec.config.get("should_trigger")), runs, fired, errors,
+        dict(instead),
+    )  # fmt: skip
 
 
 def _num(value: float | None) -> str:
@@ -181,23 +177,47 @@ def _interval(interval: Interval | None) -> str:
     return "" if interval is None else f" [{interval[0]:.2f}, {interval[1]:.2f}]"
 
 
-def trigger_lines(results: Sequence[SkillTriggers]) -> list[str]:
-    """The terminal's trigger section: one block per skill."""
+def _shown(value: float | None, interval: Interval | None) -> str:
+    return f"{_num(value)}{_interval(interval)}".ljust(17)
+
+
+def _signed(value: float | None, interval: Interval | None) -> str:
+    if value is None:
+        return "—"
+    shown = "" if interval is None else f" [{interval[0]:+.2f}, {interval[1]:+.2f}]"
+    return f"{value:+.2f}{shown}"
+
+
+def _matrix(skill: SkillTriggers) -> str:
+    m = skill.counts()
+    return f"TP {m['tp']} FP {m['fp']} FN {m['fn']} TN {m['tn']}" + (
+        f" · {skill.errors} run(s) not made (errors, not counted)" if skill.errors else ""
+    )
+
+
+def trigger_lines(results: Sequence[SkillTriggers], before: str = "the baseline") -> list[str]:
+    """The terminal's trigger section: one block per skill; in an A/B each number before
+    (``before`` names the baseline) → after, and the difference with its interval."""
     lines: list[str] = []
     for skill in results:
-        m = skill.counts()
-        lines.append(
-            f"TRIGGERS {skill.skill}: {len(skill.queries)} queries · "
-            f"TP {m['tp']} FP {m['fp']} FN {m['fn']} TN {m['tn']}"
-            + (f" · {skill.errors} run(s) not made (errors, not counted)" if skill.errors else "")
-        )
-        lines.append(
-            "  "
-            + " · ".join(
-                f"{name} {_num(value)}{_interval(interval)}"
-                for name, (value, interval) in skill.metrics().items()
+        lines.append(f"TRIGGERS {skill.skill}: {len(skill.queries)} queries · {_matrix(skill)}")
+        changed = changes(skill, skill.baseline)
+        if changed is None or skill.baseline is None:
+            lines.append(
+                "  "
+                + " · ".join(
+                    f"{name} {_num(value)}{_interval(interval)}"
+                    for name, (value, interval) in skill.metrics().items()
+                )
             )
-        )
+        else:  # each line under 80 columns
+            lines.append(f"  before ({before}): {_matrix(skill.baseline)}")
+            lines.append("  before → after, Δ = after − before (95% intervals)")
+            for name, c in changed.items():
+                lines.append(
+                    f"  {name:<9} {_shown(c.before, c.before_interval)} → "
+                    f"{_shown(c.after, c.after_interval)} Δ {_signed(c.difference, c.interval)}"
+                )
         instead = skill.instead()
         if instead:
             lines.append(
@@ -211,33 +231,49 @@ def trigger_lines(results: Sequence[SkillTriggers]) -> list[str]:
 
 
 def trigger_json(results: Sequence[SkillTriggers]) -> list[dict[str, Any]]:
-    """The JSON document's ``triggers`` section."""
+    """The JSON document's ``triggers`` section; in an A/B each skill's ``baseline`` holds the
+    same numbers for the baseline arm and the ``difference`` (after − before) of each."""
     out = []
     for skill in results:
-        metrics = {
-            name: {"value": value, "interval": list(interval) if interval else None}
-            for name, (value, interval) in skill.metrics().items()
-        }
-        out.append(
-            {
-                "skill": skill.skill,
-                "matrix": skill.counts(),
-                **metrics,
-                "errors": skill.errors,
-                "firedInstead": skill.instead(),
-                "queries": [
-                    {
-                        "query": q.query,
-                        "shouldTrigger": q.should_trigger,
-                        "runs": q.runs,
-                        "fired": q.fired,
-                        "rate": q.rate,
-                        "triggered": q.triggered,
-                        "errors": q.errors,
-                        "firedInstead": q.instead,
+        entry = {"skill": skill.skill, **_numbers(skill)}
+        changed = changes(skill, skill.baseline)
+        if changed is not None and skill.baseline is not None:
+            entry["baseline"] = {
+                **_numbers(skill.baseline),
+                "difference": {
+                    name: {
+                        "value": c.difference,
+                        "interval": list(c.interval) if c.interval else None,
                     }
-                    for q in skill.queries
-                ],
+                    for name, c in changed.items()
+                },
             }
-        )
+        out.append(entry)
     return out
+
+
+def _numbers(skill: SkillTriggers) -> dict[str, Any]:
+    """One arm's numbers, as the document holds them."""
+    metrics = {
+        name: {"value": value, "interval": list(interval) if interval else None}
+        for name, (value, interval) in skill.metrics().items()
+    }
+    return {
+        "matrix": skill.counts(),
+        **metrics,
+        "errors": skill.errors,
+        "firedInstead": skill.instead(),
+        "queries": [
+            {
+                "query": q.query,
+                "shouldTrigger": q.should_trigger,
+                "runs": q.runs,
+                "fired": q.fired,
+                "rate": q.rate,
+                "triggered": q.triggered,
+                "errors": q.errors,
+                "firedInstead": q.instead,
+            }
+            for q in skill.queries
+        ],
+    }

@@ -2,8 +2,9 @@
 
 The file sits in a skill's ``evals/`` folder (the skill is the folder holding it, with its
 ``SKILL.md``) or in an evals folder beside the skill's ``SKILL.md``. Each query is a case run
-in the with arm only, ``runs`` times (3 unless ``--eval-runs``), graded by one ``skill_fired``
-grader: the run is right when the skill fired as ``should_trigger`` says.
+in the with arm only (and in the baseline arm under ``--eval-baseline-plugin``), ``runs`` times
+(3 unless ``--eval-runs``), graded by one ``skill_fired`` grader: the run is right when the
+skill fired as ``should_trigger`` says.
 """
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ def test_the_math_olympiad_trigger_suite(
         [
             "TRIGGERS math-olympiad: 20 queries · TP 7 FP 1 FN 3 TN 9",
             "  precision 0.88 [[]0.53, 0.98] · recall 0.70 [[]0.40, 0.89] · "
-            "f1 0.78 [[]0.50, 0.95] · accuracy 0.80 [[]0.58, 0.92]",
+            "f1 0.78 [[]0.52, 0.92] · accuracy 0.80 [[]0.58, 0.92]",
             "  fired instead: math-olympiad:proof-notes (1 run(s))",
         ]
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import sys
 import time
@@ -16,7 +17,8 @@ import pytest
 from tests.helpers import live_processes, write_tree
 
 #: Logs when it started and ended (and its pid) under $EVAL_LOG_DIR, sleeping $EVAL_NAP first;
-#: the with arm's second run sleeps $EVAL_LONG_NAP instead when that is set.
+#: the with arm's second run sleeps $EVAL_LONG_NAP instead when that is set, each arm's first
+#: run $EVAL_FIRST_NAP.
 TIMED_AGENT = """\
 import json, os, sys, time
 sys.stdin.read()
@@ -28,6 +30,8 @@ with open(log, "w") as fh:
 nap = float(os.environ.get("EVAL_NAP", "0.5"))
 if name == "with-2" and os.environ.get("EVAL_LONG_NAP"):
     nap = float(os.environ["EVAL_LONG_NAP"])
+if os.environ.get("EVAL_FIRST_NAP") and name.endswith("-1"):
+    nap = float(os.environ["EVAL_FIRST_NAP"])
 time.sleep(nap)
 with open(log, "w") as fh:
     json.dump({"start": start, "end": time.time(), "pid": os.getpid()}, fh)
@@ -120,6 +124,37 @@ def test_a_worker_keeps_more_than_two_runs_in_flight(
     # goes to one worker): up to 12 / 2 = 6 runs in flight in it. Before, a worker had its
     # item's run and the next one's.
     assert most_at_once(spans(logs)) == 6
+
+
+@pytest.mark.workers
+def test_the_progress_line_counts_the_runs_made_ahead(
+    pytester: pytest.Pytester,
+    timed: tuple[str, Path],
+    plugin_args: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each arm's first run is quick, the others take seconds and are started ahead: while
+    they go on, the progress line counts them in flight (under -n2 with two cases, one per
+    worker, more than one run per worker), not only the items pytest has begun."""
+    agent, _ = timed
+    (pytester.path / "evals/tell/graders").mkdir(parents=True)
+    for name in ("prompt.md", "graders/answer.md"):
+        (pytester.path / "evals/tell" / name).write_text(
+            (pytester.path / "evals/ask" / name).read_text()
+        )
+    monkeypatch.setenv("EVAL_FIRST_NAP", "0.3")
+    monkeypatch.setenv("EVAL_NAP", "5")
+    result = pytester.runpytest(
+        "evals", *plugin_args, "-v", "--dist", "loadscope", "--eval-agent", agent,
+        "--eval-run-ahead", "always", "--eval-progress", "0.2",
+    )  # fmt: skip
+    result.assert_outcomes(passed=12)
+    counts = [
+        int(found.group(1))
+        for line in result.outlines
+        if (found := re.match(r"evals: \d+/12 runs done · (\d+) in flight", line))
+    ]
+    assert counts and max(counts) >= 3, result.stdout.str()
 
 
 def test_off_makes_one_run_at_a_time(pytester: pytest.Pytester, timed: tuple[str, Path]) -> None:

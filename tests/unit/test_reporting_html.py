@@ -342,3 +342,44 @@ def test_a_comparison_is_read_leniently():
     assert dict(view.counts)["worse"] == 1 and view.regressed is True
     assert comparison_view({"comparison": None}) is None
     assert comparison_view({}) is None
+
+
+def test_compiled_templates_are_kept_for_the_next_session(tmp_path, monkeypatch):
+    import jinja2
+
+    from pytest_plugin_evals.reporting import html
+
+    monkeypatch.setattr(html, "TEMPLATE_CACHE", str(tmp_path / "compiled"))
+    monkeypatch.setattr(html.sys, "dont_write_bytecode", False)
+    html._environment.cache_clear()
+    c = case("capital")
+    result = summary([record(c, "with", 1, [ANSWER_OK]), record(c, "without", 1)])
+    first = render_html(result)
+    assert len(list((tmp_path / "compiled").glob("__jinja2_*.cache"))) == 2  # report and parts
+
+    html._environment.cache_clear()  # the next session: loaded, not compiled
+    compiled = []
+    monkeypatch.setattr(jinja2.Environment, "compile", lambda *a, **k: compiled.append(a) or 1 / 0)
+    try:
+        assert render_html(result) == first
+    finally:
+        html._environment.cache_clear()
+    assert compiled == []
+
+
+def test_a_cache_folder_that_cannot_be_written_only_means_compiling(tmp_path, monkeypatch):
+    from pytest_plugin_evals.reporting import html
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setattr(html.sys, "dont_write_bytecode", False)
+    for folder in (blocker / "compiled", tmp_path / "unwritten"):
+        monkeypatch.setattr(html, "TEMPLATE_CACHE", str(folder))
+        html._environment.cache_clear()
+        c = case("capital")
+        try:
+            assert "capital" in render_html(summary([record(c, "with", 1, [ANSWER_OK])]))
+        finally:
+            html._environment.cache_clear()
+        monkeypatch.setattr(html.sys, "dont_write_bytecode", True)  # then: PYTHONDONTWRITEBYTECODE
+    assert not (tmp_path / "unwritten").exists()
