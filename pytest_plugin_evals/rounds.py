@@ -37,6 +37,8 @@ class CaseRounds:
     next_round: int = 1
     decision: Decision | None = None
     stop: Stop | None = None
+    #: The spread of its Δ after each round that entered its sequence.
+    spreads: list[float] = field(default_factory=list)
 
 
 class Rounds:
@@ -47,6 +49,9 @@ class Rounds:
             key: CaseRounds(most, cs=ConfidenceSequence(most)) for key, most in cases
         }
         self.margin = margin
+        #: How many rounds have entered a sequence: what the order of the runs still to make
+        #: depends on (:meth:`uncertainty`).
+        self.completed = 0
 
     def ask(self, key: Hashable, run: int, wait_over: bool = False) -> str | None:
         """None when run ``run`` of the case is to be made (issuing its round), else why not
@@ -66,6 +71,19 @@ class Rounds:
         case.issued = run
         return None
 
+    def uncertainty(self, key: Hashable, run: int) -> float:
+        """How uncertain the case is, for the place of its run ``run`` among the runs still
+        to make (the least certain first): the width of its Δ's 95% interval after round
+        ``run − 2`` (the last round every case has completed when run ``run`` is put in its
+        place: rounds run in order, and the next item is fixed one ahead; so all cases are
+        compared after the same rounds), 2 (the widest) before then, 0 once it stopped (its
+        runs are not made)."""
+        case = self.cases.get(key)
+        if case is None or case.stop is not None:
+            return 0.0
+        known = min(run - 2, len(case.spreads))
+        return case.spreads[known - 1] if known >= 1 else 2.0
+
     def stop_all(self, reason: Stop) -> None:
         """No case issues another round (the cost ceiling): each says it stopped so."""
         for case in self.cases.values():
@@ -84,12 +102,20 @@ class Rounds:
             a, b = pair[True], pair[False]
             if a is not None and b is not None:
                 changed = case.cs.add(a, b) or changed
+                case.spreads.append(case.cs.spread())
+                self.completed += 1
             case.next_round += 1
         if not changed or case.stop is not None:
             return False
         case.decision = sequential.decide(case.cs, self.margin)
-        case.stop = sequential.should_stop(case.cs, self.margin, self._survives(key))
+        case.stop = sequential.should_stop(case.cs, self.margin, self._survives(key), self._level())
         return case.stop is not None
+
+    def _level(self) -> float:
+        """The level a case's futility is judged at: Benjamini–Hochberg's for one more
+        discovery than the cases decided so far."""
+        decided = sum(c.stop is not None and c.stop.why == "decided" for c in self.cases.values())
+        return decisions.FDR * (decided + 1) / len(self.cases)
 
     def _survives(self, key: Hashable) -> bool:
         """Whether the case's verdict is decided and passes Benjamini–Hochberg over every

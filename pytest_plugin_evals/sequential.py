@@ -1,25 +1,33 @@
 """Sequential runs (``--eval-runs auto``): a group-sequential design for a case's Δ (pure).
 
 A case's arms run in rounds: round ``r`` is run ``r`` of each arm. The case is analysed at a
-fixed schedule of **looks** (:func:`looks`: three for a budget of 20 runs per arm, after
-rounds 3, 10 and 20), and at each look its Δ gets Newcombe's interval (the one every
-fixed-runs case gets, :mod:`pytest_plugin_evals.stats`) at a wider level: **Pocock's
-group-sequential boundary** (Pocock 1977), which keeps the chance of a wrong "better" or
-"worse" over all the looks together at 5% although the case is looked at several times. It
-is taken for two looks more than the case has (2.413, five looks' constant, for three
-looks): Pocock's constants assume normal increments, and with pass/fail runs and few runs
-per arm the three-look constant (2.289) let 5.8% of null cases through in simulation.
-Below 5% (a false discovery rate level, a p-value's search) the boundary is scaled with the
-normal quantile, which is conservative (Pocock's own constants grow more slowly). The simulation in
-``bench/bench_decisions.py`` shows the error rate it keeps.
+fixed schedule of **looks** (:func:`looks`: after rounds 2, 3, 6, 10 and 20 for a budget of
+20 runs per arm), and at each look its Δ gets Newcombe's interval (the one every fixed-runs
+case gets, :mod:`pytest_plugin_evals.stats`) at a wider level: an **O'Brien–Fleming-shaped
+boundary** ``z_k = C · √(most / n_k)`` (O'Brien & Fleming 1979), which asks an early look
+for overwhelming evidence and leaves the last look at almost the level of a fixed design, so
+the looks cost little power. ``C`` (:data:`BOUNDARY_BY_BUDGET`: 2.00 for the default budget)
+is calibrated **exactly** for pass/fail runs, not taken from normal theory:
+:func:`false_call_chance` computes, by recursion over the arms' counts at each look, the
+chance that some look calls a case with no effect better or worse, and ``C`` is the smallest
+value that keeps it at or below 5% for every pass rate (4.7% at worst for 20 runs per arm;
+tests/unit/test_sequential.py recomputes it). Below 5% (a false
+discovery rate level, a p-value's search) the boundary is scaled with the normal quantile.
 
-Why this and not an anytime-valid confidence sequence (a betting one, Waudby-Smith & Ramdas
-2023): both were simulated on the benchmark suite; with 20 runs per arm at most, the betting
+Stopping for **futility** is where the runs are saved: at a look before the last, a case
+stops as inconclusive when its *conditional power* — the chance that its last look would
+decide it if its arms' means stayed where they are — is below :data:`FUTILITY_POWER`, at
+the level the session's false discovery rate control would ask of it (Benjamini–Hochberg's
+``q · (decided + 1) / cases``: the level of one more discovery), not at 5%. Futility is
+non-binding — it only removes looks — so it can only lower the error rate, and the boundary
+is calibrated without it.
+
+Why not an anytime-valid confidence sequence (a betting one, Waudby-Smith & Ramdas 2023):
+both were simulated on the benchmark suite; with 20 runs per arm at most, the betting
 sequence decided almost nothing once the session's false discovery rate control was applied
-(it pays for looking after every single round), while three planned looks keep the power of a
-fixed design (more looks stop a little earlier but decide less). Stopping for futility, a
-budget or a cost ceiling only removes looks (non-binding), which can only lower the error
-rate.
+(it pays for looking after every single round). Why not Pocock's boundary (the same at every
+look): it spends the error rate evenly, so the last look, where most verdicts are reached,
+needs z ≈ 2.4–2.6 instead of 2.02; on the benchmark it decided fewer cases with more runs.
 
 The verdict at a look reads that interval as :mod:`pytest_plugin_evals.decisions` reads any
 other (better / worse / equivalent inside ``±margin`` / inconclusive); its p-value is the
@@ -29,6 +37,7 @@ unchanged. A case's final verdict is the one of its last look, the one its stopp
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -36,10 +45,21 @@ from pytest_plugin_evals import decisions, stats
 from pytest_plugin_evals.decisions import Decision
 from pytest_plugin_evals.stats import Interval
 
-#: Pocock's boundary (two-sided 5%) for K equally weighted looks.
-POCOCK = {1: 1.960, 2: 2.178, 3: 2.289, 4: 2.361, 5: 2.413}
 #: The shares of the budget at which a case is looked at.
-LOOK_SHARES = (0.15, 0.5, 1.0)
+LOOK_SHARES = (0.1, 0.15, 0.3, 0.5, 1.0)
+#: ``C`` of the boundary ``C · √(most / n)`` at a two-sided 5%, for each budget ``most``: the
+#: smallest, in steps of 0.02 from 1.96, at which :func:`false_call_chance` stays at or below
+#: 5% for every pass rate 0.025, 0.05 … 0.975 (computed once; tests recompute a few).
+BOUNDARY_BY_BUDGET: dict[int, float] = {
+    2: 2.20, 3: 1.96, 4: 2.28, 5: 2.08, 6: 1.98, 7: 2.22, 8: 2.10, 9: 2.02, 10: 1.96,
+    11: 2.18, 12: 2.08, 13: 2.02, 14: 2.04, 15: 2.00, 16: 2.16, 17: 2.10, 18: 2.04,
+    19: 2.04, 20: 2.00, 21: 1.98, 22: 2.14, 23: 2.10, 24: 2.06, 25: 2.04, 26: 2.04,
+    27: 2.00, 28: 1.98, 29: 1.98, 30: 2.08, 31: 2.06, 32: 2.04, 33: 2.04, 34: 2.02,
+    35: 2.00, 36: 2.02, 37: 2.00, 38: 2.08, 39: 2.06, 40: 2.04, 41: 2.02, 42: 2.02,
+    43: 2.02, 44: 2.00, 45: 2.00, 46: 2.00, 47: 2.08, 48: 2.06, 49: 2.04, 50: 2.28,
+}  # fmt: skip
+#: Below this conditional power at a look before the last, a case stops for futility.
+FUTILITY_POWER = 0.5
 #: The default most runs per arm under ``--eval-runs auto``.
 DEFAULT_MAX_RUNS = 20
 #: The fewest rounds before the first look.
@@ -52,17 +72,43 @@ def looks(most: int) -> tuple[int, ...]:
     return tuple(found)
 
 
-#: How many looks' worth of Pocock's boundary a case's looks get: two more than it has.
-#: Pocock's constants assume normal increments; with pass/fail runs and a few runs per arm
-#: three looks at their own constant (2.289) let 5.8% of null cases through at p = 0.5
-#: (simulated, 4000 cases), the constant of five looks (2.413) 4.2%.
-EXTRA_LOOKS = 2
+def boundary(most: int, z: float = stats.Z95, look: int | None = None) -> float:
+    """The ``z`` of Newcombe's interval at the look after ``look`` rounds (the last look
+    when None): ``C · √(most / look)``, scaled to the level of ``z``."""
+    n = most if look is None else max(1, min(most, look))
+    return constant(most) * math.sqrt(most / n) * z / stats.Z95
 
 
-def boundary(most: int, z: float = stats.Z95) -> float:
-    """The ``z`` of Newcombe's interval at a look: Pocock's (for :data:`EXTRA_LOOKS` more
-    looks than the case has), scaled to the level of ``z``."""
-    return POCOCK[min(len(POCOCK), len(looks(most)) + EXTRA_LOOKS)] * z / stats.Z95
+def constant(most: int) -> float:
+    """``C`` for a budget of ``most`` rounds (beyond the table: its largest, conservative)."""
+    return BOUNDARY_BY_BUDGET.get(most, max(BOUNDARY_BY_BUDGET.values()))
+
+
+def false_call_chance(most: int, p: float, z: float = stats.Z95) -> float:
+    """The exact chance that some look calls a case better or worse when both arms pass with
+    probability ``p`` (pass/fail runs, no futility stop, the boundary at the level of
+    ``z``): the arms' pass counts are followed look by look, a count pair that crosses the
+    boundary is a false call and leaves the recursion."""
+    alive = {(0, 0): 1.0}
+    before = 0
+    wrong = 0.0
+    for n in looks(most):
+        step = n - before
+        weights = [math.comb(step, k) * p**k * (1 - p) ** (step - k) for k in range(step + 1)]
+        grown: dict[tuple[int, int], float] = {}
+        for (a, b), w in alive.items():
+            for i, wi in enumerate(weights):
+                for j, wj in enumerate(weights):
+                    grown[(a + i, b + j)] = grown.get((a + i, b + j), 0.0) + w * wi * wj
+        alive = {}
+        zn = boundary(most, z, n)
+        for (a, b), w in grown.items():
+            if stats.excludes_zero(stats.newcombe(a, n, b, n, zn)):
+                wrong += w
+            else:
+                alive[(a, b)] = w
+        before = n
+    return wrong
 
 
 @dataclass
@@ -92,10 +138,16 @@ class ConfidenceSequence:
         if self.looked == 0:
             return None
         a, b = self.at_look
-        return stats.newcombe(a, self.looked, b, self.looked, boundary(self.most, z))
+        return stats.newcombe(a, self.looked, b, self.looked, boundary(self.most, z, self.looked))
 
     def interval(self) -> Interval | None:
         return self.interval_at(stats.Z95)
+
+    def spread(self) -> float:
+        """How uncertain Δ is now: the width of its 95% interval over every round so far (not
+        only at the looks), 2 (the widest) before the first round."""
+        found = stats.newcombe(self.with_sum, self.n, self.without_sum, self.n) if self.n else None
+        return 2.0 if found is None else found[1] - found[0]
 
 
 def sequence_of(pairs: Sequence[tuple[float, float]], most: int) -> ConfidenceSequence:
@@ -112,16 +164,19 @@ def decide(cs: ConfidenceSequence, margin: float) -> Decision | None:
 
 
 def futile(cs: ConfidenceSequence, margin: float, alpha: float = 1 - stats.LEVEL) -> bool:
-    """Whether the case can no longer be decided within its budget if its arms' means stayed
-    where they are: at the last look (``most`` rounds) their interval at the level ``alpha``
-    it needs (the session's false discovery rate control asks more than 5% of a case) would
-    still be inconclusive. Checked at a look; it stops a case early, never changes a
+    """Whether the case can likely no longer be decided within its budget: at a look before
+    the last, its conditional power under the current trend (its arms' means staying where
+    they are) is below :data:`FUTILITY_POWER` at the level ``alpha`` it needs. That power is
+    ``Φ((Z_n / √t − c) / √(1 − t))`` (``t = n / most``, ``c`` the last look's boundary), so
+    it is below ``γ`` exactly when the interval of the means projected to ``most`` rounds, at
+    ``c + √(1 − t) · Φ⁻¹(γ)``, stays inconclusive. It stops a case early, never changes a
     verdict."""
     if cs.looked == 0 or cs.n >= cs.most:
         return False
     pa, pb, most = cs.with_sum / cs.n, cs.without_sum / cs.n, cs.most
-    z = stats.normal_quantile(1 - alpha / 2)
-    projected = stats.newcombe(pa * most, most, pb * most, most, boundary(most, z))
+    last = boundary(most, stats.normal_quantile(1 - alpha / 2))
+    shift = math.sqrt(1 - cs.n / most) * stats.normal_quantile(FUTILITY_POWER)
+    projected = stats.newcombe(pa * most, most, pb * most, most, max(1e-6, last + shift))
     return decisions.classify(projected, margin) == "inconclusive"
 
 

@@ -26,6 +26,10 @@ if TYPE_CHECKING:
     from pytest_plugin_evals.runner import RunOutcome
     from pytest_plugin_evals.shards import ShardPlan
 
+#: session: each item's place in the session (:func:`.runs._positions` computes it; the
+#: rounds of ``--eval-runs auto`` reorder the items, and say where they now are).
+positions_key: pytest.StashKey[dict[str, int]] = pytest.StashKey()
+
 #: The ``user_properties`` key every eval item reports its record under (one JSON string; see
 #: :mod:`pytest_plugin_evals.records`). JUnit shows it as a ``<property>``.
 RECORD_PROPERTY = "plugin_evals"

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_plugin_evals.model import SECOND_ARMS
+from pytest_plugin_evals.plugin.keys import positions_key
 from pytest_plugin_evals.plugin.nodeids import case_unit
 from pytest_plugin_evals.plugin.reported import record_of
 from pytest_plugin_evals.records import RunRecord, SkippedRun
@@ -102,6 +103,8 @@ class Decider:
         self.reported: set[str] = set()
         self.costs: list[float] = []
         self.channels: list[Any] = []
+        #: The rounds completed when the runs still to make were last put in order.
+        self.ordered_at = 0
 
     def expect(self, nodeids: Iterable[str]) -> None:
         """The selected items (once): every two-arm case, and its most runs per arm."""
@@ -181,6 +184,25 @@ class Decider:
             self.reported.add(report.nodeid)
             self.rounds.report(unit, first, run, score)
 
+    def reordered(self) -> bool:
+        """Whether a round completed since the runs still to make were last put in order
+        (and note that they are now)."""
+        with self.lock:
+            if self.rounds is None or self.rounds.completed == self.ordered_at:
+                return False
+            self.ordered_at = self.rounds.completed
+            return True
+
+    def order_key(self, nodeid: str, index: int) -> tuple[int, float, int]:
+        """Where a run still to make goes: its round first (every case gains a round before any
+        gains two), then the least certain case first (the widest Δ interval), then its
+        place in the collection. Another item keeps its place ahead of them."""
+        parsed = parse(nodeid)
+        if self.rounds is None or parsed is None or parsed[0] not in self.rounds.cases:
+            return (0, 0.0, index)
+        unit, _, run = parsed
+        return (run, -self.rounds.uncertainty(unit, run), index)
+
     def stops(self) -> dict[tuple[str, str | None], tuple[int, int, Stop | None]]:
         """Each case: the rounds it took, its most, and why it stopped (None: it ran them
         all without a stop, or is still running)."""
@@ -216,8 +238,9 @@ class Asker:
 class RoundsHooks:
     """The controller's hooks (registered at ``-n 0`` and on the xdist controller)."""
 
-    def __init__(self, decider: Decider) -> None:
+    def __init__(self, decider: Decider, config: pytest.Config) -> None:
         self.decider = decider
+        self.config = config
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -245,6 +268,14 @@ class RoundsHooks:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Any:
         yield
         self.decider.take(report)
+        if self.config.pluginmanager.has_plugin("dsession") and self.decider.reordered():
+            reorder_pending(self.config, self.decider)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+        yield
+        if nextitem is not None and self.decider.reordered():
+            reorder_session(item.session, nextitem, self.decider)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         line = summary_line(self.decider)
@@ -288,6 +319,34 @@ def order_rounds(items: list[pytest.Item]) -> None:
     items[:] = [items[i] for i in order]
 
 
+def reorder_session(session: pytest.Session, nextitem: pytest.Item, decider: Decider) -> None:
+    """At ``-n 0``: the items after the next one put in :meth:`Decider.order_key`'s order;
+    those whose runs were already granted (made ahead) keep their places in front."""
+    items = session.items
+    try:
+        start = items.index(nextitem) + 1
+    except ValueError:
+        return
+    rest = items[start:]
+    started = [item for item in rest if item.nodeid in decider.granted]
+    waiting = [item for item in rest if item.nodeid not in decider.granted]
+    keyed = sorted(range(len(waiting)), key=lambda i: decider.order_key(waiting[i].nodeid, i))
+    items[start:] = started + [waiting[i] for i in keyed]
+    session.stash[positions_key] = {it.nodeid: i for i, it in enumerate(items)}
+
+
+def reorder_pending(config: pytest.Config, decider: Decider) -> None:
+    """Under xdist (``--dist load``): the items the controller has not yet handed to a
+    worker put in :meth:`Decider.order_key`'s order (those a worker already holds keep
+    theirs)."""
+    dsession = config.pluginmanager.getplugin("dsession")
+    sched = getattr(dsession, "sched", None)
+    pending, collection = getattr(sched, "pending", None), getattr(sched, "collection", None)
+    if not isinstance(pending, list) or not collection:
+        return
+    pending.sort(key=lambda i: decider.order_key(collection[i], i))
+
+
 def register(config: pytest.Config, settings: EvalSettings) -> None:
     """Set up ``--eval-runs auto`` in this process: the decider on the controller, the asker
     on an xdist worker."""
@@ -300,7 +359,7 @@ def register(config: pytest.Config, settings: EvalSettings) -> None:
     decider = Decider(settings)
     config.stash[_rounds_gate_key] = decider
     config.stash[decider_key] = decider
-    config.pluginmanager.register(RoundsHooks(decider), "plugin-evals-rounds")
+    config.pluginmanager.register(RoundsHooks(decider, config), "plugin-evals-rounds")
 
 
 #: The controller's decider (read by the session to write each case's stop).

@@ -34,6 +34,7 @@ from pytest_plugin_evals.plugin.keys import (
     agents_key,
     judge_key,
     ledger_key,
+    positions_key,
     session_tag,
     shared_key,
     stamp_key,
@@ -53,8 +54,6 @@ if TYPE_CHECKING:
 #: config: this process's run maker, and its runs made ahead of their items' setup.
 maker_key: pytest.StashKey[RunMaker] = pytest.StashKey()
 run_ahead_key: pytest.StashKey[RunAhead] = pytest.StashKey()
-#: session: each item's place in the session (see :func:`_positions`).
-positions_key: pytest.StashKey[dict[str, int]] = pytest.StashKey()
 
 
 #: Why runs stop starting after a credential was rejected.

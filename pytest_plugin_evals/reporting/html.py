@@ -249,6 +249,41 @@ def _effect(result: SessionResult) -> dict[str, Any] | None:
             "total": len(deltas), "note": note, "significance": significance.strip()}  # fmt: skip
 
 
+#: At most this many earlier sessions are named for a case's reused runs.
+REUSED_SOURCES = 3
+
+
+def _sequential_rows(result: SessionResult) -> list[dict[str, Any]]:
+    """Each case run in rounds (``--eval-runs auto``): the runs per arm it took of its budget,
+    why it stopped, its verdict, and how many of its runs were reused (``--eval-reuse``)."""
+    rows = []
+    for c in result.cases:
+        stop = c.aggregates.sequential
+        if stop is None:
+            continue
+        reused = {
+            arm: sum(1 for r in runs if r.result.reused_from)
+            for arm, runs in (("with", c.with_runs), ("without", c.without_runs))
+        }
+        every = c.without_runs + c.with_runs
+        sources = sorted({r.result.reused_from for r in every if r.result.reused_from})
+        decision = c.aggregates.delta_decision
+        rows.append(
+            {
+                "case": c.label,
+                "rounds": stop.rounds,
+                "most": stop.most,
+                "stopped": stop.stopped or "not stopped",
+                "reason": stop.reason or "still running when the session ended",
+                "verdict": decision.verdict if decision is not None else "—",
+                "reused": ", ".join(f"{arm} {n}" for arm, n in reused.items() if n),
+                "sources": sources[:REUSED_SOURCES],
+                "more_sources": max(0, len(sources) - REUSED_SOURCES),
+            }
+        )
+    return rows
+
+
 def _agents(result: SessionResult) -> list[dict[str, Any]]:
     """Each agent's row of a session of several agents (``--eval-agents``)."""
     return [
@@ -293,6 +328,7 @@ def render_html(result: SessionResult, document: Mapping[str, Any] | None = None
         effect=_effect(result),
         baseline_label=_baseline_label(result),
         agents=_agents(result),
+        sequential=_sequential_rows(result),
         answer_limit=ANSWER_LIMIT,
         css=Markup(_resource("report.css")),
         js=Markup(_resource("report.js")),

@@ -65,10 +65,11 @@ class Sessions:
         out = self.pytester.path / "evals" / "results" / f"s{self.count}"
         self.log.write_text("")
         os.environ["EVAL_REUSE_LOG"] = str(self.log)
+        several = "--eval-agents" in extra
         result = self.pytester.runpytest(
             *self.plugin_args,
             "evals",
-            f"--eval-agent={self.agent}",
+            *([] if several else [f"--eval-agent={self.agent}"]),
             "--eval-unconfined",
             f"--eval-output-dir={out}",
             *extra,
@@ -290,3 +291,67 @@ def test_a_git_baseline_arm_is_reused_until_its_commit_changes(sessions: Session
     result, made, _ = sessions.run(*baseline, "--eval-reuse", "last")
     assert arms_made(made) == {"with": 6, "baseline": 6}
     result.stdout.fnmatch_lines(["*changed since: the baseline plugin"])
+
+
+def made_runs(lines: list[str]) -> dict[tuple[str, str], list[int]]:
+    """``(case, arm)`` → the runs the agent made, in order."""
+    found: dict[tuple[str, str], list[int]] = {}
+    for line in lines:
+        case, arm, run = line.split()[:3]
+        found.setdefault((case, arm), []).append(int(run))
+    return {key: sorted(runs) for key, runs in found.items()}
+
+
+def test_sequential_runs_count_reused_runs_and_top_them_up(sessions: Sessions) -> None:
+    """Under ``--eval-runs auto`` the reused without-arm runs are rounds like any other, and
+    the rounds beyond what the earlier session recorded are made."""
+    # alpha: the plugin's arm passes, the other fails (it runs to its budget); beta: a tie
+    (sessions.pytester.path / "evals" / "alpha" / "graders" / "done.md").write_text(
+        "---\ntype: regex\npattern: plugin\n---\n"
+    )
+    _, made, _ = sessions.run("--eval-runs", "3")
+    assert arms_made(made) == {"with": 6, "without": 6}
+    (sessions.pytester.path / ".claude-plugin" / "skill.md").write_text("new")
+    second, made, doc = sessions.run("--eval-runs", "auto:8", "--eval-reuse", "last", "-rs")
+    cases = {c["name"]: c for c in doc["cases"]}
+    alpha, beta = cases["alpha"]["aggregates"], cases["beta"]["aggregates"]
+    assert beta["sequential"]["stopped"] == "futility" and beta["sequential"]["runs"] == 2
+    assert alpha["sequential"]["runs"] == 8, alpha["sequential"]
+    made_now = made_runs(made)
+    assert made_now[("alpha", "with")] == list(range(1, 9))
+    assert made_now[("alpha", "without")] == [4, 5, 6, 7, 8]  # 1-3 reused, then topped up
+    assert made_now[("beta", "with")] == [1, 2]
+    assert ("beta", "without") not in made_now  # its two rounds' without runs were reused
+    first_folder = str(sessions.pytester.path / "evals" / "results" / "s1")
+    reused = {
+        c["name"]: [r["run"] for r in c["arms"]["without"] if r.get("reusedFrom") == first_folder]
+        for c in doc["cases"]
+    }
+    assert reused == {"alpha": [1, 2, 3], "beta": [1, 2]}
+    second.stdout.fnmatch_lines(["*stopped after 2 runs as inconclusive*(futility)"])
+    assert second.ret == 0
+
+
+def test_each_agent_reuses_only_its_own_runs(sessions: Sessions) -> None:
+    """Under ``--eval-agents`` a run is reused only from the same agent: two agents that swap
+    labels make all their runs again; the same agents again reuse each its own."""
+    root = sessions.pytester.path
+    other = root / "other.py"
+    other.write_text((root / "agent.py").read_text())
+    one = sessions.agent
+    two = "cmd:" + shlex.join([sys.executable, str(other)])
+    _, made, _ = sessions.run("--eval-agents", f"a={one}", "--eval-agents", f"b={two}")
+    assert arms_made(made) == {"with": 12, "without": 12}
+    (root / ".claude-plugin" / "skill.md").write_text("new")
+    swapped = ("--eval-agents", f"a={two}", "--eval-agents", f"b={one}", "--eval-reuse", "last")
+    _, made, doc = sessions.run(*swapped)
+    assert arms_made(made) == {"with": 12, "without": 12}  # a's runs are not b's
+    assert not any("reusedFrom" in r for r in runs_of(doc, "without"))
+    _, made, doc = sessions.run(*swapped)
+    assert arms_made(made) == {"with": 12}
+    second_folder = str(root / "evals" / "results" / "s2")
+    by_agent: dict[str, set[str]] = {}
+    for case in doc["cases"]:
+        for r in case["arms"]["without"]:
+            by_agent.setdefault(str(case.get("agent")), set()).add(r.get("reusedFrom"))
+    assert by_agent == {"a": {second_folder}, "b": {second_folder}}, by_agent

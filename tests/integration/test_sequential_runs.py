@@ -87,7 +87,9 @@ def check_clear_and_flip(result: Any, cases: dict[str, Any]) -> None:
     assert result.ret == 0
 
 
-@pytest.mark.parametrize("mode", [[], ["-n", "2"], ["--tx", "2*popen", "--dist", "load"]])
+@pytest.mark.parametrize(
+    "mode", [[], ["-n", "2"], ["-n", "4"], ["--tx", "2*popen", "--dist", "load"]]
+)
 def test_decided_and_futile_cases_stop(pytester: pytest.Pytester, mode: list[str]) -> None:
     """A clear effect stops once decided, a coin-flip one for futility; their remaining runs
     are skipped with the reason, never failed, and the JSON says why each case stopped, the
@@ -186,3 +188,60 @@ def test_socket_worker_asks_the_controller(pytester: pytest.Pytester, tmp_path: 
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+#: Two cases that both run to their budget: ``a`` (collected first) is the surer one after
+#: every round, ``b`` the less certain; each run notes when it started.
+ORDER_AGENT = """\
+import json, time
+LOG = {log!r}
+WITH = {{"a": lambda r: True, "b": lambda r: r % 4 != 1}}
+WITHOUT = {{"a": lambda r: r % 3 == 0, "b": lambda r: r % 4 == 3}}
+def answer(request):
+    case, arm, run = request.case.name, request.arm, request.run
+    with open(LOG, "a", encoding="utf-8") as out:
+        out.write(json.dumps([time.monotonic(), case, arm, run]) + "\\n")
+    time.sleep({pause})
+    passed = (WITH if arm == "with" else WITHOUT)[case](run)
+    return "ALPHA" if passed else "no"
+"""
+
+
+def _first_starts(log: Path) -> dict[int, list[str]]:
+    """Each round's cases in the order their first run of the round started."""
+    rows = sorted(json.loads(line) for line in log.read_text(encoding="utf-8").splitlines())
+    order: dict[int, list[str]] = {}
+    for _, case, _, run in rows:
+        seen = order.setdefault(run, [])
+        if case not in seen:
+            seen.append(case)
+    return order
+
+
+def test_the_least_certain_case_runs_first(pytester: pytest.Pytester) -> None:
+    """Within a round, the undecided cases' runs start in the order of how uncertain their Δ
+    is (the widest interval first), not in the order they were collected in."""
+    make_suite(pytester, ["a", "b"])
+    log = pytester.path / "starts.log"
+    pytester.makepyfile(seq_agent=ORDER_AGENT.format(log=str(log), pause=0))
+    result = run(pytester, "--eval-runs", "auto:12", "--eval-run-ahead", "off")
+    cases = sequential(pytester)
+    assert cases["a"]["sequential"]["runs"] == cases["b"]["sequential"]["runs"] == 12, cases
+    order = _first_starts(log)
+    assert order[1] == ["a", "b"]  # nothing known yet: the collection's order
+    assert order[2] == ["a", "b"]  # run 2 is placed before any case has a round
+    assert all(order[r] == ["b", "a"] for r in range(3, 13)), sorted(order.items())
+    assert result.ret == 0
+
+
+def test_the_least_certain_case_runs_first_under_xdist(pytester: pytest.Pytester) -> None:
+    """Under xdist the controller puts the runs it has not yet handed to a worker in that
+    order: ``b``'s runs start first in most later rounds (a worker's queue keeps its own)."""
+    make_suite(pytester, ["a", "b"])
+    log = pytester.path / "starts.log"
+    pytester.makepyfile(seq_agent=ORDER_AGENT.format(log=str(log), pause=0.3))
+    result = run(pytester, "--eval-runs", "auto:12", "-n", "2")
+    assert result.ret == 0
+    order = _first_starts(log)
+    ahead = [r for r in range(5, 13) if order[r][0] == "b"]
+    assert len(ahead) >= 6, sorted(order.items())

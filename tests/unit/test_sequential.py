@@ -6,15 +6,51 @@ import random
 
 import pytest
 
-from pytest_plugin_evals import sequential
+from pytest_plugin_evals import sequential, stats
 from pytest_plugin_evals.rounds import WAIT, Rounds
 
 
 def test_looks_are_planned_shares_of_the_budget() -> None:
-    assert sequential.looks(20) == (3, 10, 20)
-    assert sequential.looks(12) == (2, 6, 12)
+    assert sequential.looks(20) == (2, 3, 6, 10, 20)
+    assert sequential.looks(12) == (2, 4, 6, 12)
     assert sequential.looks(2) == (2,)
-    assert sequential.boundary(20) == pytest.approx(2.413)
+    # O'Brien–Fleming's shape: overwhelming evidence early, almost a fixed design's level last
+    assert sequential.boundary(20) == pytest.approx(2.00)
+    assert sequential.boundary(20, look=5) == pytest.approx(4.00)
+
+
+@pytest.mark.parametrize("p", [i / 20 for i in range(1, 20)])
+def test_the_boundary_keeps_five_percent_exactly_for_pass_fail_runs(p: float) -> None:
+    """The exact chance, over all five looks of ``auto:20``, that a case with no effect is
+    called better or worse (no futility stop, which could only lower it): at most 5% at
+    every pass rate, and at 1% at most 1%."""
+    assert sequential.false_call_chance(20, p) <= 0.05
+    assert sequential.false_call_chance(20, p, stats.normal_quantile(0.995)) <= 0.01
+
+
+@pytest.mark.parametrize("most", [4, 7, 12, 31])
+def test_every_budget_has_its_own_calibrated_boundary(most: int) -> None:
+    """Pass/fail counts are discrete: another budget needs another ``C``. Each budget's keeps
+    5%, and the next smaller step would not (it is the smallest that does)."""
+    grid = [i / 40 for i in range(1, 40)]
+    assert max(sequential.false_call_chance(most, p) for p in grid) <= 0.05
+    smaller = sequential.constant(most) - 0.02
+    scale = smaller / sequential.constant(most)
+    assert max(sequential.false_call_chance(most, p, scale * stats.Z95) for p in grid) > 0.05
+
+
+def test_the_exact_chance_is_what_a_simulation_finds() -> None:
+    """The recursion and a plain simulation of the same looks (no futility) agree."""
+    rng = random.Random(3)
+    wrong = 0
+    for _ in range(4000):
+        cs = sequential.ConfidenceSequence(20)
+        for _r in range(20):
+            cs.add(float(rng.random() < 0.5), float(rng.random() < 0.5))
+            if cs.looked == cs.n and stats.excludes_zero(cs.interval()):
+                wrong += 1
+                break
+    assert abs(wrong / 4000 - sequential.false_call_chance(20, 0.5)) < 0.012
 
 
 def _false_calls(p: float, reps: int, rng: random.Random) -> float:
@@ -34,9 +70,10 @@ def _false_calls(p: float, reps: int, rng: random.Random) -> float:
 
 
 @pytest.mark.parametrize("p", [0.2, 0.5, 0.8])
-def test_looking_three_times_keeps_false_calls_at_five_percent(p: float) -> None:
-    """Under no effect, the chance that any of the three looks calls a case better or worse
-    stays below 5% (4.2% at p = 0.5 over 3000 cases; here fewer, with room for noise)."""
+def test_looking_five_times_keeps_false_calls_at_five_percent(p: float) -> None:
+    """Under no effect, the chance that any of the looks calls a case better or worse, with
+    the stopping rule (futility included) applied as the controller applies it, stays at or
+    below 5% (here 1000 cases, with room for noise)."""
     assert _false_calls(p, 1000, random.Random(7)) <= 0.05 + 0.01
 
 
@@ -44,13 +81,12 @@ def test_without_the_boundary_looking_three_times_errs_more(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The boundary is what keeps it honest: at 1.96 on every look the same null cases are
-    called better or worse more often than at Pocock's boundary."""
-    rng_state = random.Random(11)
-    honest = _false_calls(0.5, 1000, rng_state)
-    monkeypatch.setattr(sequential, "EXTRA_LOOKS", 0)
-    monkeypatch.setitem(sequential.POCOCK, 3, 1.96)
+    called better or worse more often, and more than 5% of them."""
+    honest = _false_calls(0.5, 1000, random.Random(11))
+    monkeypatch.setattr(sequential, "boundary", lambda most, z=stats.Z95, look=None: z)
     naive = _false_calls(0.5, 1000, random.Random(11))
-    assert naive > honest
+    assert naive > max(honest, 0.06)
+    assert sequential.false_call_chance(20, 0.5) > 0.15
 
 
 def test_a_round_is_issued_whole_and_waits_for_a_look() -> None:
@@ -65,24 +101,25 @@ def test_a_round_is_issued_whole_and_waits_for_a_look() -> None:
 
 def test_a_clear_case_stops_decided_and_says_so() -> None:
     rounds = Rounds([("c", 20)], margin=0.1)
-    for r in (1, 2, 3):
+    for r in range(1, 7):
         assert rounds.ask("c", r) is None
         rounds.report("c", True, r, 1.0)
         rounds.report("c", False, r, 0.0)
-    assert rounds.ask("c", 4) == "decided after 3 runs: better"
-    interval, decision = sequential.case_verdict([(1.0, 0.0)] * 3, 0.1, 20)
+    # 3 of 3 against 0 of 3 is not yet overwhelming at the third look; 6 of 6 is
+    assert rounds.ask("c", 7) == "decided after 6 runs: better"
+    interval, decision = sequential.case_verdict([(1.0, 0.0)] * 6, 0.1, 20)
     assert decision is not None and decision.verdict == "better"
     assert interval is not None and interval[0] > 0
 
 
 def test_a_coin_flip_stops_for_futility() -> None:
     rounds = Rounds([("c", 20)], margin=0.1)
-    for r, (a, b) in enumerate([(1.0, 0.0), (0.0, 1.0), (1.0, 1.0)], start=1):
+    for r, (a, b) in enumerate([(1.0, 0.0), (0.0, 1.0)], start=1):
         rounds.ask("c", r)
         rounds.report("c", True, r, a)
         rounds.report("c", False, r, b)
-    reason = rounds.ask("c", 4)
-    assert reason is not None and reason.startswith("stopped after 3 runs as inconclusive")
+    reason = rounds.ask("c", 3)
+    assert reason is not None and reason.startswith("stopped after 2 runs as inconclusive")
     assert "(futility)" in reason
 
 
