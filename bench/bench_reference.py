@@ -188,7 +188,8 @@ def main() -> None:
                 turn += 1
                 pairs.append((ref, mine))
                 print(f"{model}, {workers} worker(s): reference {ref[0]:6.2f} s ({ref[1]:.1f} s "
-                      f"CPU reaped), ours {mine[0]:6.2f} s ({mine[1]:.1f} s CPU reaped); load "
+                      f"CPU reaped), ours {mine[0]:6.2f} s ({mine[1]:.1f} s CPU reaped, "
+                      "sandboxed runs not counted); load "
                       f"{_load()}", flush=True)  # fmt: skip
             ref_wall = statistics.median(r[0] for r, _ in pairs)
             our_wall = statistics.median(m[0] for _, m in pairs)
