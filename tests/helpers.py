@@ -21,6 +21,16 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+def git(root: Path, *args: str) -> str:
+    """Run git in ``root`` with a fixed author and no signing; its output, stripped."""
+    done = subprocess.run(
+        ["git", "-c", "user.name=Eval Test", "-c", "user.email=eval@example.org",
+         "-c", "commit.gpgsign=false", *args],
+        cwd=root, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
 def claude_argv(claude_bin: str, *extra: str, max_turns: int = 6) -> list[str]:
     """``claude -p`` as the harness runs it (stream-json, dontAsk, user settings only)."""
     return [

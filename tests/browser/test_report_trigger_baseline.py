@@ -13,8 +13,7 @@ from statsmodels.stats.proportion import confint_proportions_2indep
 
 from tests.browser.headless import headless
 from tests.browser.test_report_escaping import assert_inert, open_page
-from tests.helpers import write_tree
-from tests.integration.test_baseline_plugin import git
+from tests.helpers import git, write_tree
 from tests.integration.test_trigger_baseline import AGENT, NEW, OLD
 
 HOSTILE = '<img src=x onerror="window.__pwned=1">'

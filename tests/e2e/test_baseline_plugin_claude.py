@@ -5,14 +5,12 @@ skill yet. Offline, against the scripted model."""
 from __future__ import annotations
 
 import json
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
-from tests.helpers import write_tree
+from tests.helpers import git, write_tree
 
 SKILL = "release-helper:next-version"
 LAUNCHED = f"Launching skill: {SKILL}"
@@ -23,15 +21,6 @@ description: Work out the next semantic version. Use when asked which version to
 ---
 Bump the patch part for fixes, the minor part for features.
 """
-
-
-def git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=Eval Test", "-c", "user.email=eval@example.org",
-         "-c", "commit.gpgsign=false", *args],
-        cwd=root, capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return done.stdout.strip()
 
 
 def test_the_baseline_arm_loads_the_previous_commit(

@@ -6,16 +6,14 @@ says so. ``--eval-baseline-plugin git:HEAD`` runs each query with both versions.
 from __future__ import annotations
 
 import json
-import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
 from pytest_plugin_evals.testing.rules import Request
-from tests.helpers import write_tree
+from tests.helpers import git, write_tree
 
 OLD = "---\nname: olympiad\ndescription: Solves olympiad problems.\n---\nWork it out.\n"
 NEW = (
@@ -38,15 +36,6 @@ class WhenListed(Rule):
 
     def matches(self, request: Request) -> bool:
         return self.listed in request.system and super().matches(request)
-
-
-def git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=Eval Test", "-c", "user.email=eval@example.org",
-         "-c", "commit.gpgsign=false", *args],
-        cwd=root, capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return done.stdout.strip()
 
 
 @pytest.mark.parametrize("workers", ["-n2"])

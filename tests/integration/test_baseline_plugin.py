@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from statsmodels.stats.proportion import confint_proportions_2indep
 
-from tests.helpers import write_tree
+from tests.helpers import git, write_tree
 
 # What crosses from the workers to the controller is tested: -n 0 and -n 2.
 pytestmark = pytest.mark.workers
@@ -57,15 +57,6 @@ CASE = {
 #: Run scores (waves, polite, skill: equal weights) by the agent's rules above.
 WITH_SCORES = [1.0, 1.0, 2 / 3]  # the new SKILL.md: waves and calls the skill
 BASELINE_SCORES = [1 / 3, 0.0, 0.0]  # the old one: only "please" on run 1
-
-
-def git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=Eval Test", "-c", "user.email=eval@example.org",
-         "-c", "commit.gpgsign=false", *args],
-        cwd=root, capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return done.stdout.strip()
 
 
 def manifest(version: str) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import write_tree
+from tests.helpers import git, write_tree
 
 #: Answers "done" (the plugin's arm also says "plugin"), reports $0.01 of usage, and appends
 #: "<case> <arm> <run>" to $EVAL_REUSE_LOG.
@@ -261,14 +260,6 @@ def test_the_ini_twins(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\neval_reuse_max_age = 3 days\n")
     result = pytester.runpytest("-p", "no:cacheprovider", "evals")
     result.stderr.fnmatch_lines(["*ini eval_reuse_max_age must be an age such as*'3 days'*"])
-
-
-def git(root: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=Eval Test", "-c", "user.email=eval@example.org",
-         "-c", "commit.gpgsign=false", *args],
-        cwd=root, capture_output=True, text=True, check=True,
-    )  # fmt: skip
 
 
 def test_a_git_baseline_arm_is_reused_until_its_commit_changes(sessions: Sessions) -> None:

@@ -19,8 +19,7 @@ from typing import Any
 import pytest
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
-from tests.helpers import write_tree
-from tests.integration.test_baseline_plugin import git
+from tests.helpers import git, write_tree
 
 pytestmark = pytest.mark.workers
 
