@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from pytest_plugin_evals.plugin.rounds import WAIT_SECONDS
+
 #: A ``py:`` agent with deterministic draws: ``clear`` passes with the plugin only, ``flip``
 #: alternates which arm passes (Δ +1, −1, …), ``same`` passes in both arms.
 PY_AGENT = """\
@@ -125,13 +127,20 @@ def test_equivalent_case_stops_inside_the_margin(pytester: pytest.Pytester) -> N
     )
 
 
-def test_cmd_agent_made_ahead_stops_too(pytester: pytest.Pytester) -> None:
-    """A ``cmd:`` agent's runs are made ahead of their items: each asks the controller
-    first, so the decided case's later rounds are skipped, not made."""
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_cmd_agent_is_not_made_ahead_of_its_round(
+    pytester: pytest.Pytester, workers: str
+) -> None:
+    """A ``cmd:`` agent's runs are made ahead of their items, but not under sequential runs:
+    each waits for the looks before it (a run made ahead of a look that had not reported held
+    the session until the look's wait ran out — minutes per look at -n 2, no run at all at
+    -n 0), and the decided case's later rounds are skipped, not made."""
     make_suite(pytester, ["clear"])
     (pytester.path / "agent.py").write_text(CMD_AGENT, encoding="utf-8")
     agent = "cmd:" + shlex.join([sys.executable, str(pytester.path / "agent.py")])
-    result = run(pytester, "--eval-runs", "auto:20", "--eval-agent", agent, "-n", "2")
+    began = time.monotonic()
+    result = run(pytester, "--eval-runs", "auto:20", "--eval-agent", agent, "-n", workers)
+    assert time.monotonic() - began < WAIT_SECONDS  # no look's wait ran out
     clear = sequential(pytester)["clear"]
     assert clear["sequential"]["stopped"] == "decided"
     assert clear["deltaDecision"]["verdict"] == "better"
