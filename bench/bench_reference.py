@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -78,20 +79,38 @@ def rules(seconds: float) -> list[Rule]:
     ]
 
 
-def timed(argv: list[str], *, cwd: Path, env: dict[str, str]) -> tuple[float, float]:
-    """Run ``argv``: its wall time and the CPU time of what was reaped of its tree (a run's
-    sandbox is ended, not reaped: ``bench_breakdown.py`` samples the CPU of each child)."""
-    before = os.times()
+Timing = tuple[float, float, float]  # wall, CPU reaped, the machine's CPU meanwhile
+OURS_ARGS: list[str] = []  # --ours-args: more options for our sessions
+
+
+def machine_cpu() -> float:
+    """Seconds of CPU the whole machine has used since it started (``/proc/stat``: user,
+    nice, system, irq, softirq), 0 where there is no ``/proc``."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = stat.readline().split()[1:8]
+    except OSError:
+        return 0.0
+    busy = sum(int(fields[i]) for i in (0, 1, 2, 5, 6))
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+def timed(argv: list[str], *, cwd: Path, env: dict[str, str]) -> Timing:
+    """Run ``argv``: its wall time, the CPU time of what was reaped of its tree (a run's
+    sandbox is ended, not reaped: ``bench_breakdown.py`` samples the CPU of each child), and
+    the CPU the whole machine used meanwhile (every process of the session, sandboxed or not,
+    and whatever else ran: on an idle machine, the session's cost)."""
+    before, machine = os.times(), machine_cpu()
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - start
-    after = os.times()
+    after, machine = os.times(), machine_cpu() - machine
     if done.returncode not in (0, 1):
         raise SystemExit(f"{argv[:3]} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     cpu = (after.children_user - before.children_user) + (
         after.children_system - before.children_system
     )
-    return elapsed, cpu
+    return elapsed, cpu, machine
 
 
 def verdicts(doc: dict[str, Any]) -> list[Any]:
@@ -102,9 +121,6 @@ def verdicts(doc: dict[str, Any]) -> list[Any]:
         for case in doc["cases"]
         for arm, runs in case["arms"].items()
     )  # fmt: skip
-
-
-Timing = tuple[float, float]
 
 
 def compare(
@@ -128,7 +144,8 @@ def compare(
             return timed(
                 [sys.executable, "-m", "pytest", str(plugin / "evals"), "-q", "-p",
                  "no:cacheprovider", "-n", str(workers), "--eval-agent", "claude",
-                 "--eval-claude-bin", claude, "--eval-json", str(ours), "--rootdir", str(plugin)],
+                 "--eval-claude-bin", claude, "--eval-json", str(ours), "--rootdir", str(plugin),
+                 *OURS_ARGS],
                 cwd=plugin, env=env,
             )  # fmt: skip
 
@@ -163,8 +180,14 @@ def main() -> None:
     parser.add_argument("--delays", type=float, nargs="+", default=[0.0, 1.0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cases", type=int, default=CASES, help="a smaller suite, to try it")
+    parser.add_argument(
+        "--ours-args",
+        default="",
+        help="more pytest options for our sessions, e.g. '--eval-run-ahead always'",
+    )
     args = parser.parse_args()
     globals()["CASES"] = args.cases
+    OURS_ARGS[:] = shlex.split(args.ours_args)
     claude = find_claude(args.claude_bin)
     version = subprocess.run([claude, "--version"], capture_output=True, text=True, check=True)
     print(f"claude {version.stdout.strip()}; {CASES} cases × {RUNS} runs × 2 arms, "
@@ -188,9 +211,9 @@ def main() -> None:
                 turn += 1
                 pairs.append((ref, mine))
                 print(f"{model}, {workers} worker(s): reference {ref[0]:6.2f} s ({ref[1]:.1f} s "
-                      f"CPU reaped), ours {mine[0]:6.2f} s ({mine[1]:.1f} s CPU reaped, "
-                      "sandboxed runs not counted); load "
-                      f"{_load()}", flush=True)  # fmt: skip
+                      f"CPU reaped, machine {ref[2]:.1f} s), ours {mine[0]:6.2f} s "
+                      f"({mine[1]:.1f} s CPU reaped, sandboxed runs not counted; machine "
+                      f"{mine[2]:.1f} s); load {_load()}", flush=True)  # fmt: skip
             ref_wall = statistics.median(r[0] for r, _ in pairs)
             our_wall = statistics.median(m[0] for _, m in pairs)
             table.append((workers, model, ref_wall, our_wall))
