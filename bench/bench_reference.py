@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, delay, text, tool_use
+from pytest_plugin_evals.util.process import IdleMeter
 
 SKILL_MD = """\
 ---
@@ -84,15 +85,13 @@ OURS_ARGS: list[str] = []  # --ours-args: more options for our sessions
 
 
 def machine_cpu() -> float:
-    """Seconds of CPU the whole machine has used since it started (``/proc/stat``: user,
-    nice, system, irq, softirq), 0 where there is no ``/proc``."""
-    try:
-        with open("/proc/stat") as stat:
-            fields = stat.readline().split()[1:8]
-    except OSError:
+    """Seconds of CPU the whole machine has used since it started: the ticks that were not
+    idle, as the run-ahead's CPU check reads them (``/proc/stat``); 0 where not known."""
+    ticks = IdleMeter._sample()  # the one reader of /proc/stat's ticks in the project
+    if ticks is None:
         return 0.0
-    busy = sum(int(fields[i]) for i in (0, 1, 2, 5, 6))
-    return busy / os.sysconf("SC_CLK_TCK")
+    idle, total = ticks
+    return (total - idle) / os.sysconf("SC_CLK_TCK")
 
 
 def timed(argv: list[str], *, cwd: Path, env: dict[str, str]) -> Timing:
