@@ -11,6 +11,7 @@ fi
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --quiet -e ".[testing]" "pytest==8.0.*" "pytest-xdist==3.5.*"
 "$venv/bin/python" -m pytest --version
+unset PYTHONDONTWRITEBYTECODE  # bytecode kept between sessions: see scripts/test.sh
 if [ -x .ci/claude/node_modules/.bin/claude ]; then
   export EVAL_CLAUDE_BIN="$PWD/.ci/claude/node_modules/.bin/claude"
 fi
