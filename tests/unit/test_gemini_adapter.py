@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 
 from pytest_plugin_evals.agents import AgentError
-from pytest_plugin_evals.agents.gemini.agent import find_binary, pick_model, settings_for
+from pytest_plugin_evals.agents.gemini.agent import (
+    drop_stale_lock,
+    find_binary,
+    pick_model,
+    settings_for,
+)
 from pytest_plugin_evals.agents.gemini.extension import translate
 from pytest_plugin_evals.agents.gemini.stream_json import api_status, parse_events, tool_name
 from pytest_plugin_evals.agents.gemini.tools import plan_tools, shell_granted
@@ -258,6 +263,26 @@ def test_a_claude_model_name_is_not_sent_to_gemini() -> None:
     model, note = pick_model("sonnet", {"GEMINI_MODEL": "gemini-3-flash"})
     assert model == "gemini-3-flash" and note is not None and "sonnet" in note
     assert pick_model(None, {}) == ("gemini-2.5-flash", None)
+
+
+def test_the_lock_the_link_command_left_is_removed_and_nothing_else(tmp_path: Path) -> None:
+    gemini = tmp_path / ".gemini"
+    (gemini / "projects.json.lock").mkdir(parents=True)
+    (gemini / "projects.json").write_text("{}")
+    drop_stale_lock(gemini)
+    assert sorted(p.name for p in gemini.iterdir()) == ["projects.json"]
+    # A lock that is not an empty folder of the home's own is left alone.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (gemini / "projects.json.lock").symlink_to(elsewhere)
+    drop_stale_lock(gemini)
+    assert (gemini / "projects.json.lock").is_symlink() and elsewhere.is_dir()
+    (gemini / "projects.json.lock").unlink()
+    (gemini / "projects.json.lock").mkdir()
+    (gemini / "projects.json.lock" / "inside").write_text("x")
+    drop_stale_lock(gemini)
+    assert (gemini / "projects.json.lock" / "inside").exists()
+    drop_stale_lock(tmp_path / "no-home")  # nothing there: nothing to do
 
 
 def test_a_missing_binary_is_one_line(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ servers (``mcpServers``: its stand-ins and, in the with arm, the plugin's own, a
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -114,6 +115,7 @@ class GeminiAgent(CliAgent):
                 "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(box.config / "gemini-defaults.json"),
                 "GEMINI_TELEMETRY_ENABLED": "false",
                 "NO_BROWSER": "1",
+                "GEMINI_CLI_NO_RELAUNCH": "true",
             }
         )
         return env
@@ -156,6 +158,7 @@ class GeminiAgent(CliAgent):
             return f"gemini extensions link exited {result.returncode}" + (
                 f": {tail}" if tail else ""
             )
+        drop_stale_lock(request.sandbox.home / ".gemini")
         return None
 
     def launch(self, request: RunRequest) -> Launch | Transcript:
@@ -277,3 +280,16 @@ def make_agent(
     disallow: tuple[str, ...] = (),
 ) -> GeminiAgent:
     return GeminiAgent(find_binary(binary), grants=grants, disallow=disallow)
+
+
+def drop_stale_lock(gemini_dir: Path) -> None:
+    """Remove the project registry's lock that ``gemini extensions link`` can leave behind.
+
+    The link command exits while its own registration of the project (``projects.json``) may
+    still hold the lock (a folder); the run's CLI would then wait for it to go stale (10 s)
+    before it starts. The home is the run's own and the link process has ended, so nothing
+    else holds it."""
+    lock = gemini_dir / "projects.json.lock"
+    if lock.is_dir() and not lock.is_symlink():
+        with contextlib.suppress(OSError):
+            lock.rmdir()
