@@ -21,10 +21,13 @@ from tests.helpers import write_tree
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux: real signals, /proc")
 
 
-def processes_of(binary: str) -> list[int]:
-    """The live processes of the CLI ``binary`` itself: started as it, or by the interpreter
-    its first line names (not the sandbox's launcher, which names it further on)."""
+def processes_of(binary: str, model: ScriptedModel) -> list[int]:
+    """The live processes of the CLI ``binary`` itself that talk to this test's ``model``:
+    started as it, or by the interpreter its first line names (not the sandbox's launcher,
+    which names it further on). Another test's CLI on the other worker talks to another model
+    (another port) and is left alone."""
     names = {binary.encode(), os.path.realpath(binary).encode()}
+    endpoint = f"127.0.0.1:{model.port}".encode()
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
@@ -32,7 +35,9 @@ def processes_of(binary: str) -> list[int]:
         with contextlib.suppress(OSError, IndexError):
             if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
                 continue
-            if names & set((entry / "cmdline").read_bytes().split(b"\0")[:2]):
+            if names & set((entry / "cmdline").read_bytes().split(b"\0")[:2]) and (
+                endpoint in (entry / "environ").read_bytes()
+            ):
                 found.append(int(entry.name))
     return found
 
@@ -41,8 +46,8 @@ def kill_when_waiting(binary: str, model: ScriptedModel, stop: threading.Event) 
     """Once the CLI has asked the model (it waits for an answer), SIGKILL every process of it."""
     while not stop.wait(0.1):
         waiting = any(r["status"] is None and r["prompt"] for r in model.requests)
-        if waiting and processes_of(binary):
-            for pid in processes_of(binary):
+        if waiting and processes_of(binary, model):
+            for pid in processes_of(binary, model):
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
             return
