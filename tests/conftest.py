@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shlex
@@ -48,20 +49,30 @@ SLOW_MODULES = frozenset(
         "several_agents", "merge_as_written", "progress", "interruptions",
         "one_session_per_folder", "baseline_plugin", "replay_and_scaffold", "reports",
         "judge_graders", "evidence", "compare", "collection", "scripted_claude", "init_bare",
-        "run_ahead",
+        "run_ahead", "reuse",
     )
 )  # fmt: skip
 
-#: Single tests left out of the inner loop in modules that otherwise belong to it (each spends
-#: tens of seconds: tens of sandboxed agent runs, four xdist workers, a flood of output).
+#: Single tests left out of the inner loop in modules that otherwise belong to it: each spends
+#: tens of seconds (tens of sandboxed agent runs, four xdist workers, a flood of output) or
+#: seconds waiting on purpose (a timeout, a pause, a sleeping agent, a held slot or lock).
 SLOW_TESTS = frozenset(
     (
-        "test_sequential_runs.py::test_cmd_agent_made_ahead_stops_too",
+        "test_sequential_runs.py::test_a_cmd_agent_is_not_made_ahead_of_its_round",
+        "test_sequential_runs.py::test_the_least_certain_case_runs_first_under_xdist",
         "test_formats.py::test_four_workers_give_the_same_document",
         "test_hostile_output.py::test_a_flood_of_output_is_cut_and_the_controller_stays_small",
         "test_verdict_sessions.py::test_three_way_verdicts_in_the_json_and_the_terminal_and_the_gate",
+        "test_agents.py::test_timeout_kills_the_process_group",
+        "test_bounded_grading.py::test_ctrl_c_stops_grading",
+        "test_rate_limiter.py::test_another_process_waits_out_a_pause_even_when_it_is_made_longer",
+        "test_rate_limiter.py::test_n_slots_let_n_runs_go_at_once",
+        "test_judges.py::test_a_reply_slower_than_the_timeout_is_a_judge_failure",
+        "test_confine.py::test_its_files_and_folders_are_bounded",
+        "test_confine.py::test_the_watchdog_finds_the_runs_processes_in_its_cgroup_without_listing_the_machine",
+        "test_mocks_agent.py::test_a_stand_in_process_plays_the_server",
     )
-)
+)  # fmt: skip
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -77,13 +88,27 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if folder(item) in ("e2e", "browser"):
             item.add_marker(folder(item))
-        elif folder(item) == "integration" and (
-            item.path.stem in SLOW_MODULES
+        elif (
+            (folder(item) == "integration" and item.path.stem in SLOW_MODULES)
             or f"{item.path.name}::{getattr(item, 'originalname', item.name)}" in SLOW_TESTS
+            or _with_two_workers(item)
         ):
             item.add_marker("slow")
     rank = {"e2e": 0, "browser": 1, "integration": 2}
     items.sort(key=lambda item: rank.get(folder(item), 3))
+
+
+def _with_two_workers(item: pytest.Item) -> bool:
+    """The ``-n 2`` rerun of a test marked ``workers``: the inner loop runs its ``-n 0`` one (each
+    such session starts two more interpreters; the whole suite runs both)."""
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and callspec.params.get("plugin_args") == "-n2"
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Keep the collected tree out of the garbage collector's work: every later collection
+    would walk its thousands of objects again (each in-process session makes many)."""
+    gc.freeze()
 
 
 @pytest.fixture
