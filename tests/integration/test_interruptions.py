@@ -229,7 +229,7 @@ def test_a_session_past_its_timeout_ends_with_the_partial_document(
     started = time.monotonic()
     result = pytester.runpytest_subprocess(
         "evals", *plugin_args, f"--eval-agent={agent}", "--eval-json=out.json",
-        "--eval-run-ahead=off", "--eval-session-timeout=30",
+        "--eval-run-ahead=off", "--eval-session-timeout=15",
     )  # fmt: skip
     took = time.monotonic() - started
     assert took < 200, took  # the slow runs would take 300 s each
@@ -238,7 +238,7 @@ def test_a_session_past_its_timeout_ends_with_the_partial_document(
     assert doc["partial"] is True and doc["partialReason"] == "interrupted"
     assert doc["aggregates"]["thresholdMet"] is False
     assert "a-fast" in {c["name"] for c in doc["cases"]}
-    result.stdout.fnmatch_lines(["--eval-session-timeout 30s reached: * selected run(s) of *"])
+    result.stdout.fnmatch_lines(["--eval-session-timeout 15s reached: * selected run(s) of *"])
     assert none_left(marker)
 
 
