@@ -283,6 +283,12 @@ def test_the_lock_the_link_command_left_is_removed_and_nothing_else(tmp_path: Pa
     drop_stale_lock(gemini)
     assert (gemini / "projects.json.lock" / "inside").exists()
     drop_stale_lock(tmp_path / "no-home")  # nothing there: nothing to do
+    # Nor through a home's .gemini that is a link to somewhere else.
+    (elsewhere / "projects.json.lock").mkdir()
+    (tmp_path / "linked").mkdir()
+    (tmp_path / "linked" / ".gemini").symlink_to(elsewhere)
+    drop_stale_lock(tmp_path / "linked" / ".gemini")
+    assert (elsewhere / "projects.json.lock").is_dir()
 
 
 def test_a_missing_binary_is_one_line(tmp_path: Path) -> None:

@@ -290,6 +290,8 @@ def drop_stale_lock(gemini_dir: Path) -> None:
     before it starts. The home is the run's own and the link process has ended, so nothing
     else holds it."""
     lock = gemini_dir / "projects.json.lock"
-    if lock.is_dir() and not lock.is_symlink():
+    if gemini_dir.is_symlink() or lock.is_symlink():
+        return  # not the folders Gemini CLI makes: left as they are
+    if lock.is_dir():
         with contextlib.suppress(OSError):
             lock.rmdir()
