@@ -360,7 +360,8 @@ def start_service(argv: list[str]) -> subprocess.Popen[bytes]:
 
 
 def stop_service(proc: subprocess.Popen[bytes], grace: float = 2.0) -> None:
-    """Close the service's stdin (its signal to end), wait ``grace`` seconds, then kill it."""
+    """Close the service's stdin (its signal to end), wait ``grace`` seconds, then kill it;
+    its stdout is closed too (no pipe is left for the garbage collector)."""
     with contextlib.suppress(OSError, ValueError):
         if proc.stdin is not None:
             proc.stdin.close()
@@ -369,6 +370,9 @@ def stop_service(proc: subprocess.Popen[bytes], grace: float = 2.0) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+    with contextlib.suppress(OSError, ValueError):
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def fork_child(child: Callable[[], int]) -> int:

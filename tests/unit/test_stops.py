@@ -13,7 +13,13 @@ import pytest
 from pytest_plugin_evals.agents.claude.auth import credential_notice
 from pytest_plugin_evals.plugin.ledger import StopSign
 from pytest_plugin_evals.plugin.settings import common_suite_root
-from pytest_plugin_evals.util.process import PidMark, kill_tagged, pid_mark
+from pytest_plugin_evals.util.process import (
+    PidMark,
+    kill_tagged,
+    pid_mark,
+    start_service,
+    stop_service,
+)
 
 
 def test_the_first_reason_stays(tmp_path: Path) -> None:
@@ -135,3 +141,16 @@ def test_kill_tagged_since_a_mark_reads_only_processes_made_since() -> None:
         for proc in (before, after):
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.parametrize("ends", ["when_asked", "never"])
+def test_a_stopped_service_leaves_no_pipe_open(ends: str) -> None:
+    """Ended by closing its stdin, or killed after the grace: both pipes are closed (a pipe
+    left open is a ResourceWarning when the process object is collected)."""
+    body = "import sys; sys.stdin.read()" if ends == "when_asked" else "import time; time.sleep(60)"
+    proc = start_service([sys.executable, "-c", body])
+    started = time.monotonic()
+    stop_service(proc, grace=0.5)
+    assert proc.returncode is not None and time.monotonic() - started < 10
+    assert proc.stdin is not None and proc.stdin.closed
+    assert proc.stdout is not None and proc.stdout.closed
