@@ -143,7 +143,7 @@ def test_the_progress_line_counts_the_runs_made_ahead(
             (pytester.path / "evals/ask" / name).read_text()
         )
     monkeypatch.setenv("EVAL_FIRST_NAP", "0.3")
-    monkeypatch.setenv("EVAL_NAP", "5")
+    monkeypatch.setenv("EVAL_NAP", "3")
     result = pytester.runpytest(
         "evals", *plugin_args, "-v", "--dist", "loadscope", "--eval-agent", agent,
         "--eval-run-ahead", "always", "--eval-progress", "0.2",
