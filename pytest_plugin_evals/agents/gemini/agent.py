@@ -115,6 +115,8 @@ class GeminiAgent(CliAgent):
                 "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(box.config / "gemini-defaults.json"),
                 "GEMINI_TELEMETRY_ENABLED": "false",
                 "NO_BROWSER": "1",
+                # One process per run: Gemini CLI otherwise starts a second Node process of
+                # itself only to give it a larger heap.
                 "GEMINI_CLI_NO_RELAUNCH": "true",
             }
         )
