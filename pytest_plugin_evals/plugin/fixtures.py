@@ -288,12 +288,10 @@ def _eval_run_maker(
     mark_inert(root)  # every run's folder in it is kept runs, never collected
     maker = RunMaker(pytestconfig, settings, root)
     pytestconfig.stash[maker_key] = maker
-    # Under a cost ceiling every run waits for the spend of the runs before it to be known;
-    # under sequential runs every run waits for the looks before it (a run made ahead of a
-    # look that has not reported yet held the session until the look's wait ran out).
-    wanted = (
-        settings.run_ahead != "off" and settings.max_cost_usd is None and settings.runs_auto is None
-    )
+    # Under a cost ceiling every run waits for the spend of the runs before it to be known.
+    # (Under sequential runs a run is made ahead only once the looks of its case before it
+    # have reported: see ``RunMaker.skip``.)
+    wanted = settings.run_ahead != "off" and settings.max_cost_usd is None
     depth = runs_in_flight(pytestconfig, settings.max_concurrency)
     ahead = RunAhead(maker, check_cpus=settings.run_ahead == "on", depth=depth) if wanted else None
     if ahead is not None:

@@ -63,10 +63,11 @@ def parse(nodeid: str) -> tuple[tuple[str, str | None], bool, int] | None:
 WAIT_SECONDS = 120.0
 
 
-def ask(config: pytest.Config, nodeid: str) -> Answer:
+def ask(config: pytest.Config, nodeid: str, *, ahead: bool = False) -> Answer:
     """Whether this process may start the run of ``nodeid`` (None), or why it is skipped.
     While a look of the case before its round is out, an item's setup waits for it (at most
-    :data:`WAIT_SECONDS`); a run made ahead is not started yet."""
+    :data:`WAIT_SECONDS`); a run to be made ahead of its item (``ahead``) is not started yet:
+    the look may wait on the very item whose setup is starting it."""
     gate = config.stash.get(_rounds_gate_key, None)
     if gate is None:
         return None
@@ -76,7 +77,7 @@ def ask(config: pytest.Config, nodeid: str) -> Answer:
         answer: Answer = gate.ask(nodeid, over)
         if answer is None or answer[0] != WAIT:
             return answer
-        if threading.current_thread() is not threading.main_thread():
+        if ahead or threading.current_thread() is not threading.main_thread():
             return answer  # ahead of its item: not started now
         time.sleep(0.05)
 

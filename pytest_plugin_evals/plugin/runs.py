@@ -189,8 +189,9 @@ class RunMaker:
         self.results_for(item)
         return self._refusal
 
-    def skip(self, item: EvalItem) -> Skip | None:
-        """Why the item's run is not started, if it is not."""
+    def skip(self, item: EvalItem, *, ahead: bool = False) -> Skip | None:
+        """Why the item's run is not started, if it is not (``ahead``: now, ahead of its
+        item's setup; under ``--eval-runs auto`` a run whose round waits on a look is not)."""
         case, settings = item.case, self.settings
         stop = self.config.stash.get(stop_key, None)
         sign = stop.read() if stop is not None else None
@@ -225,7 +226,7 @@ class RunMaker:
         if settings.runs_auto is not None:  # --eval-runs auto: the controller says
             from pytest_plugin_evals.plugin.rounds import ask
 
-            answer = ask(self.config, item.nodeid)
+            answer = ask(self.config, item.nodeid, ahead=ahead)
             if answer is not None:
                 return Skip(*answer)
         return None
@@ -412,7 +413,7 @@ class RunAhead:
             if judge_key not in stash:
                 return False  # the judge is made by the first item that needs it
             judge = stash[judge_key]
-        if self.maker.skip(item) is not None or self.maker.refusal(item) is not None:
+        if self.maker.skip(item, ahead=True) is not None or self.maker.refusal(item) is not None:
             return False
         check = self.check_cpus if check_cpus is None else check_cpus
         idle = self.meter.idle() if check else None

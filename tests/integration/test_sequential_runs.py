@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_plugin_evals.plugin.rounds import WAIT_SECONDS
+from pytest_plugin_evals.sequential import looks
 
 #: A ``py:`` agent with deterministic draws: ``clear`` passes with the plugin only, ``flip``
 #: alternates which arm passes (Δ +1, −1, …), ``same`` passes in both arms.
@@ -28,10 +29,16 @@ def answer(request):
     return "ALPHA" if (arm == "with") == (run % 2 == 1) else "no"
 """
 
-#: The same draws from a ``cmd:`` agent (a process of its own; its runs are made ahead).
+#: The same draws from a ``cmd:`` agent (a process of its own; its runs are made ahead), each
+#: run noting when it started and ended in $EVAL_LOG_DIR.
 CMD_AGENT = """\
-import os
-case, arm = os.environ["EVAL_CASE"], os.environ["EVAL_ARM"]
+import json, os, time
+case, arm, run = os.environ["EVAL_CASE"], os.environ["EVAL_ARM"], os.environ["EVAL_RUN"]
+log = os.path.join(os.environ["EVAL_LOG_DIR"], f"{case}-{arm}-{run}.json")
+start = time.time()
+time.sleep(float(os.environ.get("EVAL_NAP", "0")))
+with open(log, "w") as out:
+    json.dump({"start": start, "end": time.time()}, out)
 print("ALPHA" if arm == "with" or case == "same" else "no")
 """
 
@@ -128,23 +135,48 @@ def test_equivalent_case_stops_inside_the_margin(pytester: pytest.Pytester) -> N
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
-def test_a_cmd_agent_is_not_made_ahead_of_its_round(
-    pytester: pytest.Pytester, workers: str
+def test_a_cmd_agent_runs_ahead_up_to_the_next_look(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: str
 ) -> None:
-    """A ``cmd:`` agent's runs are made ahead of their items, but not under sequential runs:
-    each waits for the looks before it (a run made ahead of a look that had not reported held
-    the session until the look's wait ran out — minutes per look at -n 2, no run at all at
-    -n 0), and the decided case's later rounds are skipped, not made."""
+    """A ``cmd:`` agent's runs are made ahead of their items under sequential runs too, up to
+    its case's next look: a round's two arms go on side by side, and no run after a look starts
+    before both runs of the look have ended (whether it is needed depends on them). Nothing
+    waits for a look that waits on it (that held the session until the look's wait ran out),
+    and the decided case's later rounds are skipped, not made."""
     make_suite(pytester, ["clear"])
     (pytester.path / "agent.py").write_text(CMD_AGENT, encoding="utf-8")
+    logs = pytester.path / "logs"
+    logs.mkdir()
+    monkeypatch.setenv("EVAL_LOG_DIR", str(logs))
+    monkeypatch.setenv("EVAL_NAP", "0.4")
     agent = "cmd:" + shlex.join([sys.executable, str(pytester.path / "agent.py")])
     began = time.monotonic()
-    result = run(pytester, "--eval-runs", "auto:20", "--eval-agent", agent, "-n", workers)
+    result = run(
+        pytester, "--eval-runs", "auto:20", "--eval-agent", agent, "-n", workers,
+        "--eval-run-ahead", "always", "--eval-unconfined",
+    )  # fmt: skip
     assert time.monotonic() - began < WAIT_SECONDS  # no look's wait ran out
     clear = sequential(pytester)["clear"]
     assert clear["sequential"]["stopped"] == "decided"
     assert clear["deltaDecision"]["verdict"] == "better"
     assert result.parseoutcomes()["skipped"] >= 2 * (20 - clear["sequential"]["runs"]) - 4
+    runs = {}
+    for path in logs.glob("clear-*.json"):
+        _, arm, number = path.stem.split("-")
+        runs[(arm, int(number))] = json.loads(path.read_text(encoding="utf-8"))
+    overlapping = [
+        r for r in range(1, 21)
+        if ("with", r) in runs and ("without", r) in runs
+        and runs["with", r]["start"] < runs["without", r]["end"]
+        and runs["without", r]["start"] < runs["with", r]["end"]
+    ]  # fmt: skip
+    assert overlapping, runs  # a round's arms went on at once
+    for look in looks(20):
+        if ("with", look) not in runs or ("without", look) not in runs:
+            continue
+        over = max(runs["with", look]["end"], runs["without", look]["end"])
+        later = {key: span for key, span in runs.items() if key[1] > look}
+        assert all(span["start"] >= over for span in later.values()), (look, runs)
 
 
 def test_cost_ceiling_is_held_by_the_controller(pytester: pytest.Pytester) -> None:
