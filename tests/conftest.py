@@ -58,7 +58,7 @@ SLOW_MODULES = frozenset(
 #: seconds waiting on purpose (a timeout, a pause, a sleeping agent, a held slot or lock).
 SLOW_TESTS = frozenset(
     (
-        "test_sequential_runs.py::test_a_cmd_agent_is_not_made_ahead_of_its_round",
+        "test_sequential_runs.py::test_a_cmd_agent_runs_ahead_up_to_the_next_look",
         "test_sequential_runs.py::test_the_least_certain_case_runs_first_under_xdist",
         "test_formats.py::test_four_workers_give_the_same_document",
         "test_hostile_output.py::test_a_flood_of_output_is_cut_and_the_controller_stays_small",
