@@ -20,6 +20,7 @@ TESTS=(
   tests/unit/test_grader_time_limit.py
   tests/unit/test_stops.py
   tests/integration/test_agents.py::test_timeout_kills_the_process_group
+  tests/integration/test_sequential_runs.py::test_a_cmd_agent_runs_ahead_up_to_the_next_look
 )
 busy=()
 for _ in 1 2 3 4; do
