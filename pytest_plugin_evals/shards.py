@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -177,52 +176,6 @@ def plan_to_json(plan: ShardPlan) -> dict[str, Any]:
     }
 
 
-def _int(value: Any, default: int = 0) -> int:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, float) and math.isfinite(value):
-        return int(value)
-    return default
-
-
-def _seconds(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 0.0
-    try:
-        seconds = float(value)
-    except OverflowError:
-        return 0.0
-    return seconds if math.isfinite(seconds) else 0.0
-
-
-def plan_from_json(doc: Any) -> ShardPlan | None:
-    """The plan a document's ``shard`` field holds (None when it holds none)."""
-    if not isinstance(doc, Mapping):
-        return None
-    cases = tuple(
-        ShardCase(
-            nodeid=str(c.get("nodeid") or ""),
-            name=str(c.get("name") or ""),
-            key=str(c.get("key") or ""),
-            runs=_int(c.get("runs")),
-            cost=_int(c.get("cost")),
-            shard=_int(c.get("shard")),
-        )
-        for c in doc.get("suiteCases") or ()
-        if isinstance(c, Mapping)
-    )
-    settings = doc.get("settings")
-    return ShardPlan(
-        index=_int(doc.get("index")),
-        total=_int(doc.get("total")),
-        weights=str(doc.get("weights") or "runs"),
-        cases=cases,
-        version=str(doc.get("version") or ""),
-        settings=dict(settings) if isinstance(settings, Mapping) else {},
-        root=str(doc.get("suiteRoot") or ""),
-    )
-
-
 def source_to_json(source: ShardSource) -> dict[str, Any]:
     return {
         "path": source.path,
@@ -232,16 +185,3 @@ def source_to_json(source: ShardSource) -> dict[str, Any]:
         "durationSeconds": source.duration_seconds,
         "cases": list(source.cases),
     }
-
-
-def source_from_json(doc: Any) -> ShardSource | None:
-    if not isinstance(doc, Mapping):
-        return None
-    return ShardSource(
-        path=str(doc.get("path") or ""),
-        index=_int(doc.get("index")),
-        total=_int(doc.get("total")),
-        started_at=str(doc.get("startedAt") or ""),
-        duration_seconds=_seconds(doc.get("durationSeconds")),
-        cases=tuple(str(c) for c in doc.get("cases") or () if isinstance(c, str)),
-    )

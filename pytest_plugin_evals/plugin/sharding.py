@@ -23,6 +23,7 @@ from pytest_plugin_evals.plugin.loaded import eval_items
 from pytest_plugin_evals.plugin.nodeids import case_group
 from pytest_plugin_evals.plugin.settings import EvalSettings, common_suite_root
 from pytest_plugin_evals.recording import META, case_key
+from pytest_plugin_evals.reporting.document_read import read_plan
 from pytest_plugin_evals.shards import (
     Shard,
     ShardCase,
@@ -30,7 +31,6 @@ from pytest_plugin_evals.shards import (
     assign,
     case_cost,
     per_run_costs,
-    plan_from_json,
     plan_to_json,
 )
 
@@ -159,9 +159,10 @@ def shard_plan(config: pytest.Config) -> ShardPlan | None:
     if shared is None:
         return None
     try:
-        return plan_from_json(json.loads((shared / PLAN_FILE).read_text(encoding="utf-8")))
-    except (OSError, ValueError):
+        text = (shared / PLAN_FILE).read_text(encoding="utf-8")
+    except OSError:
         return None
+    return read_plan(text)
 
 
 def shard_line(plan: ShardPlan) -> str:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_plugin_evals import decisions
 from pytest_plugin_evals.decisions import Decision
-from pytest_plugin_evals.records import JSONObject, interval_from_json, opt_number
+from pytest_plugin_evals.records import JSONObject, opt_number
 from pytest_plugin_evals.scoring import clean, mean
 from pytest_plugin_evals.stats import Interval, difference_interval
 
@@ -217,11 +217,6 @@ def comparison_json(comparison: Comparison) -> JSONObject:
     }
 
 
-def _verdict(raw: Any) -> str:
-    text = OLD_VERDICTS.get(str(raw), str(raw))
-    return text if text in VERDICTS else "inconclusive"
-
-
 def decision_json(decision: Decision | None) -> JSONObject | None:
     """A verdict as the document writes it (``null`` for none)."""
     if decision is None:
@@ -257,31 +252,4 @@ def decision_from_json(doc: Any) -> Decision | None:
         else None,
         fdr_withdrawn=doc.get("fdrWithdrawn") is True,
         unadjusted=unadjusted if unadjusted in decisions.CLAIMS else None,
-    )
-
-
-def comparison_from_json(doc: Any) -> Comparison | None:
-    """The ``comparison`` a document holds, if it holds one (read leniently)."""
-    if not isinstance(doc, Mapping):
-        return None
-    cases = tuple(
-        CaseChange(
-            name=str(c.get("name") or ""),
-            dir=str(c.get("dir") or ""),
-            before=opt_number(c.get("before")),
-            after=opt_number(c.get("after")),
-            change=opt_number(c.get("change")),
-            change_interval=interval_from_json(c.get("changeInterval")),
-            delta_before=opt_number(c.get("deltaBefore")),
-            delta_after=opt_number(c.get("deltaAfter")),
-            verdict=_verdict(c.get("verdict")),
-            decision=decision_from_json(c.get("decision")),
-        )
-        for c in doc.get("cases") or []
-        if isinstance(c, Mapping)
-    )
-    return Comparison(
-        against=str(doc.get("against") or ""),
-        against_started_at=str(doc.get("againstStartedAt") or ""),
-        cases=cases,
     )

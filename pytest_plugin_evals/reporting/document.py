@@ -2,8 +2,9 @@
 
 :func:`document_json` is the one serializer of ``aggregate-result.json``: the reference's field
 names are never renamed, ours are added (``loadErrors``, ``errors``, ``notes``,
-``aggregates.thresholdMet`` …). :func:`load_document` reads such a document back into the
-:class:`~pytest_plugin_evals.reporting.result.SessionResult` it describes.
+``aggregates.thresholdMet`` …). :func:`load_document` (:mod:`.document_read`) reads such a
+document back into the :class:`~pytest_plugin_evals.reporting.result.SessionResult` it
+describes.
 """
 
 from __future__ import annotations
@@ -12,37 +13,27 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
 
-from pytest_plugin_evals.decisions import DEFAULT_MARGIN
-from pytest_plugin_evals.model import BaselinePlugin, PluginInfo
+from pytest_plugin_evals.model import BaselinePlugin
 from pytest_plugin_evals.records import (
     JSONObject,
-    LoadErrorRecord,
     RunRecord,
-    as_map,
-    case_from_json,
     case_to_json,
     dumps,
-    interval_from_json,
-    opt_number,
-    plugin_from_json,
     plugin_to_json,
-    run_from_json,
     run_to_json,
 )
 from pytest_plugin_evals.reporting.compare import (
-    comparison_from_json,
     comparison_json,
-    decision_from_json,
     decision_json,
 )
 from pytest_plugin_evals.reporting.document_error import DocumentError as DocumentError
+from pytest_plugin_evals.reporting.document_read import SCHEMA_VERSION as SCHEMA_VERSION
+from pytest_plugin_evals.reporting.document_read import load_document as load_document
+from pytest_plugin_evals.reporting.document_read import read_document as read_document
 from pytest_plugin_evals.reporting.result import (
     AgentSummary,
     CaseResult,
-    NotStarted,
     SessionResult,
-    SuiteAggregates,
-    SuiteInfo,
     relative,
 )
 from pytest_plugin_evals.reporting.triggers import trigger_json, trigger_results
@@ -50,16 +41,11 @@ from pytest_plugin_evals.scoring import (
     CaseAggregates,
     Timing,
 )
-from pytest_plugin_evals.sequential import CaseStop
 from pytest_plugin_evals.shards import (
-    plan_from_json,
     plan_to_json,
-    source_from_json,
     source_to_json,
 )
 from pytest_plugin_evals.stats import Interval
-
-SCHEMA_VERSION = 1
 
 # -- the document ----------------------------------------------------------------------------
 
@@ -123,23 +109,6 @@ def _aggregates_json(agg: CaseAggregates, two_arm: bool) -> JSONObject:
             "reason": agg.sequential.reason,
         }
     return doc
-
-
-def _sequential_from(value: Any) -> CaseStop | None:
-    """A case's ``sequential`` read back (``--eval-runs auto``), or None."""
-    from pytest_plugin_evals.sequential import Stop
-
-    if not isinstance(value, Mapping):
-        return None
-    rounds = opt_number(value.get("runs"))
-    most = opt_number(value.get("maxRuns"))
-    if rounds is None or most is None:
-        return None
-    why = value.get("stopped")
-    reason = str(value.get("reason") or "")
-    verdict = reason.rpartition(": ")[2] if why == "decided" else None
-    stop = Stop(why, int(rounds), verdict) if isinstance(why, str) else None
-    return CaseStop(int(rounds), int(most), stop)
 
 
 def _run_json(record: RunRecord) -> JSONObject:
@@ -207,24 +176,6 @@ def baseline_json(plugins: Sequence[BaselinePlugin]) -> JSONObject:
     return doc
 
 
-def baseline_from_json(doc: Any) -> tuple[BaselinePlugin, ...]:
-    if not isinstance(doc, Mapping):
-        return ()
-    listed = doc.get("plugins")
-    entries: list[Any] = listed if isinstance(listed, list) else [doc]
-    return tuple(
-        BaselinePlugin(
-            spec=str(e.get("spec") or ""),
-            name=str(e.get("name") or ""),
-            version=str(e["version"]) if e.get("version") else None,
-            path=str(e.get("path") or ""),
-            commit=str(e["commit"]) if e.get("commit") else None,
-        )
-        for e in entries
-        if isinstance(e, Mapping)
-    )
-
-
 def agent_json(agent: AgentSummary) -> JSONObject:
     """One agent of ``agents`` (a session of several agents)."""
     latency, tokens = timing_json(agent.timing)
@@ -247,33 +198,6 @@ def agent_json(agent: AgentSummary) -> JSONObject:
         "latency": latency,
         "tokens": tokens,
     }
-
-
-def _margin(raw: Any) -> float:
-    value = opt_number(raw)
-    return DEFAULT_MARGIN if value is None or not 0 <= value <= 1 else value
-
-
-def agent_from_json(doc: Mapping[str, Any]) -> AgentSummary:
-    errors = as_map(doc.get("errors"))
-    return AgentSummary(
-        label=str(doc.get("agent") or ""),
-        spec=str(doc.get("spec") or ""),
-        cases=int(doc.get("cases") or 0),
-        cases_passed=int(doc.get("casesPassed") or 0),
-        score=opt_number(doc.get("overallScore")),
-        score_without=opt_number(doc.get("overallScoreWithout")),
-        mean_delta=opt_number(doc.get("meanDelta")),
-        mean_delta_interval=interval_from_json(doc.get("meanDeltaInterval")),
-        mean_delta_significant=_significant(doc.get("meanDeltaSignificant")),
-        mean_delta_decision=decision_from_json(doc.get("meanDeltaDecision")),
-        runs_total=int(doc.get("runsTotal") or 0),
-        runs_graded=int(doc.get("runsGraded") or 0),
-        errors={str(k): int(v) for k, v in errors.items() if isinstance(v, int)},
-        cost_usd=opt_number(doc.get("costUsd")) or 0.0,
-        cost_unknown=doc.get("costUnknown") is True,
-        timing=_timing(doc, int(doc.get("runsGraded") or 0)),
-    )
 
 
 def document_json(result: SessionResult) -> JSONObject:
@@ -377,212 +301,3 @@ def dumps_document(result: SessionResult | Mapping[str, Any]) -> str:
     """The document as the JSON file holds it (UTF-8 text, two-space indent, final newline)."""
     doc = document_json(result) if isinstance(result, SessionResult) else result
     return dumps(doc, indent=2) + "\n"
-
-
-# -- reading a document back -----------------------------------------------------------------
-
-
-def _int(value: Any) -> int | None:
-    number = opt_number(value)
-    return None if number is None else int(number)
-
-
-def _timing(agg: Mapping[str, Any], runs: int) -> Timing:
-    latency, tokens = as_map(agg.get("latency")), as_map(agg.get("tokens"))
-    return Timing(
-        runs=runs,
-        latency_mean=opt_number(latency.get("meanSeconds")),
-        latency_p50=opt_number(latency.get("p50Seconds")),
-        latency_p95=opt_number(latency.get("p95Seconds")),
-        input_tokens=_int(tokens.get("input")),
-        output_tokens=_int(tokens.get("output")),
-        turns_mean=opt_number(tokens.get("turnsMean")),
-    )
-
-
-def _significant(value: Any) -> bool | None:
-    return value if isinstance(value, bool) else None
-
-
-def _plugin_of(folder: str, plugins: Sequence[PluginInfo]) -> PluginInfo | None:
-    """The plugin whose folder holds the case folder (the innermost), if one does."""
-    holding = [p for p in plugins if PurePath(folder).is_relative_to(str(p.path))]
-    return max(holding, key=lambda p: len(PurePath(p.path).parts), default=None)
-
-
-def _case_from_json(
-    doc: Mapping[str, Any], suite_root: str = "", plugins: Sequence[PluginInfo] = ()
-) -> CaseResult:
-    """A case of the document: its folder is ``suiteDir`` under ``suiteRoot`` (this version),
-    ``dir`` under ``suiteRoot`` (earlier versions), or ``dir`` under the suite's ``root`` (the
-    reference's, whose ``root`` is the plugin's folder)."""
-    root = str(doc.get("suiteRoot") or "")
-    if doc.get("suiteDir"):
-        folder = _joined(root, doc.get("suiteDir"))
-    else:
-        folder = _joined(root or suite_root, doc.get("dir"))
-    described = {
-        **doc,
-        "dir": folder,
-        "path": _joined(root, doc.get("path")),
-    }
-    info = case_from_json(described)
-    arms = as_map(doc.get("arms"))
-    baseline = "baseline" in arms
-    two_arm = baseline or "without" in arms
-
-    agent = str(doc["agent"]) if doc.get("agent") else None
-    plugin = _plugin_of(folder, plugins)
-
-    def runs(arm: str) -> tuple[RunRecord, ...]:
-        return tuple(
-            RunRecord(str(r.get("nodeid") or ""), info, plugin, two_arm, run_from_json(r), agent)
-            for r in arms.get(arm) or []
-            if isinstance(r, Mapping)
-        )
-
-    agg = as_map(doc.get("aggregates"))
-    aggregates = CaseAggregates(
-        score=opt_number(agg.get("score")),
-        pass_rate=opt_number(agg.get("passRate")),
-        passed=bool(agg.get("passed")),
-        score_without=opt_number(agg.get("scoreWithout")),
-        pass_rate_without=opt_number(agg.get("passRateWithout")),
-        delta=opt_number(agg.get("delta")),
-        delta_note=str(agg["deltaNote"]) if agg.get("deltaNote") else None,
-        runs_graded=int(agg.get("runsGraded") or 0),
-        runs_errored=int(agg.get("runsErrored") or 0),
-        runs_not_made=int(agg.get("runsNotMade") or 0),
-        score_interval=interval_from_json(agg.get("scoreInterval")),
-        pass_rate_interval=interval_from_json(agg.get("passRateInterval")),
-        score_without_interval=interval_from_json(agg.get("scoreWithoutInterval")),
-        pass_rate_without_interval=interval_from_json(agg.get("passRateWithoutInterval")),
-        delta_interval=interval_from_json(agg.get("deltaInterval")),
-        delta_significant=_significant(agg.get("deltaSignificant")),
-        delta_decision=decision_from_json(agg.get("deltaDecision")),
-        sequential=_sequential_from(agg.get("sequential")),
-        reducer=str(agg.get("reducer") or "mean"),
-        unstable=tuple(str(a) for a in agg.get("unstable") or () if isinstance(a, str)),
-        timing=_timing(agg, int(agg.get("runsGraded") or 0)),
-    )
-    notes = doc.get("notes")
-    return CaseResult(
-        case=info,
-        two_arm=two_arm,
-        with_runs=runs("with"),
-        without_runs=runs("baseline" if baseline else "without"),
-        aggregates=aggregates,
-        notes=str(notes) if notes else None,
-        baseline=baseline,
-        agent=agent,
-    )
-
-
-def _joined(root: str, rel: Any) -> str:
-    if not rel:
-        return root
-    if not root or PurePath(str(rel)).is_absolute():
-        return str(rel)
-    return str(PurePath(root, str(rel))) if rel != "." else root
-
-
-def read_document(text: str) -> SessionResult:
-    """The :class:`SessionResult` a result document's text describes; a
-    :class:`DocumentError` of one line (what is wrong, and where) when the text is not JSON,
-    holds a number JSON cannot hold (NaN, Infinity, ``1e400``), or is not a result document
-    of this schema whose fields have the types the writer gives them."""
-    from pytest_plugin_evals.util.jsonlines import JSONFileError, load_strict
-
-    try:
-        doc = load_strict(text)
-    except JSONFileError as exc:
-        raise DocumentError(exc.problem, exc.at) from None
-    return load_document(doc)
-
-
-def load_document(doc: Mapping[str, Any]) -> SessionResult:
-    """The :class:`SessionResult` a result document describes (ours or the reference's);
-    :class:`DocumentError` when it is not one (see :func:`read_document`)."""
-    # Deferred for speed: the shape's pydantic models cost a session that only writes.
-    from pytest_plugin_evals.reporting.document_check import check_document
-
-    check_document(doc, SCHEMA_VERSION)
-    suite = as_map(doc.get("suite"))
-    agg = as_map(doc.get("aggregates"))
-    plugins = tuple(p for p in map(plugin_from_json, suite.get("plugins") or []) if p is not None)
-    root = str(suite.get("root") or "")
-    cases = tuple(
-        _case_from_json(c, root, plugins) for c in doc.get("cases") or [] if isinstance(c, Mapping)
-    )
-    return SessionResult(
-        started_at=str(doc.get("startedAt") or ""),
-        duration_seconds=opt_number(doc.get("durationSeconds")) or 0.0,
-        cost_usd=opt_number(doc.get("costUsd")) or 0.0,
-        partial=bool(doc.get("partial")),
-        partial_reason=str(doc["partialReason"]) if doc.get("partialReason") else None,
-        suite=SuiteInfo(
-            root=suite.get("root"),
-            ablation=str(suite.get("ablation") or "none"),
-            threshold=opt_number(suite.get("threshold")) or 0.0,
-            concurrency=int(suite.get("concurrency") or 1),
-            agent=str(suite.get("agent") or ""),
-            case_filter=suite.get("caseFilter"),
-            tag_filters=tuple(suite.get("tagFilters") or ()),
-            plugins=plugins,
-            baseline_plugins=baseline_from_json(suite.get("baselinePlugin")),
-            not_selected=tuple(
-                (str(n.get("name") or ""), str(n.get("dir") or ""))
-                for n in suite.get("notSelected") or ()
-                if isinstance(n, Mapping)
-            ),
-        ),
-        cases=cases,
-        aggregates=SuiteAggregates(
-            cases_total=int(agg.get("casesTotal") or 0),
-            cases_passed=int(agg.get("casesPassed") or 0),
-            overall_score=opt_number(agg.get("overallScore")),
-            overall_pass_rate=opt_number(agg.get("overallPassRate")),
-            mean_delta=opt_number(agg.get("meanDelta")),
-            overall_score_without=opt_number(agg.get("overallScoreWithout")),
-            runs_total=int(agg.get("runsTotal") or 0),
-            runs_graded=int(agg.get("runsGraded") or 0),
-            runs_errored=int(agg.get("runsErrored") or 0),
-            runs_not_made=int(agg.get("runsNotMade") or 0),
-            runs_skipped=int(agg.get("runsSkipped") or 0),
-            runs_not_started=int(agg.get("runsNotStarted") or 0),
-            threshold_met=bool(agg.get("thresholdMet")),
-            mean_delta_interval=interval_from_json(agg.get("meanDeltaInterval")),
-            mean_delta_significant=_significant(agg.get("meanDeltaSignificant")),
-            mean_delta_decision=decision_from_json(agg.get("meanDeltaDecision")),
-            margin=_margin(agg.get("margin")),
-            reducer=str(agg.get("reducer") or "mean"),
-            cases_unstable=int(agg.get("casesUnstable") or 0),
-            timing=_timing(agg, int(agg.get("runsGraded") or 0)),
-            rate_limit_retries=int(agg.get("rateLimitRetries") or 0),
-            rate_limit_wait_seconds=opt_number(agg.get("rateLimitWaitSeconds")) or 0.0,
-        ),
-        load_errors=tuple(
-            LoadErrorRecord(
-                "", str(e.get("path", "")), e.get("line"), str(e.get("message", "")), root
-            )
-            for e in doc.get("loadErrors") or []
-            if isinstance(e, Mapping)
-        ),
-        errors={str(k): int(v) for k, v in (doc.get("errors") or {}).items()},
-        skipped={str(k): int(v) for k, v in (doc.get("skipped") or {}).items()},
-        not_started=tuple(
-            NotStarted(
-                str(n.get("nodeid", "")),
-                str(n.get("case", "")),
-                int(n.get("runs") or 0),
-                str(n["agent"]) if n.get("agent") else None,
-            )
-            for n in doc.get("notStarted") or []
-            if isinstance(n, Mapping)
-        ),
-        ungated=str(doc["ungated"]) if doc.get("ungated") else None,
-        comparison=comparison_from_json(doc.get("comparison")),
-        shard=plan_from_json(doc.get("shard")),
-        shards=tuple(s for s in map(source_from_json, doc.get("shards") or ()) if s is not None),
-        agents=tuple(agent_from_json(a) for a in doc.get("agents") or () if isinstance(a, Mapping)),
-    )

@@ -11,25 +11,28 @@ fields that are missing read as "not known", as before: a reference document sti
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
+from pydantic import Field, ValidationError
 
+from pytest_plugin_evals.records.shape import (
+    Bool,
+    CaseInfo,
+    Interval,
+    Num,
+    Number,
+    Object,
+    Plugin,
+    Run,
+    Shape,
+    Str,
+    Strs,
+)
 from pytest_plugin_evals.reporting.document_error import DocumentError as DocumentError
 from pytest_plugin_evals.reporting.trigger_shape import TriggerSkill, trigger_range
 from pytest_plugin_evals.util.jsonlines import json_path
 
-Str = StrictStr | None
-Num = Annotated[float, Field(strict=True)] | None
-Bool = StrictBool | None
-Strs = list[StrictStr | None] | None
-Interval = list[Num] | None
-Object = dict[str, Any] | None
-Score = Annotated[float, Field(strict=True, ge=0, le=1)] | None
-
-
-class _Shape(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True, populate_by_name=True)
+_Shape = Shape
 
 
 class Latency(_Shape):
@@ -47,118 +50,6 @@ class Tokens(_Shape):
 class _Timed(_Shape):
     latency: Latency | None = None
     tokens: Tokens | None = None
-
-
-class Vote(_Shape):
-    vote: Str = None
-    reason: Str = None
-
-
-class Verdict(_Shape):
-    name: Str = None
-    type: Str = None
-    passed: Bool = None
-    weight: Num = None
-    explanation: Str = None
-    withOnly: Bool = None
-    scored: Bool = None
-    skipped: Str = None
-    error: Str = None
-    judgeVotes: list[Vote | None] | None = None
-    evidence: Str = None
-    judgeCostUsd: Num = None
-
-
-class MockTool(_Shape):
-    tool: Str = None
-    responder: Str = None
-
-
-class MockServer(_Shape):
-    server: Str = None
-    kind: Str = None
-    withheld: Bool = None
-    tools: list[MockTool | None] | None = None
-
-
-class Unmocked(_Shape):
-    tool: Str = None
-    count: Num = None
-
-
-class Replay(_Shape):
-    hits: Num = None
-    misses: Num = None
-
-
-class MockCalls(_Shape):
-    total: Num = None
-    errors: Num = None
-    unmocked: list[Unmocked | None] | None = None
-    costUsd: Num = None
-    replay: Replay | None = None
-
-
-class Mocks(_Shape):
-    servers: list[MockServer | None] | None = None
-    warnings: Strs = None
-    calls: MockCalls | None = None
-
-
-class ToolCall(_Shape):
-    name: Str = None
-    input: Str = None
-    isError: Bool = None
-    originalName: Str = None
-    error: Str = None
-
-
-class Aborted(_Shape):
-    server: Str = None
-    tool: Str = None
-    reason: Str = None
-
-
-class MockCall(_Shape):
-    server: Str = None
-    tool: Str = None
-    input: Object = None
-    output: Str = None
-    isError: Bool = None
-
-
-class Run(_Shape):
-    nodeid: Str = None
-    score: Score = None
-    passed: Bool = None
-    turns: Num = None
-    costUsd: Num = None
-    judgeCostUsd: Num = None
-    durationSeconds: Num = None
-    startedAt: Str = None
-    error: Str = None
-    tracePath: Str = None
-    skippedPaidGraders: Bool = None
-    graders: list[Verdict | None] | None = None
-    arm: Str = None
-    run: Num = None
-    infraError: Str = None
-    answer: Str = None
-    answerTruncated: Bool = None
-    inputTokens: Num = None
-    outputTokens: Num = None
-    toolCalls: Num = None
-    toolCallList: list[ToolCall | None] | None = None
-    costUnknown: Bool = None
-    filesCreated: Strs = None
-    notes: Strs = None
-    aborted: Aborted | None = None
-    mocks: Mocks | None = None
-    mockCalls: list[MockCall | None] | None = None
-    unconfinedShell: Bool = None
-    retries: Num = None
-    retryWaitSeconds: Num = None
-    reusedFrom: Str = None
 
 
 class Decision(_Shape):
@@ -204,15 +95,6 @@ class CaseAggregates(_Timed):
     sequential: Sequential | None = None
 
 
-class Grader(_Shape):
-    name: Str = None
-    type: Str = None
-    weight: Num = None
-    arm: Str = None
-    graderMarkdown: Str = None
-    config: Object = None
-
-
 Runs = list[Run | None] | None
 
 
@@ -222,32 +104,12 @@ class Arms(_Shape):
     baseline: Runs = None
 
 
-class Case(_Shape):
-    name: Str = None
+class Case(CaseInfo):
     agent: Str = None
-    dir: Str = None
     suiteDir: Str = None
-    source: Str = None
-    promptMarkdown: Str = None
-    model: Str = None
-    runsPerCase: Num = None
-    timeoutSeconds: Num = None
-    maxTurns: Num = None
-    tags: Strs = None
-    description: Str = None
-    expectedOutput: Str = None
-    path: Str = None
-    suiteRoot: Str = None
-    graders: list[Grader | None] | None = None
     arms: Arms | None = None
     aggregates: CaseAggregates | None = None
     notes: Str = None
-
-
-class Plugin(_Shape):
-    name: Str = None
-    version: Str = None
-    path: StrictStr
 
 
 class _Baseline(_Shape):
@@ -382,9 +244,6 @@ class NotStarted(_Shape):
     runs: Num = None
 
 
-Count = Annotated[float, Field(strict=True)]
-
-
 class Document(_Shape):
     startedAt: Str = None
     durationSeconds: Num = None
@@ -397,8 +256,8 @@ class Document(_Shape):
     cases: list[Case | None] | None = None
     aggregates: Aggregates | None = None
     loadErrors: list[LoadErrorEntry | None] | None = None
-    errors: dict[str, Count] | None = None
-    skipped: dict[str, Count] | None = None
+    errors: dict[str, Number] | None = None
+    skipped: dict[str, Number] | None = None
     notStarted: list[NotStarted | None] | None = None
     ungated: Str = None
     comparison: Comparison | None = None
@@ -445,15 +304,15 @@ def _nullable(loc: tuple[Any, ...]) -> bool:
     return not (len(loc) >= 3 and loc[-3] == "plugins" and loc[-1] == "path")
 
 
-def check_document(doc: Any, schema_version: int) -> None:
-    """Refuse ``doc`` (a parsed JSON value) unless it is a result document of
-    ``schema_version`` whose every field read back has the type the writer gives it."""
+def check_document(doc: Any, schema_version: int) -> Document:
+    """``doc`` (a parsed JSON value) as the result document of ``schema_version`` it is;
+    :class:`DocumentError` unless every field read back has the type the writer gives it."""
     if not isinstance(doc, Mapping):
         raise DocumentError(f"not a result document: expected an object, found {_found(doc)}")
     if doc.get("schemaVersion") != schema_version or isinstance(doc.get("schemaVersion"), bool):
         raise DocumentError(f"not a schemaVersion {schema_version} result document")
     try:
-        Document.model_validate(doc)
+        return Document.model_validate(doc)
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
         loc = tuple(error["loc"])

@@ -22,7 +22,7 @@ from pytest_plugin_evals.model import (
     brief_tool_calls,
 )
 from pytest_plugin_evals.plugin.items import FAILURE_ANSWER_LIMIT, failure_message
-from pytest_plugin_evals.records import LoadErrorRecord, run_from_json, run_to_json
+from pytest_plugin_evals.records import LoadErrorRecord, RecordError, run_from_json, run_to_json
 from pytest_plugin_evals.reporting.html import render_html
 from pytest_plugin_evals.suites import directory
 from pytest_plugin_evals.suites.validate import LoadErrors, Problems, Spot, check_keys
@@ -60,10 +60,12 @@ def test_the_calls_cross_the_wire_and_old_documents_still_read() -> None:
     assert run_from_json(json.loads(json.dumps(doc))) == result
     del doc["toolCallList"]  # a document written before the field
     assert run_from_json(doc).tool_call_list == ()
-    assert run_from_json({**doc, "toolCallList": "oops"}).tool_call_list == ()
-    assert run_from_json({**doc, "toolCallList": [3, {"name": "X"}]}).tool_call_list == (
+    assert run_from_json({**doc, "toolCallList": [None, {"name": "X"}]}).tool_call_list == (
         ToolCallBrief("X", ""),
     )
+    for wrong in ("oops", [3, {"name": "X"}], [{"name": 3}]):  # refused, not guessed at
+        with pytest.raises(RecordError, match=r"^a run does not have the shape .*toolCallList"):
+            run_from_json({**doc, "toolCallList": wrong})
 
 
 # -- the failure text of a run -----------------------------------------------------------------

@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from pytest_plugin_evals.reporting.document_read import load_document, read_plan
 from pytest_plugin_evals.shards import (
     DEFAULT_RUN_COST,
     Shard,
@@ -22,9 +23,7 @@ from pytest_plugin_evals.shards import (
     case_cost,
     parse_shard,
     per_run_costs,
-    plan_from_json,
     plan_to_json,
-    source_from_json,
     source_to_json,
 )
 
@@ -181,10 +180,15 @@ def test_the_plan_and_the_sources_read_back() -> None:
         settings={"threshold": 0.8, "agent": "cmd:x", "tagFilters": ["a"]},
         root="/suite/evals",
     )
-    doc = json.loads(json.dumps(plan_to_json(plan)))
-    assert plan_from_json(doc) == plan
+    text = json.dumps(plan_to_json(plan))
+    doc = json.loads(text)
+    assert read_plan(text) == plan
     assert [c["shard"] for c in doc["suiteCases"]] == [c.shard for c in plan.cases]
     assert plan.cases_of(2) == tuple(c for c in plan.cases if c.shard == 2)
-    assert plan_from_json(None) is None
+    assert read_plan("null") is None
+    assert read_plan('{"index": "2"}') is None  # not a plan: the session is not split
     source = ShardSource("shards/a", 1, 3, "2026-11-30T08:55:45.771Z", 3.5, ("x", "y"))
-    assert source_from_json(json.loads(json.dumps(source_to_json(source)))) == source
+    merged = {"schemaVersion": 1, "shard": doc, "shards": [source_to_json(source)]}
+    back = load_document(json.loads(json.dumps(merged)))
+    assert back.shard == plan
+    assert back.shards == (source,)
