@@ -7,6 +7,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-20}
 PY=${PY:-.venv/bin/python}
+# As scripts/test.sh: the sessions under test start fresh interpreters; let them keep bytecode.
+unset PYTHONDONTWRITEBYTECODE
 if [ -x .ci/claude/node_modules/.bin/claude ]; then
   export EVAL_CLAUDE_BIN="$PWD/.ci/claude/node_modules/.bin/claude"
 fi
