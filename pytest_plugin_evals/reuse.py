@@ -25,7 +25,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .model import Case
-from .recording import MAX_META, META, RecordedRunRefused, read_recorded_run
+from .recording import (
+    MAX_META,
+    META,
+    MetaError,
+    RecordedRunRefused,
+    check_meta,
+    read_recorded_run,
+)
 from .util.ages import DEFAULT_MAX_AGE as DEFAULT_MAX_AGE
 from .util.ages import parse_age as parse_age
 from .util.jsonlines import JSONFileError, dumps, load_strict
@@ -249,41 +256,15 @@ def read_stamp(path: Path, name: str) -> Stamp | None:
     return Stamp(fingerprint, parts, float(made_at), origin)  # type: ignore[arg-type]
 
 
-#: A recorded meta.json's fields and the types a session writes them with.
-_META_TYPES: dict[str, tuple[type, ...]] = {
-    "agent": (str,),
-    "finalMessage": (str,),
-    "toolCalls": (list,),
-    "turns": (int,),
-    "inputTokens": (int, type(None)),
-    "outputTokens": (int, type(None)),
-    "costUsd": (int, float),
-    "durationSeconds": (int, float),
-    "error": (str, type(None)),
-    "infraError": (str, type(None)),
-    "filesCreated": (list,),
-    "notes": (list,),
-    "mockCalls": (list, type(None)),
-}
-
-
 def meta_problem(meta: Mapping[str, Any]) -> str | None:
-    """Why a recorded run's ``meta.json`` is not as a session writes one, if it is not."""
-    for key, types in _META_TYPES.items():
-        value = meta.get(key)
-        if key not in meta:
-            continue
-        if isinstance(value, bool) or not isinstance(value, types):
-            return f"{key} is not of the type a session writes"
-    cost = meta.get("costUsd", 0)
-    if not math.isfinite(cost) or cost < 0:
-        return "costUsd is not a price"
-    if meta.get("infraError") is not None:
+    """Why a recorded run's ``meta.json`` is not as a session writes one, or was not made,
+    if it is either (its shape is :func:`~pytest_plugin_evals.recording.check_meta`'s)."""
+    try:
+        doc = check_meta(meta)
+    except MetaError as exc:
+        return str(exc)
+    if doc.infraError is not None:
         return "it was not made (an infrastructure error)"
-    if not all(isinstance(c, dict) for c in meta.get("toolCalls") or []):
-        return "toolCalls holds what is not a tool call"
-    if not all(isinstance(f, str) for f in meta.get("filesCreated") or []):
-        return "filesCreated holds what is not a file name"
     return None
 
 

@@ -17,6 +17,7 @@ from typing import ClassVar
 from ..model import Transcript
 from ..recording import (
     META,
+    MetaError,
     RecordedRunRefused,
     read_recorded_run,
     restore_recorded_run,
@@ -73,4 +74,10 @@ class ReplayAgent:
             traced = restore_recorded_run(recorded, box.cwd, box.trace_file)
         except RecordedRunRefused as exc:
             return Transcript(error=str(exc), infra_error="harness")
-        return transcript_from_meta(recorded.meta, box.cwd, box.trace_file if traced else None)
+        try:
+            return transcript_from_meta(recorded.meta, box.cwd, box.trace_file if traced else None)
+        except MetaError as exc:
+            return Transcript(
+                error=f"the recorded run {source / META} cannot be read: {exc}",
+                infra_error="harness",
+            )

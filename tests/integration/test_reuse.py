@@ -228,7 +228,7 @@ def test_tampered_records_are_refused_in_one_line_and_made(sessions: Sessions) -
     assert "Traceback" not in out
     assert "4 of" not in out and "--eval-reuse: 2 of 6 without-arm run(s) reused" in out
     assert "madeAt is not a number: refused" in out
-    assert "costUsd is not of the type a session writes" in out
+    assert "costUsd is not as a session writes it: Input should be a valid number" in out
     assert "a symbolic link (files/leak.txt" in out
     assert "reuse.json is larger than 64 KB: refused" in out
     assert "not for the run" not in json.dumps(doc)

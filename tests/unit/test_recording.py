@@ -80,7 +80,7 @@ def made_run(tmp_path: Path) -> tuple[Transcript, Sandbox]:
 def test_record_then_replay_gives_back_the_same_transcript(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(recording, "MAX_KEPT_FILE", 1024)
+    monkeypatch.setattr(recording.layout, "MAX_KEPT_FILE", 1024)
     case = make_case(tmp_path)
     transcript, _ = made_run(tmp_path)
     results = tmp_path / "results"
@@ -109,7 +109,7 @@ def test_record_then_replay_gives_back_the_same_transcript(
 def test_files_over_the_size_cap_are_listed_but_not_copied(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(recording, "MAX_KEPT_FILE", 1024)
+    monkeypatch.setattr(recording.layout, "MAX_KEPT_FILE", 1024)
     transcript, _ = made_run(tmp_path)
     dest = tmp_path / "kept"
     record_run(dest, transcript, "claude")
@@ -117,7 +117,7 @@ def test_files_over_the_size_cap_are_listed_but_not_copied(
     assert not (dest / "files" / "big.bin").exists()
     assert (dest / "files" / "notes" / "RELEASE.md").exists()
     # At the cap exactly, the file is kept.
-    monkeypatch.setattr(recording, "MAX_KEPT_FILE", 2048)
+    monkeypatch.setattr(recording.layout, "MAX_KEPT_FILE", 2048)
     record_run(dest, transcript, "claude")
     assert (dest / "files" / "big.bin").stat().st_size == 2048
 
@@ -177,6 +177,39 @@ def test_replay_of_an_unreadable_meta_is_a_harness_error(tmp_path: Path) -> None
     assert again.infra_error == "harness"
     assert again.error is not None
     assert again.error.startswith(f"the recorded run {dest / 'meta.json'} cannot be read: ")
+
+
+def test_a_run_of_unknown_cost_replays_as_one(tmp_path: Path) -> None:
+    case = make_case(tmp_path)
+    results = tmp_path / "results"
+    dest = run_folder(results / "runs", case, "with", 1)
+    record_run(dest, Transcript(final_message="hi", cost_known=False), "opencode")
+    assert json.loads((dest / "meta.json").read_text("utf-8"))["costUnknown"] is True
+    again = ReplayAgent.parse(str(results)).run(request_for(case, Sandbox.create(tmp_path / "r")))
+    assert again.final_message == "hi" and again.cost_known is False
+
+
+@pytest.mark.parametrize(
+    ("meta", "field"),
+    [
+        ({"turns": True}, "turns is not as a session writes it: Input should be a valid integer"),
+        ({"costUsd": -1}, "costUsd is not as a session writes it: Input should be greater"),
+        ({"toolCalls": [{"name": 3}]}, "toolCalls[0].name is not as a session writes it"),
+        ({"notes": "a"}, "notes is not as a session writes it: Input should be a valid list"),
+    ],
+)
+def test_replay_of_a_meta_of_the_wrong_shape_names_the_field(
+    tmp_path: Path, meta: dict[str, object], field: str
+) -> None:
+    case = make_case(tmp_path)
+    results = tmp_path / "results"
+    dest = run_folder(results / "runs", case, "with", 1)
+    dest.mkdir(parents=True)
+    (dest / "meta.json").write_text(json.dumps({"finalMessage": "x", **meta}), encoding="utf-8")
+    again = ReplayAgent.parse(str(results)).run(request_for(case, Sandbox.create(tmp_path / "r")))
+    assert again.infra_error == "harness"
+    assert again.error is not None and "\n" not in again.error
+    assert again.error.startswith(f"the recorded run {dest / 'meta.json'} cannot be read: {field}")
 
 
 def test_replay_needs_a_results_folder(tmp_path: Path) -> None:

@@ -134,8 +134,8 @@ def test_links_out_and_wrong_types_are_refused(tmp_path: Path) -> None:
     assert isinstance(miss, Miss) and miss.kind == "refused" and "symbolic link" in miss.detail
     typed = recorded(tmp_path / "b", turns="many")
     miss = look_up(tmp_path / "b", typed, PRINT, max_age=3600, now=NOW)
-    assert miss == Miss("refused", "the recorded run runs/hi-1234/without-1: turns is not of "
-                        "the type a session writes")  # fmt: skip
+    assert miss == Miss("refused", "the recorded run runs/hi-1234/without-1: turns is not as a "
+                        "session writes it: Input should be a valid integer")  # fmt: skip
     failed = recorded(tmp_path / "c", infraError="rate_limit")
     miss = look_up(tmp_path / "c", failed, PRINT, max_age=3600, now=NOW)
     assert isinstance(miss, Miss) and miss.kind == "failed"
