@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +21,14 @@ AGENT = Path(__file__).parent / "agents" / "scripted_agent.py"
 # PyYAML is imported above, once for the whole test process: the plugin imports it only when it
 # finds a suite, so the first import would happen inside a pytester in-process run, which drops
 # the modules first imported in it afterwards — and PyYAML's C parser cannot be loaded twice.
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A suite started with SIGINT ignored (``bash scripts/test.sh &`` from a script) would
+    hand that to every session it starts, and the tests that press Ctrl-C would send a signal
+    no session takes: take SIGINT as Python does by default, so they test what they mean."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

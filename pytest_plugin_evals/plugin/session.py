@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_plugin_evals.plugin.compare import earlier_key
-from pytest_plugin_evals.plugin.interrupts import terminate_as_interrupt
+from pytest_plugin_evals.plugin.interrupts import interrupt_as_ctrl_c, terminate_as_interrupt
 from pytest_plugin_evals.plugin.keys import result_key, session_tag, shared_key, stop_key
 from pytest_plugin_evals.plugin.nodeids import case_unit
 from pytest_plugin_evals.plugin.reported import record_of
@@ -136,6 +136,7 @@ class EvalSession:
         limit = self.settings.session_timeout
         if limit is None or self.timer is not None:
             return
+        interrupt_as_ctrl_c(self.config)
 
         def expire() -> None:
             self.timed_out = True

@@ -242,6 +242,36 @@ def test_a_session_past_its_timeout_ends_with_the_partial_document(
     assert none_left(marker)
 
 
+def test_the_session_timeout_holds_where_sigint_is_ignored(pytester: pytest.Pytester) -> None:
+    """A session started with SIGINT ignored (``pytest &`` in a CI script) still ends at its
+    ``--eval-session-timeout`` with the partial document: the timer's SIGINT is not lost."""
+    agent, marker = suite(pytester.path, ["a-fast", "b-slow"])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "evals", "-n0", "-p", "no:cacheprovider",
+         f"--eval-agent={agent}", "--eval-json=out.json", "--eval-run-ahead=off",
+         "--eval-session-timeout=15"],
+        cwd=pytester.path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )  # fmt: skip
+    try:
+        out, _ = proc.communicate(timeout=200)  # the slow run would take 300 s
+    finally:
+        reap(proc, group=True)
+    text = out.decode("utf-8", "replace")
+    assert time.monotonic() - started < 200
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, text
+    doc = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    assert doc["partial"] is True and doc["partialReason"] == "interrupted"
+    assert "--eval-session-timeout 15s reached" in text
+    assert none_left(marker)
+
+
 @pytest.mark.parametrize("pids", ["own", "shared"])
 def test_a_controller_killed_with_sigkill_leaves_nothing_after_the_next_session(
     pytester: pytest.Pytester, pids: str
