@@ -54,9 +54,11 @@ def interrupt_as_ctrl_c(config: pytest.Config) -> None:
     if previous not in (signal.SIG_IGN, signal.SIG_DFL, None):
         return  # Python's own handler (or another's) is in charge
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    # None: a handler set outside Python, which cannot be set back; the default is the nearest.
+    before = signal.SIG_DFL if previous is None else previous
 
     def restore() -> None:
         if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGINT, previous)
+            signal.signal(signal.SIGINT, before)
 
     config.add_cleanup(restore)
