@@ -248,8 +248,16 @@ def test_the_session_timeout_holds_where_sigint_is_ignored(pytester: pytest.Pyte
     agent, marker = suite(pytester.path, ["a-fast", "b-slow"])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     started = time.monotonic()
+    # SIGINT is ignored by a first interpreter that then execs pytest (an ignored signal stays
+    # ignored across exec, as a shell's ``&`` leaves it): no Python code runs between fork and
+    # exec, which can deadlock in a child of a process with threads (``preexec_fn``).
+    ignore_then_exec = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+        "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "evals", "-n0", "-p", "no:cacheprovider",
+        [sys.executable, "-c", ignore_then_exec,
+         "-m", "pytest", "evals", "-n0", "-p", "no:cacheprovider",
          f"--eval-agent={agent}", "--eval-json=out.json", "--eval-run-ahead=off",
          "--eval-session-timeout=15"],
         cwd=pytester.path,
@@ -257,7 +265,6 @@ def test_the_session_timeout_holds_where_sigint_is_ignored(pytester: pytest.Pyte
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )  # fmt: skip
     try:
         out, _ = proc.communicate(timeout=200)  # the slow run would take 300 s
