@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import shutil
 import time
 import uuid
@@ -45,7 +44,7 @@ from pytest_plugin_evals.model import (
 from pytest_plugin_evals.recording import record_run, run_folder
 from pytest_plugin_evals.sandbox import Sandbox
 from pytest_plugin_evals.scoring import plan_graders, run_score
-from pytest_plugin_evals.util.environment import allowed_environment
+from pytest_plugin_evals.util.environment import allowed_environment, operator_environment
 from pytest_plugin_evals.util.inert import mark_inert
 from pytest_plugin_evals.util.process import RUN_TAG, SESSION_TAG, kill_tagged, pid_mark
 from pytest_plugin_evals.util.redact import Redactor, secrets_in
@@ -146,8 +145,9 @@ def execute_run(
     model = options.model_override or case.model
     # The agent's own variables only (its endpoint and key, never another agent's), the
     # secrets the case requires and what the operator passes on purpose.
+    operator = operator_environment() if environ is None else environ
     base = allowed_environment(
-        os.environ if environ is None else environ,
+        operator,
         (*options.env_pass, *case.requires_secret),
         passed_of(agent, model),
     )
@@ -232,7 +232,6 @@ def execute_run(
     # From here on nothing sees the credentials the agent was given — nor any other of the
     # operator's: an agent may have learnt one some other way — graders and judges
     # included, and nothing the session writes holds them.
-    operator = os.environ if environ is None else environ
     declared = credentials_of(agent)  # its credentials, whatever their names say
     redactor = Redactor({**secrets_in(operator, declared), **secrets_in(env, declared)})
     transcript = _refuse_invalid_cost(redactor.scrub(transcript))

@@ -17,14 +17,13 @@ cost (``total_cost_usd``) and the tokens come from the ``result`` event.
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..util.claude import ClaudeNotFound, find_claude
-from ..util.environment import allowed_environment, isolated_environment
+from ..util.environment import allowed_environment, isolated_environment, operator_environment
 from ..util.process import run_process
 from .base import (
     DEFAULT_TIMEOUT,
@@ -85,7 +84,7 @@ class ClaudeJudge:
         self.binary = binary
         self.model = model
         self.timeout = timeout
-        self._environ = dict(os.environ if environ is None else environ)
+        self._environ = operator_environment() if environ is None else dict(environ)
 
     @classmethod
     def from_settings(

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..model import Case, MockServerInfo
-from ..util.environment import allowed_environment
+from ..util.environment import allowed_environment, operator_environment
 from ..util.process import RUN_TAG
 from .discover import SERVER_FILE, MockPlan, MockServer, MockTool, load_plan, normalize
 from .host import Registration, ensure_host, supported
@@ -249,7 +249,7 @@ def judge_settings(
     name = (kind or "").strip().lower()
     if not name:
         return None
-    env = os.environ if environ is None else environ
+    env = operator_environment() if environ is None else environ
     prefixes = JUDGE_ENV_PREFIXES.get(name)
     picked = (
         {k: v for k, v in env.items() if k.startswith(prefixes)}

@@ -32,6 +32,7 @@ import pytest
 from pytest_plugin_evals.model import BaselinePlugin, LoadError, PluginInfo
 from pytest_plugin_evals.plugin.keys import settings_key, shared_key
 from pytest_plugin_evals.suites.manifest import read_plugin
+from pytest_plugin_evals.util.environment import operator_environment
 from pytest_plugin_evals.util.manifest import manifest_path
 
 try:
@@ -232,7 +233,7 @@ def _write_info(folder: Path, key: str, info: BaselinePlugin) -> None:
 
 
 def _environment(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _GIT_LOCATION}
+    env = {k: v for k, v in operator_environment().items() if k not in _GIT_LOCATION}
     env.update(extra)
     return env
 

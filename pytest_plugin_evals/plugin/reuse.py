@@ -48,6 +48,7 @@ from pytest_plugin_evals.reuse import (
     write_stamp,
 )
 from pytest_plugin_evals.runner import execute_run
+from pytest_plugin_evals.util.environment import operator_environment
 from pytest_plugin_evals.util.process import output_of
 
 if TYPE_CHECKING:
@@ -112,12 +113,13 @@ def model_context(agent: Agent) -> dict[str, Any]:
     spec = spec_of(agent)
     if spec is None:
         return {}
-    passed, prefixes = spec.passed, spec.passed.prefixes_in(os.environ)
+    environ = operator_environment()
+    passed, prefixes = spec.passed, spec.passed.prefixes_in(environ)
     return {
-        "endpoints": {v: os.environ.get(v, d) for v, d in sorted(spec.endpoints.items())},
+        "endpoints": {v: environ.get(v, d) for v, d in sorted(spec.endpoints.items())},
         "variables": {
             k: v
-            for k, v in sorted(os.environ.items())
+            for k, v in sorted(environ.items())
             if "MODEL" in k and (k in passed.names or k.startswith(prefixes))
         },
     }

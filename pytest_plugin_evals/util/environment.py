@@ -10,6 +10,7 @@ operator passes on purpose.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -84,6 +85,19 @@ JUDGES = Passed(
     prefixes=CLAUDE.prefixes,
     switched=CLAUDE.switched,
 )
+
+
+def operator_environment() -> dict[str, str]:
+    """A copy of the operator's environment (``os.environ``) that holds while another thread
+    sets or unsets a variable: pytest sets ``PYTEST_CURRENT_TEST`` in its thread at every test
+    phase while runs made ahead read the environment in theirs. ``dict(os.environ)`` lists
+    the names at once and then looks each up, so a name unset in between is a ``KeyError``;
+    the copy is taken again then."""
+    while True:
+        try:
+            return dict(os.environ)
+        except KeyError:  # unset by another thread between the listing and the lookup
+            continue
 
 
 def allowed_environment(

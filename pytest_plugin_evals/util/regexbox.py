@@ -37,6 +37,8 @@ import threading
 import time
 from typing import Any
 
+from pytest_plugin_evals.util.environment import operator_environment
+
 #: The PID of the process that started the helper, in the helper's environment.
 PARENT_VARIABLE = "PYTEST_PLUGIN_EVALS_REGEX_PARENT"
 
@@ -83,7 +85,7 @@ class RegexBox:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
-                env={**os.environ, PARENT_VARIABLE: str(os.getpid())},
+                env={**operator_environment(), PARENT_VARIABLE: str(os.getpid())},
             )
         return self.proc
 
