@@ -311,7 +311,7 @@ def eval_run(
     """Make the run of the requesting eval item (in setup, so a run that cannot be made is an
     error, not a failure) and report it."""
     from pytest_plugin_evals.plugin.items import EvalItem
-    from pytest_plugin_evals.plugin.runs import run_ahead_key, upcoming
+    from pytest_plugin_evals.plugin.runs import NotStarted, run_ahead_key, upcoming
 
     item = request.node
     if not isinstance(item, EvalItem):
@@ -336,16 +336,19 @@ def eval_run(
         ahead.fill(
             [n for n in upcoming(item, nextitem, ahead.depth - 1) if _may_start_ahead(item, n)]
         )
-    if started is not None:
-        outcome = started.result()
-        item.stash[made_ahead_key] = True
-    else:
-        skip = _eval_run_maker.skip(item)
-        if skip is not None:
-            if skip.recorded is not None:
-                item.record_skip(skip.recorded)
-            pytest.skip(skip.message)
-        outcome = _eval_run_maker.make(item, eval_agent, _judge_for(request, item.case))
+    try:
+        if started is not None:
+            outcome = started.result()
+            item.stash[made_ahead_key] = True
+        else:
+            skip = _eval_run_maker.skip(item)
+            if skip is not None:
+                raise NotStarted(skip)
+            outcome = _eval_run_maker.make(item, eval_agent, _judge_for(request, item.case))
+    except NotStarted as exc:
+        if exc.skip.recorded is not None:
+            item.record_skip(exc.skip.recorded)
+        pytest.skip(exc.skip.message)
     result = outcome.result
     item.record_run(result)
     item.stash[outcome_key] = outcome

@@ -4,7 +4,9 @@
   a file under an exclusive lock; the total is their exact sum (``math.fsum``: the same
   whatever order the workers wrote in). The runs in flight are one file each in a folder
   beside it (named by the PID of the process making the run), so a run is started only while
-  what was spent and what the runs in flight are expected to cost stay under the ceiling.
+  what was spent and what the runs in flight are expected to cost stay under the ceiling. That
+  check and the run's ticket are one step under a lock every process shares: two workers
+  finding room at the same moment would otherwise both start, and pass the ceiling together.
 - :class:`StopSign`: why no further run may start (a rejected credential), once any process
   has found out. The first reason written stays.
 """
@@ -15,7 +17,7 @@ import contextlib
 import math
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -35,6 +37,20 @@ def _locked(fh: IO[Any], exclusive: bool) -> Iterator[None]:
         yield
     finally:
         fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+class NoRoom(Exception):
+    """No run may start: what was spent and the runs in flight leave no room for it."""
+
+    def __init__(self, reason: object) -> None:
+        super().__init__(reason)
+        #: What the check that found no room returned.
+        self.reason = reason
+
+
+#: Given what was spent, the runs in flight and what a run is expected to cost, why no run
+#: may start (None: one may).
+Refusal = Callable[[float, int, float], object | None]
 
 
 class SpendLedger:
@@ -68,15 +84,29 @@ class SpendLedger:
         return spent, self.in_flight(), (spent / len(lines) if lines else 0.0)
 
     @property
+    def _lock(self) -> Path:
+        return self.path.with_name(f"{self.path.stem}-in-flight.lock")
+
+    @property
     def _flights(self) -> Path:
         return self.path.with_name(f"{self.path.stem}-in-flight")
 
     @contextlib.contextmanager
-    def flying(self) -> Iterator[None]:
-        """Count a run in flight while the block runs."""
+    def flying(self, refuse: Refusal | None = None) -> Iterator[None]:
+        """Count a run in flight while the block runs. With ``refuse``, the run is first asked
+        whether it may start, given :meth:`outlook`, and counted in the same step under the
+        session's lock, so no other process finds the same room in between; :class:`NoRoom`
+        carries its reason when it may not."""
         self._flights.mkdir(exist_ok=True)
         ticket = self._flights / f"{os.getpid()}-{uuid.uuid4().hex}"
-        ticket.touch()
+        if refuse is None:
+            ticket.touch()
+        else:
+            with self._lock.open("a", encoding="utf-8") as fh, _locked(fh, exclusive=True):
+                reason = refuse(*self.outlook())
+                if reason is not None:
+                    raise NoRoom(reason)
+                ticket.touch()
         try:
             yield
         finally:

@@ -18,11 +18,11 @@ import itertools
 import math
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -40,6 +40,7 @@ from pytest_plugin_evals.plugin.keys import (
     stamp_key,
     stop_key,
 )
+from pytest_plugin_evals.plugin.ledger import NoRoom
 from pytest_plugin_evals.plugin.limiter import rate_limits
 from pytest_plugin_evals.plugin.settings import EvalSettings, common_suite_root, results_dir
 from pytest_plugin_evals.util.process import IdleMeter, stop_all
@@ -69,6 +70,15 @@ class Skip:
 
     message: str
     recorded: str | None = None
+
+
+class NotStarted(Exception):
+    """Raised by :meth:`RunMaker.make` when the run may not start after all (another process
+    took the room under the cost ceiling after :meth:`RunMaker.skip` had found some)."""
+
+    def __init__(self, skip: Skip) -> None:
+        super().__init__(skip.message)
+        self.skip = skip
 
 
 #: In the session's shared folder: the results folder and the suite root the runs chose (the
@@ -209,20 +219,9 @@ class RunMaker:
             )
         ledger = self.config.stash.get(ledger_key, None)
         if settings.max_cost_usd is not None and ledger is not None:
-            spent, flying, each = ledger.outlook()
-            if spent >= settings.max_cost_usd:
-                return Skip(
-                    f"cost ceiling ${settings.max_cost_usd:g} reached (${spent:.4f} spent): "
-                    "run not started",
-                    "cost_ceiling",
-                )
-            if flying and spent + flying * each >= settings.max_cost_usd:
-                return Skip(
-                    f"cost ceiling ${settings.max_cost_usd:g} would be reached (${spent:.4f} "
-                    f"spent, {flying} run(s) in flight at about ${each:.4f} each): run not "
-                    "started",
-                    "cost_ceiling",
-                )
+            over = self._over_ceiling(*ledger.outlook())
+            if over is not None:
+                return over
         if settings.runs_auto is not None:  # --eval-runs auto: the controller says
             from pytest_plugin_evals.plugin.rounds import ask
 
@@ -230,6 +229,40 @@ class RunMaker:
             if answer is not None:
                 return Skip(*answer)
         return None
+
+    def _over_ceiling(self, spent: float, flying: int, each: float) -> Skip | None:
+        """Why no run may start under the cost ceiling, given what was spent, the runs in
+        flight and what a run is expected to cost (None: one may)."""
+        ceiling = self.settings.max_cost_usd
+        if ceiling is None:
+            return None
+        if spent >= ceiling:
+            return Skip(
+                f"cost ceiling ${ceiling:g} reached (${spent:.4f} spent): run not started",
+                "cost_ceiling",
+            )
+        if flying and spent + flying * each >= ceiling:
+            return Skip(
+                f"cost ceiling ${ceiling:g} would be reached (${spent:.4f} spent, {flying} "
+                f"run(s) in flight at about ${each:.4f} each): run not started",
+                "cost_ceiling",
+            )
+        return None
+
+    @contextlib.contextmanager
+    def _flight(self) -> Iterator[None]:
+        """The run counted in flight while it goes on; under a cost ceiling it is checked
+        against the ceiling and counted in one step (:class:`NotStarted` when there is no
+        room left)."""
+        ledger = self.config.stash.get(ledger_key, None)
+        refuse = self._over_ceiling if self.settings.max_cost_usd is not None else None
+        with contextlib.ExitStack() as stack:
+            if ledger is not None:
+                try:
+                    stack.enter_context(ledger.flying(refuse))
+                except NoRoom as exc:
+                    raise NotStarted(cast(Skip, exc.reason)) from None
+            yield
 
     def options(self, item: EvalItem, judge: Judge | None) -> RunOptions:
         """The item's run options: the session's, with its runs folder, judge and token."""
@@ -242,9 +275,10 @@ class RunMaker:
 
     def make(self, item: EvalItem, agent: Agent, judge: Judge | None) -> RunOutcome:
         """Make the item's run (the checks of :meth:`skip` passed): when the session's rate
-        limits let it start, and again while the provider refuses it (see :mod:`.limiter`)."""
+        limits let it start, and again while the provider refuses it (see :mod:`.limiter`).
+        Raises :class:`NotStarted` when the cost ceiling leaves it no room after all."""
         ledger = self.config.stash.get(ledger_key, None)
-        with ledger.flying() if ledger is not None else contextlib.nullcontext():
+        with self._flight():
             reused, fingerprint, note = self.reuse.take(self, item, agent, judge)
             began = time.time()
             outcome = reused or self.limits.make(
