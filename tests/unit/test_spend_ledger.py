@@ -1,4 +1,5 @@
-"""The cost ceiling's check and the run's ticket in flight are one step across processes."""
+"""The cost ceiling's check and the run's ticket in flight are one step, under a lock every
+ledger of the session opens for itself (as each xdist worker does)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def _one_at_a_time(spent: float, flying: int, each: float) -> str | None:
     return None
 
 
-def test_two_processes_finding_room_at_once_do_not_both_start(tmp_path: Path) -> None:
+def test_two_workers_finding_room_at_once_do_not_both_start(tmp_path: Path) -> None:
     ledger = SpendLedger(tmp_path / "spent.txt")
     tried = threading.Barrier(4)
     done = threading.Event()
