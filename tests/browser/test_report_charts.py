@@ -222,6 +222,10 @@ def test_a_200_case_report_stays_usable_and_is_photographed(
     assert page.locator("details.case[open]").count() == 0
     page.locator("table.overview tr.case-row a").nth(150).click()
     target = page.locator("details.case").nth(150)
+    # The case unfolds on the hashchange event the click's navigation fires afterwards.
+    page.wait_for_function(
+        "n => document.querySelectorAll('details.case')[n].open", arg=150, timeout=10_000
+    )
     assert target.get_attribute("open") is not None
     assert target.locator("h2").is_visible()
 
