@@ -45,6 +45,12 @@ VARIANTS: dict[str, dict[str, str]] = {
     "+ ENABLE_CLAUDEAI_MCP_SERVERS=false": {"ENABLE_CLAUDEAI_MCP_SERVERS": "false"},
     "+ CLAUDE_CODE_ENTRYPOINT=sdk-cli": {"CLAUDE_CODE_ENTRYPOINT": "sdk-cli"},
     "- CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": {"-": "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"},
+    # The JavaScript engine's tiers (Bun hands BUN_JSC_* to JavaScriptCore): what compiling
+    # hot code in the optimizing tiers costs a process that lives under a second.
+    "+ BUN_JSC_useFTLJIT=0": {"BUN_JSC_useFTLJIT": "0"},
+    "+ BUN_JSC_useDFGJIT=0": {"BUN_JSC_useDFGJIT": "0"},
+    "+ BUN_JSC_useJIT=0": {"BUN_JSC_useJIT": "0"},
+    "+ BUN_JSC_useConcurrentJIT=0": {"BUN_JSC_useConcurrentJIT": "0"},
 }
 
 
