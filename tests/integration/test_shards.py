@@ -82,7 +82,7 @@ def merge(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
 
 
 def test_three_shards_merged_give_the_unsharded_session(pytester: pytest.Pytester) -> None:
-    agent = make_suite(pytester)
+    agent = make_suite(pytester, cases=15)
     common = ["evals", "-p", "no:cacheprovider", "--eval-agent", agent, "--eval-runs", "2",
               "--eval-threshold", "0.5"]  # fmt: skip
     whole = pytester.runpytest_subprocess(*common, "-n2", "--eval-output-dir", "whole")
@@ -94,7 +94,7 @@ def test_three_shards_merged_give_the_unsharded_session(pytester: pytest.Pyteste
         for k, n in ((1, "-n0"), (2, "-n2"), (3, "-n0"))
     }
     expected = read(pytester.path / "whole" / "aggregate-result.json")
-    assert len(expected["cases"]) == 30
+    assert len(expected["cases"]) == 15
     assert "shard" not in expected
     shard_docs = {k: read(pytester.path / f"shard-{k}" / "aggregate-result.json") for k in runs}
     # Every case ran in exactly one shard, with both arms and all its runs.
@@ -104,15 +104,15 @@ def test_three_shards_merged_give_the_unsharded_session(pytester: pytest.Pyteste
         assert (doc["shard"]["index"], doc["shard"]["total"]) == (k, 3)
         mine = [c["name"] for c in doc["shard"]["suiteCases"] if c["shard"] == k]
         assert sorted(c["name"] for c in doc["cases"]) == sorted(mine)
-        assert 9 <= len(mine) <= 11  # balanced: 30 cases of equal cost
+        assert len(mine) == 5  # balanced: 15 cases of equal cost
         assert all(len(c["arms"]["with"]) == len(c["arms"]["without"]) == 2 for c in doc["cases"])
-        assert f"shard {k}/3: {len(mine)} of the 30 selected case(s)" in runs[k].stdout.str()
+        assert f"shard {k}/3: {len(mine)} of the 15 selected case(s)" in runs[k].stdout.str()
     scores = {c["name"]: c["aggregates"]["score"] for c in expected["cases"]}
     below = sorted(c["name"] for c in expected["cases"] if not c["aggregates"]["passed"])
     assert "case-07" in below
     for k, doc in shard_docs.items():  # a shard fails when it holds a case below the threshold
         assert runs[k].ret == (1 if {c["name"] for c in doc["cases"]} & set(below) else 0)
-    assert runs[1].parseoutcomes().get("deselected") == 80  # -n0: pytest counts them
+    assert runs[1].parseoutcomes().get("deselected") == 40  # -n0: pytest counts them
 
     merged = merge(pytester, "shard-1", "shard-2", "shard-3", "--output-dir", "merged")
     assert merged.ret == whole.ret == 1
@@ -129,10 +129,10 @@ def test_three_shards_merged_give_the_unsharded_session(pytester: pytest.Pyteste
     assert doc["partial"] is False
     out = merged.stdout.str()
     shown = ", ".join(f"{name} ({scores[name]:.2f})" for name in below)
-    assert f"{len(below)} of 30 case(s) below the threshold 0.50: {shown}" in out
+    assert f"{len(below)} of 15 case(s) below the threshold 0.50: {shown}" in out
     assert "merged 3 of 3 shard(s)" in out
     assert (pytester.path / "merged" / "report.html").is_file()
-    assert "30 case(s) · mean Δ" in out
+    assert "15 case(s) · mean Δ" in out
 
     # The merge's own threshold.
     assert merge(pytester, *(f"shard-{k}" for k in (1, 2, 3)), "--output-dir", "lenient",
@@ -150,7 +150,7 @@ def test_three_shards_merged_give_the_unsharded_session(pytester: pytest.Pyteste
     partial_doc = read(pytester.path / "partial" / "aggregate-result.json")
     assert (partial_doc["partial"], partial_doc["partialReason"]) == (True, "missing_shards")
     assert sorted(n["case"] for n in partial_doc["notStarted"]) == missing
-    assert partial_doc["aggregates"]["casesTotal"] == 30
+    assert partial_doc["aggregates"]["casesTotal"] == 15
     assert partial_doc["aggregates"]["thresholdMet"] is False
 
     # Not a shard: one line, exit status 4.
