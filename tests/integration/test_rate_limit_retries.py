@@ -27,7 +27,9 @@ pytestmark = [
 #: (-1: every one) are refused with a 429 ``api_error`` line (``retry_after`` from
 #: $EVAL_RL_RETRY_AFTER when set) and exit 1 — only those of the cases $EVAL_RL_CASES names
 #: (comma-separated), when set; the others answer "done" after $EVAL_RL_NAP seconds. Each
-#: attempt appends {case, start, end, refused} to log.jsonl.
+#: attempt appends {case, start, end, refused} to log.jsonl. With $EVAL_RL_AFTER set, a case it
+#: targets first waits (up to 30 s) for that case's attempt in the log: its refusal's pause then
+#: never holds that case back, however the processes of the session were scheduled.
 AGENT = """\
 import fcntl, json, os, sys, time
 sys.stdin.read()
@@ -35,6 +37,12 @@ start = time.time()
 state, case = os.environ["EVAL_RL_DIR"], os.environ["EVAL_CASE"]
 cases = os.environ.get("EVAL_RL_CASES")
 targeted = not cases or case in cases.split(",")
+after = os.environ.get("EVAL_RL_AFTER")
+log_path = os.path.join(state, "log.jsonl")
+while targeted and after and time.time() < start + 30:
+    if os.path.exists(log_path) and json.dumps({"case": after})[1:-1] in open(log_path).read():
+        break
+    time.sleep(0.05)
 with open(os.path.join(state, "counter"), "a+") as fh:
     fcntl.flock(fh, fcntl.LOCK_EX)
     fh.seek(0)
@@ -46,7 +54,7 @@ refused = targeted and (refuse < 0 or seen < refuse)
 if not refused:
     time.sleep(float(os.environ.get("EVAL_RL_NAP", "0")))
 line = {"case": case, "start": start, "end": time.time(), "refused": refused}
-with open(os.path.join(state, "log.jsonl"), "a") as log:
+with open(log_path, "a") as log:
     log.write(json.dumps(line) + "\\n")
 if refused:
     event = {"type": "api_error", "status": 429, "message": "slow down"}
@@ -233,16 +241,16 @@ def test_an_interruption_ends_the_waits_at_once(
          "--eval-unconfined"],  # the agent counts its attempts outside its runs
         cwd=pytester.path,
         env={**os.environ, "EVAL_RL_DIR": str(pytester.path / "state"), "EVAL_RL_REFUSE": "-1",
-             "EVAL_RL_CASES": "b,c,d", "EVAL_RL_RETRY_AFTER": "100",
-             "PYTHONPATH": os.pathsep.join(sys.path)},
+             "EVAL_RL_CASES": "b,c,d", "EVAL_RL_AFTER": "a",
+             "EVAL_RL_RETRY_AFTER": "100", "PYTHONPATH": os.pathsep.join(sys.path)},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
-        # A refused run, and case a's run made (on a loaded machine a refused run made ahead
-        # can come first, and a run never started is rightly not in the document).
+        # A refused run, and case a's run made (the refused ones wait for it: their pause
+        # would hold back a run not yet started, and such a run is rightly not in the document).
         while not (
             any(a["refused"] for a in attempts(pytester.path))
             and any(a["case"] == "a" for a in attempts(pytester.path))
