@@ -63,8 +63,9 @@ SLOW_MODULES = frozenset(
 )  # fmt: skip
 
 #: Single tests left out of the inner loop in modules that otherwise belong to it: each spends
-#: tens of seconds (tens of sandboxed agent runs, four xdist workers, a flood of output) or
-#: seconds waiting on purpose (a timeout, a pause, a sleeping agent, a held slot or lock).
+#: tens of seconds (tens of sandboxed agent runs, four xdist workers, a flood of output),
+#: seconds waiting on purpose (a timeout, a pause, a sleeping agent, a held slot or lock), or
+#: seconds starting the real agent CLIs (each installed binary's version).
 SLOW_TESTS = frozenset(
     (
         "test_sequential_runs.py::test_a_cmd_agent_runs_ahead_up_to_the_next_look",
@@ -80,6 +81,7 @@ SLOW_TESTS = frozenset(
         "test_confine.py::test_its_files_and_folders_are_bounded",
         "test_confine.py::test_the_watchdog_finds_the_runs_processes_in_its_cgroup_without_listing_the_machine",
         "test_mocks_agent.py::test_a_stand_in_process_plays_the_server",
+        "test_agent_registry.py::test_the_installed_binary_is_the_declared_version",
     )
 )  # fmt: skip
 
