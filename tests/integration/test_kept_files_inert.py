@@ -114,6 +114,9 @@ def test_kept_files_are_inert_and_replay_under_their_names(
     )  # fmt: skip
     again.assert_outcomes(passed=1)
     assert read_doc("second.json")["cases"][0]["arms"]["with"][0]["filesCreated"] == made
+    for report in ("rec", "again"):  # the report lists them by those names too
+        page = (pytester.path / report / "report.html").read_text(encoding="utf-8")
+        assert "<code>work/.git</code>" in page and "<code>.vscode/settings.json</code>" in page
     (restored,) = (pytester.path / "again" / "runs").glob("*/*/files")
     assert sorted(
         p.relative_to(restored).as_posix() for p in restored.rglob("*") if p.is_file()
