@@ -28,7 +28,8 @@ class RecordedRunRefused(Exception):
 @dataclass(frozen=True)
 class RecordedRun:
     """A kept run, read: its folder, its ``meta.json`` (or why it could not be read), its
-    created files (relative to ``files/``) and whether it has a trace."""
+    created files (relative to ``files/``, by their stored names: see
+    :func:`~pytest_plugin_evals.util.inert.stored_name`) and whether it has a trace."""
 
     folder: Path
     name: str
