@@ -283,7 +283,9 @@ def execute_run(
         mock_calls=tuple(transcript.mock_calls) if transcript.mock_calls is not None else None,
         unconfined=transcript.unconfined,
     )
-    if not options.keep_temp:
+    if options.keep_temp:
+        box.keep()
+    else:
         box.remove()
     return RunOutcome(result, transcript)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_plugin_evals.util.environment import isolated_environment
-from pytest_plugin_evals.util.inert import is_inert, mark_inert
+from pytest_plugin_evals.util.inert import defuse_tree, is_inert, mark_inert
 
 #: The configuration of every run's repository: what ``git init`` writes, then the hardening
 #: (an identity, no hooks, no credential helper, no signing).
@@ -114,6 +114,12 @@ class Sandbox:
     def created_files(self) -> list[str]:
         """Files that exist now and did not at the last snapshot, sorted."""
         return sorted(set(self.list_files()) - self._before)
+
+    def keep(self) -> None:
+        """Keep the run's folders for inspection (``--eval-keep-temp``), inert as the results
+        are: every name a tool acts on (the repository's ``.git``, an ``.envrc`` the agent
+        wrote) renamed with :data:`~pytest_plugin_evals.util.inert.SUFFIX`."""
+        defuse_tree(self.root)
 
     def remove(self) -> None:
         """Delete the run's folders: one ``rmdir`` each when the run left them empty, else the

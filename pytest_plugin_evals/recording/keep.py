@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest_plugin_evals.recording.layout as layout
 from pytest_plugin_evals.model import Transcript
+from pytest_plugin_evals.util.inert import stored_path
 from pytest_plugin_evals.util.jsonlines import dumps
 from pytest_plugin_evals.util.plainfiles import NotPlain, open_plain, plain_path
 
@@ -47,7 +48,8 @@ def record_run(
     """Keep the run under ``dest``; returns the kept trace's path ("" when there is none).
 
     The trace and the created files are copied through ``redact``: only regular files of one
-    name inside the run's working directory, reached through no symbolic link. Whatever an
+    name inside the run's working directory, reached through no symbolic link, each under its
+    :func:`~pytest_plugin_evals.util.inert.stored_path` (a ``.git`` as ``.git.inert``). Whatever an
     earlier session kept there (the same ``--eval-output-dir``) is replaced; nothing is
     written through a link (a link in the run's folder is removed first, and a run whose
     folder, case folder or runs folder is a link is not kept).
@@ -83,7 +85,7 @@ def record_run(
             except (NotPlain, OSError):
                 continue
             if len(data) <= layout.MAX_KEPT_FILE:
-                target = dest / FILES / rel
+                target = dest / FILES / stored_path(rel)  # inert: no tool acts on it
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(redact(data))
     if source_trace is None or not source_trace.exists() or source_trace.is_symlink():

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest_plugin_evals.recording.layout as layout
 from pytest_plugin_evals.util.capture import capture_stream
+from pytest_plugin_evals.util.inert import original_path
 from pytest_plugin_evals.util.jsonlines import JSONFileError, load_strict
 from pytest_plugin_evals.util.plainfiles import NotPlain, open_plain, plain_files, plain_folder
 
@@ -27,7 +28,8 @@ class RecordedRunRefused(Exception):
 @dataclass(frozen=True)
 class RecordedRun:
     """A kept run, read: its folder, its ``meta.json`` (or why it could not be read), its
-    created files (relative to ``files/``) and whether it has a trace."""
+    created files (relative to ``files/``, by their stored names: see
+    :func:`~pytest_plugin_evals.util.inert.stored_name`) and whether it has a trace."""
 
     folder: Path
     name: str
@@ -92,17 +94,24 @@ def read_recorded_run(results: Path, run: Path) -> RecordedRun | None:
 
 
 def restore_recorded_run(recorded: RecordedRun, cwd: Path, trace_file: Path) -> bool:
-    """Copy a kept run's created files into ``cwd`` (each one up to :data:`MAX_KEPT_FILE`, as
-    a session keeps them) and its trace to ``trace_file`` (within the capture budget);
-    returns whether there was a trace. Only regular files are copied, never through a link."""
+    """Copy a kept run's created files into ``cwd`` under the names the run gave them (each
+    one up to :data:`MAX_KEPT_FILE`, as a session keeps them) and its trace to ``trace_file``
+    (within the capture budget); returns whether there was a trace. Only regular files are
+    copied, never through a link."""
     try:
         for rel in recorded.files:
             source = recorded.folder / FILES / rel
+            original = original_path(rel.as_posix())
+            if original is None:
+                raise RecordedRunRefused(
+                    f"the recorded run {recorded.name} holds {FILES}/{rel}, a name no session "
+                    "writes: refused"
+                )
             with open_plain(source) as src:
                 data = src.read(layout.MAX_KEPT_FILE + 1)
             if len(data) > layout.MAX_KEPT_FILE:
                 continue
-            target = cwd.joinpath(*rel.parts)
+            target = cwd.joinpath(*original.split("/"))
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
         if not recorded.trace:

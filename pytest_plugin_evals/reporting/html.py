@@ -76,6 +76,10 @@ def _json_pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
 
 
+#: How many of a run's created files its view lists (by the names the run gave them).
+FILES_LISTED = 100
+
+
 #: Where the compiled templates are kept between sessions: beside the templates, as Python
 #: keeps the package's own bytecode (whoever can write there can change the package anyway).
 TEMPLATE_CACHE = os.path.join(os.path.dirname(__file__), "templates", "__pycache__")
@@ -330,6 +334,7 @@ def render_html(result: SessionResult, document: Mapping[str, Any] | None = None
         agents=_agents(result),
         sequential=_sequential_rows(result),
         answer_limit=ANSWER_LIMIT,
+        files_listed=FILES_LISTED,
         css=Markup(_resource("report.css")),
         js=Markup(_resource("report.js")),
         data=Markup(embedded_json(doc)),

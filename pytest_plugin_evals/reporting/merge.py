@@ -34,7 +34,7 @@ from pytest_plugin_evals.reporting.result import (
 from pytest_plugin_evals.scoring import ScoringRules
 from pytest_plugin_evals.shards import ShardCase, ShardPlan, ShardSource
 from pytest_plugin_evals.util.capture import MAX_KEPT_FILE, capture_stream
-from pytest_plugin_evals.util.inert import is_inert, mark_inert
+from pytest_plugin_evals.util.inert import inert_path, is_inert, mark_inert
 from pytest_plugin_evals.util.plainfiles import NotPlain, open_plain, plain_files, plain_folder
 
 DOCUMENT = "aggregate-result.json"
@@ -523,8 +523,9 @@ class _Copy:
 
 def _copies(shards: Sequence[ShardResults]) -> list[_Copy]:
     """The files of every shard's recorded runs that the merge copies: those of its own cases
-    (``runs/<case key>/``), each one a regular file of one name. A symbolic link, a hard
-    link, a FIFO or a device anywhere there is refused (one line naming it)."""
+    (``runs/<case key>/``), each one a regular file of one name, kept inert (a ``.git`` a
+    shard's folder holds is copied as ``.git.inert``). A symbolic link, a hard link, a FIFO
+    or a device anywhere there is refused (one line naming it)."""
     copies: list[_Copy] = []
     for shard in shards:
         runs = shard.folder / "runs"
@@ -537,7 +538,8 @@ def _copies(shards: Sequence[ShardResults]) -> list[_Copy]:
                     continue
                 for rel in plain_files(folder):
                     is_trace = len(rel.parts) == 2 and rel.name == TRACE
-                    copies.append(_Copy(folder / rel, PurePosixPath(case.key) / rel, is_trace))
+                    target = PurePosixPath(case.key, inert_path(rel.as_posix()))
+                    copies.append(_Copy(folder / rel, target, is_trace))
         except NotPlain as exc:
             raise MergeError(f"{exc.path}: {exc.detail}: refused") from None
     return copies

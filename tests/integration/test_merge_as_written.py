@@ -317,3 +317,19 @@ def test_a_merge_keeps_a_shards_runs_within_a_sessions_caps(
     notes = [line for line in result.outlines if line.startswith("merge: ")]
     assert any("trace.jsonl: output of" in line for line in notes), notes
     assert any("big.bin: larger than a session keeps (10 MB): not copied" in line for line in notes)
+
+
+def test_a_merge_keeps_what_a_shard_holds_inert(pytester: pytest.Pytester, shards: Path) -> None:
+    """A shard's folder that holds a ``.git`` pointer or a bare repository's ``HEAD`` (a
+    tampered artifact) is merged with those stored as a session stores them."""
+    one, two = given(shards, pytester.path / "raw")
+    _, run = a_run(one)
+    write_tree(
+        run / "files",
+        {"work/.git": "gitdir: ../evil\n", "bare/HEAD": "ref: refs/heads/main\n", "x.inert": ""},
+    )
+    result = merge(pytester, one, two)
+    assert result.ret == 2, result.stderr.str()
+    merged = pytester.path / "merged" / "runs" / run.parent.name / run.name / "files"
+    kept = sorted(p.relative_to(merged).as_posix() for p in merged.rglob("*") if p.is_file())
+    assert kept == ["bare/HEAD.inert", "notes/a.md", "work/.git.inert", "x.inert"]

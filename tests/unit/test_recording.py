@@ -338,3 +338,19 @@ def test_ledger_ignores_what_is_not_an_amount(tmp_path: Path) -> None:
         fh.write("garbage\n\n")
     ledger.add(0.5)
     assert ledger.spent() == 0.75
+
+
+def test_replay_refuses_a_kept_name_no_session_stores(tmp_path: Path) -> None:
+    """``...inert`` would be given back as ``..``: that run is refused, nothing is written."""
+    case = make_case(tmp_path)
+    transcript, _ = made_run(tmp_path)
+    results = tmp_path / "results"
+    dest = run_folder(results / "runs", case, "with", 1)
+    record_run(dest, transcript, "claude")
+    (dest / "files" / "...inert").mkdir()
+    (dest / "files" / "...inert" / "escaped").write_text("x", encoding="utf-8")
+    replay_box = Sandbox.create(tmp_path / "replay")
+    again = ReplayAgent.parse(str(results)).run(request_for(case, replay_box, "with", 1))
+    assert again.infra_error == "harness"
+    assert again.error is not None and "files/...inert/escaped, a name no session" in again.error
+    assert not (replay_box.home / "escaped").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from html import unescape as html_unescape
 from html.parser import HTMLParser
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 from pytest_plugin_evals.model import ANSWER_LIMIT, Case, GraderSpec, PluginInfo, Verdict
 from pytest_plugin_evals.records import LoadErrorRecord
 from pytest_plugin_evals.reporting.document import document_json, load_document
-from pytest_plugin_evals.reporting.html import render_html
+from pytest_plugin_evals.reporting.html import FILES_LISTED, render_html
 from tests.helpers import run_record, summary
 
 ROOT = Path("/suite/evals")
@@ -383,3 +384,17 @@ def test_a_cache_folder_that_cannot_be_written_only_means_compiling(tmp_path, mo
             html._environment.cache_clear()
         monkeypatch.setattr(html.sys, "dont_write_bytecode", True)  # then: PYTHONDONTWRITEBYTECODE
     assert not (tmp_path / "unwritten").exists()
+
+
+def test_a_run_lists_the_files_it_created_by_the_names_it_gave_them():
+    alpha = case("alpha")
+    made = ("work/.git", ".vscode/settings.json", EVIL, *(f"f{i:03}" for i in range(FILES_LISTED)))
+    kept = record(alpha, "with", 1, [ANSWER_OK])
+    kept = replace(kept, result=replace(kept.result, files_created=made))
+    page = render_html(build([kept, record(alpha, "without", 1, [ANSWER_OK])]))
+    visible = "".join(parse(page).text)
+    assert f"Files created ({len(made)})" in visible
+    assert "work/.git" in visible and ".vscode/settings.json" in visible and EVIL in visible
+    assert "<script>alert" not in page
+    assert "… 3 more not listed" in visible
+    assert f"f{FILES_LISTED - 4:03}" in visible and f"f{FILES_LISTED - 3:03}" not in visible
