@@ -207,13 +207,14 @@ def write_stamp(
         files = run_digest(run_dir)
     except TooLarge:
         return
-    doc: dict[str, Any] = {
+    fields = {
         "fingerprint": fingerprint.value,
         "parts": dict(fingerprint.parts),
-        "madeAt": made_at,
+        "madeAt": float(made_at),
         "origin": origin,
         "files": files,
     }
+    doc: dict[str, Any] = json.loads(dumps(fields))  # signed as it is written and read back
     doc["mac"] = sign(key, doc)
     target.write_text(dumps(doc, indent=1), encoding="utf-8")
 
@@ -286,7 +287,7 @@ def read_stamp(path: Path, name: str) -> Stamp | None:
     if problem is not None:
         raise RecordedRunRefused(f"{where}: {problem}: refused")
     assert isinstance(fingerprint, str) and isinstance(parts, dict) and isinstance(origin, str)
-    return Stamp(fingerprint, parts, made_at, origin, doc["files"], doc["mac"])  # type: ignore[arg-type]
+    return Stamp(fingerprint, parts, float(made_at), origin, doc["files"], doc["mac"])  # type: ignore[arg-type]
 
 
 def meta_problem(meta: Mapping[str, Any]) -> str | None:

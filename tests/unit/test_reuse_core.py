@@ -270,3 +270,12 @@ def test_the_stamp_key_is_never_passed_into_a_run() -> None:
     env = {"EVAL_STAMP_KEY": "s" * 40, "EVAL_OTHER": "1"}
     assert allowed_environment(env, extra=["EVAL_STAMP_KEY"]) == {"EVAL_OTHER": "1"}
     assert "EVAL_STAMP_KEY" in secrets_in(env)
+
+
+def test_a_stamp_is_signed_as_it_is_written(tmp_path: Path) -> None:
+    """A whole-number time and a path that is not UTF-8 read back as they were signed."""
+    run = tmp_path / "runs" / "hi-1234" / "without-1"
+    run.mkdir(parents=True)
+    (run / META).write_text(json.dumps({"agent": "cmd", "finalMessage": "hi", "infraError": None}))
+    write_stamp(run, PRINT, 1_799_999_940, os.fsdecode(b"/tmp/r\xff"), KEY)
+    assert isinstance(look_up(tmp_path, run, PRINT, max_age=3600, now=NOW, key=KEY), Found)
