@@ -9,11 +9,15 @@ folder, and takes it when its fingerprint is equal and it is younger than
 ``--eval-reuse-max-age``; the session then grades it again with today's graders, as
 ``replay:`` does. Everything read back is hostile input: a stamp or a run that is not as a
 session writes one (a link, a wrong type, too large) is refused in one line and made again.
+A stamp is signed (HMAC-SHA256, :mod:`.util.stampkey`'s key, kept outside every sandbox) over
+its fields and the digest of every other file of its run (``meta.json``, the trace, the kept
+files): a stamp or a run altered without the key is refused, and so is one stamped elsewhere.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import math
 import os
@@ -37,6 +41,7 @@ from .util.ages import DEFAULT_MAX_AGE as DEFAULT_MAX_AGE
 from .util.ages import parse_age as parse_age
 from .util.jsonlines import JSONFileError, dumps, load_strict
 from .util.plainfiles import NotPlain, plain_folder, read_plain
+from .util.stampkey import sign, signed
 
 #: A reusable run's stamp, in its folder.
 STAMP = "reuse.json"
@@ -182,21 +187,35 @@ class Fingerprint:
         return [n for n in names if self.parts.get(n) != other.get(n)]
 
 
-def write_stamp(run_dir: Path, fingerprint: Fingerprint, made_at: float, origin: str) -> None:
-    """Stamp a kept run: its fingerprint, when the agent made it (epoch seconds) and the
-    results folder it was first recorded in. A link in the stamp's place is never written
-    through."""
+def run_digest(run_dir: Path) -> str:
+    """The digest of a kept run's files but its stamp; :class:`TooLarge`."""
+    return tree_digest(run_dir, lambda rel: rel == PurePosixPath(STAMP))
+
+
+def write_stamp(
+    run_dir: Path, fingerprint: Fingerprint, made_at: float, origin: str, key: bytes
+) -> None:
+    """Stamp a kept run: its fingerprint, when the agent made it (epoch seconds), the results
+    folder it was first recorded in and the digest of its files, signed with ``key``. A link
+    in the stamp's place is never written through; a run too large to digest is not stamped."""
     target = run_dir / STAMP
     if not run_dir.is_dir() or run_dir.is_symlink():
         return
     if target.is_symlink():
         target.unlink()
-    doc = {
+    try:
+        files = run_digest(run_dir)
+    except TooLarge:
+        return
+    fields = {
         "fingerprint": fingerprint.value,
         "parts": dict(fingerprint.parts),
-        "madeAt": made_at,
+        "madeAt": float(made_at),
         "origin": origin,
+        "files": files,
     }
+    doc: dict[str, Any] = json.loads(dumps(fields))  # signed as it is written and read back
+    doc["mac"] = sign(key, doc)
     target.write_text(dumps(doc, indent=1), encoding="utf-8")
 
 
@@ -206,6 +225,19 @@ class Stamp:
     parts: dict[str, str]
     made_at: float
     origin: str
+    #: The digest of the run's other files, and the signature of all of it.
+    files: str = ""
+    mac: str = ""
+
+    def signed_by(self, key: bytes) -> bool:
+        doc = {
+            "fingerprint": self.fingerprint,
+            "parts": self.parts,
+            "madeAt": self.made_at,
+            "origin": self.origin,
+            "files": self.files,
+        }
+        return signed(key, doc, self.mac)
 
 
 _HEX = re.compile(r"[0-9a-f]{64}")
@@ -250,10 +282,12 @@ def read_stamp(path: Path, name: str) -> Stamp | None:
         problem = "madeAt is not a finite number"
     elif not isinstance(origin, str) or len(origin) > 4096:
         problem = "origin is not a path"
+    elif not all(isinstance(doc.get(k), str) and _HEX.fullmatch(doc[k]) for k in ("files", "mac")):
+        problem = "it is not signed (no files digest and signature)"
     if problem is not None:
         raise RecordedRunRefused(f"{where}: {problem}: refused")
     assert isinstance(fingerprint, str) and isinstance(parts, dict) and isinstance(origin, str)
-    return Stamp(fingerprint, parts, float(made_at), origin)  # type: ignore[arg-type]
+    return Stamp(fingerprint, parts, float(made_at), origin, doc["files"], doc["mac"])  # type: ignore[arg-type]
 
 
 def meta_problem(meta: Mapping[str, Any]) -> str | None:
@@ -292,9 +326,11 @@ def look_up(
     *,
     max_age: float,
     now: float,
+    key: bytes,
 ) -> Found | Miss:
     """The run recorded at ``run_dir`` (under the results folder ``source``), when it may be
-    reused for a run of ``fingerprint`` now; else why not."""
+    reused for a run of ``fingerprint`` now (its stamp signed with ``key``, its files as they
+    were stamped); else why not."""
     try:
         rel = run_dir.relative_to(source).as_posix()
     except ValueError:
@@ -324,11 +360,30 @@ def look_up(
     if problem is not None:
         kind = "failed" if problem.startswith("it was not made") else "refused"
         return Miss(kind, f"the recorded run {rel}: {problem}")
+    altered = _altered(run_dir, stamp, key)
+    if altered is not None:
+        return Miss("refused", f"the recorded run {rel} {altered}: refused")
     if stamp.fingerprint != fingerprint.value:
         return Miss("changed", ", ".join(fingerprint.changed(stamp.parts)) or "fingerprint")
     if now - stamp.made_at > max_age or stamp.made_at > now + 300:
         return Miss("old")
     return Found(run_dir, stamp)
+
+
+def _altered(run_dir: Path, stamp: Stamp, key: bytes) -> str | None:
+    """Why a run's stamp or files cannot be trusted, if they cannot."""
+    if not stamp.signed_by(key):
+        return (
+            f"has a {STAMP} not signed with this machine's stamp key (altered, or stamped with "
+            "another key)"
+        )
+    try:
+        files = run_digest(run_dir)
+    except TooLarge as exc:
+        return f"is too large to check ({exc})"
+    if not hmac.compare_digest(files, stamp.files):
+        return "has files (meta.json, trace, kept files) changed since it was stamped"
+    return None
 
 
 def newest_with_stamps(results_root: Path, own: Path) -> Path | None:

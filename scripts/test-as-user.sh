@@ -32,8 +32,16 @@ as_user /usr/bin/python3 -m venv --clear "$venv"
 as_user "$venv/bin/python" -m pip install --quiet --upgrade pip >/dev/null
 wheel=$(ls "$dist"/*.whl)
 as_user "$venv/bin/python" -m pip install --quiet "$wheel[testing]" >/dev/null
-as_user "$venv/bin/python" -m pytest -p no:cacheprovider -n auto \
-  tests/unit/test_confine.py tests/e2e/test_escapes.py tests/e2e/test_tmpdir.py \
-  tests/e2e/test_shell_sandbox.py tests/e2e/test_mock_host_forgery.py \
-  tests/integration/test_mocks_host.py tests/e2e/test_reference_parity.py \
-  tests/integration/test_kept_files_inert.py "$@"
+# The sandbox's tests (one a line).
+TESTS=(
+  tests/unit/test_confine.py
+  tests/e2e/test_escapes.py
+  tests/e2e/test_tmpdir.py
+  tests/e2e/test_shell_sandbox.py
+  tests/e2e/test_mock_host_forgery.py
+  tests/integration/test_mocks_host.py
+  tests/e2e/test_reference_parity.py
+  tests/integration/test_kept_files_inert.py
+  tests/e2e/test_seccomp.py
+)
+as_user "$venv/bin/python" -m pytest -p no:cacheprovider -n auto "${TESTS[@]}" "$@"

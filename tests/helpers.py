@@ -48,6 +48,15 @@ def judged(verdict: Any) -> dict[str, Any]:
     return {k: doc[k] for k in ("judgeVotes", "evidence", "judgeCostUsd") if k in doc}
 
 
+def nonce_of(prompt: str) -> str:
+    """The nonce of the fences in a judge prompt (the first ``<<<TAG nonce>>>`` line)."""
+    import re
+
+    found = re.search(r"^<<<[A-Z ]+ ([0-9a-f]{24})>>>$", prompt, re.MULTILINE)
+    assert found is not None, f"no fence in the judge prompt: {prompt!r}"
+    return found.group(1)
+
+
 def run_record(
     case: Any,
     arm: str,

@@ -50,6 +50,7 @@ from pytest_plugin_evals.reuse import (
 from pytest_plugin_evals.runner import execute_run
 from pytest_plugin_evals.util.environment import operator_environment
 from pytest_plugin_evals.util.process import output_of
+from pytest_plugin_evals.util.stampkey import StampKeyError, load_stamp_key
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.agents import Agent
@@ -135,7 +136,18 @@ class Reuse:
         self._digests: dict[tuple[str, Any], str] = {}
         self._source: Path | None = None
         self._looked = False
+        self._key: bytes | StampKeyError | None = None
         self._lock = threading.Lock()  # runs made ahead ask from several threads
+
+    def key(self) -> bytes | StampKeyError:
+        """The stamp key (read or made once per process), or why there is none."""
+        with self._lock:
+            if self._key is None:
+                try:
+                    self._key = load_stamp_key(operator_environment())
+                except StampKeyError as exc:
+                    self._key = exc
+            return self._key
 
     def _agent_part(self, agent: Agent) -> str:
         key = id(agent)
@@ -231,10 +243,12 @@ class Reuse:
         source = self.source(item) if self.settings.reuse is not None else None
         if source is None:
             return None, fingerprint, None
+        key = self.key()
+        if isinstance(key, StampKeyError):
+            return None, fingerprint, f"{NOT_REUSED}: no stamp key to check it with ({key})"
         recorded = run_folder(source / "runs", item.case, item.arm, item.run, item.agent_label)
-        found = look_up(
-            source, recorded, fingerprint, max_age=self.settings.reuse_max_age, now=time.time()
-        )
+        max_age = self.settings.reuse_max_age
+        found = look_up(source, recorded, fingerprint, max_age=max_age, now=time.time(), key=key)
         if isinstance(found, Miss):
             return None, fingerprint, _note(found)
         outcome = self._replay(maker, item, source, judge)
@@ -267,11 +281,14 @@ class Reuse:
     ) -> None:
         """Stamp the item's run kept in this session's results folder."""
 
+        key = self.key()
+        if isinstance(key, StampKeyError):  # a run kept without its stamp is made again
+            return
         results = maker.results_for(item)
         folder = run_folder(results / "runs", item.case, item.arm, item.run, item.agent_label)
         # A run kept without its stamp is made again next time, never lost.
         with contextlib.suppress(OSError):
-            write_stamp(folder, fingerprint, made_at, origin or str(results))
+            write_stamp(folder, fingerprint, made_at, origin or str(results), key)
 
 
 def _note(miss: Miss) -> str | None:

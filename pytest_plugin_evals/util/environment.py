@@ -46,8 +46,9 @@ BASE_NAMES = frozenset(
 )
 BASE_PREFIXES = ("LC_",)
 
-#: Never passed, whatever a prefix says: these would point the agent outside its sandbox.
-BLOCKED_NAMES = frozenset({"CLAUDE_CONFIG_DIR", "CLAUDE_CODE_GIT_BASH_PATH"})
+#: Never passed, whatever a prefix or --eval-env-pass says: these would point the agent outside
+#: its sandbox, or hand it the key that signs what sessions keep.
+BLOCKED_NAMES = frozenset({"CLAUDE_CONFIG_DIR", "CLAUDE_CODE_GIT_BASH_PATH", "EVAL_STAMP_KEY"})
 
 EVAL_ENV_KEY = re.compile(r"^EVAL_[A-Z0-9_]*$")
 

@@ -7,6 +7,7 @@ the sessions pass ``--eval-unconfined`` on purpose) and reports a cost.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
@@ -232,6 +233,51 @@ def test_tampered_records_are_refused_in_one_line_and_made(sessions: Sessions) -
     assert "a symbolic link (files/leak.txt" in out
     assert "reuse.json is larger than 64 KB: refused" in out
     assert "not for the run" not in json.dumps(doc)
+
+
+def forge_stamp(run: Path) -> None:
+    """Make a run's stamp match its altered files the way one without the stamp key can:
+    every digest made again, the signature a plain hash."""
+    stamp = json.loads((run / "reuse.json").read_text())
+    files = {
+        p.relative_to(run).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(run.rglob("*"))
+        if p.is_file() and p.name != "reuse.json"
+    }
+    stamp["files"] = hashlib.sha256(json.dumps(files).encode()).hexdigest()
+    stamp["madeAt"] = time.time()  # younger, too
+    stamp["mac"] = hashlib.sha256(json.dumps(stamp, sort_keys=True).encode()).hexdigest()
+    (run / "reuse.json").write_text(json.dumps(stamp))
+
+
+def test_a_run_altered_without_the_stamp_key_is_refused_and_made(sessions: Sessions) -> None:
+    root = sessions.pytester.path
+    sessions.run()
+    runs = root / "evals" / "results" / "s1" / "runs"
+    alpha = next(p for p in runs.iterdir() if p.name.startswith("alpha")) / "without-1"
+    beta = next(p for p in runs.iterdir() if p.name.startswith("beta")) / "without-2"
+    meta = json.loads((alpha / "meta.json").read_text())
+    (alpha / "meta.json").write_text(json.dumps({**meta, "finalMessage": "forged", "costUsd": 0}))
+    forge_stamp(alpha)
+    with (beta / "trace.jsonl").open("a") as trace:
+        trace.write(json.dumps({"type": "usage", "cost_usd": 99}) + "\n")
+    result, made, doc = sessions.run("--eval-reuse", "last")
+    assert sorted(line for line in made if " without " in line) == [
+        "alpha without 1",
+        "beta without 2",
+    ]
+    result.assert_outcomes(passed=12)
+    assert "forged" not in json.dumps(doc)
+    result.stdout.fnmatch_lines_random(
+        [
+            "--eval-reuse: 4 of 6 without-arm run(s) reused from *",
+            "--eval-reuse: 1 run(s) made, not reused: the recorded run runs/alpha*/without-1 has "
+            "a reuse.json not signed with this machine's stamp key (altered, or stamped with "
+            "another key): refused",
+            "--eval-reuse: 1 run(s) made, not reused: the recorded run runs/beta*/without-2 has "
+            "files (meta.json, trace, kept files) changed since it was stamped: refused",
+        ]
+    )
 
 
 def test_nothing_to_reuse_says_so_and_makes_every_run(sessions: Sessions) -> None:

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from pytest_plugin_evals.agents.confine import seccomp
 from pytest_plugin_evals.agents.confine.bounds import (
     DEFAULT_BOUNDS,
     Bounds,
@@ -451,7 +452,9 @@ def prepare(confinement: Confinement, argv: Sequence[str], env: Mapping[str, str
         with_sockets,
         read=(*with_sockets.read, *(Path(tool_path(t)) for t in ("socat", "prlimit"))),
     )
-    full = bwrap_argv(with_sockets, launcher, argv)
+    full = seccomp.with_filter(
+        bwrap_argv(with_sockets, launcher, argv), sockets_dir(), confinement.nests
+    )
     cgroup = PidsCgroup.make(f"plugin-evals-{confinement.tag}", confinement.bounds.processes)
     if cgroup is not None:
         # Joined before bubblewrap starts, so that every process of the run is in it.
