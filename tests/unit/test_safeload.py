@@ -98,3 +98,15 @@ def test_the_scripted_models_rules_are_bounded_too(tmp_path: Path) -> None:
     path.write_text("rules: []\n" + bomb(9), encoding="utf-8")
     with pytest.raises(RulesFileError, match=r"rules\.yaml:6: invalid YAML: aliases expand"):
         read_rules(path)
+
+
+def test_a_mock_file_and_a_case_file_past_the_size_bound_are_load_errors(tmp_path: Path) -> None:
+    from pytest_plugin_evals.mocks.spec import parse_mock
+    from pytest_plugin_evals.model import LoadError
+    from pytest_plugin_evals.suites.validate import read_source
+
+    path = tmp_path / "lookup.md"
+    path.write_text("---\nresult: ok\n---\n" + "x" * safeload.MAX_FILE_BYTES, encoding="utf-8")
+    for read in (parse_mock, read_source):
+        with pytest.raises(LoadError, match="the file is larger than 5 MiB"):
+            read(path)
