@@ -187,7 +187,7 @@ def _serve(listener: Listener, conn: socket.socket) -> None:
             if found is None:
                 return
             target, first, tunnel = found
-        upstream = _connect(listener, target)
+        upstream = _dial(listener, target)
         if upstream is None:
             if isinstance(listener.to, Proxy):
                 _reply(conn, b"502 Bad Gateway")
@@ -203,7 +203,7 @@ def _serve(listener: Listener, conn: socket.socket) -> None:
         listener._done(conn, upstream)
 
 
-def _connect(listener: Listener, target: Target) -> socket.socket | None:
+def _dial(listener: Listener, target: Target) -> socket.socket | None:
     """A connection to ``target``, tracked while it is made (so that :meth:`Listener.close`
     cuts a connect short); None when none could be made."""
     try:
