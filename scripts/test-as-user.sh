@@ -43,5 +43,6 @@ TESTS=(
   tests/e2e/test_reference_parity.py
   tests/integration/test_kept_files_inert.py
   tests/e2e/test_seccomp.py
+  tests/e2e/test_relay_bounds.py
 )
 as_user "$venv/bin/python" -m pytest -p no:cacheprovider -n auto "${TESTS[@]}" "$@"

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..util.safeload import json_data, read_text
 from .recordings import ADOPT_FILE
 
 NO_JUDGE = "ERROR: no judge configured to play this server"
@@ -241,7 +242,7 @@ class AgentServer:
             if not path.is_file():
                 continue
             try:
-                doc = json.loads(path.read_text(encoding="utf-8"))
+                doc = json_data(read_text(path))
                 output = doc["output"]
                 if not isinstance(output, str):
                     raise ValueError('"output" must be text')

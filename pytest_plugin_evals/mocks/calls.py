@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..model import Abort, MockCall, MockSummary, MockTotals, ToolCall, Transcript
+from ..util.safeload import json_data
 from .config import MockSetup
 
 
@@ -51,9 +51,9 @@ def collect_calls(setup: MockSetup, tool_calls: Iterable[ToolCall] = ()) -> Mock
         text = ""
     for line in text.splitlines():
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a line cut short by the kill
+            record = json_data(line)
+        except ValueError:
+            continue  # a line cut short by the kill (or past the loaders' bounds)
         if not isinstance(record, dict):
             continue
         if "mockHost" in record:  # the host's own line: what it refused

@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from ..model import Case, LoadError
 from ..util.manifest import manifest_path, plugin_name
+from ..util.safeload import OverBound, json_data, read_text
 from .spec import MockSpec, parse_mock
 
 Kind = Literal["shadow", "standalone"]
@@ -160,7 +161,7 @@ def _server_map(doc: Any, path: Path) -> dict[str, dict[str, Any]]:
 
 def _read_json(path: Path, *, required: bool = True) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json_data(read_text(path))
     except FileNotFoundError:
         if required:
             raise LoadError(path, "file not found") from None
@@ -169,6 +170,8 @@ def _read_json(path: Path, *, required: bool = True) -> Any:
         raise LoadError(path, f"cannot read: {exc}") from None
     except json.JSONDecodeError as exc:
         raise LoadError(path, f"invalid JSON: {exc.msg}", exc.lineno) from None
+    except OverBound as exc:
+        raise LoadError(path, exc.message, exc.line) from None
 
 
 # -- _tools.json -----------------------------------------------------------------------------
@@ -363,7 +366,7 @@ def package_server(case: Case) -> MockServer:
     after the package: its tools reach the agent as ``mcp__<package>__<tool>``."""
     name = case.path.parent.name
     with contextlib.suppress(OSError, ValueError, AttributeError):
-        name = str(json.loads(case.path.read_text(encoding="utf-8")).get("name") or name)
+        name = str(json_data(read_text(case.path)).get("name") or name)
     tools = tuple(
         MockTool(
             name=tool,

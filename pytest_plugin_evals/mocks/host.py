@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from ..util.process import Service, fork_child, start_service, stop_service
+from ..util.safeload import json_data
 from ..util.tempdirs import mark_owner
 
 #: Unix socket paths longer than this do not fit ``sockaddr_un`` everywhere.
@@ -544,7 +545,7 @@ def read_hello(
     if len(message) >= HELLO_BYTES or flags & getattr(socket, "MSG_CTRUNC", 0):
         return None, "sent the mock host a malformed hello (too long)"
     try:
-        hello = json.loads(message.decode("utf-8"))
+        hello = json_data(message.decode("utf-8"))
     except ValueError:
         return None, "sent the mock host a malformed hello (not JSON)"
     if not isinstance(hello, dict):

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..util.process import RUN_TAG, kill_tagged
+from ..util.safeload import json_data, read_text
 from ..util.timestamps import utc_iso
 from .agent import AgentServer
 from .guards import VIOLATION_PREFIX, Guard, check
@@ -102,7 +103,7 @@ class StandIn:
 
     @classmethod
     def load(cls, path: Path) -> StandIn:
-        return cls.from_spec(json.loads(path.read_text(encoding="utf-8")))
+        return cls.from_spec(json_data(read_text(path)))
 
     def close(self) -> None:
         """Release what answering opened (the connections of a model playing the server)."""

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, Valida
 
 from ..model import LoadError
 from ..util.frontmatter import Unterminated, YAMLProblem, load_yaml, split
+from ..util.safeload import OverBound, read_text
 from ..util.suggest import did_you_mean
 from .guards import Guard, GuardError, compile_expect
 from .template import check_static
@@ -80,7 +81,9 @@ def parse_mock(path: Path, *, root: Path | None = None) -> MockSpec:
     Raises :class:`LoadError` (with the line where known) for anything wrong.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
+    except OverBound as exc:
+        raise LoadError(path, exc.message) from None
     except UnicodeDecodeError:
         raise LoadError(path, "mock file is not UTF-8 text") from None
     except OSError as exc:

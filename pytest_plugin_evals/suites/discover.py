@@ -11,7 +11,6 @@ dropping the file.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from pytest_plugin_evals.util.inert import INERT_MARKER
+from pytest_plugin_evals.util.safeload import OverBound, json_data, read_text, yaml_data
 
 PROMPT_FILE = "prompt.md"
 CASE_FILE = "case.yaml"
@@ -108,7 +108,9 @@ def is_suite_file(path: Path) -> bool:
     like a suite). A file that looks like a suite but does not parse counts as one.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
+    except OverBound:  # loading it says so, when it looks like a suite
+        text = _head(path)
     except (OSError, UnicodeDecodeError):
         return path.name in SUITE_NAMES
     is_json = path.suffix.lower() == ".json"
@@ -119,7 +121,7 @@ def is_suite_file(path: Path) -> bool:
     elif not named and not _YAML_CASES.search(text) and '"cases"' not in text:
         return False
     try:
-        data = json.loads(text) if is_json else _load_yaml(text)
+        data = json_data(text) if is_json else _load_yaml(text)
     except ValueError:
         return True
     if isinstance(data, dict) and data.keys() >= RESULT_KEYS:
@@ -131,13 +133,19 @@ def _load_yaml(text: str) -> object:
     """Parse YAML (imported here: finding no suite must not load a YAML parser)."""
     import yaml
 
-    loader: type[yaml.SafeLoader] | type[yaml.CSafeLoader] = getattr(
-        yaml, "CSafeLoader", yaml.SafeLoader
-    )
     try:
-        return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader, C or Python
+        return yaml_data(text)
     except yaml.YAMLError as exc:
         raise ValueError(str(exc)) from None
+
+
+def _head(path: Path) -> str:
+    """The start of a file too large to read whole: enough to tell whether it is a suite."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            return handle.read(64 * 1024)
+    except OSError:
+        return ""
 
 
 def has_evals(path: Path) -> bool:
@@ -146,13 +154,15 @@ def has_evals(path: Path) -> bool:
     A file that mentions ``"evals"`` but is not valid JSON counts, so loading it reports why.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
+    except OverBound:
+        return True  # loading it says so
     except (OSError, UnicodeDecodeError):
         return False
     if '"evals"' not in text:
         return False
     try:
-        data = json.loads(text)
+        data = json_data(text)
     except ValueError:
         return True
     ai = data.get("ai") if isinstance(data, dict) else None

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from pytest_plugin_evals.util.frontmatter import KeyPath, Located
+from pytest_plugin_evals.util.safeload import OverBound, json_data
 
 _TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\],:\n]|[^\s{}\[\],:"]+')
 
@@ -26,13 +27,14 @@ class JSONProblem(ValueError):
 
 
 def load_json(text: str) -> Located:
-    """Parse ``text``; raises :class:`JSONProblem` with json's line for a syntax error."""
+    """Parse ``text``; raises :class:`JSONProblem` with json's line for a syntax error, and
+    for text past the loaders' bounds (:mod:`pytest_plugin_evals.util.safeload`)."""
     try:
-        data = json.loads(text)
+        data = json_data(text)
     except json.JSONDecodeError as exc:
         raise JSONProblem(f"invalid JSON: {exc.msg}", exc.lineno) from None
-    except RecursionError:
-        raise JSONProblem("invalid JSON: nested too deeply", None) from None
+    except OverBound as exc:
+        raise JSONProblem(f"invalid JSON: {exc.message}", exc.line) from None
     return Located(data, key_lines(text), 1)
 
 

@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field, StrictBool, StrictStr, TypeAdapter, Valid
 from pydantic_core import ErrorDetails
 
 from pytest_plugin_evals.model import Case, LoadError
+from pytest_plugin_evals.util import safeload
 from pytest_plugin_evals.util.frontmatter import Located
 from pytest_plugin_evals.util.suggest import did_you_mean
 
@@ -88,9 +89,11 @@ class Problems:
 
 
 def read_source(path: Path) -> str:
-    """The file's text, or a LoadError saying why it cannot be read."""
+    """The file's text, or a LoadError saying why it cannot be read (or is too large)."""
     try:
-        return path.read_text(encoding="utf-8")
+        return safeload.read_text(path)
+    except safeload.OverBound as exc:
+        raise LoadError(path, exc.message) from None
     except UnicodeDecodeError as exc:
         raise LoadError(path, f"the file is not UTF-8 text ({exc.reason})") from None
     except OSError as exc:

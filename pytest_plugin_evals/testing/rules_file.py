@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..util.safeload import OverBound, compose_yaml, json_data
 from .rules import Reply, Rule, delay, error, text, tool_use
 
 RULE_KEYS = ("reply", "when_prompt", "when_tool_offered", "when_tool_result", "when_model", "times")
@@ -64,13 +65,15 @@ def _nodes(text: str, is_json: bool) -> _Node:
     """The file's data as :class:`_Node` trees (mappings of str → node, lists of nodes)."""
     import yaml
 
-    if is_json:
-        try:
-            json.loads(text)  # JSON's own syntax errors, with its line
-        except json.JSONDecodeError as exc:
-            raise _At(exc.lineno, f"invalid JSON: {exc.msg}") from None
+    what = "JSON" if is_json else "YAML"
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        if is_json:
+            json_data(text)  # JSON's own syntax errors, with its line
+        root = compose_yaml(text, yaml.SafeLoader)
+    except json.JSONDecodeError as exc:
+        raise _At(exc.lineno, f"invalid JSON: {exc.msg}") from None
+    except OverBound as exc:
+        raise _At(exc.line or 1, f"invalid {what}: {exc.message}") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1

@@ -12,10 +12,7 @@ from typing import Any
 
 import yaml
 
-try:  # libyaml is much faster and composes the same nodes
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+from pytest_plugin_evals.util.safeload import OverBound, compose_yaml
 
 KeyPath = tuple[Any, ...]
 
@@ -91,10 +88,14 @@ def split(text: str) -> Frontmatter:
 def load_yaml(text: str, first_line: int = 1) -> Located:
     """Parse one YAML document, keeping lines (``first_line`` = the file line of ``text``'s first).
 
-    Raises :class:`YAMLProblem` for syntax errors, unsupported tags and duplicate keys.
+    Raises :class:`YAMLProblem` for syntax errors, unsupported tags, duplicate keys and text
+    past the loaders' bounds (:mod:`pytest_plugin_evals.util.safeload`).
     """
     try:
-        node = yaml.compose(text, Loader=_Loader)
+        node = compose_yaml(text)
+    except OverBound as exc:
+        line = None if exc.line is None else exc.line + first_line - 1
+        raise YAMLProblem(exc.message, line) from None
     except yaml.MarkedYAMLError as exc:
         raise _problem(exc, first_line, text) from None
     except yaml.YAMLError as exc:

@@ -8,17 +8,22 @@ and connects to the one endpoint that socket stands for. A socket that stands fo
 connects only to the endpoints it allows; every other destination is refused (``403``) and
 remembered, so the run can say what it was denied.
 
-Threads, no process: one thread accepts on each socket, two threads copy each connection's
-bytes. Everything ends with :meth:`Listener.close` (the run's end) or this process.
+Threads, no process: one thread accepts on each socket, and one thread serves each connection
+(both directions, in turn, as each is ready). A run's listeners share a :class:`Gate`: at most
+``limit`` connections at once (``MAX_CONNECTIONS``); one more is closed as it arrives, and
+counted. :meth:`Listener.close` (the run's end) shuts every connection down and waits for its
+threads to end.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import select
 import socket
 import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +32,10 @@ MAX_HEAD = 16 * 1024
 #: Seconds a connection to an endpoint may take.
 CONNECT_TIMEOUT = 30.0
 CHUNK = 64 * 1024
+#: The most connections one run's listeners hold at once.
+MAX_CONNECTIONS = 64
+#: Seconds :meth:`Listener.close` waits for its threads to end.
+CLOSE_WAIT = 5.0
 
 
 @dataclass(frozen=True)
@@ -48,33 +57,71 @@ class Proxy:
 
 
 @dataclass
+class Gate:
+    """The connections a run's listeners hold at once: at most ``limit``; ``turned_away``
+    counts those closed as they arrived because ``limit`` were held."""
+
+    limit: int = MAX_CONNECTIONS
+    held: int = 0
+    turned_away: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def enter(self) -> bool:
+        with self._lock:
+            if self.held >= self.limit:
+                self.turned_away += 1
+                return False
+            self.held += 1
+            return True
+
+    def leave(self) -> None:
+        with self._lock:
+            self.held -= 1
+
+
+@dataclass
 class Listener:
     """A Unix socket this process serves for one run; :meth:`close` ends it and its
     connections."""
 
     path: Path
     to: Target | Proxy
+    gate: Gate = field(default_factory=Gate)
     #: Destinations a proxy refused, in the order first asked for.
     refused: list[str] = field(default_factory=list)
     _sock: socket.socket | None = None
     _conns: set[socket.socket] = field(default_factory=set)
+    _threads: set[threading.Thread] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _closed: bool = False
 
     def close(self) -> None:
+        """Stop accepting, shut every connection down, and wait (a while) for the threads."""
         with self._lock:
             self._closed = True
-            conns = list(self._conns)
-            self._conns.clear()
+            conns, threads = list(self._conns), list(self._threads)
             sock, self._sock = self._sock, None
         if sock is not None:
+            _close(sock)
+        for conn in conns:  # their threads close them
             with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-            sock.close()
-        for conn in conns:
-            _close(conn)
+                conn.shutdown(socket.SHUT_RDWR)
+        deadline = time.monotonic() + CLOSE_WAIT
+        for thread in threads:
+            if thread is not threading.current_thread():
+                thread.join(max(0.0, deadline - time.monotonic()))
         with contextlib.suppress(OSError):
             self.path.unlink()
+
+    def _start(self, target: Callable[..., None], args: tuple[object, ...], name: str) -> bool:
+        """A thread of this listener's, unless it is closed."""
+        thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+        with self._lock:
+            if self._closed:
+                return False
+            self._threads.add(thread)
+            thread.start()
+        return True
 
     def _track(self, conn: socket.socket) -> bool:
         with self._lock:
@@ -83,13 +130,22 @@ class Listener:
             self._conns.add(conn)
             return True
 
-    def _untrack(self, conn: socket.socket) -> None:
+    def _done(self, *ends: socket.socket | None) -> None:
+        """A connection's thread ends: its sockets close, its place at the gate frees."""
+        socks = [end for end in ends if end is not None]
         with self._lock:
-            self._conns.discard(conn)
+            self._threads.discard(threading.current_thread())
+            self._conns.difference_update(socks)
+        for sock in socks:
+            _close(sock)
+        self.gate.leave()
 
 
-def listen(path: Path, to: Target | Proxy, *, mode: int = 0o600) -> Listener:
-    """Serve ``path`` (a Unix socket made now) as a way to ``to``, in background threads."""
+def listen(
+    path: Path, to: Target | Proxy, *, mode: int = 0o600, gate: Gate | None = None
+) -> Listener:
+    """Serve ``path`` (a Unix socket made now) as a way to ``to``, in background threads; the
+    connections it holds count at ``gate`` (a run's, shared by its listeners)."""
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -100,10 +156,8 @@ def listen(path: Path, to: Target | Proxy, *, mode: int = 0o600) -> Listener:
     except OSError:
         sock.close()
         raise
-    listener = Listener(path, to, _sock=sock)
-    threading.Thread(
-        target=_accept_loop, args=(listener, sock), name="evals-relay", daemon=True
-    ).start()
+    listener = Listener(path, to, gate or Gate(), _sock=sock)
+    listener._start(_accept_loop, (listener, sock), "evals-relay-accept")
     return listener
 
 
@@ -113,12 +167,14 @@ def _accept_loop(listener: Listener, sock: socket.socket) -> None:
             conn, _ = sock.accept()
         except OSError:
             return  # closed
-        if not listener._track(conn):
-            _close(conn)
+        if not listener.gate.enter():
+            _close(conn)  # past the run's limit: refused at once
+            continue
+        if not (
+            listener._track(conn) and listener._start(_serve, (listener, conn), "evals-relay-conn")
+        ):
+            listener._done(conn)
             return
-        threading.Thread(
-            target=_serve, args=(listener, conn), name="evals-relay-conn", daemon=True
-        ).start()
 
 
 def _serve(listener: Listener, conn: socket.socket) -> None:
@@ -131,13 +187,10 @@ def _serve(listener: Listener, conn: socket.socket) -> None:
             if found is None:
                 return
             target, first, tunnel = found
-        try:
-            upstream = socket.create_connection((target.host, target.port), CONNECT_TIMEOUT)
-        except OSError:
+        upstream = _dial(listener, target)
+        if upstream is None:
             if isinstance(listener.to, Proxy):
                 _reply(conn, b"502 Bad Gateway")
-            return
-        if not listener._track(upstream):
             return
         if tunnel:
             conn.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n")
@@ -147,10 +200,30 @@ def _serve(listener: Listener, conn: socket.socket) -> None:
     except OSError:
         pass
     finally:
-        for end in (conn, upstream):
-            if end is not None:
-                listener._untrack(end)
-                _close(end)
+        listener._done(conn, upstream)
+
+
+def _dial(listener: Listener, target: Target) -> socket.socket | None:
+    """A connection to ``target``, tracked while it is made (so that :meth:`Listener.close`
+    cuts a connect short); None when none could be made."""
+    try:
+        found = socket.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
+    except OSError:
+        return None
+    for family, kind, proto, _, address in found:
+        sock = socket.socket(family, kind, proto)
+        if not listener._track(sock):
+            sock.close()
+            return None
+        try:
+            sock.settimeout(CONNECT_TIMEOUT)
+            sock.connect(address)
+            return sock
+        except OSError:
+            with listener._lock:
+                listener._conns.discard(sock)
+            sock.close()
+    return None
 
 
 def _proxy_request(
@@ -217,25 +290,60 @@ def _reply(conn: socket.socket, status: bytes) -> None:
         conn.sendall(b"HTTP/1.1 " + status + b"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
 
 
+@dataclass
+class _Way:
+    """One direction of a connection: bytes read from ``src`` and not yet sent to ``dst``."""
+
+    src: socket.socket
+    dst: socket.socket
+    pending: bytes = b""
+    ended: bool = False
+
+    def want(self) -> tuple[int, int]:
+        """The descriptor and the event this direction waits for."""
+        if self.pending:
+            return self.dst.fileno(), select.POLLOUT
+        return self.src.fileno(), select.POLLIN
+
+    def step(self) -> None:
+        """Send what is pending, else read more; neither blocks."""
+        try:
+            if not self.pending:
+                self.pending = self.src.recv(CHUNK)
+                if not self.pending:
+                    self.end()
+                    return
+            self.pending = self.pending[self.dst.send(self.pending) :]
+        except (BlockingIOError, InterruptedError):
+            pass
+        except OSError:
+            self.end()
+
+    def end(self) -> None:
+        self.ended, self.pending = True, b""
+        with contextlib.suppress(OSError):
+            self.dst.shutdown(socket.SHUT_WR)
+
+
 def _splice(a: socket.socket, b: socket.socket) -> None:
-    """Copy bytes both ways until both directions end."""
-    other = threading.Thread(target=_copy, args=(b, a), name="evals-relay-copy", daemon=True)
-    other.start()
-    _copy(a, b)
-    other.join()
-
-
-def _copy(src: socket.socket, dst: socket.socket) -> None:
-    try:
-        while True:
-            data = src.recv(CHUNK)
-            if not data:
-                break
-            dst.sendall(data)
-    except OSError:
-        pass
-    with contextlib.suppress(OSError):
-        dst.shutdown(socket.SHUT_WR)
+    """Copy bytes both ways until both directions end, in this thread. A direction reads again
+    only when what it read is sent, so a slow reader holds back its own writer only."""
+    a.setblocking(False)
+    b.setblocking(False)
+    ways = [_Way(a, b), _Way(b, a)]
+    while not all(way.ended for way in ways):
+        poller = select.poll()
+        wanted: dict[int, int] = {}
+        for way in ways:
+            if not way.ended:
+                fd, event = way.want()
+                wanted[fd] = wanted.get(fd, 0) | event
+        for fd, events in wanted.items():
+            poller.register(fd, events)
+        poller.poll()  # a shutdown (the run's end) wakes it too
+        for way in ways:
+            if not way.ended:
+                way.step()
 
 
 def _close(sock: socket.socket) -> None:

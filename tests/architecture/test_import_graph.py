@@ -43,7 +43,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "runner": frozenset(
         {"model", "util", "sandbox", "recording", "judges", "graders", "mocks", "agents", "scoring"}
     ),
-    "testing": frozenset({"model"}),
+    "testing": frozenset({"model", "util"}),
     "scaffold": frozenset({"model", "suites", "judges", "mocks", "util"}),
     "__main__": frozenset({"reporting", "scaffold"}),
     "plugin": frozenset(

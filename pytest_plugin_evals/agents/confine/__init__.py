@@ -376,6 +376,7 @@ class Confined:
                 f"network: {where} refused (not an endpoint of this run)"
                 for where in self.network.close()
             ]
+            notes += self.network.crowd()
         if self.cgroup is not None:
             self.cgroup.remove()
         return notes

@@ -15,11 +15,11 @@ from __future__ import annotations
 import ipaddress
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pytest_plugin_evals.util.relay import Listener, Proxy, Target, listen
+from pytest_plugin_evals.util.relay import MAX_CONNECTIONS, Gate, Listener, Proxy, Target, listen
 
 #: The port the proxy listens on inside the run (loopback of its own network).
 PROXY_PORT = 18080
@@ -103,7 +103,11 @@ class Forward:
     socket: Path
 
     def command(self, socat: str = "socat") -> str:
-        listen_on = f"TCP{self.family}-LISTEN:{self.port},bind={self._bind},reuseaddr,fork"
+        # A backlog above socat's default (5): a burst of connections waits to be accepted
+        # instead of being dropped and retried by the agent's kernel (seconds each).
+        listen_on = (
+            f"TCP{self.family}-LISTEN:{self.port},bind={self._bind},reuseaddr,fork,backlog=128"
+        )
         return (
             f"{shlex.quote(socat)} {shlex.quote(listen_on)} "
             f"{shlex.quote('UNIX-CONNECT:' + str(self.socket))} </dev/null >/dev/null 2>&1 &"
@@ -116,12 +120,13 @@ class Forward:
 
 @dataclass
 class NetPlan:
-    """The forwarders of one run, the harness's listeners behind them, and the variables the
-    agent gets (its proxy)."""
+    """The forwarders of one run, the harness's listeners behind them, the variables the
+    agent gets (its proxy), and the gate that bounds the connections its listeners hold."""
 
     forwards: list[Forward]
     listeners: list[Listener]
     env: dict[str, str]
+    gate: Gate = field(default_factory=Gate)
 
     def close(self) -> list[str]:
         """End the listeners; the destinations the proxy refused (for the run's notes)."""
@@ -131,11 +136,27 @@ class NetPlan:
             listener.close()
         return refused
 
+    def crowd(self) -> list[str]:
+        """The note of the connections refused for being past the run's limit (after
+        :meth:`close`), or none."""
+        gate = self.gate
+        if not gate.turned_away:
+            return []
+        return [f"network: {gate.turned_away:,} connection(s) refused past {gate.limit} at once"]
 
-def plan_network(endpoints: Iterable[Endpoint], sockets_dir: Path, tag: str) -> NetPlan:
+
+def plan_network(
+    endpoints: Iterable[Endpoint],
+    sockets_dir: Path,
+    tag: str,
+    *,
+    max_connections: int = MAX_CONNECTIONS,
+) -> NetPlan:
     """Open the harness's listeners for ``endpoints`` (sockets named ``<tag>-<n>.sock`` in
-    ``sockets_dir``) and say what the launcher starts inside."""
+    ``sockets_dir``; ``max_connections`` at once, all of them together) and say what the
+    launcher starts inside."""
     endpoints = list(dict.fromkeys(endpoints))
+    gate = Gate(max_connections)
     forwards: list[Forward] = []
     listeners: list[Listener] = []
     env: dict[str, str] = {}
@@ -143,14 +164,14 @@ def plan_network(endpoints: Iterable[Endpoint], sockets_dir: Path, tag: str) -> 
         direct = [e for e in endpoints if e.loopback]
         for number, endpoint in enumerate(direct):
             path = sockets_dir / f"{tag}-{number}.sock"
-            listeners.append(listen(path, Target(endpoint.host, endpoint.port)))
+            listeners.append(listen(path, Target(endpoint.host, endpoint.port), gate=gate))
             for family, bind in _binds(endpoint.host):
                 forwards.append(Forward(family, bind, endpoint.port, path))
         remote = [e for e in endpoints if not e.loopback]
         if remote:
             path = sockets_dir / f"{tag}-proxy.sock"
             allowed = frozenset(Target(e.host, e.port) for e in remote)
-            listeners.append(listen(path, Proxy(allowed)))
+            listeners.append(listen(path, Proxy(allowed), gate=gate))
             forwards.append(Forward(4, "127.0.0.1", PROXY_PORT, path))
             proxy = f"http://127.0.0.1:{PROXY_PORT}"
             direct_hosts = ",".join(dict.fromkeys(["localhost", "127.0.0.1", "::1"]))
@@ -168,7 +189,7 @@ def plan_network(endpoints: Iterable[Endpoint], sockets_dir: Path, tag: str) -> 
         for listener in listeners:
             listener.close()
         raise
-    return NetPlan(forwards, listeners, env)
+    return NetPlan(forwards, listeners, env, gate)
 
 
 def _binds(host: str) -> list[tuple[int, str]]:
