@@ -101,8 +101,11 @@ class Watchdog:
             if over is not None:
                 return over
         if now >= self._next_disk:
-            self._next_disk = now + DISK_EVERY
-            return self._check_folders()
+            over = self._check_folders()
+            # A walk of many files takes a while (100,000: a second or more): at most a fifth
+            # of the time goes to it.
+            self._next_disk = now + max(DISK_EVERY, 5 * (time.monotonic() - now))
+            return over
         return None
 
     def went_over(self) -> str | None:
