@@ -1,6 +1,7 @@
 """Every bound counts what it bounds: a hostile ``cmd:`` agent in the sandbox holds memory
 where the old count did not look (``MAP_SHARED`` pages, ``/dev/shm``), writes to the tmpfs
-folders of the sandbox (its root, ``/dev``, a hidden folder), and makes many empty files. Each
+folders of the sandbox (its root, ``/dev``, a hidden folder), keeps removed files open, and
+makes many empty files. Each
 is refused, or ends the run as the infrastructure error ``bound`` naming the limit. CI runs
 this module as root (a cgroup counts the run's memory) and again as an ordinary user (the
 processes' PSS does)."""
@@ -101,6 +102,19 @@ def test_dev_shm_counts_against_the_bounds(pytester: pytest.Pytester) -> None:
     script = "head -c 314572800 /dev/zero > /dev/shm/filler; echo wrote=$?; sleep 15\n"
     result, run = session(pytester, script, "--eval-max-memory", "64M", "--eval-max-disk", "64M")
     assert_bound(result, run, "over 64 MiB")
+    assert run["durationSeconds"] < 12
+
+
+def test_a_removed_file_held_open_counts_against_the_disk_bound(
+    pytester: pytest.Pytester,
+) -> None:
+    # 3 files of 100 MiB in /tmp and /dev/shm, each removed while a process keeps it open.
+    script = (
+        "exec 3<> /tmp/a 4<> /tmp/b 5<> /dev/shm/c; rm /tmp/a /tmp/b /dev/shm/c;"
+        " for fd in 3 4 5; do head -c 104857600 /dev/zero >&$fd; done; echo held; sleep 15\n"
+    )
+    result, run = session(pytester, script, "--eval-max-disk", "64M")
+    assert_bound(result, run, "the run's folders went over 64 MiB")
     assert run["durationSeconds"] < 12
 
 

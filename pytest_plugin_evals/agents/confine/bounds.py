@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -133,6 +134,8 @@ class Watchdog:
 
     def _check_folders(self) -> str | None:
         used, biggest, files = _usage(self.folders, self.bounds.files)
+        inside = [*(str(f) for f in self.folders), "/tmp", "/dev/shm"]
+        used += deleted_files(self._processes(), inside)
         if biggest >= self.bounds.file_size:
             return f"a file of the run reached {show_size(self.bounds.file_size)}"
         if used > self.bounds.disk:
@@ -233,6 +236,27 @@ def _pss(pid: int) -> int:
 
 def _memfds(pid: int) -> dict[tuple[int, int], int]:
     """The ``memfd`` files process ``pid`` holds open: bytes by (device, inode)."""
+    return _open_files(pid, lambda link: link.startswith("/memfd:"))
+
+
+def deleted_files(pids: Sequence[int], folders: Sequence[str]) -> int:
+    """The bytes on disk of the files under ``folders`` (paths as the processes see them)
+    that processes ``pids`` hold open but removed, each once: gone from the folders' walk,
+    still taking their space."""
+    inside = tuple(f.rstrip("/") + "/" for f in folders)
+
+    def removed(link: str) -> bool:
+        return link.endswith(" (deleted)") and link.startswith(inside)
+
+    found: dict[tuple[int, int], int] = {}
+    for pid in pids:
+        found.update(_open_files(pid, removed))
+    return sum(found.values())
+
+
+def _open_files(pid: int, wanted: Callable[[str], bool]) -> dict[tuple[int, int], int]:
+    """The regular files process ``pid`` holds open whose link ``wanted`` takes: bytes on
+    disk by (device, inode)."""
     found: dict[tuple[int, int], int] = {}
     folder = f"/proc/{pid}/fd"
     try:
@@ -242,12 +266,13 @@ def _memfds(pid: int) -> dict[tuple[int, int], int]:
     for name in names:
         path = f"{folder}/{name}"
         try:
-            if not os.readlink(path).startswith("/memfd:"):
+            if not wanted(os.readlink(path)):
                 continue
             info = os.stat(path)
         except OSError:
             continue
-        found[(info.st_dev, info.st_ino)] = info.st_blocks * 512
+        if stat.S_ISREG(info.st_mode):
+            found[(info.st_dev, info.st_ino)] = info.st_blocks * 512
     return found
 
 
