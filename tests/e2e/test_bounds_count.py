@@ -1,5 +1,6 @@
 """Every bound counts what it bounds: a hostile ``cmd:`` agent in the sandbox holds memory
-where the old count did not look (``MAP_SHARED`` pages, ``/dev/shm``), writes to the tmpfs
+where the old count did not look (``MAP_SHARED`` pages, a detached System V segment,
+``/dev/shm``), writes to the tmpfs
 folders of the sandbox (its root, ``/dev``, a hidden folder), keeps removed files open, and
 makes many empty files. Each
 is refused, or ends the run as the infrastructure error ``bound`` naming the limit. CI runs
@@ -41,6 +42,23 @@ m = mmap.mmap(-1, size, mmap.MAP_SHARED)
 for i in range(0, size, 4096):
     m[i] = 1
 print("FILLED", flush=True)
+time.sleep(15)
+'
+"""
+
+#: Fills a 300 MiB System V shared memory segment, detaches it (no process maps it any
+#: more: it stays in the run's IPC namespace), then waits.
+DETACHED = """\
+"$PYTHON" -c '
+import ctypes, time
+libc = ctypes.CDLL(None)
+libc.shmat.restype = ctypes.c_void_p
+size = 300 * 2**20
+segment = libc.shmget(0, ctypes.c_size_t(size), 0o1600)
+address = libc.shmat(segment, None, 0)
+ctypes.memset(address, 1, size)
+libc.shmdt(ctypes.c_void_p(address))
+print("DETACHED", flush=True)
 time.sleep(15)
 '
 """
@@ -94,6 +112,14 @@ def assert_bound(result: pytest.RunResult, run: dict[str, Any], limit: str) -> N
 
 def test_shared_memory_counts_against_the_memory_bound(pytester: pytest.Pytester) -> None:
     result, run = session(pytester, SHARED, "--eval-max-memory", "64M")
+    assert_bound(result, run, "the run's memory went over 64 MiB")
+    assert run["durationSeconds"] < 12
+
+
+def test_detached_system_v_memory_counts_against_the_memory_bound(
+    pytester: pytest.Pytester,
+) -> None:
+    result, run = session(pytester, DETACHED, "--eval-max-memory", "64M")
     assert_bound(result, run, "the run's memory went over 64 MiB")
     assert run["durationSeconds"] < 12
 

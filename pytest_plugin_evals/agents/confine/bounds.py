@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import stat
 import time
 from collections.abc import Callable, Sequence
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_plugin_evals.agents.confine.cgroup import RunCgroup
+from pytest_plugin_evals.util.process import read_output
 
 GiB = 1024**3
 MiB = 1024**2
@@ -88,6 +90,8 @@ class Watchdog:
         self._ns: str | None = None
         self._next_memory = 0.0
         self._next_disk = 0.0
+        self._next_shm = 0.0
+        self._shm = 0
         self.peak_memory = 0
         self.peak_processes = 0
 
@@ -123,7 +127,11 @@ class Watchdog:
         found = self._processes()
         held = self.cgroup.held_memory() if self.cgroup is not None else None
         if held is None and found:
-            held = run_memory(found, self.bounds.memory)
+            now = time.monotonic()
+            if now >= self._next_shm:  # a command to read: once a second
+                self._next_shm = now + DISK_EVERY
+                self._shm = detached_shm(found[0])
+            held = self._shm + run_memory(found, self.bounds.memory - self._shm)
         self.peak_memory = max(self.peak_memory, held or 0)
         self.peak_processes = max(self.peak_processes, len(found))
         if held is not None and held > self.bounds.memory:
@@ -252,6 +260,56 @@ def deleted_files(pids: Sequence[int], folders: Sequence[str]) -> int:
     for pid in pids:
         found.update(_open_files(pid, removed))
     return sum(found.values())
+
+
+#: ``ioctl`` asking a namespace for the user namespace that owns it.
+_NS_GET_USERNS = 0xB701
+
+
+def detached_shm(pid: int) -> int:
+    """The bytes of System V shared memory no process attaches any more, in the IPC namespace
+    of process ``pid`` (attached segments are in their processes' PSS). Read by ``nsenter``
+    in the user namespace that owns it — this process's own child, so this user may — since
+    ``/proc/sysvipc/shm`` shows the reader's namespace only; 0 where it cannot be read."""
+    import fcntl  # Unix only, as namespaces are
+
+    nsenter = shutil.which("nsenter")
+    if nsenter is None:
+        return 0
+    try:
+        ipc = os.open(f"/proc/{pid}/ns/ipc", os.O_RDONLY)
+    except OSError:
+        return 0
+    try:
+        owner = fcntl.ioctl(ipc, _NS_GET_USERNS)
+    except OSError:
+        os.close(ipc)
+        return 0
+    try:
+        argv = [nsenter, f"--user=/proc/self/fd/{owner}", f"--ipc=/proc/self/fd/{ipc}",
+                "--preserve-credentials", "cat", "/proc/sysvipc/shm"]  # fmt: skip
+        text = read_output(argv, pass_fds=(owner, ipc))
+    finally:
+        os.close(owner)
+        os.close(ipc)
+    return _detached_bytes(text or "")
+
+
+def _detached_bytes(table: str) -> int:
+    """The ``rss`` of the segments with no process attached, in ``/proc/sysvipc/shm``."""
+    lines = table.splitlines()
+    if not lines:
+        return 0
+    head = lines[0].split()
+    if "nattch" not in head or "rss" not in head:
+        return 0
+    attached, rss = head.index("nattch"), head.index("rss")
+    total = 0
+    for line in lines[1:]:
+        cells = line.split()
+        if len(cells) == len(head) and cells[attached] == "0" and cells[rss].isdigit():
+            total += int(cells[rss])
+    return total
 
 
 def _open_files(pid: int, wanted: Callable[[str], bool]) -> dict[tuple[int, int], int]:
