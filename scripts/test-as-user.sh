@@ -44,5 +44,6 @@ TESTS=(
   tests/integration/test_kept_files_inert.py
   tests/e2e/test_seccomp.py
   tests/e2e/test_relay_bounds.py
+  tests/e2e/test_bounds_count.py
 )
 as_user "$venv/bin/python" -m pytest -p no:cacheprovider -n auto "${TESTS[@]}" "$@"

@@ -182,6 +182,11 @@ OPTIONS: tuple[Option, ...] = (
         metavar="SIZE",
     ),
     Option(
+        "--eval-max-files",
+        "the most files a confined run's folders may hold (default 100000)",
+        metavar="N",
+    ),
+    Option(
         "--eval-disallow-tools",
         "remove a built-in tool from every run (repeatable)",
         kind="list",
@@ -581,6 +586,15 @@ def _bounds(config: pytest.Config) -> tuple[tuple[str, int], ...]:
     )
     if processes is not None:
         found.append(("processes", int(processes)))
+    files = _number(
+        config,
+        "--eval-max-files",
+        "a whole number from 100 to 100000000",
+        lambda v: 100 <= v <= 100_000_000,
+        integer=True,
+    )
+    if files is not None:
+        found.append(("files", int(files)))
     return tuple(found)
 
 

@@ -343,6 +343,20 @@ def probe(argv: list[str], timeout: float = 30.0) -> tuple[int | None, str]:
     return done.returncode, done.stderr.decode("utf-8", "replace")
 
 
+def read_output(
+    argv: list[str], pass_fds: tuple[int, ...] = (), timeout: float = 5.0
+) -> str | None:
+    """Run a short command that reads something (``nsenter … cat …``), handing it ``pass_fds``:
+    what it printed, or None when it could not start, failed or did not end in time."""
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, timeout=timeout, check=False, pass_fds=pass_fds
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
+
+
 Service = subprocess.Popen
 
 

@@ -364,3 +364,27 @@ def test_the_watchdog_finds_the_runs_processes_in_its_cgroup_without_listing_the
     assert result.returncode == 0, result.stderr_tail()
     assert ready.watchdog.peak_processes >= 3  # sh and its two sleeps, at least
     assert ready.watchdog.peak_memory > 0
+
+
+def test_memory_without_a_cgroup_counts_shared_pages_and_memfds() -> None:
+    """The count used where no cgroup can be made (an ordinary user): 40 MiB of shared
+    anonymous memory and a 40 MiB memfd written but never mapped both count."""
+    from pytest_plugin_evals.agents.confine.bounds import run_memory
+
+    hold = (
+        "import mmap, os, sys, time\n"
+        "m = mmap.mmap(-1, 40 * 2**20, mmap.MAP_SHARED)\n"
+        "for i in range(0, 40 * 2**20, 4096): m[i] = 1\n"
+        "fd = os.memfd_create('held')\n"
+        "for _ in range(40): os.write(fd, bytes(2**20))\n"
+        "print('held', flush=True); time.sleep(30)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", hold], stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"held\n"
+        assert run_memory([proc.pid], 2**20) > 80 * 2**20
+        # Within the bound, the resident size (never below the PSS) stands for it.
+        assert run_memory([proc.pid], 2**40) > 80 * 2**20
+    finally:
+        proc.kill()
+        proc.communicate()

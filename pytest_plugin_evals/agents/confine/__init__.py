@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import shutil
 import sys
 import tempfile
@@ -37,10 +38,10 @@ from pytest_plugin_evals.agents.confine import seccomp
 from pytest_plugin_evals.agents.confine.bounds import (
     DEFAULT_BOUNDS,
     Bounds,
-    PidsCgroup,
     Watchdog,
     show_size,
 )
+from pytest_plugin_evals.agents.confine.cgroup import RunCgroup
 from pytest_plugin_evals.agents.confine.network import (
     PROXY_VARIABLES,
     Endpoint,
@@ -66,6 +67,8 @@ NEEDED = {"bwrap": "bubblewrap", "socat": "socat", "prlimit": "util-linux (prlim
 
 #: TMPDIR inside a run: this folder of its /tmp.
 TMPDIR_NAME = "run"
+#: ``/dev/shm`` inside a run: this folder of its /tmp (on disk, counted by its bounds).
+SHM_NAME = ".shm"
 INSIDE_TMPDIR = Path("/tmp") / TMPDIR_NAME
 
 #: The user a run started by root is inside its sandbox (an unprivileged one).
@@ -237,8 +240,14 @@ def _inside_system(path: Path) -> bool:
 def mount_args(confinement: Confinement) -> list[str]:
     """bubblewrap's file-system arguments for ``confinement``: the system, the run's ``/tmp``
     (first: what follows may be under the host's ``/tmp``), what it may read, then its own
-    folders, each shown at the path it has outside (later ones win)."""
+    folders, each shown at the path it has outside (later ones win). No tmpfs stays
+    writable (their pages would be memory no bound counts): the root, ``/dev`` and the folders
+    shown empty are made read-only last, and ``/dev/shm`` is a folder of the run's ``/tmp``,
+    on disk (read-only without one)."""
     args = ["--proc", "/proc", "--dev", "/dev"]
+    if confinement.tmp is not None:
+        args += ["--bind-try", str(confinement.tmp / SHM_NAME), "/dev/shm"]
+    read_only = ["/dev", *(f for f in ETC_SECRET_FOLDERS if os.path.isdir(f))]
     for link in SYSTEM_LINKS:
         if os.path.islink(link):
             args += ["--symlink", os.readlink(link), link]
@@ -282,6 +291,7 @@ def mount_args(confinement: Confinement) -> list[str]:
             hidden.append(path)
             if kind == "dir":
                 args += ["--tmpfs", str(path)]
+                read_only.append(str(path))
             else:
                 args += ["--ro-bind", "/dev/null", str(path)]
     for path in confinement.write:
@@ -289,6 +299,8 @@ def mount_args(confinement: Confinement) -> list[str]:
         if real is None or _kind(real) is None:
             continue
         args += ["--bind", str(real), str(real)]
+    for folder in (*read_only, "/"):
+        args += ["--remount-ro", folder]
     if confinement.cwd is not None:
         args += ["--chdir", str(confinement.cwd)]
     return args
@@ -365,7 +377,7 @@ class Confined:
     env: dict[str, str]
     watchdog: Watchdog
     network: NetPlan | None = None
-    cgroup: PidsCgroup | None = None
+    cgroup: RunCgroup | None = None
     notes: list[str] = field(default_factory=list)
 
     def close(self) -> list[str]:
@@ -380,12 +392,6 @@ class Confined:
         if self.cgroup is not None:
             self.cgroup.remove()
         return notes
-
-    def went_over(self) -> str | None:
-        """The bound the kernel held the run to, when it did (after the run)."""
-        if self.cgroup is not None and self.cgroup.went_over():
-            return f"the run's processes reached {self.watchdog.bounds.processes}"
-        return None
 
     def run(
         self,
@@ -412,7 +418,7 @@ class Confined:
                 watch=self.watchdog.check,
                 on_start=self.watchdog.attach,
             )
-            went_over = self.went_over()
+            went_over = self.watchdog.went_over()
         finally:
             notes = self.close()
         return replace(result, bound=result.bound or went_over, notes=(*result.notes, *notes))
@@ -428,7 +434,8 @@ def prepare(confinement: Confinement, argv: Sequence[str], env: Mapping[str, str
         # Inside, the run's temporary folder is /tmp; TMPDIR a folder in it, since an agent
         # may refuse to keep its own files under TMPDIR (Codex: its helpers in CODEX_HOME,
         # which is under the host's /tmp when the run's folders are).
-        (confinement.tmp / TMPDIR_NAME).mkdir(exist_ok=True)
+        for name in (TMPDIR_NAME, SHM_NAME):
+            (confinement.tmp / name).mkdir(exist_ok=True)
         inside = str(INSIDE_TMPDIR)
         run_env.update({"TMPDIR": inside, "TMP": inside, "TEMP": inside})
     sockets = [listener.path for listener in network.listeners]
@@ -456,10 +463,12 @@ def prepare(confinement: Confinement, argv: Sequence[str], env: Mapping[str, str
     full = seccomp.with_filter(
         bwrap_argv(with_sockets, launcher, argv), sockets_dir(), confinement.nests
     )
-    cgroup = PidsCgroup.make(f"plugin-evals-{confinement.tag}", confinement.bounds.processes)
+    bounds = confinement.bounds
+    cgroup = RunCgroup.make(f"plugin-evals-{confinement.tag}", bounds.processes, bounds.memory)
     if cgroup is not None:
         # Joined before bubblewrap starts, so that every process of the run is in it.
-        full = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(cgroup.procs), *full]
+        join = " && ".join(f"echo $$ > {shlex.quote(str(p))}" for p in cgroup.procs)
+        full = ["/bin/sh", "-c", f'{join} && exec "$@"', "sh", *full]
     folders = [p for p in (confinement.tmp, *confinement.write) if p is not None]
     watchdog = Watchdog(
         confinement.bounds, [p for p in folders if _kind(p) == "dir"], cgroup=cgroup
