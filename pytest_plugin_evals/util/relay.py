@@ -6,7 +6,9 @@ and hands every connection to a Unix socket; the harness listens on that socket 
 and connects to the one endpoint that socket stands for. A socket that stands for a proxy
 (:class:`Proxy`) reads an HTTP ``CONNECT host:port`` (or an absolute-form request) first and
 connects only to the endpoints it allows; every other destination is refused (``403``) and
-remembered, so the run can say what it was denied.
+remembered, so the run can say what it was denied. An allowed endpoint whose name resolves to
+an address of :data:`NEVER_REACHED` (loopback, link-local and cloud metadata, private ranges)
+is refused too, unless the operator named it; the proxy connects to the addresses it checked.
 
 Threads, no process: one thread accepts on each socket, two threads copy each connection's
 bytes. Everything ends with :meth:`Listener.close` (the run's end) or this process.
@@ -15,6 +17,7 @@ bytes. Everything ends with :meth:`Listener.close` (the run's end) or this proce
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import os
 import socket
 import threading
@@ -28,6 +31,18 @@ MAX_HEAD = 16 * 1024
 CONNECT_TIMEOUT = 30.0
 CHUNK = 64 * 1024
 
+#: The addresses the proxy never connects to for an endpoint the operator did not name:
+#: loopback and unspecified, link-local (cloud metadata: 169.254.169.254, fd00:ec2::254),
+#: private and shared ranges (100.100.100.200 is in 100.64/10).
+NEVER_REACHED = tuple(
+    ipaddress.ip_network(n)
+    for n in (
+        "127.0.0.0/8", "0.0.0.0/8", "::1/128", "::/128",
+        "169.254.0.0/16", "fe80::/10",
+        "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7",
+    )
+)  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Target:
@@ -35,6 +50,8 @@ class Target:
 
     host: str
     port: int
+    #: The addresses to connect to, checked (else the host is resolved on connecting).
+    addresses: tuple[str, ...] = field(default=(), compare=False)
 
     def __str__(self) -> str:
         return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
@@ -42,9 +59,11 @@ class Target:
 
 @dataclass(frozen=True)
 class Proxy:
-    """An HTTP proxy that connects only to ``allowed`` endpoints."""
+    """An HTTP proxy that connects only to ``allowed`` endpoints; of them, only the ``named``
+    ones (by the operator) at an address of :data:`NEVER_REACHED`."""
 
     allowed: frozenset[Target]
+    named: frozenset[Target] = frozenset()
 
 
 @dataclass
@@ -132,7 +151,7 @@ def _serve(listener: Listener, conn: socket.socket) -> None:
                 return
             target, first, tunnel = found
         try:
-            upstream = socket.create_connection((target.host, target.port), CONNECT_TIMEOUT)
+            upstream = _connect(target)
         except OSError:
             if isinstance(listener.to, Proxy):
                 _reply(conn, b"502 Bad Gateway")
@@ -193,7 +212,59 @@ def _proxy_request(
                 listener.refused.append(shown)
         _reply(conn, b"403 Forbidden")
         return None
+    if target not in proxy.named:
+        checked = _addresses(listener, conn, target)
+        if checked is None:
+            return None
+        target = Target(target.host, target.port, checked)
     return target, sent, method.upper() == "CONNECT"
+
+
+def _addresses(listener: Listener, conn: socket.socket, target: Target) -> tuple[str, ...] | None:
+    """The addresses ``target``'s host resolves to, when none is in :data:`NEVER_REACHED`;
+    else None (refused, remembered, answered)."""
+    try:
+        found = socket.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        _reply(conn, b"502 Bad Gateway")
+        return None
+    addresses = tuple(dict.fromkeys(str(info[4][0]) for info in found))
+    never = next((a for a in addresses if _never_reached(a)), None)
+    if never is None and addresses:
+        return addresses
+    # A whole note (a refused destination is one word: it never holds "network: ").
+    shown = (
+        f"network: {target} refused: it resolves to {never}, a loopback, link-local, metadata "
+        f"or private address (the operator can allow it with --eval-allow-network {target})"
+    )
+    with listener._lock:
+        if shown not in listener.refused:
+            listener.refused.append(shown)
+    _reply(conn, b"403 Forbidden")
+    return None
+
+
+def _never_reached(address: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(address.partition("%")[0])
+    except ValueError:
+        return True
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return any(ip in network for network in NEVER_REACHED)
+
+
+def _connect(target: Target) -> socket.socket:
+    """A connection to ``target``: to its checked addresses in turn, else to its host."""
+    if not target.addresses:
+        return socket.create_connection((target.host, target.port), CONNECT_TIMEOUT)
+    error: OSError = OSError(f"no address for {target}")
+    for address in target.addresses:
+        try:
+            return socket.create_connection((address, target.port), CONNECT_TIMEOUT)
+        except OSError as exc:
+            error = exc
+    raise error
 
 
 def _host_port(authority: str, default_port: int) -> Target | None:
