@@ -34,5 +34,5 @@ wheel=$(ls "$dist"/*.whl)
 as_user "$venv/bin/python" -m pip install --quiet "$wheel[testing]" >/dev/null
 as_user "$venv/bin/python" -m pytest -p no:cacheprovider -n auto \
   tests/unit/test_confine.py tests/e2e/test_escapes.py tests/e2e/test_tmpdir.py \
-  tests/e2e/test_shell_sandbox.py tests/e2e/test_mock_host_forgery.py \
+  tests/e2e/test_shell_sandbox.py tests/e2e/test_mock_host_forgery.py tests/e2e/test_escapes_reach.py \
   tests/integration/test_mocks_host.py tests/e2e/test_reference_parity.py "$@"
