@@ -128,17 +128,32 @@ def test_a_cmd_agent_in_a_bin_folder_does_not_expose_the_folder_above(
     write(project / "evals" / "probe" / "prompt.md", "---\nruns: 1\n---\nProbe.\n")
     write(project / "evals" / "probe" / "graders" / "any.md", "---\ntype: regex\npattern: .\n---\n")
     spec = "cmd:" + shlex.join([sys.executable, str(agent)])
-    result = pytester.runpytest(
-        "evals", "-p", "no:cacheprovider", "--eval-ablation", "none", "--eval-agent", spec,
-        "--eval-json", "out.json",
-    )  # fmt: skip
-    doc = json.loads((project / "out.json").read_text(encoding="utf-8"))
-    (run,) = doc["cases"][0]["arms"]["with"]
-    assert run["infraError"] is None, run
-    assert run["answer"].count("unreadable") == 2, run["answer"]
+
+    def run(*extra: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+        (project / "out.json").unlink(missing_ok=True)
+        result = pytester.runpytest(
+            "evals", "-p", "no:cacheprovider", "--eval-ablation", "none", "--eval-agent", spec,
+            "--eval-json", "out.json", *extra,
+        )  # fmt: skip
+        found = project / "out.json"
+        return result, json.loads(found.read_text("utf-8")) if found.exists() else {}
+
+    result, doc = run()
+    (case,) = doc["cases"]
+    (first,) = case["arms"]["with"]
+    assert first["infraError"] is None, first
+    assert first["answer"].count("unreadable") == 2, first["answer"]
     assert PROJECT not in everything_kept(pytester, doc)
-    assert (
+    note = (
         f"the agent's command line: {project} (above its bin/ folder) not readable "
         f"(the operator can allow it with --eval-allow-read {project})"
-    ) in (run.get("notes") or [])
+    )
+    assert note in (first.get("notes") or [])
     result.assert_outcomes(passed=1)
+    # The operator's flag shows what it names, and nothing beside it.
+    result, doc = run("--eval-allow-read", "secret.txt")
+    (second,) = doc["cases"][0]["arms"]["with"]
+    assert second["answer"].endswith(f"| {PROJECT}") and "unreadable" in second["answer"]
+    assert note in (second.get("notes") or [])
+    result, _ = run("--eval-allow-read", "nowhere")
+    assert "ERROR: --eval-allow-read: nowhere does not exist" in result.stderr.str()
