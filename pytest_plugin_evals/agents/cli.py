@@ -20,7 +20,7 @@ from pytest_plugin_evals.agents import confine
 from pytest_plugin_evals.agents.base import AgentError, RunRequest
 from pytest_plugin_evals.agents.confine.network import Endpoint, endpoints_from
 from pytest_plugin_evals.agents.confine.pids import own_pids
-from pytest_plugin_evals.agents.confine.programs import ProgramReach, program_reach
+from pytest_plugin_evals.agents.confine.programs import interpreter_of, program_reach, shown_anyway
 from pytest_plugin_evals.agents.mcp import McpPlan, McpServer
 from pytest_plugin_evals.agents.workspace import original_add_dirs
 from pytest_plugin_evals.model import STOPPED, Transcript
@@ -56,23 +56,6 @@ def hidden_folders(request: RunRequest) -> list[Path]:
     """The folders a run never sees whole: the operator's home, the folder pytest runs in, the
     suite and the case."""
     return [Path.home(), Path.cwd(), request.case.suite_root, request.case.dir]
-
-
-def interpreter_of(program: str, hidden: Iterable[Path] = ()) -> ProgramReach:
-    """What a script's ``#!`` line names (``#!/opt/py/bin/python3``: that interpreter, and its
-    installation when it is a runtime's), so that a confined run can start it; nothing for a
-    binary, or for ``#!/usr/bin/env x`` (found on PATH)."""
-    try:
-        with open(program, "rb") as fh:
-            head = fh.read(256)
-    except OSError:
-        return ProgramReach()
-    if not head.startswith(b"#!"):
-        return ProgramReach()
-    words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
-    if not words or not os.path.isabs(words[0]) or os.path.basename(words[0]) == "env":
-        return ProgramReach()
-    return program_reach(words[0], hidden)
 
 
 def reach_of(
@@ -146,13 +129,6 @@ def _server_reach(
                 f"({asked} --eval-allow-read {path})"
             )
     return notes
-
-
-def shown_anyway(path: Path, shown: Iterable[Path]) -> bool:
-    """Whether ``path`` is readable in a run anyway: in a system folder or a folder shown."""
-    real = path.resolve()
-    folders = [*(Path(s) for s in confine.SYSTEM_FOLDERS), *(p.resolve() for p in shown)]
-    return any(real == f or (f.is_dir() and real.is_relative_to(f)) for f in folders)
 
 
 def confinement_for(request: RunRequest, reach: Reach) -> confine.Confinement:

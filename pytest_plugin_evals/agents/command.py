@@ -37,9 +37,8 @@ from .cli import (
     hidden_folders,
     reach_of,
     run_confined,
-    shown_anyway,
 )
-from .confine.programs import ProgramReach, program_reach
+from .confine.programs import ProgramReach, program_reach, shown_anyway
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_plugin_evals.agents.confine import SYSTEM_FOLDERS
+
 #: The folder names of programs whose installation is the folder above them.
 BIN_FOLDERS = ("bin", "Scripts")
 
@@ -52,6 +54,23 @@ def program_reach(arg: str, hidden: Iterable[Path], *, files_only: bool = False)
     return ProgramReach(tuple(dict.fromkeys(read)), tuple(dict.fromkeys(refused)))
 
 
+def interpreter_of(program: str, hidden: Iterable[Path] = ()) -> ProgramReach:
+    """What a script's ``#!`` line names (``#!/opt/py/bin/python3``: that interpreter, and its
+    installation when it is a runtime's), so that a confined run can start it; nothing for a
+    binary, or for ``#!/usr/bin/env x`` (found on PATH)."""
+    try:
+        with open(program, "rb") as fh:
+            head = fh.read(256)
+    except OSError:
+        return ProgramReach()
+    if not head.startswith(b"#!"):
+        return ProgramReach()
+    words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
+    if not words or not os.path.isabs(words[0]) or os.path.basename(words[0]) == "env":
+        return ProgramReach()
+    return program_reach(words[0], hidden)
+
+
 def is_runtime(folder: Path, hidden: Sequence[Path] = ()) -> bool:
     """Whether ``folder`` is a runtime's own installation a run may see whole: a Python prefix
     or virtual environment, or a Node install — and neither is, nor holds, a ``hidden`` one."""
@@ -69,6 +88,16 @@ def is_runtime(folder: Path, hidden: Sequence[Path] = ()) -> bool:
             or (real / "lib" / "node_modules").is_dir()
         )
     except OSError:
+        return False
+
+
+def shown_anyway(path: Path, shown: Iterable[Path]) -> bool:
+    """Whether ``path`` is readable in a run anyway: in a system folder or a folder shown."""
+    try:
+        real = path.resolve()
+        folders = [*(Path(s) for s in SYSTEM_FOLDERS), *(p.resolve() for p in shown)]
+        return any(real == f or (f.is_dir() and real.is_relative_to(f)) for f in folders)
+    except (OSError, RuntimeError):  # where this user may not look, a link loop
         return False
 
 
