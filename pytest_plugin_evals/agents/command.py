@@ -127,12 +127,13 @@ class CommandAgent:
 def refused_notes(request: RunRequest, programs: list[ProgramReach]) -> list[str]:
     """One note for each folder around a program of the command line that the run does not
     see (a ``bin/`` folder's parent that is no runtime's) and the operator did not allow."""
+    shown = [*request.allow_read, *([request.plugin_dir] if request.plugin_dir else [])]
     return [
         f"the agent's command line: {folder} (above its bin/ folder) not readable "
         f"(the operator can allow it with --eval-allow-read {folder})"
         for program in programs
         for folder in program.refused
-        if not shown_anyway(folder, request.allow_read)
+        if not shown_anyway(folder, shown)
     ]
 
 
