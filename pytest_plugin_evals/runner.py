@@ -88,6 +88,8 @@ class RunOptions:
     bounds: Bounds = DEFAULT_BOUNDS
     #: Endpoints every run may reach besides its agent's own (``--eval-allow-network``).
     allow_network: tuple[Endpoint, ...] = ()
+    #: Paths every run may read besides its own (``--eval-allow-read``).
+    allow_read: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -176,6 +178,7 @@ def execute_run(
         unconfined=options.unconfined,
         bounds=options.bounds,
         allow_network=options.allow_network,
+        allow_read=options.allow_read,
         private=(options.runs_dir.parent,) if options.runs_dir is not None else (),
         keep_temp=options.keep_temp,
     )

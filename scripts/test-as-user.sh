@@ -45,5 +45,6 @@ TESTS=(
   tests/e2e/test_seccomp.py
   tests/e2e/test_relay_bounds.py
   tests/e2e/test_bounds_count.py
+  tests/e2e/test_escapes_reach.py
 )
 as_user "$venv/bin/python" -m pytest -p no:cacheprovider -n auto "${TESTS[@]}" "$@"

@@ -51,6 +51,8 @@ class RunRequest:
     bounds: Bounds = DEFAULT_BOUNDS
     #: Endpoints the run may reach besides its agent's own (``--eval-allow-network``).
     allow_network: tuple[Endpoint, ...] = ()
+    #: Paths the run may read besides its own (``--eval-allow-read``).
+    allow_read: tuple[Path, ...] = ()
     #: Folders of the session a run never sees, even inside the plugin (its results).
     private: tuple[Path, ...] = ()
     #: The run's folder is kept (``--eval-keep-temp``): a confined run also keeps the command

@@ -20,7 +20,8 @@ from pytest_plugin_evals.agents import confine
 from pytest_plugin_evals.agents.base import AgentError, RunRequest
 from pytest_plugin_evals.agents.confine.network import Endpoint, endpoints_from
 from pytest_plugin_evals.agents.confine.pids import own_pids
-from pytest_plugin_evals.agents.mcp import McpPlan
+from pytest_plugin_evals.agents.confine.programs import interpreter_of, program_reach, shown_anyway
+from pytest_plugin_evals.agents.mcp import McpPlan, McpServer
 from pytest_plugin_evals.agents.workspace import original_add_dirs
 from pytest_plugin_evals.model import STOPPED, Transcript
 from pytest_plugin_evals.util.process import RUN_TAG, ProcessResult, run_process
@@ -47,41 +48,14 @@ class Reach:
     #: It runs nothing but the agent itself (no shell, no plugin hook, no real MCP server):
     #: where our sandbox cannot be made, its own permission rules are enough to run it.
     reads_only: bool = False
+    #: What the plugin asked for and the run was refused (a path, an endpoint): one line each.
+    notes: tuple[str, ...] = ()
 
 
-def program_paths(arg: str) -> list[Path]:
-    """What of a program named on a command line a confined run must see: the file (and
-    where its links lead), and for a program in a ``bin/`` folder (an interpreter in its
-    installation or virtual environment) that whole installation."""
-    path = Path(arg)
-    try:
-        if not path.exists():
-            return []
-    except OSError:  # where this user may not look
-        return []
-    found = [path]
-    for candidate in (path, path.resolve()):
-        if candidate.parent.name in ("bin", "Scripts") and candidate.parent.parent != Path("/"):
-            found.append(candidate.parent.parent)
-        found.append(candidate)
-    return list(dict.fromkeys(found))
-
-
-def interpreter_of(program: str) -> list[Path]:
-    """What a script's ``#!`` line names (``#!/opt/py/bin/python3``: that installation), so
-    that a confined run can start it; nothing for a binary, or for ``#!/usr/bin/env x`` (found
-    on PATH)."""
-    try:
-        with open(program, "rb") as fh:
-            head = fh.read(256)
-    except OSError:
-        return []
-    if not head.startswith(b"#!"):
-        return []
-    words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
-    if not words or not os.path.isabs(words[0]) or os.path.basename(words[0]) == "env":
-        return []
-    return program_paths(words[0])
+def hidden_folders(request: RunRequest) -> list[Path]:
+    """The folders a run never sees whole: the operator's home, the folder pytest runs in, the
+    suite and the case."""
+    return [Path.home(), Path.cwd(), request.case.suite_root, request.case.dir]
 
 
 def reach_of(
@@ -95,37 +69,78 @@ def reach_of(
     also_read: Iterable[Path] = (),
     reads_only: bool = False,
 ) -> Reach:
-    """What a run of ``binary`` may reach: its install, its model's endpoints (the variables
-    ``endpoint_variables`` names, with their defaults), the run's MCP servers (the programs
-    the stand-ins need, the mock host's socket, a real server's URL) and the operator's
-    ``--eval-allow-network`` endpoints."""
-    endpoints = endpoints_from(env, endpoint_variables or {})
-    endpoints += [e for e in request.allow_network if e not in endpoints]
-    read = [confine.install_root(binary), *interpreter_of(binary), *also_read]
+    """What a run of ``binary`` may reach: its install (and its ``#!`` interpreter), its
+    model's endpoints (the variables ``endpoint_variables`` names, with their defaults), the
+    stand-ins' programs and the mock host's socket, a real MCP server's command (as a file:
+    :func:`~.confine.programs.program_reach`) and the operator's ``--eval-allow-network``
+    endpoints. Nothing else a plugin declares: what it asks for beyond is refused, one note
+    each."""
+    allowed = request.allow_network
+    endpoints = [e for e in endpoints_from(env, endpoint_variables or {}) if e not in allowed]
+    endpoints += allowed
+    hidden = hidden_folders(request)
+    shebang = interpreter_of(binary, hidden)
+    read = [confine.install_root(binary), *shebang.read, *also_read]
     write: list[Path] = []
+    notes: list[str] = []
     if mcp is not None:
         read += mcp.readable
         write += mcp.writable
         for server in mcp.servers:
-            found = Endpoint.parse(server.url) if server.url else None
-            if found is not None and found not in endpoints:
-                endpoints.append(found)
-            # A server's program and the files its command line names, where they are.
-            for arg in (server.command or "", *server.args):
-                if os.path.isabs(arg):
-                    read += program_paths(arg)
-    return Reach(tuple(read), tuple(write), tuple(endpoints), nests, reads_only)
+            if not server.stand_in:
+                notes += _server_reach(request, server, hidden, read, endpoints)
+    return Reach(tuple(read), tuple(write), tuple(endpoints), nests, reads_only, tuple(notes))
+
+
+def _server_reach(
+    request: RunRequest,
+    server: McpServer,
+    hidden: Sequence[Path],
+    read: list[Path],
+    endpoints: Sequence[Endpoint],
+) -> list[str]:
+    """A plugin's real MCP server: its command (a file, with its runtime's installation) added
+    to ``read``; the notes of what else it asked for, refused."""
+    asked = "the plugin asked for it; the operator can allow it with"
+    notes: list[str] = []
+    found = Endpoint.parse(server.url) if server.url else None
+    if found is not None and found not in endpoints:
+        notes.append(
+            f"MCP server {server.name}: {server.url} not reachable "
+            f"({asked} --eval-allow-network {found})"
+        )
+    refused: list[tuple[Path, str]] = []
+    if server.command and os.path.isabs(server.command):
+        for program in (program_reach(server.command, hidden, files_only=True),
+                        interpreter_of(server.command, hidden)):  # fmt: skip
+            read += program.read
+            refused += [
+                (p, "" if p == Path(server.command) else f" (around {server.command})")
+                for p in program.refused
+            ]
+    refused += [(Path(a), "") for a in server.args if os.path.isabs(a) and os.path.exists(a)]
+    shown = [*read, *request.allow_read]
+    if request.plugin_dir is not None:
+        shown.append(request.plugin_dir)
+    for path, around in dict.fromkeys(refused):
+        if path not in read and not shown_anyway(path, shown):
+            notes.append(
+                f"MCP server {server.name}: {path}{around} not readable "
+                f"({asked} --eval-allow-read {path})"
+            )
+    return notes
 
 
 def confinement_for(request: RunRequest, reach: Reach) -> confine.Confinement:
     """The sandbox of one process of ``request``'s run."""
-    box, case = request.sandbox, request.case
-    hidden = [Path.home(), Path.cwd(), case.suite_root, case.dir]
+    box = request.sandbox
+    hidden = hidden_folders(request)
     if request.plugin_dir is not None:
         hidden.append(request.plugin_dir)
     read: list[Path] = [
         *confine.tools_on_path(request.env.get("PATH"), hidden),
         *reach.read,
+        *request.allow_read,
         *original_add_dirs(request),
         box.root / "context",
     ]
@@ -218,7 +233,8 @@ def run_confined(
         stdin_text=stdin_text, cwd=request.sandbox.cwd, timeout=timeout, out_dir=out_dir,
         json_lines=json_lines, stop_on=stop_on,
     )  # fmt: skip
-    return replace(result, start_error=result.start_error or _not_executed(result, argv[0])), None
+    cannot_start = result.start_error or _not_executed(result, argv[0])
+    return replace(result, start_error=cannot_start, notes=(*reach.notes, *result.notes)), None
 
 
 def _startable(program: str, env: Mapping[str, str]) -> bool:

@@ -22,7 +22,7 @@ import os
 import shlex
 import shutil
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -31,7 +31,14 @@ from ..util.capture import capture_stream
 from ..util.jsonlines import amount, count, load_event, number
 from ..util.process import exit_text, format_timeout
 from .base import AgentError, Capabilities, RunRequest, infra_kind
-from .cli import UNCONFINED_NOTE, bound_transcript, program_paths, reach_of, run_confined
+from .cli import (
+    UNCONFINED_NOTE,
+    bound_transcript,
+    hidden_folders,
+    reach_of,
+    run_confined,
+)
+from .confine.programs import ProgramReach, program_reach, shown_anyway
 
 
 @dataclass(frozen=True)
@@ -73,10 +80,12 @@ class CommandAgent:
         env.update(protocol_env(request))
         argv = self._resolved_argv()
         box.snapshot()
-        also_read = [p for a in argv if os.path.isabs(a) for p in program_paths(a)]
+        programs = [program_reach(a, hidden_folders(request)) for a in argv]
+        also_read = [p for program in programs for p in program.read]
         if request.mocks is not None and request.mocks.mcp_config is not None:
             also_read.append(request.mocks.mcp_config)
         reach = reach_of(request, argv[0], env=env, also_read=also_read)
+        reach = replace(reach, notes=(*reach.notes, *refused_notes(request, programs)))
         result, refused = run_confined(
             request, argv, reach=reach, env=env, stdin_text=request.prompt, out_dir=box.out,
             timeout=request.timeout_seconds,
@@ -113,6 +122,19 @@ class CommandAgent:
             detail = (": " + " ".join(line.strip() for line in tail)) if tail else ""
             transcript.error = f"{exit_text(result.returncode)}{detail}"
         return transcript
+
+
+def refused_notes(request: RunRequest, programs: list[ProgramReach]) -> list[str]:
+    """One note for each folder around a program of the command line that the run does not
+    see (a ``bin/`` folder's parent that is no runtime's) and the operator did not allow."""
+    shown = [*request.allow_read, *([request.plugin_dir] if request.plugin_dir else [])]
+    return [
+        f"the agent's command line: {folder} (above its bin/ folder) not readable "
+        f"(the operator can allow it with --eval-allow-read {folder})"
+        for program in programs
+        for folder in program.refused
+        if not shown_anyway(folder, shown)
+    ]
 
 
 def protocol_env(request: RunRequest) -> dict[str, str]:

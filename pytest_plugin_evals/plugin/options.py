@@ -162,6 +162,13 @@ OPTIONS: tuple[Option, ...] = (
         metavar="HOST:PORT",
     ),
     Option(
+        "--eval-allow-read",
+        "let the runs read this file or folder too, read-only (repeatable or comma-separated): "
+        "what a cmd: agent or an MCP server needs beyond its own program",
+        kind="list",
+        metavar="PATH",
+    ),
+    Option(
         "--eval-max-memory",
         "the most memory a confined run's processes may use together (default 4G)",
         metavar="SIZE",
@@ -498,6 +505,7 @@ def read_settings(config: pytest.Config) -> EvalSettings:
         disallow_tools=tuple(_split(disallow)),
         unconfined=bool(unconfined or unconfined_old),
         allow_network=_allow_network(config),
+        allow_read=_allow_read(config),
         bounds=_bounds(config),
         scaffold=bool(scaffold),
         judge=judge,
@@ -556,6 +564,18 @@ def _allow_network(config: pytest.Config) -> tuple[str, ...]:
             )
         found.append(value)
     return tuple(found)
+
+
+def _allow_read(config: pytest.Config) -> tuple[Path, ...]:
+    """``--eval-allow-read``: paths that exist, made absolute (from where pytest started)."""
+    raw, where = _value(config, "--eval-allow-read")
+    found: list[Path] = []
+    for value in _split(raw):
+        path = Path(value).expanduser().absolute()
+        if not os.path.lexists(path):
+            raise pytest.UsageError(f"{where}: {value} does not exist")
+        found.append(path)
+    return tuple(dict.fromkeys(found))
 
 
 def _bounds(config: pytest.Config) -> tuple[tuple[str, int], ...]:

@@ -192,6 +192,11 @@ class Reuse:
                         "disallow": settings.disallow_tools,
                         "unconfined": settings.unconfined,
                         "network": settings.allow_network,
+                        **(
+                            {"read": [str(p) for p in settings.allow_read]}
+                            if settings.allow_read
+                            else {}
+                        ),
                         "bounds": settings.bounds,
                         "envPass": settings.env_pass,
                         "scaffold": settings.scaffold,

@@ -55,6 +55,8 @@ class EvalSettings:
     unconfined: bool = False
     #: Endpoints every run may reach besides its agent's own (``--eval-allow-network``).
     allow_network: tuple[str, ...] = ()
+    #: Paths every run may read besides its own (``--eval-allow-read``), absolute.
+    allow_read: tuple[Path, ...] = ()
     #: The confined runs' bounds given on the command line: ``(name, value)`` of
     #: :class:`~pytest_plugin_evals.agents.confine.bounds.Bounds`.
     bounds: tuple[tuple[str, int], ...] = ()

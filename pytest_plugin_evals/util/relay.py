@@ -6,7 +6,9 @@ and hands every connection to a Unix socket; the harness listens on that socket 
 and connects to the one endpoint that socket stands for. A socket that stands for a proxy
 (:class:`Proxy`) reads an HTTP ``CONNECT host:port`` (or an absolute-form request) first and
 connects only to the endpoints it allows; every other destination is refused (``403``) and
-remembered, so the run can say what it was denied.
+remembered, so the run can say what it was denied. An allowed endpoint whose name resolves to
+an address of :data:`NEVER_REACHED` (loopback, link-local and cloud metadata, private ranges)
+is refused too, unless the operator named it; the proxy connects to the addresses it checked.
 
 Threads, no process: one thread accepts on each socket, and one thread serves each connection
 (both directions, in turn, as each is ready). A run's listeners share a :class:`Gate`: at most
@@ -18,6 +20,7 @@ threads to end.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import os
 import select
 import socket
@@ -37,6 +40,18 @@ MAX_CONNECTIONS = 64
 #: Seconds :meth:`Listener.close` waits for its threads to end.
 CLOSE_WAIT = 5.0
 
+#: The addresses the proxy never connects to for an endpoint the operator did not name:
+#: loopback and unspecified, link-local (cloud metadata: 169.254.169.254, fd00:ec2::254),
+#: private and shared ranges (100.100.100.200 is in 100.64/10).
+NEVER_REACHED = tuple(
+    ipaddress.ip_network(n)
+    for n in (
+        "127.0.0.0/8", "0.0.0.0/8", "::1/128", "::/128",
+        "169.254.0.0/16", "fe80::/10",
+        "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7",
+    )
+)  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Target:
@@ -44,6 +59,8 @@ class Target:
 
     host: str
     port: int
+    #: The addresses to connect to, checked (else the host is resolved on connecting).
+    addresses: tuple[str, ...] = field(default=(), compare=False)
 
     def __str__(self) -> str:
         return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
@@ -51,9 +68,11 @@ class Target:
 
 @dataclass(frozen=True)
 class Proxy:
-    """An HTTP proxy that connects only to ``allowed`` endpoints."""
+    """An HTTP proxy that connects only to ``allowed`` endpoints; of them, only the ``named``
+    ones (by the operator) at an address of :data:`NEVER_REACHED`."""
 
     allowed: frozenset[Target]
+    named: frozenset[Target] = frozenset()
 
 
 @dataclass
@@ -204,12 +223,13 @@ def _serve(listener: Listener, conn: socket.socket) -> None:
 
 
 def _dial(listener: Listener, target: Target) -> socket.socket | None:
-    """A connection to ``target``, tracked while it is made (so that :meth:`Listener.close`
-    cuts a connect short); None when none could be made."""
-    try:
-        found = socket.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
-    except OSError:
-        return None
+    """A connection to ``target`` — to its checked addresses in turn, else to its host —
+    tracked while it is made (so that :meth:`Listener.close` cuts a connect short); None when
+    none could be made."""
+    found = []
+    for host in target.addresses or (target.host,):
+        with contextlib.suppress(OSError):
+            found += socket.getaddrinfo(host, target.port, type=socket.SOCK_STREAM)
     for family, kind, proto, _, address in found:
         sock = socket.socket(family, kind, proto)
         if not listener._track(sock):
@@ -266,7 +286,46 @@ def _proxy_request(
                 listener.refused.append(shown)
         _reply(conn, b"403 Forbidden")
         return None
+    if target not in proxy.named:
+        checked = _addresses(listener, conn, target)
+        if checked is None:
+            return None
+        target = Target(target.host, target.port, checked)
     return target, sent, method.upper() == "CONNECT"
+
+
+def _addresses(listener: Listener, conn: socket.socket, target: Target) -> tuple[str, ...] | None:
+    """The addresses ``target``'s host resolves to, when none is in :data:`NEVER_REACHED`;
+    else None (refused, remembered, answered)."""
+    try:
+        found = socket.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        _reply(conn, b"502 Bad Gateway")
+        return None
+    addresses = tuple(dict.fromkeys(str(info[4][0]) for info in found))
+    never = next((a for a in addresses if _never_reached(a)), None)
+    if never is None and addresses:
+        return addresses
+    # A whole note (a refused destination is one word: it never holds "network: ").
+    shown = (
+        f"network: {target} refused: it resolves to {never}, a loopback, link-local, metadata "
+        f"or private address (the operator can allow it with --eval-allow-network {target})"
+    )
+    with listener._lock:
+        if shown not in listener.refused:
+            listener.refused.append(shown)
+    _reply(conn, b"403 Forbidden")
+    return None
+
+
+def _never_reached(address: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(address.partition("%")[0])
+    except ValueError:
+        return True
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return any(ip in network for network in NEVER_REACHED)
 
 
 def _host_port(authority: str, default_port: int) -> Target | None:

@@ -234,7 +234,8 @@ def test_the_proxy_connects_to_what_it_allows_only(
     from pytest_plugin_evals.util.relay import Proxy, Target, listen
 
     allowed, other, _ = listeners
-    proxy = listen(tmp_path / "p.sock", Proxy(frozenset({Target("127.0.0.1", allowed.port)})))
+    target = Target("127.0.0.1", allowed.port)  # named: a loopback address is never else
+    proxy = listen(tmp_path / "p.sock", Proxy(frozenset({target}), frozenset({target})))
     try:
         for port, answer in ((allowed.port, b"200"), (other.port, b"403")):
             with socket.socket(socket.AF_UNIX) as conn:

@@ -5,6 +5,7 @@ an option added to the settings or to ``RunOptions`` and not reachable from the 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 from pytest_plugin_evals.agents.confine.bounds import Bounds
@@ -65,6 +66,7 @@ def test_the_run_options_carry_every_setting_given() -> None:
         judge="openai", judge_model="gpt-x", claude_bin="/opt/claude",
         bounds=(("memory", 1 << 30), ("processes", 64)),
         allow_network=("api.example.com:443", "https://other.example.org"),
+        allow_read=(Path("/opt/data"),),
     )  # fmt: skip
     options = run_options(settings)
     assert options == RunOptions(
@@ -74,6 +76,7 @@ def test_the_run_options_carry_every_setting_given() -> None:
         no_judge_reason=None,
         bounds=Bounds(memory=1 << 30, processes=64),
         allow_network=(Endpoint("api.example.com", 443), Endpoint("other.example.org", 443)),
+        allow_read=(Path("/opt/data"),),
     )  # fmt: skip
     # Every option a setting fills differs from its default here: none is left behind.
     default = RunOptions()

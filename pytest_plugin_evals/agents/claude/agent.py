@@ -193,7 +193,7 @@ class ClaudeAgent(CliAgent):
                     config=box.config,
                     out=box.out,
                     cwd=box.cwd,
-                    read_also=[*skills, *context, *originals],
+                    read_also=[*skills, *context, *originals, *request.allow_read],
                     hidden=hidden,
                     env=env,
                     nested=True,

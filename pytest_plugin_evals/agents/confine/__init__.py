@@ -385,7 +385,9 @@ class Confined:
         notes = list(self.notes)
         if self.network is not None:
             notes += [
-                f"network: {where} refused (not an endpoint of this run)"
+                where
+                if where.startswith("network: ")
+                else f"network: {where} refused (not an endpoint of this run)"
                 for where in self.network.close()
             ]
             notes += self.network.crowd()

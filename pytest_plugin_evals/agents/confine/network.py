@@ -15,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -44,6 +44,10 @@ class Endpoint:
 
     host: str
     port: int
+    #: Named by the operator (an endpoint variable's value, ``--eval-allow-network``), not a
+    #: default of the harness's: only such an endpoint may be reached at an address of
+    #: :data:`~pytest_plugin_evals.util.relay.NEVER_REACHED` (a private or link-local one).
+    named: bool = field(default=True, compare=False)
 
     @classmethod
     def parse(cls, value: str) -> Endpoint | None:
@@ -86,8 +90,11 @@ def endpoints_from(env: Mapping[str, str], variables: Mapping[str, str | None]) 
     the variable is unset, or None for no default)."""
     found: list[Endpoint] = []
     for name, default in variables.items():
-        value = (env.get(name) or "").strip() or default
+        given = (env.get(name) or "").strip()
+        value = given or default
         endpoint = Endpoint.parse(value) if value else None
+        if endpoint is not None and not given:
+            endpoint = replace(endpoint, named=False)
         if endpoint is not None and endpoint not in found:
             found.append(endpoint)
     return found
@@ -155,6 +162,8 @@ def plan_network(
     """Open the harness's listeners for ``endpoints`` (sockets named ``<tag>-<n>.sock`` in
     ``sockets_dir``; ``max_connections`` at once, all of them together) and say what the
     launcher starts inside."""
+    endpoints = list(endpoints)
+    named = frozenset(Target(e.host, e.port) for e in endpoints if e.named)
     endpoints = list(dict.fromkeys(endpoints))
     gate = Gate(max_connections)
     forwards: list[Forward] = []
@@ -171,7 +180,7 @@ def plan_network(
         if remote:
             path = sockets_dir / f"{tag}-proxy.sock"
             allowed = frozenset(Target(e.host, e.port) for e in remote)
-            listeners.append(listen(path, Proxy(allowed), gate=gate))
+            listeners.append(listen(path, Proxy(allowed, named & allowed), gate=gate))
             forwards.append(Forward(4, "127.0.0.1", PROXY_PORT, path))
             proxy = f"http://127.0.0.1:{PROXY_PORT}"
             direct_hosts = ",".join(dict.fromkeys(["localhost", "127.0.0.1", "::1"]))
