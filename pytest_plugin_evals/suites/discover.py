@@ -1,12 +1,13 @@
 """Finding cases and suite files under an evals folder.
 
-A case dir is a directory that directly holds ``prompt.md`` and/or ``case.yaml``; the walk
-recurses through plain group dirs, never descends into a case dir, and skips ``results``,
-``mocks``, ``node_modules``, ``.claude``, dot-dirs and folders of kept runs (see
-``util.inert``). A suite file is a ``.json`` / ``.yaml`` / ``.yml`` file outside case dirs
-whose top level is a mapping with ``cases:`` (evals.json, sy suites). A file that looks like a
-suite but does not parse is still returned, so loading it reports the syntax error instead of
-dropping the file.
+A case dir is a directory that directly holds ``prompt.md`` and/or ``case.yaml``; a folder
+that holds neither but looks like a case (a ``graders/`` folder, or a ``Prompt.md`` /
+``prompt.txt``) is returned too, so loading it says what is missing. The walk recurses through
+plain group dirs, never descends into a case dir, and skips ``results``, ``mocks``,
+``node_modules``, ``.claude``, dot-dirs and folders of kept runs (see ``util.inert``). A suite
+file is a ``.json`` / ``.yaml`` / ``.yml`` file outside case dirs whose top level is a mapping
+with ``cases:`` (evals.json, sy suites). A file that looks like a suite but does not parse is
+still returned, so loading it reports the syntax error instead of dropping the file.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pytest_plugin_evals.util.inert import INERT_MARKER
 
 PROMPT_FILE = "prompt.md"
 CASE_FILE = "case.yaml"
+GRADERS_DIR = "graders"
 SKIP_DIRS = frozenset({"results", "mocks", "node_modules", ".claude", "__pycache__"})
 SUITE_SUFFIXES = frozenset({".json", ".yaml", ".yml"})
 #: Names that are suites by name alone (a broken one must still be reported).
@@ -67,7 +69,9 @@ def _walk(folder: Path, found: list[Source], visited: set[str]) -> None:
         return
     if any(e.name == INERT_MARKER for e in entries):
         return  # kept runs: what agents wrote there is never a case
-    if any(e.name in (PROMPT_FILE, CASE_FILE) and _is_file(e) for e in entries):
+    if any(e.name in (PROMPT_FILE, CASE_FILE) and _is_file(e) for e in entries) or looks_like_case(
+        entries
+    ):
         found.append(Source("case_dir", folder))
         return
     for entry in entries:
@@ -85,6 +89,17 @@ def _walk(folder: Path, found: list[Source], visited: set[str]) -> None:
             and is_suite_file(path)
         ):
             found.append(Source("suite_file", path))
+
+
+def looks_like_case(entries: list[os.DirEntry[str]]) -> str | None:
+    """What makes a folder without prompt.md and case.yaml look like a case: its ``graders/``
+    folder, or a prompt file named otherwise (``Prompt.md``, ``prompt.txt``); None if nothing."""
+    for entry in entries:
+        if entry.name.lower().startswith("prompt.") and _is_file(entry):
+            return entry.name
+    if any(entry.name == GRADERS_DIR and _is_dir(entry) for entry in entries):
+        return f"{GRADERS_DIR}/"
+    return None
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
