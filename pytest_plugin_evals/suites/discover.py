@@ -6,8 +6,11 @@ that holds neither but looks like a case (a ``graders/`` folder, or a ``Prompt.m
 plain group dirs, never descends into a case dir, and skips ``results``, ``mocks``,
 ``node_modules``, ``.claude``, dot-dirs and folders of kept runs (see ``util.inert``). A suite
 file is a ``.json`` / ``.yaml`` / ``.yml`` file outside case dirs whose top level is a mapping
-with ``cases:`` (evals.json, sy suites). A file that looks like a suite but does not parse is
-still returned, so loading it reports the syntax error instead of dropping the file.
+with ``cases:`` (evals.json, sy suites), a JSON mapping with an ``evals`` list
+(skill-creator's evals.json, whatever its name: ``<skill>-evals.json``), or a trigger file
+(``trigger_eval.json``, ``<skill>_trigger_eval.json``). A file that looks like a suite but does
+not parse is still returned, so loading it reports the syntax error instead of dropping the
+file; any other JSON/YAML file is left unread, and :func:`unread` says why.
 """
 
 from __future__ import annotations
@@ -57,7 +60,25 @@ def walk(evals_dir: Path) -> list[Source]:
     return sorted(found, key=lambda source: source.path.parts)
 
 
-def _walk(folder: Path, found: list[Source], visited: set[str]) -> None:
+def unread(evals_dir: Path) -> list[tuple[Path, str]]:
+    """Every JSON/YAML file under ``evals_dir`` that is not read as a suite, with why."""
+    skipped: list[tuple[Path, str]] = []
+    if evals_dir.is_dir():
+        _walk(evals_dir, [], set(), skipped)
+    return sorted(skipped, key=lambda found: found[0].parts)
+
+
+def is_trigger_file(name: str) -> bool:
+    """``trigger_eval.json``, or one named for its skill (``pdf_trigger_eval.json``)."""
+    return name == TRIGGER_FILE or (name.endswith(TRIGGER_FILE) and name[-18] in "_-.")
+
+
+def _walk(
+    folder: Path,
+    found: list[Source],
+    visited: set[str],
+    skipped: list[tuple[Path, str]] | None = None,
+) -> None:
     real = os.path.realpath(folder)
     if real in visited:  # a symlink loop
         return
@@ -81,14 +102,18 @@ def _walk(folder: Path, found: list[Source], visited: set[str]) -> None:
         path = folder / name
         if _is_dir(entry):
             if name not in SKIP_DIRS:
-                _walk(path, found, visited)
-        elif (name == TRIGGER_FILE and _is_file(entry)) or (
+                _walk(path, found, visited, skipped)
+        elif (is_trigger_file(name) and _is_file(entry)) or (
             os.path.splitext(name)[1].lower() in SUITE_SUFFIXES
             and name not in NOT_SUITES
             and _is_file(entry)
             and is_suite_file(path)
         ):
             found.append(Source("suite_file", path))
+        elif skipped is not None and os.path.splitext(name)[1].lower() in SUITE_SUFFIXES:
+            why = why_unread(path)
+            if why is not None:
+                skipped.append((path, why))
 
 
 def looks_like_case(entries: list[os.DirEntry[str]]) -> str | None:
@@ -129,7 +154,7 @@ def is_suite_file(path: Path) -> bool:
     is_json = path.suffix.lower() == ".json"
     named = path.name in SUITE_NAMES
     if is_json:
-        if not named and '"cases"' not in text:
+        if not named and '"cases"' not in text and '"evals"' not in text:
             return False
     elif not named and not _YAML_CASES.search(text) and '"cases"' not in text:
         return False
@@ -139,7 +164,37 @@ def is_suite_file(path: Path) -> bool:
         return True
     if isinstance(data, dict) and data.keys() >= RESULT_KEYS:
         return False  # a session's result document (results kept inside the evals folder)
-    return named or (isinstance(data, dict) and "cases" in data)
+    return named or (isinstance(data, dict) and ("cases" in data or _skill_creator(data, path)))
+
+
+def _skill_creator(data: dict[str, object], path: Path) -> bool:
+    """skill-creator's evals.json shape (an ``evals`` list), in a JSON file of any name."""
+    return path.suffix.lower() == ".json" and isinstance(data.get("evals"), list)
+
+
+def why_unread(path: Path) -> str | None:
+    """Why a JSON/YAML file outside case folders is not read as a suite, in words; None for
+    a file that needs no word (a package.json, a session's kept result document)."""
+    if path.name in NOT_SUITES:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if path.suffix.lower() == ".json" else _load_yaml(text)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return "not read: it does not parse, and it is not named like a suite (evals.json)"
+    if isinstance(data, dict) and data.keys() >= RESULT_KEYS:
+        return None
+    if isinstance(data, list):
+        got = "a list"
+    elif isinstance(data, dict):
+        keys = ", ".join(str(k)[:30] for k in list(data)[:5]) or "none"
+        got = f"a mapping without a cases: or evals: list (its keys: {keys})"
+    else:
+        got = "neither a list nor a mapping"
+    return (
+        f"not read: it is {got}, not a suite — a suite is a mapping with a cases: list, "
+        f"skill-creator's evals.json (an evals list), or a {TRIGGER_FILE}"
+    )
 
 
 def _load_yaml(text: str) -> object:
