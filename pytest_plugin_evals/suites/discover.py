@@ -36,6 +36,8 @@ NOT_SUITES = frozenset({"package.json", "package-lock.json", CASE_FILE})
 TRIGGER_FILE = "trigger_eval.json"
 #: Keys of a session's JSON result document, which also has ``cases``: never a suite.
 RESULT_KEYS = frozenset({"schemaVersion", "cases", "aggregates"})
+#: A file that is no suite larger than this is not parsed to say why.
+UNREAD_PARSE_LIMIT = 2 * 1024 * 1024
 _YAML_CASES = re.compile(r"^[\"']?cases[\"']?[ \t]*:", re.MULTILINE)
 
 
@@ -178,6 +180,8 @@ def why_unread(path: Path) -> str | None:
     if path.name in NOT_SUITES:
         return None
     try:
+        if path.stat().st_size > UNREAD_PARSE_LIMIT:
+            return "not read: not named like a suite, and too large to look into (over 2 MB)"
         text = path.read_text(encoding="utf-8")
         data = json.loads(text) if path.suffix.lower() == ".json" else _load_yaml(text)
     except (OSError, UnicodeDecodeError, ValueError):
