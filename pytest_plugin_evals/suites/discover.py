@@ -36,6 +36,9 @@ NOT_SUITES = frozenset({"package.json", "package-lock.json", CASE_FILE})
 TRIGGER_FILE = "trigger_eval.json"
 #: Keys of a session's JSON result document, which also has ``cases``: never a suite.
 RESULT_KEYS = frozenset({"schemaVersion", "cases", "aggregates"})
+#: skill-creator's folder of input files: a JSON/YAML file there is no suite, and expected not
+#: to be one.
+INPUT_DIR = "files"
 #: A file that is no suite larger than this is not parsed to say why.
 UNREAD_PARSE_LIMIT = 2 * 1024 * 1024
 _YAML_CASES = re.compile(r"^[\"']?cases[\"']?[ \t]*:", re.MULTILINE)
@@ -103,8 +106,8 @@ def _walk(
             continue
         path = folder / name
         if _is_dir(entry):
-            if name not in SKIP_DIRS:
-                _walk(path, found, visited, skipped)
+            if name not in SKIP_DIRS:  # files/: skill-creator's input files, no word on them
+                _walk(path, found, visited, None if name == INPUT_DIR else skipped)
         elif (is_trigger_file(name) and _is_file(entry)) or (
             os.path.splitext(name)[1].lower() in SUITE_SUFFIXES
             and name not in NOT_SUITES

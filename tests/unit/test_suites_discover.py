@@ -169,6 +169,7 @@ def test_skill_creator_files_of_any_name_and_trigger_files_named_for_a_skill(
             "rows.yaml": "- 1\n",
             "broken.json": "{oops",
             "package.json": "{}",
+            "files/input.json": '{"rows": [1, 2]}',  # skill-creator's input files: no word
         },
     )
     assert rel(discover.walk(evals), evals) == [
