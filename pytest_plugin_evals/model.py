@@ -149,13 +149,15 @@ class Case:
 
 
 #: How a plugin under test was resolved (:attr:`PluginInfo.layout`).
-PLUGIN_LAYOUTS = ("manifest", "skill", "skills", "claude-skills")
+PLUGIN_LAYOUTS = ("manifest", "skill", "skills", "claude-skills", "collection")
 #: How each bare skill layout (no manifest) is told in the summary.
 LAYOUT_TOLD = {
     "skill": "a skill folder (SKILL.md, no plugin manifest)",
     "skills": "a folder of skills (skills/*/SKILL.md, no plugin manifest)",
     "claude-skills": "a project's skills (.claude/skills/*/SKILL.md), loaded as the plugin "
     '".claude"',
+    "collection": "a skill collection (<skill>/SKILL.md folders, no plugin manifest), loaded as "
+    "a plugin of those skills",
 }
 
 
@@ -166,7 +168,8 @@ class PluginInfo:
     ``layout`` says how it was resolved: ``manifest`` (``.claude-plugin/plugin.json``), or
     a bare skill layout with no manifest: ``skill`` (a ``SKILL.md`` folder), ``skills`` (a
     folder of ``skills/*/SKILL.md``), ``claude-skills`` (a project's ``.claude/skills/``,
-    whose ``.claude`` folder is then the plugin's).
+    whose ``.claude`` folder is then the plugin's), ``collection`` (a repository of
+    ``<skill>/SKILL.md`` folders, staged for the runs as a plugin of those skills).
     """
 
     name: str

@@ -58,7 +58,7 @@ SLOW_MODULES = frozenset(
         "several_agents", "merge_as_written", "progress", "interruptions",
         "one_session_per_folder", "baseline_plugin", "replay_and_scaffold", "reports",
         "judge_graders", "evidence", "compare", "collection", "scripted_claude", "init_bare",
-        "run_ahead", "reuse",
+        "run_ahead", "reuse", "skill_collections",
     )
 )  # fmt: skip
 

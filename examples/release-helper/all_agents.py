@@ -1,5 +1,5 @@
-"""Run this example's suite under five agent CLIs in one session, offline, against one
-scripted model.
+"""Run this example's suite under five of the six agent CLIs (all but Qwen Code) in one
+session, offline, against one scripted model.
 
     python examples/release-helper/all_agents.py [--agents claude,codex] [--output DIR]
         [--claude-bin PATH] [--copilot-bin PATH] ... [pytest args ...]

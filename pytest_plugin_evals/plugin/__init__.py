@@ -297,23 +297,24 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:
     """An ``evals`` folder without a case, in a session that collected nothing: one line that
     says what a case is, rather than pytest's bare "no tests ran"."""
     config = terminalreporter.config
-    if exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED:
-        return
     here = config.invocation_params.dir
     named = [here / arg.partition("::")[0] for arg in config.args] or [here]
     folders = [p for n in named for p in (n, n / "evals") if _is_evals_dir(p)]
     if not folders:
         return
     from pytest_plugin_evals.reporting.terminal import plain
-    from pytest_plugin_evals.suites.discover import walk
+    from pytest_plugin_evals.suites.discover import unread, walk
+
+    for folder in dict.fromkeys(folders):  # a JSON/YAML file that is no suite: one line why
+        for path, why in unread(folder):
+            terminalreporter.write_line(plain(f"{_shown(path, here)}: {why}"), yellow=True)
+    if exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED:
+        return
 
     empty = [folder for folder in dict.fromkeys(folders) if not walk(folder)]
 
     for folder in empty:
-        try:
-            shown = folder.relative_to(config.invocation_params.dir)
-        except ValueError:
-            shown = folder
+        shown = _shown(folder, here)
         terminalreporter.write_line(
             plain(
                 f"no eval cases found in {shown}{os.sep}: a case is a folder there holding a "
@@ -322,6 +323,14 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:
             ),
             yellow=True,
         )
+
+
+def _shown(path: Path, here: Path) -> Path:
+    """``path`` relative to the invocation folder when it is inside it."""
+    try:
+        return path.relative_to(here)
+    except ValueError:
+        return path
 
 
 # -- running ----------------------------------------------------------------------------------

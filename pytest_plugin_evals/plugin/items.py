@@ -24,6 +24,7 @@ from pytest_plugin_evals.model import (
     PluginInfo,
     RunResult,
 )
+from pytest_plugin_evals.plugin.collection import plugin_folder
 from pytest_plugin_evals.plugin.keys import RECORD_PROPERTY
 from pytest_plugin_evals.records import (
     CaseInfo,
@@ -257,7 +258,7 @@ class EvalItem(pytest.Function):
         """The folder of the plugin this item's arm loads (the runner gives the without arm
         none)."""
         loaded = self.baseline if self.arm == "baseline" else self.plugin
-        return loaded.path if loaded is not None else None
+        return plugin_folder(self.config, loaded) if loaded is not None else None
 
     def run_target(self) -> RunTarget:
         """The run this item makes, as the runner takes it."""

@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
-from pytest_plugin_evals.suites.manifest import bare_plugin
+from pytest_plugin_evals.suites.manifest import bare_plugin, collection_skills
 from pytest_plugin_evals.util.manifest import manifest_path
 
 #: The reference's blank case (``claude plugin eval init --bare NAME``), file by file.
@@ -62,8 +62,11 @@ def _show(text: str) -> str:
 
 
 def plugin_root(folder: Path) -> Path:
-    """``folder`` when it is a plugin (its manifest) or a skill layout; else InitError."""
+    """``folder`` when it is a plugin (its manifest) or a skill layout (a skill collection's
+    ``<skill>/SKILL.md`` folders too, before it has an ``evals/``); else InitError."""
     if manifest_path(folder).is_file() or bare_plugin(folder) is not None:
+        return folder
+    if collection_skills(folder):
         return folder
     raise NotAPlugin(
         f"{folder} is not a plugin or skill folder — run `python -m pytest_plugin_evals init` "

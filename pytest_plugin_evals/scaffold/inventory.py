@@ -1,7 +1,8 @@
 """What ``init`` reads of a plugin: its skills, commands, agents and MCP servers.
 
 The plugin is resolved as a session resolves it (``suites.manifest``): a manifest, else a bare
-skill layout (a ``SKILL.md``, ``skills/*/SKILL.md``, a project's ``.claude/skills/``). Each
+skill layout (a ``SKILL.md``, ``skills/*/SKILL.md``, a project's ``.claude/skills/``, a skill
+collection's ``<skill>/SKILL.md`` folders). Each
 skill's name and description come from its ``SKILL.md`` frontmatter (the folder's name when it
 names none), each command's and agent's from theirs. What a file says is the author's text, but
 it is bounded before it goes into a prompt.
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from pytest_plugin_evals.mocks.discover import declared_servers
 from pytest_plugin_evals.model import LoadError
-from pytest_plugin_evals.suites.manifest import find_plugin
+from pytest_plugin_evals.suites.manifest import collection_skills, find_plugin
 from pytest_plugin_evals.util.frontmatter import Unterminated, YAMLProblem, load_yaml, split
 
 #: How much of a file ``init`` reads, and of a description or a skill's body it shows the judge.
@@ -76,6 +77,8 @@ def read_inventory(root: Path) -> Inventory:
         skill_files = [home / "SKILL.md"]
     else:
         skill_files = sorted(p for p in home.glob("skills/*/SKILL.md") if p.is_file())
+    if not skill_files and (plugin is None or plugin.layout == "collection"):
+        skill_files = collection_skills(home)  # a skill collection: <skill>/SKILL.md
     skills = tuple(_part(p, p.parent.name, body=True) for p in skill_files)
     commands = tuple(_part(p, p.stem) for p in sorted(home.glob("commands/*.md")) if p.is_file())
     agents = tuple(_part(p, p.stem) for p in sorted(home.glob("agents/*.md")) if p.is_file())

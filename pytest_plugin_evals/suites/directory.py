@@ -25,11 +25,14 @@ from typing import Any
 from pytest_plugin_evals.model import Case, GraderSpec, LoadError, SourceKind
 from pytest_plugin_evals.suites import grader_schema
 from pytest_plugin_evals.suites import validate as v
-from pytest_plugin_evals.suites.discover import CASE_FILE, PROMPT_FILE
+from pytest_plugin_evals.suites.discover import (
+    CASE_FILE,
+    GRADERS_DIR,
+    PROMPT_FILE,
+    looks_like_case,
+)
 from pytest_plugin_evals.suites.validate import Spot, Value
 from pytest_plugin_evals.util import frontmatter
-
-GRADERS_DIR = "graders"
 
 #: prompt.md frontmatter keys, in the order the unknown-key message lists them.
 PROMPT_KEYS = (
@@ -89,7 +92,7 @@ def load_case(case_dir: Path, suite_root: Path) -> Case:
     prompt_path, yaml_path = case_dir / PROMPT_FILE, case_dir / CASE_FILE
     has_prompt, has_yaml = prompt_path.is_file(), yaml_path.is_file()
     if not (has_prompt or has_yaml):
-        raise LoadError(case_dir, "not a case directory: it holds neither prompt.md nor case.yaml")
+        raise LoadError(case_dir, _no_prompt(case_dir))
     real, root = Path(os.path.realpath(case_dir)), Path(os.path.realpath(suite_root))
     if not real.is_relative_to(root):  # a linked folder: its files are not the suite's
         raise LoadError(
@@ -145,6 +148,23 @@ def load_case(case_dir: Path, suite_root: Path) -> Case:
     case = _build(case_dir, suite_root, main_file, source, prompt, fields, graders, problems)
     problems.raise_any(case_dir)
     return case
+
+
+def _no_prompt(case_dir: Path) -> str:
+    """Why a folder holding neither prompt.md nor case.yaml is no case (the reference skips
+    such a folder without a word; here it is a load error, so a case never vanishes)."""
+    try:
+        with os.scandir(case_dir) as scan:
+            seen = looks_like_case(list(scan))
+    except OSError:
+        seen = None
+    if seen is None:
+        return "not a case directory: it holds neither prompt.md nor case.yaml"
+    hint = f" (did you mean {PROMPT_FILE}?)" if seen.lower().startswith("prompt.") else ""
+    return (
+        f"a case folder without {PROMPT_FILE}: it holds {seen}{hint} but neither {PROMPT_FILE} "
+        f"nor {CASE_FILE}; write the prompt to test in {case_dir.name}/{PROMPT_FILE}"
+    )
 
 
 def _inside(case_dir: Path, path: Path, problems: v.Problems, whole: _Whole) -> bool:

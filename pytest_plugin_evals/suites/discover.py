@@ -1,12 +1,16 @@
 """Finding cases and suite files under an evals folder.
 
-A case dir is a directory that directly holds ``prompt.md`` and/or ``case.yaml``; the walk
-recurses through plain group dirs, never descends into a case dir, and skips ``results``,
-``mocks``, ``node_modules``, ``.claude``, dot-dirs and folders of kept runs (see
-``util.inert``). A suite file is a ``.json`` / ``.yaml`` / ``.yml`` file outside case dirs
-whose top level is a mapping with ``cases:`` (evals.json, sy suites). A file that looks like a
-suite but does not parse is still returned, so loading it reports the syntax error instead of
-dropping the file.
+A case dir is a directory that directly holds ``prompt.md`` and/or ``case.yaml``; a folder
+that holds neither but looks like a case (a ``graders/`` folder, or a ``Prompt.md`` /
+``prompt.txt``) is returned too, so loading it says what is missing. The walk recurses through
+plain group dirs, never descends into a case dir, and skips ``results``, ``mocks``,
+``node_modules``, ``.claude``, dot-dirs and folders of kept runs (see ``util.inert``). A suite
+file is a ``.json`` / ``.yaml`` / ``.yml`` file outside case dirs whose top level is a mapping
+with ``cases:`` (evals.json, sy suites), a JSON mapping with an ``evals`` list
+(skill-creator's evals.json, whatever its name: ``<skill>-evals.json``), or a trigger file
+(``trigger_eval.json``, ``<skill>_trigger_eval.json``). A file that looks like a suite but does
+not parse is still returned, so loading it reports the syntax error instead of dropping the
+file; any other JSON/YAML file is left unread, and :func:`unread` says why.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pytest_plugin_evals.util.safeload import OverBound, json_data, read_text, y
 
 PROMPT_FILE = "prompt.md"
 CASE_FILE = "case.yaml"
+GRADERS_DIR = "graders"
 SKIP_DIRS = frozenset({"results", "mocks", "node_modules", ".claude", "__pycache__"})
 SUITE_SUFFIXES = frozenset({".json", ".yaml", ".yml"})
 #: Names that are suites by name alone (a broken one must still be reported).
@@ -31,6 +36,11 @@ NOT_SUITES = frozenset({"package.json", "package-lock.json", CASE_FILE})
 TRIGGER_FILE = "trigger_eval.json"
 #: Keys of a session's JSON result document, which also has ``cases``: never a suite.
 RESULT_KEYS = frozenset({"schemaVersion", "cases", "aggregates"})
+#: skill-creator's folder of input files: a JSON/YAML file there is no suite, and expected not
+#: to be one.
+INPUT_DIR = "files"
+#: A file that is no suite larger than this is not parsed to say why.
+UNREAD_PARSE_LIMIT = 2 * 1024 * 1024
 _YAML_CASES = re.compile(r"^[\"']?cases[\"']?[ \t]*:", re.MULTILINE)
 
 
@@ -55,7 +65,25 @@ def walk(evals_dir: Path) -> list[Source]:
     return sorted(found, key=lambda source: source.path.parts)
 
 
-def _walk(folder: Path, found: list[Source], visited: set[str]) -> None:
+def unread(evals_dir: Path) -> list[tuple[Path, str]]:
+    """Every JSON/YAML file under ``evals_dir`` that is not read as a suite, with why."""
+    skipped: list[tuple[Path, str]] = []
+    if evals_dir.is_dir():
+        _walk(evals_dir, [], set(), skipped)
+    return sorted(skipped, key=lambda found: found[0].parts)
+
+
+def is_trigger_file(name: str) -> bool:
+    """``trigger_eval.json``, or one named for its skill (``pdf_trigger_eval.json``)."""
+    return name == TRIGGER_FILE or (name.endswith(TRIGGER_FILE) and name[-18] in "_-.")
+
+
+def _walk(
+    folder: Path,
+    found: list[Source],
+    visited: set[str],
+    skipped: list[tuple[Path, str]] | None = None,
+) -> None:
     real = os.path.realpath(folder)
     if real in visited:  # a symlink loop
         return
@@ -67,7 +95,9 @@ def _walk(folder: Path, found: list[Source], visited: set[str]) -> None:
         return
     if any(e.name == INERT_MARKER for e in entries):
         return  # kept runs: what agents wrote there is never a case
-    if any(e.name in (PROMPT_FILE, CASE_FILE) and _is_file(e) for e in entries):
+    if any(e.name in (PROMPT_FILE, CASE_FILE) and _is_file(e) for e in entries) or looks_like_case(
+        entries
+    ):
         found.append(Source("case_dir", folder))
         return
     for entry in entries:
@@ -76,15 +106,30 @@ def _walk(folder: Path, found: list[Source], visited: set[str]) -> None:
             continue
         path = folder / name
         if _is_dir(entry):
-            if name not in SKIP_DIRS:
-                _walk(path, found, visited)
-        elif (name == TRIGGER_FILE and _is_file(entry)) or (
+            if name not in SKIP_DIRS:  # files/: skill-creator's input files, no word on them
+                _walk(path, found, visited, None if name == INPUT_DIR else skipped)
+        elif (is_trigger_file(name) and _is_file(entry)) or (
             os.path.splitext(name)[1].lower() in SUITE_SUFFIXES
             and name not in NOT_SUITES
             and _is_file(entry)
             and is_suite_file(path)
         ):
             found.append(Source("suite_file", path))
+        elif skipped is not None and os.path.splitext(name)[1].lower() in SUITE_SUFFIXES:
+            why = why_unread(path)
+            if why is not None:
+                skipped.append((path, why))
+
+
+def looks_like_case(entries: list[os.DirEntry[str]]) -> str | None:
+    """What makes a folder without prompt.md and case.yaml look like a case: its ``graders/``
+    folder, or a prompt file named otherwise (``Prompt.md``, ``prompt.txt``); None if nothing."""
+    for entry in entries:
+        if entry.name.lower().startswith("prompt.") and _is_file(entry):
+            return entry.name
+    if any(entry.name == GRADERS_DIR and _is_dir(entry) for entry in entries):
+        return f"{GRADERS_DIR}/"
+    return None
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
@@ -116,7 +161,7 @@ def is_suite_file(path: Path) -> bool:
     is_json = path.suffix.lower() == ".json"
     named = path.name in SUITE_NAMES
     if is_json:
-        if not named and '"cases"' not in text:
+        if not named and '"cases"' not in text and '"evals"' not in text:
             return False
     elif not named and not _YAML_CASES.search(text) and '"cases"' not in text:
         return False
@@ -126,7 +171,39 @@ def is_suite_file(path: Path) -> bool:
         return True
     if isinstance(data, dict) and data.keys() >= RESULT_KEYS:
         return False  # a session's result document (results kept inside the evals folder)
-    return named or (isinstance(data, dict) and "cases" in data)
+    return named or (isinstance(data, dict) and ("cases" in data or _skill_creator(data, path)))
+
+
+def _skill_creator(data: dict[str, object], path: Path) -> bool:
+    """skill-creator's evals.json shape (an ``evals`` list), in a JSON file of any name."""
+    return path.suffix.lower() == ".json" and isinstance(data.get("evals"), list)
+
+
+def why_unread(path: Path) -> str | None:
+    """Why a JSON/YAML file outside case folders is not read as a suite, in words; None for
+    a file that needs no word (a package.json, a session's kept result document)."""
+    if path.name in NOT_SUITES:
+        return None
+    try:
+        if path.stat().st_size > UNREAD_PARSE_LIMIT:
+            return "not read: not named like a suite, and too large to look into (over 2 MB)"
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if path.suffix.lower() == ".json" else _load_yaml(text)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return "not read: it does not parse, and it is not named like a suite (evals.json)"
+    if isinstance(data, dict) and data.keys() >= RESULT_KEYS:
+        return None
+    if isinstance(data, list):
+        got = "a list"
+    elif isinstance(data, dict):
+        keys = ", ".join(str(k)[:30] for k in list(data)[:5]) or "none"
+        got = f"a mapping without a cases: or evals: list (its keys: {keys})"
+    else:
+        got = "neither a list nor a mapping"
+    return (
+        f"not read: it is {got}, not a suite — a suite is a mapping with a cases: list, "
+        f"skill-creator's evals.json (an evals list), or a {TRIGGER_FILE}"
+    )
 
 
 def _load_yaml(text: str) -> object:

@@ -5,7 +5,10 @@ A plugin is a folder with ``.claude-plugin/plugin.json``. A case evaluates the p
 suite root. With no manifest there, a bare skill layout beside the evals folder (in it or in
 the folder holding it) is the plugin, as Claude Code's ``--plugin-dir`` loads it: a skill
 folder (``SKILL.md``), a folder of skills (``skills/*/SKILL.md``), or a project's
-``.claude/skills/`` (the ``.claude`` folder is then the plugin, its skills ``.claude:<skill>``).
+``.claude/skills/`` (the ``.claude`` folder is then the plugin, its skills ``.claude:<skill>``),
+or a skill collection: ``<skill>/SKILL.md`` folders and ``evals/`` at the top (skill-creator's
+layout in the wild), the plugin of those skills; a skill inside a collection is the
+collection's.
 """
 
 from __future__ import annotations
@@ -63,7 +66,9 @@ def find_plugin(start: Path) -> PluginInfo | None:
     for folder in (here, here.parent):
         found = bare_plugin(folder)
         if found is not None:
-            return found
+            # A skill of a collection loads with its collection (not a ``skills/`` folder's).
+            inner = found.layout == "skill" and folder.parent.name != "skills"
+            return (collection(folder.parent) if inner else None) or found
     return None
 
 
@@ -76,7 +81,39 @@ def bare_plugin(folder: Path) -> PluginInfo | None:
     project = folder / ".claude"
     if folder != Path.home().resolve() and _has_skills(project):
         return PluginInfo(project.name, None, project, "claude-skills")
-    return None
+    return collection(folder)
+
+
+#: Top folders of a repository that are never a skill of its collection.
+NOT_SKILLS = frozenset({"evals", "node_modules", "results", "mocks"})
+
+
+def collection_skills(folder: Path) -> list[Path]:
+    """The ``SKILL.md`` of each ``<skill>/`` folder directly in ``folder``, by name."""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    return [
+        entry / "SKILL.md"
+        for entry in entries
+        if not entry.name.startswith(".")
+        and entry.name not in NOT_SKILLS
+        and (entry / "SKILL.md").is_file()
+    ]
+
+
+def collection(folder: Path) -> PluginInfo | None:
+    """``folder`` as a skill collection, or None: ``<skill>/SKILL.md`` folders and an
+    ``evals/`` folder at its top, no manifest (a folder that merely holds skill folders, with
+    no evals of its own, is no plugin)."""
+    if manifest_path(folder).is_file() or folder == Path.home().resolve():
+        return None
+    if not (folder / "evals").is_dir():
+        return None
+    if not collection_skills(folder):
+        return None
+    return PluginInfo(folder.name, None, folder, "collection")
 
 
 def _has_skills(folder: Path) -> bool:
@@ -88,7 +125,8 @@ def no_plugin_line(suite_root: Path) -> str:
     here = suite_root.resolve()
     return (
         f"no plugin found: no .claude-plugin/plugin.json at or above {here}, and no SKILL.md, "
-        f"skills/*/SKILL.md or .claude/skills/*/SKILL.md in it or in {here.parent} — "
+        f"skills/*/SKILL.md, .claude/skills/*/SKILL.md or <skill>/SKILL.md in it or in "
+        f"{here.parent} — "
         "every case ran in one arm, with no plugin loaded (no Δ)"
     )
 

@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 
 from pytest_plugin_evals.model import Case, GraderSpec, LoadError
 from pytest_plugin_evals.suites import validate as v
+from pytest_plugin_evals.suites.manifest import collection_skills
 from pytest_plugin_evals.suites.validate import Spot
 from pytest_plugin_evals.util.frontmatter import Located
 
@@ -41,17 +42,26 @@ def load(path: Path, suite_root: Path, doc: Located) -> list[Case | LoadError]:
         path,
         doc,
         "evals",
-        lambda raw, spot: _case(raw, spot, path, suite_root),
+        lambda raw, spot: _case(raw, spot, path, suite_root, _prefix(path, doc.data)),
         duplicate='duplicate eval "{name}" (first on line {first})',
         name_key="id",
     )
 
 
-def _case(raw: object, spot: Spot, path: Path, suite_root: Path) -> Case:
+def _prefix(path: Path, data: object) -> str:
+    """``<skill_name>-`` for a file in a skill collection's root ``evals/`` (each skill's evals
+    there count from 1, so an ``eval-1`` of each would clash); ``""`` elsewhere."""
+    skill = data.get("skill_name") if isinstance(data, dict) else None
+    if not isinstance(skill, str) or not skill.strip() or path.parent.name != "evals":
+        return ""
+    return f"{skill.strip()}-" if collection_skills(path.parent.parent) else ""
+
+
+def _case(raw: object, spot: Spot, path: Path, suite_root: Path, prefix: str = "") -> Case:
     if not isinstance(raw, dict):
         spot.fail(f"{spot.prefix.rstrip('.')} must be a mapping (got {v.kind(raw)})")
     v.check_keys(raw, spot, EVAL_KEYS, "key")
-    name = _name(raw, spot)
+    name = prefix + _name(raw, spot)
     prompt_value = spot.value(raw, "prompt")
     if prompt_value is None:
         spot.fail(f"{spot.label('prompt')} is required")

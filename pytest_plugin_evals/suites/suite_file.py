@@ -8,6 +8,7 @@ from pathlib import Path
 from pytest_plugin_evals.model import Case, LoadError
 from pytest_plugin_evals.suites import evals_json, skill_creator, sy, trigger_eval
 from pytest_plugin_evals.suites import validate as v
+from pytest_plugin_evals.suites.discover import is_trigger_file
 from pytest_plugin_evals.suites.json_lines import JSONProblem, load_json
 from pytest_plugin_evals.util.frontmatter import Located, YAMLProblem, load_yaml
 
@@ -50,7 +51,7 @@ def load_suite_file(path: Path, suite_root: Path) -> list[Case | LoadError]:
 
     A whole-file problem raises LoadError; a bad case is a LoadError item, so the others run.
     """
-    if path.name == trigger_eval.FILE_NAME:
+    if is_trigger_file(path.name):
         return trigger_eval.load(path, suite_root)
     doc = parse_suite(path)
     if skill_creator.is_skill_creator(doc.data):

@@ -28,7 +28,12 @@ GRADER = "---\ntype: regex\npattern: FORM-FILLED\n---\n"
 
 def layout(pytester: pytest.Pytester, kind: str) -> None:
     """The skill in one of the layouts, its evals in ``evals/`` beside it."""
-    where = {"skill": "", "skills": "skills/pdf/", "claude-skills": ".claude/skills/pdf/"}[kind]
+    where = {
+        "skill": "",
+        "skills": "skills/pdf/",
+        "claude-skills": ".claude/skills/pdf/",
+        "collection": "pdf/",
+    }[kind]
     pytester.makefile(".md", **{f"{where}SKILL": SKILL_MD, f"{where}forms": FORMS_MD})
     pytester.makefile(".md", **{"evals/fill/prompt": PROMPT, "evals/fill/graders/done": GRADER})
 
@@ -47,6 +52,7 @@ def rules(model: ScriptedModel) -> None:
         ("skill", "-n0", None, "a skill folder (SKILL.md, no plugin manifest)"),
         ("skills", "-n2", None, "a folder of skills (skills/*/SKILL.md, no plugin manifest)"),
         ("claude-skills", "-n0", ".claude", "a project's skills (.claude/skills/*/SKILL.md)"),
+        ("collection", "-n2", None, "a skill collection (<skill>/SKILL.md folders, no plugin"),
     ],
 )
 def test_a_bare_skill_runs_in_two_arms(

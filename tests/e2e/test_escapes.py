@@ -80,7 +80,7 @@ KEYS = {
 
 
 def every_agents_credentials(model: ScriptedModel, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The operator holds the credentials of every agent at once (one CI job, five CLIs)."""
+    """The operator holds the credentials of every agent at once (one CI job, several CLIs)."""
     for agent in ("claude", "copilot", "codex", "gemini"):
         for key, value in cli_environment(agent, model).items():
             monkeypatch.setenv(key, value)

@@ -1,5 +1,6 @@
-"""The example plugin's suite under all five agent CLIs in one session, offline, against one
-scripted model (``examples/release-helper/all_agents.py``, as a plugin author runs it)."""
+"""The example plugin's suite under five of the six agent CLIs (all but Qwen Code, which its
+script does not drive yet) in one session, offline, against one scripted model
+(``examples/release-helper/all_agents.py``, as a plugin author runs it)."""
 
 from __future__ import annotations
 

@@ -171,3 +171,37 @@ def test_an_evals_folder_without_cases_says_so_in_one_line(
          "docs/reference/case-formats.md"]
     )  # fmt: skip
     assert "Traceback" not in result.stdout.str()
+
+
+def test_a_case_folder_without_prompt_md_is_a_load_error_naming_it(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, read_doc: Any
+) -> None:
+    """The reference skips such a folder without a word (observed: ``claude plugin eval`` runs
+    the other cases and lists nothing); here the case cannot vanish."""
+    write_tree(
+        pytester.path,
+        {
+            **GOOD_FILES,
+            "evals/forgot/graders/hi.md": GRADER,
+            "evals/group/misnamed/Prompt.md": PROMPT,
+            "evals/group/misnamed/graders/hi.md": GRADER,
+        },
+    )
+    agent = scripted_agent([{"match": "Say hi", "reply": "hi"}])
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent, "--eval-json", "o.json"
+    )
+    result.assert_outcomes(passed=1, errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "evals/forgot: a case folder without prompt.md: it holds graders/ but neither "
+            "prompt.md nor case.yaml; write the prompt to test in forgot/prompt.md",
+            "evals/group/misnamed: a case folder without prompt.md: it holds Prompt.md (did you "
+            "mean prompt.md?) but neither prompt.md nor case.yaml; *",
+        ],
+        consecutive=False,
+    )
+    assert "Traceback" not in result.stdout.str()
+    doc = read_doc("o.json")
+    listed = {Path(e["path"]).relative_to(pytester.path).as_posix() for e in doc["loadErrors"]}
+    assert listed == {"evals/forgot", "evals/group/misnamed"}

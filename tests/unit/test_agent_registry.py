@@ -5,6 +5,7 @@ redacted credentials, the canonical tool names, and the docs' table."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -160,3 +161,80 @@ def test_the_installed_binary_is_the_declared_version(name: str) -> None:
         assert f"CLAUDE_CODE_VERSION={spec.version}\n" in setup
     else:
         assert f'"{spec.package}@{spec.version}"' in setup
+
+
+# -- every list of agents in the docs is the registry's ------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+#: An agent named in prose: `copilot`, GitHub Copilot CLI, Codex CLI, Gemini CLIs, Qwen Code ...
+MENTION = re.compile(
+    r"(?:GitHub |OpenAI )?`?(" + "|".join(names()) + r")`?(?: CLIs?| Code)?", re.IGNORECASE
+)
+#: What may stand between two agents of one list.
+BETWEEN = re.compile(r"\s*(?:,|,?\s+and|,?\s+or)\s+", re.IGNORECASE)
+FENCED = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
+NUMBERS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+COUNTED = re.compile(r"\b(" + "|".join(NUMBERS) + r") agent CLIs\b", re.IGNORECASE)
+
+
+def prose_files() -> list[Path]:
+    return [
+        ROOT / "README.md",
+        *sorted((ROOT / "docs").rglob("*.md")),
+        *sorted((ROOT / "examples").rglob("README.md")),
+    ]
+
+
+def agent_lists(text: str) -> list[tuple[list[str], str]]:
+    """Every enumeration of agents in ``text`` (``A, B and C``; a table's first column), each
+    with its paragraph; fenced blocks (program output) are left out."""
+    found: list[tuple[list[str], str]] = []
+    for block in re.split(r"\n\s*\n", FENCED.sub("", text)):
+        rows = block.strip().splitlines()
+        if rows and all(row.startswith("|") for row in rows):
+            firsts = [row.split("|")[1].strip() for row in rows]
+            found.append(([n for n in names() if f"`{n}`" in firsts], block))
+            continue
+        flat = " ".join(block.split())
+        chain: list[str] = []
+        end = 0
+        for match in MENTION.finditer(flat):
+            if chain and BETWEEN.fullmatch(flat[end : match.start()]):
+                chain.append(match.group(1).lower())
+            else:
+                found.append((chain, flat))
+                chain = [match.group(1).lower()]
+            end = match.end()
+        found.append((chain, flat))
+    return found
+
+
+@pytest.mark.parametrize("path", prose_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_list_of_agents_names_every_declared_agent(path: Path) -> None:
+    """A list of four or more of the agent CLIs is a list of them all: an agent it leaves out
+    must at least be named in the same paragraph (saying why), so a new agent is never left out
+    of the README's or the docs' lists unsaid."""
+    others = set(names()) - {"claude"}
+    for chain, paragraph in agent_lists(path.read_text(encoding="utf-8")):
+        if len(set(chain) & others) < 4:
+            continue
+        named = {m.group(1).lower() for m in MENTION.finditer(paragraph)}
+        missing = sorted(others - named)
+        assert not missing, f"{path.name}: a list of agents leaves out {missing}: {chain}"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        *prose_files(),
+        *sorted((ROOT / "tests").rglob("*.py")),
+        *sorted(ROOT.glob("examples/*/*.py")),
+    ],
+    ids=lambda p: p.relative_to(ROOT).as_posix(),
+)
+def test_a_count_of_agent_clis_is_the_registrys(path: Path) -> None:
+    declared = NUMBERS[len(names()) - 1]
+    for match in COUNTED.finditer(path.read_text(encoding="utf-8")):
+        assert match.group(1).lower() == declared, (
+            f"{path.name}: {match.group(0)!r}, where the registry declares {declared}"
+        )

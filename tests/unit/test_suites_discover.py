@@ -154,3 +154,34 @@ def test_symlink_loop_does_not_hang(tmp_path: Path) -> None:
     evals = write_tree(tmp_path / "evals", {"group/a/prompt.md": "x"})
     (evals / "group" / "loop").symlink_to(evals / "group")
     assert rel(discover.walk(evals), evals) == [("case_dir", "group/a")]
+
+
+def test_skill_creator_files_of_any_name_and_trigger_files_named_for_a_skill(
+    tmp_path: Path,
+) -> None:
+    evals = write_tree(
+        tmp_path / "evals",
+        {
+            "pdf-evals.json": '{"skill_name": "pdf", "evals": [{"id": 1, "prompt": "x"}]}',
+            "pdf_trigger_eval.json": "[]",
+            "mytrigger_eval.json": "[]",  # not named for a skill: no separator
+            "notes.json": '{"owner": "me"}',
+            "rows.yaml": "- 1\n",
+            "broken.json": "{oops",
+            "package.json": "{}",
+            "files/input.json": '{"rows": [1, 2]}',  # skill-creator's input files: no word
+        },
+    )
+    assert rel(discover.walk(evals), evals) == [
+        ("suite_file", "pdf-evals.json"),
+        ("suite_file", "pdf_trigger_eval.json"),
+    ]
+    why = {p.name: reason for p, reason in discover.unread(evals)}
+    assert set(why) == {"mytrigger_eval.json", "notes.json", "rows.yaml", "broken.json"}
+    assert why["notes.json"].startswith(
+        "not read: it is a mapping without a cases: or evals: list (its keys: owner)"
+    )
+    assert why["rows.yaml"].startswith("not read: it is a list, not a suite")
+    assert why["broken.json"] == (
+        "not read: it does not parse, and it is not named like a suite (evals.json)"
+    )

@@ -156,3 +156,40 @@ def test_a_layout_read_back_is_one_of_the_known() -> None:
     assert plugin_from_json({"name": "p", "path": "/x", "layout": "skills"}).layout == "skills"  # type: ignore[union-attr]
     hostile = plugin_from_json({"name": "p", "path": "/x", "layout": "<b>x</b>"})
     assert hostile is not None and hostile.layout == "manifest"
+
+
+# -- skill collections ---------------------------------------------------------------------------
+
+
+def test_skill_folders_beside_an_evals_folder_are_a_collection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    root = tmp_path / "text-tools"
+    for name in ("slugify", "word-count", ".hidden", "evals"):
+        skill(root / name)
+    (root / "evals" / "c").mkdir()
+    found = manifest.find_plugin(root / "evals")
+    assert found == PluginInfo("text-tools", None, root.resolve(), "collection")
+    assert plugin_to_json(found)["layout"] == "collection"
+    assert [p.parent.name for p in manifest.collection_skills(root)] == ["slugify", "word-count"]
+    # A skill of the collection, with evals of its own, runs with the whole collection.
+    assert manifest.find_plugin(root / "word-count" / "evals") == found
+
+
+def test_skill_folders_without_an_evals_folder_are_no_plugin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder that merely holds skill folders (a temporary folder of many projects, say) is
+    no collection: only one with an evals/ of its own is."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    skill(tmp_path / "a")
+    skill(tmp_path / "b")
+    assert manifest.collection(tmp_path) is None
+    assert manifest.find_plugin(tmp_path / "a" / "evals") == PluginInfo(
+        "a", None, (tmp_path / "a").resolve(), "skill"
+    )
+    plugin(tmp_path / "kit", {"name": "kit"})
+    skill(tmp_path / "kit" / "x")
+    (tmp_path / "kit" / "evals").mkdir()
+    assert manifest.collection(tmp_path / "kit") is None  # a manifest makes it a plugin
