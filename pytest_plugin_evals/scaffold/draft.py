@@ -17,6 +17,7 @@ from typing import Any
 from pytest_plugin_evals.scaffold.files import NAME_RULE
 from pytest_plugin_evals.scaffold.inventory import Inventory, Part
 from pytest_plugin_evals.suites.directory import TODO as BLANK_PROMPT
+from pytest_plugin_evals.util.safeload import json_data
 
 SYSTEM_PROMPT = (
     "You draft evaluation cases for a coding agent's plugin. Answer with one JSON object and "
@@ -98,9 +99,13 @@ def parse(reply: str, count: int) -> list[Draft]:
         raise DraftError(f"the reply is longer than {REPLY_LIMIT:,} characters")
     text = _unfenced(reply)
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        where = f" (line {exc.lineno}, column {exc.colno})"
+        doc = json_data(text)
+    except ValueError as exc:  # not JSON, or nested past the loaders' bound
+        where = (
+            f" (line {exc.lineno}, column {exc.colno})"
+            if isinstance(exc, json.JSONDecodeError)
+            else f" ({exc})"
+        )
         head = _plain(reply.strip()[:60]) or "an empty reply"
         raise DraftError(f"the reply is not JSON{where}: {head!r}") from None
     if not isinstance(doc, dict):

@@ -8,7 +8,6 @@ session's is.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import tempfile
@@ -20,6 +19,7 @@ from typing import Any
 
 from pytest_plugin_evals.scaffold.files import shown
 from pytest_plugin_evals.util.process import run_process
+from pytest_plugin_evals.util.safeload import json_data, read_text
 
 #: Seconds the pilot may take per case (each case runs both arms once, and is judged).
 SECONDS_PER_CASE = 300.0
@@ -73,7 +73,7 @@ def pilot(
 
 def _read(path: Path) -> dict[str, Any] | None:
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json_data(read_text(path))
     except (OSError, ValueError):
         return None
     return doc if isinstance(doc, dict) else None

@@ -188,7 +188,7 @@ def why_unread(path: Path) -> str | None:
         if path.stat().st_size > UNREAD_PARSE_LIMIT:
             return "not read: not named like a suite, and too large to look into (over 2 MB)"
         text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix.lower() == ".json" else _load_yaml(text)
+        data = json_data(text) if path.suffix.lower() == ".json" else _load_yaml(text)
     except (OSError, UnicodeDecodeError, ValueError):
         return "not read: it does not parse, and it is not named like a suite (evals.json)"
     if isinstance(data, dict) and data.keys() >= RESULT_KEYS:

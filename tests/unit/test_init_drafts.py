@@ -122,3 +122,11 @@ def test_an_unsafe_skill_folder_name_gives_a_safe_prefix(tmp_path: Path) -> None
     part = Part("x", "", tmp_path / "skills" / "my skill!" / "SKILL.md")
     assert slug(part) == "my-skill"
     assert case_files(part, parse(reply(), 1)[0])["prompt.md"].startswith("---\n")
+
+
+def test_a_reply_nested_past_the_loaders_bound_is_one_line() -> None:
+    """A judge's reply nested 100,000 deep is a DraftError, not a RecursionError."""
+    from pytest_plugin_evals.scaffold.draft import DraftError, parse
+
+    with pytest.raises(DraftError, match=r"not JSON .*nested more than"):
+        parse("[" * 100_000 + "]" * 100_000, 2)
