@@ -361,9 +361,12 @@ WITH_COST = {"release": 0.25}
 WITHOUT_COST = {"release": 0.125}
 
 
-def run_kit(pytester: pytest.Pytester, scripted_agent: Any, *args: str) -> pytest.RunResult:
+def run_kit(
+    pytester: pytest.Pytester, scripted_agent: Any, *args: str, subprocess: bool = False
+) -> pytest.RunResult:
     make_kit(pytester.path / "kit")
-    return pytester.runpytest(
+    run = pytester.runpytest_subprocess if subprocess else pytester.runpytest
+    return run(
         "kit",
         "--eval-agent",
         scripted_agent(WITH_RULES),
@@ -536,10 +539,13 @@ def without_timings(value: Any) -> Any:
 def test_four_workers_give_the_same_document(
     pytester: pytest.Pytester, scripted_agent: Any, read_doc: Any
 ) -> None:
-    serial = run_kit(pytester, scripted_agent, "-n0")
+    # Each session in a process of its own: two sessions in this one would mix the package's
+    # modules pytester removed after the first with those it kept (a record of one import's
+    # class is then not an instance of the other's).
+    serial = run_kit(pytester, scripted_agent, "-n0", subprocess=True)
     serial.assert_outcomes(passed=16, failed=2, skipped=2)
     first = read_doc()
-    parallel = run_kit(pytester, scripted_agent, "-n4")
+    parallel = run_kit(pytester, scripted_agent, "-n4", subprocess=True)
     parallel.assert_outcomes(passed=16, failed=2, skipped=2)
     second = read_doc()
     assert first["suite"]["concurrency"] == 1
