@@ -29,8 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_plugin_evals import decisions, sequential
 from pytest_plugin_evals.rounds import Rounds
+from pytest_plugin_evals.stats import decisions, sequential
 
 
 def suite(seed: int = 7) -> list[tuple[str, float, float, float]]:

@@ -5,7 +5,7 @@ The controller (the xdist controller, or the one process at ``-n 0``) holds one
 when a run reports, :meth:`Rounds.report` takes its score. A round (run ``r`` of each arm of
 a case) is issued whole: the first of its runs to ask issues it, and its other arm runs
 whatever is decided meanwhile, so every difference is paired. After each complete round the
-case's confidence sequence (:mod:`pytest_plugin_evals.sequential`) takes the difference and
+case's confidence sequence (:mod:`pytest_plugin_evals.stats.sequential`) takes the difference and
 the stopping rule is applied, with the session's false discovery rate control across all
 cases (a case counts as decided only when its verdict survives Benjamini–Hochberg over every
 case's current anytime p-value, cases not yet measured counting as p = 1): both only ever
@@ -17,9 +17,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 
-from pytest_plugin_evals import decisions, sequential
-from pytest_plugin_evals.decisions import Decision
-from pytest_plugin_evals.sequential import ConfidenceSequence, Stop
+from pytest_plugin_evals.stats import ConfidenceSequence, Decision, Stop, decisions, sequential
 
 #: :meth:`Rounds.ask`'s answer while a look of the case before the round has not reported.
 WAIT = "wait: a look of the case before this round has not reported yet"

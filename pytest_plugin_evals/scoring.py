@@ -21,11 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
-from pytest_plugin_evals import decisions, stats
-from pytest_plugin_evals.decisions import Decision
+from pytest_plugin_evals import stats
 from pytest_plugin_evals.model import Arm, GraderSpec, RunResult, Verdict
-from pytest_plugin_evals.sequential import CaseStop
-from pytest_plugin_evals.stats import Interval
+from pytest_plugin_evals.stats import CaseStop, Decision, Interval, decisions
 
 #: Scores are compared with this tolerance (weights such as 0.1 + 0.2 do not add up exactly).
 EPSILON = 1e-9
@@ -290,7 +288,7 @@ class CaseAggregates:
     #: Whether Δ's interval excludes 0 (None without a Δ interval).
     delta_significant: bool | None = None
     #: Δ's verdict (better, worse, equivalent, inconclusive); the session's false discovery
-    #: rate control may withdraw it (see :mod:`pytest_plugin_evals.decisions`).
+    #: rate control may withdraw it (see :mod:`pytest_plugin_evals.stats.decisions`).
     delta_decision: Decision | None = None
     #: How the runs became the verdict ``passed`` (see :func:`reduce_runs`).
     reducer: str = "mean"

@@ -32,13 +32,9 @@ import pytest
 from pytest_plugin_evals.model import BaselinePlugin, LoadError, PluginInfo
 from pytest_plugin_evals.plugin.keys import settings_key, shared_key
 from pytest_plugin_evals.suites.manifest import read_plugin
+from pytest_plugin_evals.util import locks
 from pytest_plugin_evals.util.environment import operator_environment
 from pytest_plugin_evals.util.manifest import manifest_path
-
-try:
-    import fcntl
-except ImportError:  # Windows: the copy is still made whole, then moved into place at once
-    fcntl = None  # type: ignore[assignment]
 
 FLAG = "--eval-baseline-plugin"
 GIT_PREFIX = "git:"
@@ -291,15 +287,10 @@ def _check_out(top: Path, tree: str, dest: Path, named: str) -> None:
 
 @contextlib.contextmanager
 def _lock(path: Path) -> Iterator[None]:
-    """One process at a time (the copy is made once per session, whichever makes it)."""
-    with path.open("a", encoding="utf-8") as fh:
-        if fcntl is not None:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            if fcntl is not None:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+    """One process at a time (the copy is made once per session, whichever makes it; Windows
+    has no flock: the copy is still made whole, then moved into place at once)."""
+    with path.open("a", encoding="utf-8") as fh, locks.held(fh):
+        yield
 
 
 # -- the usage error --------------------------------------------------------------------------

@@ -19,24 +19,8 @@ import os
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
 
-try:
-    import fcntl
-except ImportError:  # Windows: appends of one short line need no lock there
-    fcntl = None  # type: ignore[assignment]
-
-
-@contextlib.contextmanager
-def _locked(fh: IO[Any], exclusive: bool) -> Iterator[None]:
-    if fcntl is None:
-        yield
-        return
-    fcntl.flock(fh, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-    try:
-        yield
-    finally:
-        fcntl.flock(fh, fcntl.LOCK_UN)
+from pytest_plugin_evals.util import locks
 
 
 class NoRoom(Exception):
@@ -62,13 +46,14 @@ class SpendLedger:
         usd = float(usd)
         if not math.isfinite(usd) or usd <= 0:
             usd = 0.0  # nothing spent, or not a price: never lowers the total
-        with self.path.open("a", encoding="utf-8") as fh, _locked(fh, exclusive=True):
+        # Windows has no flock: appends of one short line need no lock there.
+        with self.path.open("a", encoding="utf-8") as fh, locks.held(fh):
             fh.write(f"{usd!r}\n")
             fh.flush()
 
     def _lines(self) -> list[str]:
         try:
-            with self.path.open(encoding="utf-8") as fh, _locked(fh, exclusive=False):
+            with self.path.open(encoding="utf-8") as fh, locks.held(fh, shared=True):
                 return fh.read().splitlines()
         except FileNotFoundError:
             return []
@@ -102,7 +87,7 @@ class SpendLedger:
         if refuse is None:
             ticket.touch()
         else:
-            with self._lock.open("a", encoding="utf-8") as fh, _locked(fh, exclusive=True):
+            with self._lock.open("a", encoding="utf-8") as fh, locks.held(fh):
                 reason = refuse(*self.outlook())
                 if reason is not None:
                     raise NoRoom(reason)

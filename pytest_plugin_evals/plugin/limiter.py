@@ -30,16 +30,11 @@ from typing import IO, TYPE_CHECKING, Any
 import pytest
 
 from pytest_plugin_evals.plugin.keys import shared_key
-from pytest_plugin_evals.plugin.ledger import _locked
 from pytest_plugin_evals.plugin.settings import EvalSettings
+from pytest_plugin_evals.util import locks
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.runner import RunOutcome
-
-try:
-    import fcntl
-except ImportError:  # Windows: no flock; slots are then not enforced across processes
-    fcntl = None  # type: ignore[assignment]
 
 #: The infrastructure errors worth waiting out: the provider said "not now".
 RETRIED_KINDS = frozenset({"rate_limit", "overloaded"})
@@ -89,7 +84,7 @@ class SharedPause:
 
     def _read(self) -> tuple[float, float]:
         try:
-            with self.path.open(encoding="utf-8") as fh, _locked(fh, exclusive=False):
+            with self.path.open(encoding="utf-8") as fh, locks.held(fh, shared=True):
                 return self._parse(fh.read())
         except FileNotFoundError:
             return 0.0, 0.0
@@ -100,7 +95,7 @@ class SharedPause:
         """Start no run before ``seconds`` from now (a later end already set stays); returns
         the end of the pause, or None (and no pause) when the session would then have been
         paused more than ``limit`` seconds in all."""
-        with self.path.open("a+", encoding="utf-8") as fh, _locked(fh, exclusive=True):
+        with self.path.open("a+", encoding="utf-8") as fh, locks.held(fh):
             fh.seek(0)
             until, total = self._parse(fh.read())
             now = time.time() if now is None else now
@@ -160,8 +155,10 @@ class RunSlots:
     def _try(self, index: int) -> IO[Any] | None:
         fh = (self.folder / f"{SLOT_PREFIX}{index}").open("a")
         try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            taken = locks.try_exclusive(fh)
         except OSError:
+            taken = False
+        if not taken:
             fh.close()
             return None
         return fh
@@ -170,8 +167,8 @@ class RunSlots:
     def hold(self, stopping: threading.Event) -> Iterator[float]:
         """Hold a slot for the block; yields the seconds waited for it. When ``stopping`` is
         set while waiting, the block runs without a slot (the session is ending: its run is
-        stopped at once)."""
-        if fcntl is None:
+        stopped at once). Windows has no flock: slots are then not enforced."""
+        if not locks.AVAILABLE:
             yield 0.0
             return
         start = time.monotonic()
@@ -188,7 +185,7 @@ class RunSlots:
         finally:
             if held is not None:
                 with contextlib.suppress(OSError):
-                    fcntl.flock(held, fcntl.LOCK_UN)
+                    locks.release(held)
                 held.close()
 
 

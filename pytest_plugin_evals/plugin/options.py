@@ -392,7 +392,7 @@ def _runs(config: pytest.Config) -> tuple[float | None, int | None]:
     raw, where = _value(config, "--eval-runs")
     text = str(raw or "").strip().lower()
     if text == "auto" or text.startswith("auto:"):
-        from pytest_plugin_evals.sequential import DEFAULT_MAX_RUNS
+        from pytest_plugin_evals.stats import DEFAULT_MAX_RUNS
 
         most = text.partition(":")[2]
         if not most:

@@ -3,7 +3,7 @@
 Once collection is done, the eval items are deselected (no run is made) and the plan is made
 from the selected cases and the newest earlier session under ``<evals folder>/results/``: each
 case's run-score variance, cost and latency where that session ran it, stated defaults where
-not (:mod:`pytest_plugin_evals.planning`). The summary prints it, and a session that only
+not (:mod:`pytest_plugin_evals.stats.planning`). The summary prints it, and a session that only
 planned exits 0.
 """
 
@@ -18,8 +18,8 @@ from pytest_plugin_evals.plugin.keys import stamp_key
 from pytest_plugin_evals.plugin.settings import EvalSettings, common_suite_root, results_dir
 
 if TYPE_CHECKING:
-    from pytest_plugin_evals.planning import CaseHistory
     from pytest_plugin_evals.reporting.result import SessionResult
+    from pytest_plugin_evals.stats import CaseHistory
 
 
 def _duration(seconds: float) -> str:
@@ -31,7 +31,7 @@ def _duration(seconds: float) -> str:
 
 
 def _histories(before: SessionResult) -> dict[tuple[str, str], CaseHistory]:
-    from pytest_plugin_evals.planning import CaseHistory
+    from pytest_plugin_evals.stats import CaseHistory
 
     out = {}
     for case in before.cases:
@@ -66,9 +66,9 @@ class PlanHooks:
         items[:] = [i for i in items if not isinstance(i, module.EvalItem)]
 
     def plan(self, evals: list[Any]) -> list[str]:
-        from pytest_plugin_evals.planning import plan_case, plan_suite
         from pytest_plugin_evals.reporting.earlier import Wanted, case_key, pick
         from pytest_plugin_evals.reporting.result import relative
+        from pytest_plugin_evals.stats import plan_case, plan_suite
 
         root = common_suite_root(i.case.suite_root for i in evals)
         histories: dict[tuple[str, str], CaseHistory] = {}
@@ -103,7 +103,7 @@ class PlanHooks:
         return self._lines(plans, suite, source, effect)
 
     def _lines(self, plans: list[Any], suite: Any, source: str, effect: float) -> list[str]:
-        from pytest_plugin_evals.planning import DEFAULT_COST_USD, DEFAULT_SECONDS, WORST_VARIANCE
+        from pytest_plugin_evals.stats import DEFAULT_COST_USD, DEFAULT_SECONDS, WORST_VARIANCE
 
         assumed = sum(1 for p in plans if not p.measured)
         lines = [

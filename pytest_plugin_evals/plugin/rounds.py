@@ -34,7 +34,7 @@ from pytest_plugin_evals.rounds import WAIT, Rounds
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.plugin.settings import EvalSettings
-    from pytest_plugin_evals.sequential import Stop
+    from pytest_plugin_evals.stats import Stop
 
 #: A run item's label: the agent (under --eval-agents), the arm, the run.
 _LABEL = re.compile(r"\[(?:[A-Za-z][A-Za-z0-9_.]*-)?(with|without|baseline)-(\d+)\]$")

@@ -326,7 +326,7 @@ class EvalSession:
         if self.settings.runs_auto is None:
             return None
         from pytest_plugin_evals.plugin.rounds import decider_key
-        from pytest_plugin_evals.sequential import CaseStop
+        from pytest_plugin_evals.stats import CaseStop
 
         decider = self.config.stash.get(decider_key, None)
         stops = decider.stops() if decider is not None else {}

@@ -12,11 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-try:
-    import fcntl
-except ImportError:  # Windows
-    fcntl = None  # type: ignore[assignment]
-
+from pytest_plugin_evals.util import locks
 from pytest_plugin_evals.util.inert import is_inert, mark_inert
 
 #: The file in a runs folder that names the session that recorded there.
@@ -64,7 +60,7 @@ def hold_results_folder(folder: Path, session: str) -> None:
     The processes of one session share it: a process that finds the folder held by its own
     session (its controller, another xdist worker) goes on. A folder whose session has ended
     is free again. (Windows: not held, as before.)"""
-    if fcntl is None:
+    if not locks.AVAILABLE:
         return
     key = folder.absolute()
     with _held_guard:
@@ -79,18 +75,18 @@ def hold_results_folder(folder: Path, session: str) -> None:
         lock = folder / SESSION_LOCK
         fh = lock.open("a+", encoding="utf-8")
         try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            taken = locks.try_exclusive(fh)
+        except OSError:  # a file system without locks: as before, not held
+            fh.close()
+            return
+        if not taken:
             fh.close()
             pid, holder = _holder(lock, CLAIM_WAIT)
             if holder == session:
                 return
             raise FolderBusy(
                 f"{folder}: another pytest session (PID {pid}) is using this results folder"
-            ) from None
-        except OSError:  # a file system without locks: as before, not held
-            fh.close()
-            return
+            )
         fh.seek(0)
         fh.truncate()
         fh.write(f"{os.getpid()} {session}\n")
@@ -145,22 +141,18 @@ def wait_for_claims(results: Path) -> None:
 def _locked(fh: IO[str], results: Path) -> Iterator[None]:
     """Hold the claim lock ``fh`` (of the results folder ``results``), waiting for another
     process's claim at most :data:`CLAIM_WAIT` seconds."""
-    if fcntl is None:  # Windows: no lock (one process per session there in practice)
+    if not locks.AVAILABLE:  # Windows: no lock (one process per session there in practice)
         yield
         return
     deadline = time.monotonic() + CLAIM_WAIT
-    while True:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                pid, _ = _holder(results / CLAIM_LOCK, 0)
-                raise FolderBusy(
-                    f"{results}: another process (PID {pid}) has held "
-                    f"{results / CLAIM_LOCK} for more than {CLAIM_WAIT:g} s"
-                ) from None
-            time.sleep(0.05)
+    while not locks.try_exclusive(fh):
+        if time.monotonic() >= deadline:
+            pid, _ = _holder(results / CLAIM_LOCK, 0)
+            raise FolderBusy(
+                f"{results}: another process (PID {pid}) has held "
+                f"{results / CLAIM_LOCK} for more than {CLAIM_WAIT:g} s"
+            )
+        time.sleep(0.05)
     try:
         fh.seek(0)
         fh.truncate()
@@ -168,7 +160,7 @@ def _locked(fh: IO[str], results: Path) -> Iterator[None]:
         fh.flush()
         yield
     finally:
-        fcntl.flock(fh, fcntl.LOCK_UN)
+        locks.release(fh)
 
 
 def _not_a_link(path: Path) -> None:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
-#: A closed interval ``(low, high)``, as :mod:`pytest_plugin_evals.stats` gives them.
+#: A closed interval ``(low, high)``, as :mod:`pytest_plugin_evals.stats.intervals` gives them.
 Interval = tuple[float, float]
 
 #: A row of the overview table: its width and height in pixels, and the margin left on each

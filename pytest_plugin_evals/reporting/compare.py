@@ -3,7 +3,7 @@
 Cases are matched by name and by their folder relative to the suite root. For each, the
 *change* is the after score minus the before score (with-arm scores, the means of the graded
 runs) with its 95% interval, from the two sessions' run scores (Newcombe's, see
-:mod:`pytest_plugin_evals.stats`). The verdict (:mod:`pytest_plugin_evals.decisions`), held
+:mod:`pytest_plugin_evals.stats`). The verdict (:mod:`pytest_plugin_evals.stats.decisions`), held
 with the other cases' to a 5% false discovery rate:
 
 * ``better`` / ``worse``: the change's interval lies wholly above / below 0 (beyond noise);
@@ -24,11 +24,9 @@ from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
-from pytest_plugin_evals import decisions
-from pytest_plugin_evals.decisions import Decision
 from pytest_plugin_evals.records import JSONObject, opt_number
 from pytest_plugin_evals.scoring import clean, mean
-from pytest_plugin_evals.stats import Interval, difference_interval
+from pytest_plugin_evals.stats import Decision, Interval, decisions, difference_interval
 
 if TYPE_CHECKING:  # the document module holds a Comparison: it imports this one
     from pytest_plugin_evals.reporting.result import CaseResult, SessionResult

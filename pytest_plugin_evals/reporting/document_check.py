@@ -53,7 +53,7 @@ class _Timed(_Shape):
 
 
 class Decision(_Shape):
-    """A verdict on a difference (:mod:`pytest_plugin_evals.decisions`)."""
+    """A verdict on a difference (:mod:`pytest_plugin_evals.stats.decisions`)."""
 
     verdict: Str = None
     claim: Str = None

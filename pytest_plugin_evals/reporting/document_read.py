@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
-from pytest_plugin_evals import decisions
-from pytest_plugin_evals.decisions import DEFAULT_MARGIN
 from pytest_plugin_evals.model import BaselinePlugin, PluginInfo
 from pytest_plugin_evals.records import LoadErrorRecord, RunRecord
 from pytest_plugin_evals.records.read import (
@@ -44,8 +42,8 @@ from pytest_plugin_evals.reporting.result import (
     SuiteInfo,
 )
 from pytest_plugin_evals.scoring import CaseAggregates, Timing
-from pytest_plugin_evals.sequential import CaseStop, Stop
 from pytest_plugin_evals.shards import ShardCase, ShardPlan, ShardSource
+from pytest_plugin_evals.stats import DEFAULT_MARGIN, CaseStop, Stop, decisions
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.records import shape as records_shape

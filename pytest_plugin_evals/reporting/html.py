@@ -20,12 +20,12 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from pytest_plugin_evals.decisions import FDR, Decision, counts, describe
 from pytest_plugin_evals.model import ANSWER_LIMIT, SKILL_NOT_LOADED, JudgeVote, Verdict
 from pytest_plugin_evals.reporting.document import document_json
 from pytest_plugin_evals.reporting.html_views import comparison_view, interval_pts, overview
 from pytest_plugin_evals.reporting.result import SessionResult
 from pytest_plugin_evals.reporting.triggers import trigger_json, trigger_results
+from pytest_plugin_evals.stats import FDR, Decision, counts, describe
 
 if TYPE_CHECKING:
     import jinja2

@@ -17,13 +17,13 @@ from typing import Any
 
 from markupsafe import Markup
 
-from pytest_plugin_evals.decisions import describe
 from pytest_plugin_evals.records import interval_from_json, opt_number
 from pytest_plugin_evals.reporting import charts
 from pytest_plugin_evals.reporting.charts import Estimate, Interval, Series
 from pytest_plugin_evals.reporting.compare import decision_from_json
 from pytest_plugin_evals.reporting.result import CaseResult, SessionResult
 from pytest_plugin_evals.scoring import Timing
+from pytest_plugin_evals.stats import describe
 
 #: Up to this many cases, their sections start unfolded; past it, folded (the overview
 #: table, its charts and the filters are the way in).

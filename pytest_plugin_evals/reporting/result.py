@@ -12,8 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
-from pytest_plugin_evals import decisions, stats
-from pytest_plugin_evals.decisions import Decision
+from pytest_plugin_evals import stats
 from pytest_plugin_evals.model import SECOND_ARMS, BaselinePlugin, PluginInfo
 from pytest_plugin_evals.records import (
     CaseInfo,
@@ -39,12 +38,11 @@ from pytest_plugin_evals.scoring import (
     mean,
     timing,
 )
-from pytest_plugin_evals.sequential import CaseStop
 from pytest_plugin_evals.shards import (
     ShardPlan,
     ShardSource,
 )
-from pytest_plugin_evals.stats import Interval
+from pytest_plugin_evals.stats import CaseStop, Decision, Interval, decisions
 
 #: ``partialReason`` when runs could not be made and no other reason was given.
 INFRA_PARTIAL_REASON = "infra_errors"
@@ -191,7 +189,7 @@ class AgentSummary:
 
 def suite_delta_interval(scored: Sequence[CaseAggregates]) -> Interval | None:
     """The cluster-robust interval of the mean Δ of these cases (see
-    :func:`pytest_plugin_evals.stats.mean_delta_interval`)."""
+    :func:`pytest_plugin_evals.stats.intervals.mean_delta_interval`)."""
     with_delta = [a for a in scored if a.delta is not None]
     deltas = [a.delta for a in with_delta if a.delta is not None]
     bounds = [a.delta_interval for a in with_delta if a.delta_interval is not None]
@@ -587,7 +585,7 @@ def _sequential(
 ) -> CaseAggregates:
     """A case run in rounds: its Δ interval and verdict from its confidence sequence, and
     the rounds it took and why it stopped."""
-    from pytest_plugin_evals.sequential import case_verdict, paired_differences
+    from pytest_plugin_evals.stats import case_verdict, paired_differences
 
     def scored(runs: Sequence[RunRecord]) -> list[tuple[int, float | None]]:
         return [(r.result.run, r.result.score if r.result.graded else None) for r in runs]

@@ -1,6 +1,6 @@
 """The terminal summary table, as text lines (pure: the pytest hook only prints them).
 
-Two arms (Δ with its 95% interval, see :mod:`pytest_plugin_evals.stats`)::
+Two arms (Δ with its 95% interval, see :mod:`pytest_plugin_evals.stats.intervals`)::
 
     CASE          WITH  W/OUT Δ                    RUNS COST    NOTES
     decoy         0.50  1.00  -0.50 [-0.91, +0.15] 4    $0.02   no-skill: Skill called 1x …

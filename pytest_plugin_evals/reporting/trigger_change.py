@@ -14,7 +14,7 @@ difference's interval is the MOVER interval (Zou and Donner 2008) built from the
   correlation is taken as 0 (Newcombe's interval for independent proportions). Two versions of
   a description answering the same queries agree more than chance, so the correlation left out
   is positive, and leaving it out makes the interval wider, not narrower.
-* **F1** gets the same: each arm's F1 interval (see :func:`stats.f1_interval`) and a
+* **F1** gets the same: each arm's F1 interval (see :func:`stats.intervals.f1_interval`) and a
   correlation of 0.
 
 The coverage of all four is checked by simulation in the tests.

@@ -5,7 +5,7 @@ verdict: a should-trigger query triggered when the rate is at least 0.5, a shoul
 when it is at least 0.5 too (so it is right when the rate is below 0.5). Per skill, the queries
 make a confusion matrix (TP, FP, FN, TN), and precision, recall, F1 and accuracy, each with a
 95% interval (Wilson for the three proportions; for F1 Wilson's interval of the share of TP
-among the queries it counts, mapped to F1: see :func:`stats.f1_interval`).
+among the queries it counts, mapped to F1: see :func:`stats.intervals.f1_interval`).
 Runs that could not be made (the agent did not start, a rejected credential) are errors, kept
 out of every count.
 """

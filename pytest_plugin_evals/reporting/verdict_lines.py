@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pytest_plugin_evals.decisions import FDR, MOST_RUNS, VERDICTS, Decision, describe
+from pytest_plugin_evals.stats import FDR, MOST_RUNS, VERDICTS, Decision, describe
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.reporting.compare import Comparison

@@ -1,5 +1,5 @@
 """The session's verdicts: each case's Δ under false discovery rate control, the suite's mean
-Δ and each agent's (pure; the rules are :mod:`pytest_plugin_evals.decisions`')."""
+Δ and each agent's (pure; the rules are :mod:`pytest_plugin_evals.stats.decisions`')."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from dataclasses import replace
 from statistics import median
 from typing import TYPE_CHECKING
 
-from pytest_plugin_evals import decisions
-from pytest_plugin_evals.decisions import Decision
 from pytest_plugin_evals.scoring import CaseAggregates
+from pytest_plugin_evals.stats import Decision, decisions
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.reporting.result import CaseResult, SessionResult

@@ -31,15 +31,10 @@ ALLOWED: dict[str, frozenset[str]] = {
     "mocks": frozenset({"model", "judges", "util"}),
     "agents": frozenset({"model", "sandbox", "recording", "mocks", "util"}),
     "stats": frozenset(),
-    "decisions": frozenset({"stats"}),
-    "planning": frozenset({"stats"}),
-    "sequential": frozenset({"decisions", "stats"}),
-    "rounds": frozenset({"decisions", "sequential"}),
-    "scoring": frozenset({"decisions", "model", "records", "sequential", "stats"}),
+    "rounds": frozenset({"stats"}),
+    "scoring": frozenset({"model", "records", "stats"}),
     "shards": frozenset(),
-    "reporting": frozenset(
-        {"decisions", "model", "records", "scoring", "sequential", "shards", "stats", "util"}
-    ),
+    "reporting": frozenset({"model", "records", "scoring", "shards", "stats", "util"}),
     "runner": frozenset(
         {"model", "util", "sandbox", "recording", "judges", "graders", "mocks", "agents", "scoring"}
     ),
@@ -61,9 +56,6 @@ ALLOWED: dict[str, frozenset[str]] = {
             "agents",
             "scoring",
             "stats",
-            "decisions",
-            "planning",
-            "sequential",
             "rounds",
             "reporting",
             "runner",

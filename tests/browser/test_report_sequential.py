@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_plugin_evals.reporting.html import render_html
-from pytest_plugin_evals.sequential import CaseStop, Stop
+from pytest_plugin_evals.stats.sequential import CaseStop, Stop
 from tests.browser import synthetic
 from tests.browser.test_report_escaping import IMG, assert_inert, open_page
 from tests.helpers import summary

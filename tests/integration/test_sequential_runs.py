@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_plugin_evals.plugin.rounds import WAIT_SECONDS
-from pytest_plugin_evals.sequential import looks
+from pytest_plugin_evals.stats.sequential import looks
 
 #: A ``py:`` agent with deterministic draws: ``clear`` passes with the plugin only, ``flip``
 #: alternates which arm passes (Δ +1, −1, …), ``same`` passes in both arms.

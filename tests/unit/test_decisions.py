@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from pytest_plugin_evals import decisions, stats
-from pytest_plugin_evals.decisions import Decision, classify
+from pytest_plugin_evals.stats import decisions
+from pytest_plugin_evals.stats import intervals as stats
+from pytest_plugin_evals.stats.decisions import Decision, classify
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import math
 import pytest
 from statsmodels.stats.power import NormalIndPower
 
-from pytest_plugin_evals.planning import CaseHistory, plan_case, plan_suite
+from pytest_plugin_evals.stats.planning import CaseHistory, plan_case, plan_suite
 
 
 def test_runs_needed_match_a_two_sample_z_test_at_80_percent_power() -> None:

@@ -6,8 +6,9 @@ import random
 
 import pytest
 
-from pytest_plugin_evals import sequential, stats
 from pytest_plugin_evals.rounds import WAIT, Rounds
+from pytest_plugin_evals.stats import intervals as stats
+from pytest_plugin_evals.stats import sequential
 
 
 def test_looks_are_planned_shares_of_the_budget() -> None:

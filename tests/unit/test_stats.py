@@ -9,7 +9,7 @@ import pytest
 from scipy import stats as scipy_stats
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
-from pytest_plugin_evals import stats
+from pytest_plugin_evals.stats import intervals as stats
 
 
 @pytest.mark.parametrize("df", [1, 2, 3, 4.5, 9, 29.3, 100, 5000])

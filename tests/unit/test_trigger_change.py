@@ -14,7 +14,7 @@ from statsmodels.stats.proportion import confint_proportions_2indep
 from pytest_plugin_evals.model import Case
 from pytest_plugin_evals.reporting.trigger_change import METRICS, changes
 from pytest_plugin_evals.reporting.triggers import QueryResult, SkillTriggers
-from pytest_plugin_evals.stats import mover, paired_phi, wilson
+from pytest_plugin_evals.stats.intervals import mover, paired_phi, wilson
 
 
 def skill(after: list[tuple[bool, bool]], before: list[tuple[bool, bool]]) -> SkillTriggers:

@@ -3,11 +3,12 @@
 A case's arms run in rounds: round ``r`` is run ``r`` of each arm. The case is analysed at a
 fixed schedule of **looks** (:func:`looks`: after rounds 2, 3, 6, 10 and 20 for a budget of
 20 runs per arm), and at each look its Δ gets Newcombe's interval (the one every fixed-runs
-case gets, :mod:`pytest_plugin_evals.stats`) at a wider level: an **O'Brien–Fleming-shaped
-boundary** ``z_k = C · √(most / n_k)`` (O'Brien & Fleming 1979), which asks an early look
-for overwhelming evidence and leaves the last look at almost the level of a fixed design, so
-the looks cost little power. ``C`` (:data:`BOUNDARY_BY_BUDGET`: 2.00 for the default budget)
-is calibrated **exactly** for pass/fail runs, not taken from normal theory:
+case gets, :mod:`pytest_plugin_evals.stats.intervals`) at a wider level: an
+**O'Brien–Fleming-shaped boundary** ``z_k = C · √(most / n_k)`` (O'Brien & Fleming 1979),
+which asks an early look for overwhelming evidence and leaves the last look at almost the
+level of a fixed design, so the looks cost little power. ``C`` (:data:`BOUNDARY_BY_BUDGET`:
+2.00 for the default budget) is calibrated **exactly** for pass/fail runs, not taken from
+normal theory:
 :func:`false_call_chance` computes, by recursion over the arms' counts at each look, the
 chance that some look calls a case with no effect better or worse, and ``C`` is the smallest
 value that keeps it at or below 5% for every pass rate (4.7% at worst for 20 runs per arm;
@@ -29,10 +30,11 @@ sequence decided almost nothing once the session's false discovery rate control 
 look): it spends the error rate evenly, so the last look, where most verdicts are reached,
 needs z ≈ 2.4–2.6 instead of 2.02; on the benchmark it decided fewer cases with more runs.
 
-The verdict at a look reads that interval as :mod:`pytest_plugin_evals.decisions` reads any
-other (better / worse / equivalent inside ``±margin`` / inconclusive); its p-value is the
-largest level at which the claim holds, so the session's false discovery rate control applies
-unchanged. A case's final verdict is the one of its last look, the one its stopping rule read.
+The verdict at a look reads that interval as :mod:`pytest_plugin_evals.stats.decisions`
+reads any other (better / worse / equivalent inside ``±margin`` / inconclusive); its p-value
+is the largest level at which the claim holds, so the session's false discovery rate control
+applies unchanged. A case's final verdict is the one of its last look, the one its stopping
+rule read.
 """
 
 from __future__ import annotations
@@ -41,9 +43,16 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from pytest_plugin_evals import decisions, stats
-from pytest_plugin_evals.decisions import Decision
-from pytest_plugin_evals.stats import Interval
+from pytest_plugin_evals.stats.decisions import Decision, classify, runs_to_decide
+from pytest_plugin_evals.stats.decisions import decide as decide_interval
+from pytest_plugin_evals.stats.intervals import (
+    LEVEL,
+    Z95,
+    Interval,
+    excludes_zero,
+    newcombe,
+    normal_quantile,
+)
 
 #: The shares of the budget at which a case is looked at.
 LOOK_SHARES = (0.1, 0.15, 0.3, 0.5, 1.0)
@@ -72,11 +81,11 @@ def looks(most: int) -> tuple[int, ...]:
     return tuple(found)
 
 
-def boundary(most: int, z: float = stats.Z95, look: int | None = None) -> float:
+def boundary(most: int, z: float = Z95, look: int | None = None) -> float:
     """The ``z`` of Newcombe's interval at the look after ``look`` rounds (the last look
     when None): ``C · √(most / look)``, scaled to the level of ``z``."""
     n = most if look is None else max(1, min(most, look))
-    return constant(most) * math.sqrt(most / n) * z / stats.Z95
+    return constant(most) * math.sqrt(most / n) * z / Z95
 
 
 def constant(most: int) -> float:
@@ -84,7 +93,7 @@ def constant(most: int) -> float:
     return BOUNDARY_BY_BUDGET.get(most, max(BOUNDARY_BY_BUDGET.values()))
 
 
-def false_call_chance(most: int, p: float, z: float = stats.Z95) -> float:
+def false_call_chance(most: int, p: float, z: float = Z95) -> float:
     """The exact chance that some look calls a case better or worse when both arms pass with
     probability ``p`` (pass/fail runs, no futility stop, the boundary at the level of
     ``z``): the arms' pass counts are followed look by look, a count pair that crosses the
@@ -103,7 +112,7 @@ def false_call_chance(most: int, p: float, z: float = stats.Z95) -> float:
         alive = {}
         zn = boundary(most, z, n)
         for (a, b), w in grown.items():
-            if stats.excludes_zero(stats.newcombe(a, n, b, n, zn)):
+            if excludes_zero(newcombe(a, n, b, n, zn)):
                 wrong += w
             else:
                 alive[(a, b)] = w
@@ -138,15 +147,15 @@ class ConfidenceSequence:
         if self.looked == 0:
             return None
         a, b = self.at_look
-        return stats.newcombe(a, self.looked, b, self.looked, boundary(self.most, z, self.looked))
+        return newcombe(a, self.looked, b, self.looked, boundary(self.most, z, self.looked))
 
     def interval(self) -> Interval | None:
-        return self.interval_at(stats.Z95)
+        return self.interval_at(Z95)
 
     def spread(self) -> float:
         """How uncertain Δ is now: the width of its 95% interval over every round so far (not
         only at the looks), 2 (the widest) before the first round."""
-        found = stats.newcombe(self.with_sum, self.n, self.without_sum, self.n) if self.n else None
+        found = newcombe(self.with_sum, self.n, self.without_sum, self.n) if self.n else None
         return 2.0 if found is None else found[1] - found[0]
 
 
@@ -160,10 +169,10 @@ def sequence_of(pairs: Sequence[tuple[float, float]], most: int) -> ConfidenceSe
 
 def decide(cs: ConfidenceSequence, margin: float) -> Decision | None:
     """The verdict at the latest look, with its p-value (None before the first look)."""
-    return decisions.decide(cs.interval_at, margin)
+    return decide_interval(cs.interval_at, margin)
 
 
-def futile(cs: ConfidenceSequence, margin: float, alpha: float = 1 - stats.LEVEL) -> bool:
+def futile(cs: ConfidenceSequence, margin: float, alpha: float = 1 - LEVEL) -> bool:
     """Whether the case can likely no longer be decided within its budget: at a look before
     the last, its conditional power under the current trend (its arms' means staying where
     they are) is below :data:`FUTILITY_POWER` at the level ``alpha`` it needs. That power is
@@ -174,10 +183,10 @@ def futile(cs: ConfidenceSequence, margin: float, alpha: float = 1 - stats.LEVEL
     if cs.looked == 0 or cs.n >= cs.most:
         return False
     pa, pb, most = cs.with_sum / cs.n, cs.without_sum / cs.n, cs.most
-    last = boundary(most, stats.normal_quantile(1 - alpha / 2))
-    shift = math.sqrt(1 - cs.n / most) * stats.normal_quantile(FUTILITY_POWER)
-    projected = stats.newcombe(pa * most, most, pb * most, most, max(1e-6, last + shift))
-    return decisions.classify(projected, margin) == "inconclusive"
+    last = boundary(most, normal_quantile(1 - alpha / 2))
+    shift = math.sqrt(1 - cs.n / most) * normal_quantile(FUTILITY_POWER)
+    projected = newcombe(pa * most, most, pb * most, most, max(1e-6, last + shift))
+    return classify(projected, margin) == "inconclusive"
 
 
 @dataclass(frozen=True)
@@ -204,13 +213,13 @@ class Stop:
 
 
 def should_stop(
-    cs: ConfidenceSequence, margin: float, decided: bool, alpha: float = 1 - stats.LEVEL
+    cs: ConfidenceSequence, margin: float, decided: bool, alpha: float = 1 - LEVEL
 ) -> Stop | None:
     """The stopping rule at a look: ``decided`` (its verdict holds, and passes the session's
     false discovery rate control: the controller says), futile when it can no longer be
     decided within its budget, spent at its most rounds."""
     if decided:
-        return Stop("decided", cs.n, decisions.classify(cs.interval(), margin))
+        return Stop("decided", cs.n, classify(cs.interval(), margin))
     if cs.n >= cs.most:
         return Stop("budget", cs.n)
     if futile(cs, margin, alpha):
@@ -257,6 +266,6 @@ def case_verdict(
     cs = sequence_of(pairs, most)
     decision = decide(cs, margin)
     if decision is not None and not decision.decided and pairs:
-        more = decisions.runs_to_decide([a for a, _ in pairs], [b for _, b in pairs], margin)
+        more = runs_to_decide([a for a, _ in pairs], [b for _, b in pairs], margin)
         decision = replace(decision, more_runs=more)
     return cs.interval(), decision

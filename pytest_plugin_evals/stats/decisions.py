@@ -9,8 +9,9 @@ since an earlier session) against 0 and against the margin ``±m`` (``--eval-mar
 * ``inconclusive``: neither; :func:`decide_difference` then says about how many more runs
   per arm would likely decide it, if the arms' means stayed where they are.
 
-Each verdict carries the p-value of its claim (:func:`pytest_plugin_evals.stats.p_value`:
-the largest confidence level at which the claim still holds). :func:`control_fdr` applies
+Each verdict carries the p-value of its claim
+(:func:`pytest_plugin_evals.stats.intervals.p_value`: the largest confidence level at which
+the claim still holds). :func:`control_fdr` applies
 the Benjamini–Hochberg procedure to a family of verdicts (the cases of a session): a decided
 verdict whose p-value does not pass at the false discovery rate ``q`` is withdrawn to
 ``inconclusive``, so that among the cases called better, worse or equivalent, the expected
@@ -22,8 +23,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from pytest_plugin_evals import stats
-from pytest_plugin_evals.stats import Interval
+from pytest_plugin_evals.stats.intervals import (
+    Z95,
+    Interval,
+    mean_delta_interval,
+    newcombe,
+    p_value,
+)
 
 #: The verdicts, in the order counts are given.
 VERDICTS = ("better", "worse", "equivalent", "inconclusive")
@@ -85,11 +91,11 @@ def _holds(claim: str, margin: float) -> Callable[[Interval], bool]:
 def decide(interval_at: Callable[[float], Interval | None], margin: float) -> Decision | None:
     """The verdict of the 95% interval ``interval_at(Z95)`` (``interval_at(z)`` gives the
     interval at any ``z``), with its claim's p-value; None when there is no interval."""
-    if interval_at(stats.Z95) is None:
+    if interval_at(Z95) is None:
         return None
-    verdict = classify(interval_at(stats.Z95), margin)
+    verdict = classify(interval_at(Z95), margin)
     claims = [verdict] if verdict != "inconclusive" else list(CLAIMS)
-    scored = [(stats.p_value(_holds(c, margin), interval_at), c) for c in claims]
+    scored = [(p_value(_holds(c, margin), interval_at), c) for c in claims]
     p, claim = min(scored)
     if verdict != "inconclusive":
         p = min(p, 0.05)  # the claim holds at 95%: its p-value is below 0.05 (bisection noise)
@@ -103,7 +109,7 @@ def runs_to_decide(a: Sequence[float], b: Sequence[float], margin: float) -> int
     pa, pb = sum(a) / len(a), sum(b) / len(b)
 
     def decided(n: int) -> bool:
-        return classify(stats.newcombe(pa * n, n, pb * n, n), margin) != "inconclusive"
+        return classify(newcombe(pa * n, n, pb * n, n), margin) != "inconclusive"
 
     if now >= MOST_RUNS or not decided(MOST_RUNS):
         return None
@@ -124,7 +130,7 @@ def decide_difference(a: Sequence[float], b: Sequence[float], margin: float) -> 
     kept_a = [min(1.0, max(0.0, v)) for v in a]
     kept_b = [min(1.0, max(0.0, v)) for v in b]
     sa, na, sb, nb = sum(kept_a), len(kept_a), sum(kept_b), len(kept_b)
-    decision = decide(lambda z: stats.newcombe(sa, na, sb, nb, z), margin)
+    decision = decide(lambda z: newcombe(sa, na, sb, nb, z), margin)
     if decision is None or decision.decided:
         return decision
     return replace(decision, more_runs=runs_to_decide(kept_a, kept_b, margin))
@@ -144,7 +150,7 @@ def decide_mean(
     them as 1/√n — while the spread between cases stays: past a point only more cases help."""
     if not deltas:
         return None
-    decision = decide(lambda z: stats.mean_delta_interval(deltas, bounds, z), margin)
+    decision = decide(lambda z: mean_delta_interval(deltas, bounds, z), margin)
     if decision is None or decision.decided or runs <= 0 or len(bounds) != len(deltas):
         return decision
 
@@ -152,7 +158,7 @@ def decide_mean(
 
     def narrowed(n: int) -> list[Interval]:
         if arms is not None:
-            projected = [stats.newcombe(pa * n, n, pb * n, n) for pa, pb in arms]
+            projected = [newcombe(pa * n, n, pb * n, n) for pa, pb in arms]
             return [p if p is not None else b for p, b in zip(projected, bounds, strict=True)]
         scale = (runs / n) ** 0.5
         return [
@@ -161,7 +167,7 @@ def decide_mean(
         ]
 
     def decided(n: int) -> bool:
-        interval = stats.mean_delta_interval(deltas, narrowed(n))
+        interval = mean_delta_interval(deltas, narrowed(n))
         return classify(interval, margin) != "inconclusive"
 
     if not decided(MOST_RUNS):

@@ -25,7 +25,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_plugin_evals.stats import normal_quantile
+from pytest_plugin_evals.stats.intervals import normal_quantile
 
 #: ``--eval-min-effect``'s default: the Δ the plan is made to detect.
 DEFAULT_MIN_EFFECT = 0.2

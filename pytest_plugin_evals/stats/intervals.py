@@ -24,7 +24,7 @@ Which interval, and why (the explanation page says the same for users):
 
 :func:`p_value` turns any of these intervals into the p-value of a claim about it (the
 largest confidence level at which the claim still holds), which the verdicts use for their
-false discovery rate control (:mod:`pytest_plugin_evals.decisions`).
+false discovery rate control (:mod:`pytest_plugin_evals.stats.decisions`).
 """
 
 from __future__ import annotations
