@@ -3,7 +3,8 @@
 Once collection is done, the eval items are deselected (no run is made) and the plan is made
 from the selected cases and the newest earlier session under ``<evals folder>/results/``: each
 case's run-score variance, cost and latency where that session ran it, stated defaults where
-not (:mod:`pytest_plugin_evals.planning`). The summary prints it.
+not (:mod:`pytest_plugin_evals.planning`). The summary prints it, and a session that only
+planned exits 0.
 """
 
 from __future__ import annotations
@@ -145,6 +146,12 @@ class PlanHooks:
                 f"{DEFAULT_SECONDS:.0f}s"
             )
         return lines
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """A session that only planned succeeded: exit 0, not pytest's "no tests ran" (5), so a
+        CI step that plans passes. Anything else (a load error, a failed test) keeps its status."""
+        if self.lines and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            session.exitstatus = pytest.ExitCode.OK
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.lines:

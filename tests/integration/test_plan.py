@@ -30,7 +30,7 @@ def test_the_plan_starts_no_agent_and_assumes_the_worst_without_history(
     result = pytester.runpytest(
         str(copy), "-p", "no:cacheprovider", "--eval-plan", "--eval-agent=cmd:/nonexistent/agent"
     )
-    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert result.ret == pytest.ExitCode.OK  # it planned: a CI step that plans passes
     out = result.stdout.str()
     assert "passed" not in out and "error" not in out.lower()
     assert not (copy / "evals" / "results").exists()
@@ -72,6 +72,15 @@ def test_the_plan_uses_the_earlier_sessions_variance_cost_and_latency(
         consecutive=False,
     )
     assert "assumed per run" not in result.stdout.str()
+
+
+def test_a_plan_over_a_case_that_does_not_load_still_fails(pytester: pytest.Pytester) -> None:
+    copy = copy_example(pytester)
+    (copy / "evals" / "broken" / "graders").mkdir(parents=True)
+    (copy / "evals" / "broken" / "graders" / "g.md").write_text("---\ntype: regex\n---\n")
+    result = pytester.runpytest(str(copy), "-p", "no:cacheprovider", "--eval-plan")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*eval plan (no agent started)*"])
 
 
 def test_the_plan_refuses_workers_and_a_bad_effect(pytester: pytest.Pytester) -> None:
