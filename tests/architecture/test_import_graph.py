@@ -37,6 +37,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "rounds": frozenset({"decisions", "sequential"}),
     "scoring": frozenset({"decisions", "model", "records", "sequential", "stats"}),
     "shards": frozenset(),
+    "engine": frozenset(),
     "reporting": frozenset(
         {"decisions", "model", "records", "scoring", "sequential", "shards", "stats", "util"}
     ),
@@ -62,6 +63,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "scoring",
             "stats",
             "decisions",
+            "engine",
             "planning",
             "sequential",
             "rounds",
