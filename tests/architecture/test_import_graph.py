@@ -37,7 +37,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "rounds": frozenset({"decisions", "sequential"}),
     "scoring": frozenset({"decisions", "model", "records", "sequential", "stats"}),
     "shards": frozenset(),
-    "engine": frozenset(),
+    "engine": frozenset({"model", "reporting"}),
     "reporting": frozenset(
         {"decisions", "model", "records", "scoring", "sequential", "shards", "stats", "util"}
     ),
