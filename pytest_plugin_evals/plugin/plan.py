@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_plugin_evals.plugin.keys import stamp_key
+from pytest_plugin_evals.plugin.session import settle
 from pytest_plugin_evals.plugin.settings import EvalSettings, common_suite_root, results_dir
 
 if TYPE_CHECKING:
@@ -150,8 +151,9 @@ class PlanHooks:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """A session that only planned succeeded: exit 0, not pytest's "no tests ran" (5), so a
         CI step that plans passes. Anything else (a load error, a failed test) keeps its status."""
-        if self.lines and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
-            session.exitstatus = pytest.ExitCode.OK
+        from pytest_plugin_evals.engine.gates import plan_gate
+
+        settle(session, [plan_gate(bool(self.lines))])
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.lines:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_plugin_evals.engine.budget import COST_CEILING, Budget
 from pytest_plugin_evals.model import SECOND_ARMS
 from pytest_plugin_evals.plugin.keys import positions_key
 from pytest_plugin_evals.plugin.nodeids import case_unit
@@ -136,7 +137,7 @@ class Decider:
                 return None
             ceiling = self._ceiling()
             if ceiling is not None and run > self.rounds.cases[unit].issued:
-                return ceiling, "cost_ceiling"
+                return ceiling, COST_CEILING
             reason = self.rounds.ask(unit, run, wait_over)
             if reason is not None:
                 return reason, NOT_NEEDED
@@ -146,20 +147,11 @@ class Decider:
     def _ceiling(self) -> str | None:
         """Why no new round may start under ``--eval-max-cost-usd`` (spent, and what the runs
         issued and not yet reported are expected to cost), if none may."""
-        ceiling = self.settings.max_cost_usd
-        if ceiling is None:
-            return None
         spent = sum(self.costs)
-        flying = len(self.granted - self.reported)
         each = spent / len(self.costs) if self.costs else 0.0
-        if spent >= ceiling:
-            return f"cost ceiling ${ceiling:g} reached (${spent:.4f} spent): run not started"
-        if flying and spent + flying * each >= ceiling:
-            return (
-                f"cost ceiling ${ceiling:g} would be reached (${spent:.4f} spent, {flying} "
-                f"run(s) in flight at about ${each:.4f} each): run not started"
-            )
-        return None
+        flying = len(self.granted - self.reported)
+        refused = Budget(self.settings.max_cost_usd).refusal(spent, flying, each)
+        return None if refused is None else refused.reason
 
     def take(self, report: pytest.TestReport) -> None:
         """A run's report: its score (and spend) for its case's sequence."""

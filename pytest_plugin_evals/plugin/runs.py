@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
+from pytest_plugin_evals.engine.budget import Budget
 from pytest_plugin_evals.model import STOPPED
 from pytest_plugin_evals.plugin.interrupts import terminate_as_interrupt
 from pytest_plugin_evals.plugin.items import EvalItem
@@ -231,23 +232,11 @@ class RunMaker:
         return None
 
     def _over_ceiling(self, spent: float, flying: int, each: float) -> Skip | None:
-        """Why no run may start under the cost ceiling, given what was spent, the runs in
-        flight and what a run is expected to cost (None: one may)."""
-        ceiling = self.settings.max_cost_usd
-        if ceiling is None:
-            return None
-        if spent >= ceiling:
-            return Skip(
-                f"cost ceiling ${ceiling:g} reached (${spent:.4f} spent): run not started",
-                "cost_ceiling",
-            )
-        if flying and spent + flying * each >= ceiling:
-            return Skip(
-                f"cost ceiling ${ceiling:g} would be reached (${spent:.4f} spent, {flying} "
-                f"run(s) in flight at about ${each:.4f} each): run not started",
-                "cost_ceiling",
-            )
-        return None
+        """Why no run may start under the cost ceiling (:class:`~pytest_plugin_evals.engine.
+        budget.Budget`), given what was spent, the runs in flight and what a run is expected
+        to cost (None: one may)."""
+        refused = Budget(self.settings.max_cost_usd).refusal(spent, flying, each)
+        return None if refused is None else Skip(refused.reason, refused.kind)
 
     @contextlib.contextmanager
     def _flight(self) -> Iterator[None]:

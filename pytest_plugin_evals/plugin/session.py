@@ -43,17 +43,12 @@ from pytest_plugin_evals.util.timestamps import utc_iso
 # session, eval cases or none (see docs/explanation/architecture.md).
 
 if TYPE_CHECKING:
+    from pytest_plugin_evals.engine.gates import Gate
     from pytest_plugin_evals.model import BaselinePlugin
     from pytest_plugin_evals.records import Record
     from pytest_plugin_evals.reporting.result import NotStarted, SessionResult
     from pytest_plugin_evals.scoring import ScoringRules
     from pytest_plugin_evals.shards import ShardPlan
-
-#: What credentials a claude run can use (said when one was rejected).
-CREDENTIALS_HINT = (
-    "Runs use ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN (from `claude setup-token`) or a cloud "
-    "provider's variables; a /login session is not carried into a run's isolated home."
-)
 
 #: config (controller only): the session that gathers records, scores and gates.
 session_key: pytest.StashKey[EvalSession] = pytest.StashKey()
@@ -304,10 +299,7 @@ class EvalSession:
         self.result = result
         self.config.stash[result_key] = result
         self.results_dir = self._results_dir()
-        self._gate(session, result)
-        self._gate_triggers(session, result)
-        self._gate_regressions(session, result)
-        self._gate_verdicts(session, result)
+        self._settle(session, result)
 
     def _rules(self) -> ScoringRules:
         """How the session's cases become verdicts, from its settings."""
@@ -429,100 +421,34 @@ class EvalSession:
             return chosen[0]
         return results_dir(self.settings, self.suite_root(), self.stamp)
 
-    def _gate(self, session: pytest.Session, result: SessionResult) -> None:
-        # Deferred for start-up: the model costs every pytest run, evals or not.
-        from pytest_plugin_evals.model import ExitStatus
-        from pytest_plugin_evals.reporting.result import session_gate
-
-        reason = self.partial_reason
-        if result.shard is not None and not result.shard.cases_of(result.shard.index):
-            if not result.cases and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
-                session.exitstatus = pytest.ExitCode.OK  # the other shards run the cases
-            return
-        if reason == "cost_ceiling":
-            session.exitstatus = ExitStatus.PARTIAL
-            self.gate_message = (
-                f"cost ceiling ${self.settings.max_cost_usd:g} reached: the remaining runs were "
-                f"not started; the result is partial (exit status {int(ExitStatus.PARTIAL)})"
-            )
-            return
-        if reason == "auth_failed":
-            session.exitstatus = ExitStatus.PARTIAL
-            self.gate_message = (
-                "a run could not authenticate: the remaining runs were not started; the result "
-                f"is partial (exit status {int(ExitStatus.PARTIAL)}). {CREDENTIALS_HINT}"
-            )
-            return
-        if reason in ("interrupted", "maxfail"):
-            if session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = ExitStatus.PARTIAL
-            missing = result.aggregates.runs_not_started
-            why = "the session was interrupted" if reason == "interrupted" else "-x/--maxfail"
-            if self.timed_out:
-                why = f"--eval-session-timeout {self.settings.session_timeout:g}s reached"
-            self.gate_message = (
-                f"{why}: {missing} selected run(s) of {len(result.not_started)} case(s) were not "
-                "started; the result is partial and no threshold is met"
-            )
-            return
-        verdict, ungated = session_gate(result.cases, result.threshold)
-        if ungated is not None:
-            self.gate_message = ungated
-        elif not verdict.met:
-            if session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
-            self.gate_message = verdict.message
-        elif self.settings.threshold < 1:
-            self.gate_message = (
-                f"every case's mean score meets the threshold {self.settings.threshold:g}"
-            )
-
-    def _gate_triggers(self, session: pytest.Session, result: SessionResult) -> None:
-        """``--eval-trigger-threshold``: a skill whose trigger F1 is below it fails the session."""
-        least = self.settings.trigger_threshold
-        if least is None or result.partial:
-            return
-        from pytest_plugin_evals.reporting.triggers import trigger_results
-
-        below = []
-        for skill in trigger_results(result.cases):
-            f1 = skill.metrics()["f1"][0]
-            if f1 is None or f1 < least - 1e-9:
-                below.append(f"{skill.skill} ({'—' if f1 is None else f'{f1:.2f}'})")
-        if not below:
-            return
-        if session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        self.trigger_message = (
-            f"--eval-trigger-threshold {least:g}: the trigger F1 of {len(below)} skill(s) is "
-            "below it: " + ", ".join(below)
+    def _settle(self, session: pytest.Session, result: SessionResult) -> None:
+        """The session's gates (``engine.gates``), each said in its place under the table,
+        and the exit status they decide."""
+        from pytest_plugin_evals.engine.gates import (
+            partial_gate,
+            regression_gate,
+            shard_gate,
+            threshold_gate,
+            trigger_gate,
+            verdicts_gate,
         )
 
-    def _gate_regressions(self, session: pytest.Session, result: SessionResult) -> None:
-        """``--eval-fail-on-regression``: a case that regressed fails the session."""
-        comparison = result.comparison
-        if comparison is None or not comparison.regressed or not self.settings.fail_on_regression:
-            return
-        if session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        names = ", ".join(c.name for c in comparison.regressions)
-        since = comparison.against_started_at or comparison.against
-        self.regression_message = (
-            f"--eval-fail-on-regression: {len(comparison.regressions)} case(s) worse "
-            f"since {since}: {names}"
+        settings = self.settings
+        timeout = settings.session_timeout if self.timed_out else None
+        shard = shard_gate(result)
+        first = shard or (
+            partial_gate(result, settings.max_cost_usd, timeout)
+            or threshold_gate(result, settings.threshold)
         )
-
-    def _gate_verdicts(self, session: pytest.Session, result: SessionResult) -> None:
-        """``--eval-gate not-worse|better``: the verdicts fail the session."""
-        from pytest_plugin_evals.reporting.verdicts import verdict_gate
-
-        gate = self.settings.verdict_gate
-        failed = None if gate is None else verdict_gate(result, gate)
-        if failed is None:
-            return
-        if session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        self.verdict_message = failed
+        triggers = trigger_gate(result, settings.trigger_threshold)
+        regressions = regression_gate(result, settings.fail_on_regression)
+        verdicts = verdicts_gate(result, settings.verdict_gate)
+        if first is not None and shard is None:
+            self.gate_message = first.reason
+        self.trigger_message = None if triggers is None else triggers.reason
+        self.regression_message = None if regressions is None else regressions.reason
+        self.verdict_message = None if verdicts is None else verdicts.reason
+        settle(session, [first, triggers, regressions, verdicts])
 
     def _skipped_judge_lines(self) -> list[str]:
         """Say when judge verdicts were skipped: on purpose, or for want of a judge."""
@@ -622,3 +548,10 @@ class EvalSession:
             say(self.verdict_message, red=True)
         if self.write_error:
             say(self.write_error, yellow=True)
+
+
+def settle(session: pytest.Session, gates: Iterable[Gate | None]) -> None:
+    """The one place the gates (``engine.gates``) become the session's exit status."""
+    from pytest_plugin_evals.engine.gates import exit_status
+
+    session.exitstatus = exit_status(session.exitstatus, gates)

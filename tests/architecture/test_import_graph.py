@@ -34,6 +34,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "rounds": frozenset({"stats"}),
     "scoring": frozenset({"model", "records", "stats"}),
     "shards": frozenset(),
+    "engine": frozenset({"model", "reporting"}),
     "reporting": frozenset({"model", "records", "scoring", "shards", "stats", "util"}),
     "runner": frozenset(
         {"model", "util", "sandbox", "recording", "judges", "graders", "mocks", "agents", "scoring"}
@@ -56,6 +57,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "agents",
             "scoring",
             "stats",
+            "engine",
             "rounds",
             "reporting",
             "runner",

@@ -113,7 +113,7 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
             "stats",
             "util.ages",
         },
-        "plugin.plan": {"reporting.earlier", "reporting.result", "stats"},
+        "plugin.plan": {"engine.gates", "reporting.earlier", "reporting.result", "stats"},
         "plugin.progress": {"records", "reporting.progress"},
         "plugin.reported": {"records"},
         "plugin.runs": {
@@ -127,8 +127,8 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
         },
         "plugin.session": {
             "agents.claude.auth",
+            "engine.gates",
             "mocks.recordings",
-            "model",
             "plugin.baseline",
             "plugin.items",
             "plugin.limiter",
@@ -141,8 +141,6 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
             "records",
             "reporting.result",
             "reporting.terminal",
-            "reporting.triggers",
-            "reporting.verdicts",
             "scoring",
             "stats",
             "suites.manifest",
