@@ -110,16 +110,12 @@ def assert_bound(result: pytest.RunResult, run: dict[str, Any], limit: str) -> N
     result.assert_outcomes(errors=1)
 
 
-def test_shared_memory_counts_against_the_memory_bound(pytester: pytest.Pytester) -> None:
-    result, run = session(pytester, SHARED, "--eval-max-memory", "64M")
-    assert_bound(result, run, "the run's memory went over 64 MiB")
-    assert run["durationSeconds"] < 12
-
-
-def test_detached_system_v_memory_counts_against_the_memory_bound(
-    pytester: pytest.Pytester,
+@pytest.mark.parametrize("script", [SHARED, DETACHED], ids=["shared-mapping", "detached-sysv"])
+def test_shared_memory_counts_against_the_memory_bound(
+    pytester: pytest.Pytester, script: str
 ) -> None:
-    result, run = session(pytester, DETACHED, "--eval-max-memory", "64M")
+    """``MAP_SHARED`` pages, and a System V segment no process attaches any more."""
+    result, run = session(pytester, script, "--eval-max-memory", "64M")
     assert_bound(result, run, "the run's memory went over 64 MiB")
     assert run["durationSeconds"] < 12
 
