@@ -95,8 +95,11 @@ def case_note(case: CaseResult, eval_id: int) -> str | None:
     if agg.delta_interval is not None:
         low, high = agg.delta_interval
         shown += f" [{low:+.2f}, {high:+.2f}] (95%)"
-    if agg.delta_decision is not None:
-        shown += f", {agg.delta_decision.verdict}"
+    decision = agg.delta_decision
+    if decision is not None:
+        shown += f", {decision.verdict}"
+        if decision.fdr_withdrawn and decision.unadjusted:
+            shown += f" ({decision.unadjusted} alone, not beyond the false discovery rate)"
     return shown
 
 

@@ -140,6 +140,21 @@ def test_the_benchmark_counts_graded_runs_only_and_says_which_were_left_out() ->
     assert any("1 run(s) could not be made (auth 1)" in n for n in doc["notes"])
 
 
+def test_a_verdict_the_false_discovery_rate_withdrew_is_said_so() -> None:
+    from dataclasses import replace
+
+    from pytest_plugin_evals.reporting.skill_creator_benchmark import case_note
+    from pytest_plugin_evals.stats import Decision
+
+    c = case("eval-2")
+    result = summary([rec(c, "with", 1, True, True), rec(c, "without", 1, False, False)])
+    withdrawn = Decision("inconclusive", "better", 0.03, fdr_withdrawn=True, unadjusted="better")
+    found = replace(result.cases[0].aggregates, delta_decision=withdrawn)
+    note = case_note(replace(result.cases[0], aggregates=found), 2)
+    assert note is not None and note.startswith("Eval 2 (eval-2): Δ +1.00 [")
+    assert note.endswith("inconclusive (better alone, not beyond the false discovery rate)")
+
+
 def test_stats_are_skill_creators() -> None:
     # aggregate_benchmark.calculate_stats: sample standard deviation, rounded to 4 places.
     assert stats([1.0, 0.0, 0.5]) == {"mean": 0.5, "stddev": 0.5, "min": 0.0, "max": 1.0}
