@@ -108,6 +108,10 @@ def pytest_configure(config: pytest.Config) -> None:
     session = EvalSession(config, settings, config.stash[stamp_key])
     config.stash[session_key] = session
     config.pluginmanager.register(session, "plugin-evals-session")
+    if settings.skill_creator_workspace is not None:
+        from pytest_plugin_evals.plugin.skill_creator import SkillCreatorWriter
+
+        config.pluginmanager.register(SkillCreatorWriter(session), "plugin-evals-skill-creator")
     # The summary lists files in the order they were written: the JSON document first.
     config.pluginmanager.register(HtmlWriter(session), "plugin-evals-html-report")
     config.pluginmanager.register(JsonWriter(session), "plugin-evals-json")

@@ -83,6 +83,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("--eval-json", "also write the JSON result document here", metavar="PATH"),
     Option("--eval-report", "write the HTML report here", metavar="PATH"),
+    Option("--eval-skill-creator-workspace", "also write skill-creator's layout", metavar="DIR"),
     Option(
         "--eval-compare",
         "compare each case with an earlier session: its results folder or its "
@@ -490,6 +491,7 @@ def read_settings(config: pytest.Config) -> EvalSettings:
         output_dir=_path(config, "--eval-output-dir"),
         json_path=json_path,
         report_path=_path(config, "--eval-report"),
+        skill_creator_workspace=_path(config, "--eval-skill-creator-workspace"),
         agent=agent,
         agents=agents,
         case_glob=str(case_glob) if case_glob else None,

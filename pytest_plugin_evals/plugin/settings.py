@@ -35,6 +35,7 @@ class EvalSettings:
     output_dir: Path | None = None
     json_path: Path | None = None
     report_path: Path | None = None
+    skill_creator_workspace: Path | None = None
     agent: str = "claude"
     #: ``--eval-agents``: every agent of a session that runs several, ``(label, spec)`` in
     #: order (empty: one agent, ``agent``).

@@ -6,9 +6,9 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from pathlib import Path
+from pathlib import Path, PurePath
+from typing import Protocol
 
-from pytest_plugin_evals.model import Case
 from pytest_plugin_evals.util.capture import MAX_KEPT_FILE as _MAX_KEPT_FILE
 
 META = "meta.json"
@@ -40,13 +40,29 @@ def unique_slug(text: str) -> str:
     return f"{slug(text)}-{short_hash(text)}"
 
 
-def case_key(case: Case) -> str:
+class Placed(Protocol):
+    """What places a case in a results folder: a :class:`~pytest_plugin_evals.model.Case`, or
+    the controller's ``CaseInfo`` of it (its paths as strings)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def path(self) -> PurePath | str: ...
+    @property
+    def dir(self) -> PurePath | str: ...
+    @property
+    def suite_root(self) -> PurePath | str: ...
+
+
+def case_key(case: Placed) -> str:
     """The case's folder name in a results folder: stable (the same case gets the same folder
     in every session) and unique within its suite (a readable slug of its folder, or of its
     suite file and name, and a short hash of its path and name). ``a b``, ``a-b`` and ``a?b``
     get three folders; ``été`` stays readable."""
     own_folder = case.source in ("prose", "case_yaml", "mixed")
-    where = case.dir if own_folder else case.path
+    where = Path(case.dir if own_folder else case.path)
     try:
         rel = where.relative_to(case.suite_root).as_posix()
     except ValueError:
@@ -55,7 +71,7 @@ def case_key(case: Case) -> str:
     return f"{readable}-{short_hash(f'{rel}::{case.name}')}"
 
 
-def run_folder(runs_dir: Path, case: Case, arm: str, run: int, agent: str | None = None) -> Path:
+def run_folder(runs_dir: Path, case: Placed, arm: str, run: int, agent: str | None = None) -> Path:
     """A run's folder: ``<case key>/<arm>-<run>``, or ``<case key>/<agent>-<arm>-<run>`` in a
     session of several agents (``--eval-agents``)."""
     name = f"{arm}-{run}" if agent is None else f"{agent}-{arm}-{run}"

@@ -76,6 +76,7 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
             "plugin.selection",
             "plugin.session",
             "plugin.sharding",
+            "plugin.skill_creator",
             "plugin.unselected",
             "plugin.writers",
             "plugin.xdist",

@@ -24,7 +24,7 @@ NOT_RUN_OPTIONS = frozenset(
         "threshold", "threshold_given", "trigger_threshold", "reducer", "case_reducers",
         "margin", "verdict_gate", "compare", "fail_on_regression",
         # where it writes
-        "output_dir", "json_path", "report_path", "progress_seconds",
+        "output_dir", "json_path", "report_path", "progress_seconds", "skill_creator_workspace",
         # the agents and the judge the fixtures make (their tools granted and denied)
         "agent", "agents", "agent_bins", "allow_tools", "disallow_tools", "judge_given",
         # the session's limits on runs as a whole, and reuse of earlier runs
