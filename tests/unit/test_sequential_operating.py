@@ -100,3 +100,18 @@ def test_a_top_up_is_another_look() -> None:
             for n in (3, 6)
         )
     assert abs(wrong / 4000 - exact) < 0.015
+
+
+def test_the_top_up_line_gives_the_worse_of_shared_and_independent_looks() -> None:
+    """3 → 6: 7.9% when both looks share every run (at pass rates 0.1 … 0.9), 8.9% when they
+    share none: 1 − (1 − 3.1%)(1 − 6.0%) at the worst pass rate; the line says the larger."""
+    shared = max(operating.looks_false_call((3, 6), i / 10) for i in range(1, 10))
+    apart = max(
+        1
+        - (1 - operating.fixed(3, i / 10, i / 10).false_call)
+        * (1 - operating.fixed(6, i / 10, i / 10).false_call)
+        for i in range(1, 10)
+    )
+    assert apart > shared > 0.05
+    line = operating.top_up_warning(3, 6, 2)
+    assert f"up to {apart:.1%}" in line and line.startswith("top-up: 2 case(s) went from 3")
