@@ -138,6 +138,21 @@ def single_arm(n: int) -> dict[str, float]:
     return {"worst": float(cov[k]), "worst_at": float(grid[k]), "at_0.99": at99}
 
 
+def single_arm_partial(n: int, step: float = 0.05) -> dict[str, float]:
+    """Wilson's coverage of an arm's mean score for runs scoring 0, ½ or 1 (the sum of the
+    scores as the successes): worst over a grid of the runs' chances, and worst where runs
+    score ½ at least half the time."""
+    lo, hi = wilson(np.arange(2 * n + 1, dtype=float) / 2, n)
+    worst = {"all": 1.0, "partial": 1.0}
+    for c in simplex(step):
+        mu = c[1] / 2 + c[2]
+        cov = float((sums(n, c) * ((lo <= mu + 1e-12) & (hi >= mu - 1e-12))).sum())
+        worst["all"] = min(worst["all"], cov)
+        if c[1] >= 0.5 - 1e-9:
+            worst["partial"] = min(worst["partial"], cov)
+    return worst
+
+
 def p_values(n: int, p: float) -> list[tuple[float, float]]:
     """A no-effect case's p-value (of its verdict's claim, or the nearest claim) and its
     chance, for each count pair (its verdict counts as a call only when better or worse)."""
@@ -190,7 +205,8 @@ def main() -> None:
     found = {
         "pass_fail": {n: pass_fail(n) for n in RUNS},
         "partial": {n: partial(n) for n in RUNS},
-        "single_arm": {n: single_arm(n) for n in (10, 20, 50)},
+        "single_arm": {n: single_arm(n) for n in (3, 5, 10, 20, 50)},
+        "single_arm_partial": {n: single_arm_partial(n) for n in RUNS},
         "family_30_cases": {n: family_any_call(n, 0.5, 30) for n in (5, 10)},
         "top_up": {
             "3,6": top_up((3, 6)),
