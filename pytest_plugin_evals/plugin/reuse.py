@@ -48,6 +48,7 @@ from pytest_plugin_evals.reuse import (
     write_stamp,
 )
 from pytest_plugin_evals.runner import execute_run
+from pytest_plugin_evals.stats.operating import top_up_warning
 from pytest_plugin_evals.util.environment import operator_environment
 from pytest_plugin_evals.util.process import output_of
 from pytest_plugin_evals.util.stampkey import StampKeyError, load_stamp_key
@@ -367,8 +368,6 @@ def top_up_lines(result: SessionResult) -> list[str]:
     """A line per (reused, now) pair of run counts of the cases whose reused runs were topped
     up: reading a verdict again after more runs is another look (stats.operating says what it
     does to the error rate)."""
-    from pytest_plugin_evals.stats.operating import top_up_warning
-
     pairs: Counter[tuple[int, int]] = Counter()
     for case in result.cases:
         for arm in REUSABLE_ARMS:
