@@ -186,8 +186,9 @@ def futile(cs: ConfidenceSequence, margin: float, alpha: float = 1 - LEVEL) -> b
     :data:`FUTILITY_FROM` of the budget on and before the last, its conditional power under
     the current trend (its arms' means staying where they are) is below
     :data:`FUTILITY_POWER` at the level ``alpha`` it needs — and, when its arms tie, it would
-    be with one more pass in either arm too (a tie is never futile by itself). It stops a
-    case early, never changes a verdict."""
+    be with either arm one run ahead too (one more pass in it, or at the ceiling one fewer in
+    the other): a tie is never futile by itself. It stops a case early, never changes a
+    verdict."""
     if cs.looked == 0 or cs.n >= cs.most or cs.n < FUTILITY_FROM * cs.most:
         return False
     a, b = cs.with_sum, cs.without_sum
