@@ -8,8 +8,9 @@ whatever is decided meanwhile, so every difference is paired. After each complet
 case's confidence sequence (:mod:`pytest_plugin_evals.stats.sequential`) takes the difference and
 the stopping rule is applied, with the session's false discovery rate control across all
 cases (a case counts as decided only when its verdict survives Benjamini–Hochberg over every
-case's current anytime p-value, cases not yet measured counting as p = 1): both only ever
-tighten, so a case that stopped as decided keeps that verdict in the document.
+case's current p-value, cases not yet measured counting as p = 1). A running case's p-value
+can rise as well as fall from look to look, so a case that stopped as decided keeps its
+verdict in the document unless a case that helped it pass ended with a larger p-value.
 """
 
 from __future__ import annotations

@@ -70,6 +70,7 @@ SLOW_TESTS = frozenset(
     (
         "test_sequential_runs.py::test_a_cmd_agent_runs_ahead_up_to_the_next_look",
         "test_sequential_runs.py::test_the_least_certain_case_runs_first_under_xdist",
+        "test_sequential_operating.py::test_the_enumeration_is_what_the_controller_does",
         "test_formats.py::test_four_workers_give_the_same_document",
         "test_hostile_output.py::test_a_flood_of_output_is_cut_and_the_controller_stays_small",
         "test_verdict_sessions.py::test_three_way_verdicts_in_the_json_and_the_terminal_and_the_gate",

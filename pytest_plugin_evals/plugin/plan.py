@@ -101,7 +101,40 @@ class PlanHooks:
         ]
         earlier = [d for d in deltas if d is not None]
         suite = plan_suite(plans, earlier, effect)
-        return self._lines(plans, suite, source, effect)
+        return self._lines(plans, suite, source, effect) + self._design_lines(plans)
+
+    def _design_lines(self, plans: list[Any]) -> list[str]:
+        """What the session's design can decide at all, and its operating characteristics."""
+        from pytest_plugin_evals.stats import decisions, planning
+
+        two_arm = [p for p in plans if p.arms == 2]
+        if not two_arm:
+            return []
+        auto = self.settings.runs_auto
+        runs = auto if auto is not None else min(p.runs_now for p in two_arm)
+        design = f"{'auto' if auto is not None else 'fixed'}:{runs}"
+        lines = [
+            "operating characteristics (pass/fail runs, one case, computed exactly): the "
+            "chance of the correct verdict and the expected runs per arm"
+        ]
+        lines += planning.operating_lines(design)
+        if design not in planning.OPERATING:
+            lines.append(
+                f"({design}, the fewest runs of a case, is not in the table: "
+                "bench/bench_operating_characteristics.py computes any design)"
+            )
+        smallest = planning.clearest_p(runs, auto=auto is not None)
+        why = planning.cannot_decide(runs, len(two_arm), smallest, decisions.FDR)
+        if why is not None:
+            lines.append(f"cannot decide: {why}")
+        margin = self.settings.margin
+        fewest = planning.equivalent_from(margin)
+        if fewest is None or runs < fewest:
+            lines.append(
+                f"cannot decide: no case can be called equivalent within ±{margin:g} with fewer "
+                f"than {fewest or decisions.MOST_RUNS} runs per arm"
+            )
+        return lines
 
     def _lines(self, plans: list[Any], suite: Any, source: str, effect: float) -> list[str]:
         from pytest_plugin_evals.stats import DEFAULT_COST_USD, DEFAULT_SECONDS, WORST_VARIANCE

@@ -48,6 +48,7 @@ from pytest_plugin_evals.reuse import (
     write_stamp,
 )
 from pytest_plugin_evals.runner import execute_run
+from pytest_plugin_evals.stats.operating import top_up_warning
 from pytest_plugin_evals.util.environment import operator_environment
 from pytest_plugin_evals.util.process import output_of
 from pytest_plugin_evals.util.stampkey import StampKeyError, load_stamp_key
@@ -347,6 +348,7 @@ def reuse_lines(
             f"--eval-reuse last: no earlier results folder with reusable runs under "
             f"{suite_root / 'results'} — every run was made"
         )
+    lines.extend(top_up_lines(result))
     notes = Counter(
         n.removeprefix(f"{NOT_REUSED}: ") for r in runs for n in r.notes if n.startswith(NOT_REUSED)
     )
@@ -360,3 +362,18 @@ def reuse_lines(
             "notes in the JSON document say why)"
         )
     return lines
+
+
+def top_up_lines(result: SessionResult) -> list[str]:
+    """A line per (reused, now) pair of run counts of the cases whose reused runs were topped
+    up: reading a verdict again after more runs is another look (stats.operating says what it
+    does to the error rate)."""
+    pairs: Counter[tuple[int, int]] = Counter()
+    for case in result.cases:
+        for arm in REUSABLE_ARMS:
+            of_arm = [r.result for r in case.runs if r.result.arm == arm]
+            reused = sum(1 for r in of_arm if r.reused_from is not None)
+            if 0 < reused < len(of_arm):
+                pairs[(reused, len(of_arm))] += 1
+                break
+    return [f"--eval-reuse: {top_up_warning(b, n, k)}" for (b, n), k in sorted(pairs.items())]

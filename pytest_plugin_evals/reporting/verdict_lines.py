@@ -6,7 +6,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pytest_plugin_evals.stats import FDR, MOST_RUNS, VERDICTS, Decision, describe
+from pytest_plugin_evals.stats import (
+    FDR,
+    MOST_RUNS,
+    VERDICTS,
+    Decision,
+    describe,
+    new_case_interval,
+)
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.reporting.compare import Comparison
@@ -72,6 +79,14 @@ def verdict_lines(result: SessionResult) -> list[str]:
     family = family_line(decided, "cases")
     if family:
         lines.append(family)
+    new_case = new_case_interval(
+        [c.aggregates.delta for c in result.cases if c.aggregates.delta is not None]
+    )
+    if new_case is not None and not result.agents:
+        lines.append(
+            f"a new case like these: Δ within [{new_case[0]:+.2f}, {new_case[1]:+.2f}] (95% "
+            "prediction interval; the suite mean Δ's interval is of the mean, not of one case)"
+        )
     agents = [
         f"{a.label} {describe(a.mean_delta_decision, 'run(s) per arm', 'add cases')}"
         for a in result.agents

@@ -7,7 +7,9 @@ where):
   control (Benjamini–Hochberg);
 * :mod:`.sequential`: ``--eval-runs auto``'s group-sequential design (looks, boundary,
   futility, the stopping rule);
-* :mod:`.planning`: ``--eval-plan``'s runs and cases needed to detect a Δ.
+* :mod:`.planning`: ``--eval-plan``'s runs and cases needed to detect a Δ, its table of
+  operating characteristics, what a design cannot decide;
+* :mod:`.operating`: a design's exact operating characteristics for pass/fail runs.
 
 The names below are the ones other rooms use; the modules import one another by their own
 names, never through this package.
@@ -32,6 +34,7 @@ from pytest_plugin_evals.stats.intervals import (
     f1_interval,
     mean_delta_interval,
     mover,
+    new_case_interval,
     paired_phi,
     percentile,
     runs_for_width,
@@ -80,6 +83,7 @@ __all__ = [
     "f1_interval",
     "mean_delta_interval",
     "mover",
+    "new_case_interval",
     "paired_differences",
     "paired_phi",
     "percentile",

@@ -260,6 +260,19 @@ def mean_delta_interval(
     return _round(_clip((centre - below, centre + above), -1.0, 1.0))
 
 
+def new_case_interval(deltas: Sequence[float], z: float = Z95) -> Interval | None:
+    """The prediction interval of one new case's Δ, drawn like these: ``Δ̄ ± t · s · √(1 + 1/C)``
+    (``s`` the standard deviation of the cases' Δ, ``t`` on ``C − 1`` degrees of freedom at
+    the level of ``z``); clipped to ``[-1, 1]``. None with fewer than two cases."""
+    count = len(deltas)
+    if count < 2:
+        return None
+    centre, var = _mean_var(deltas)
+    level = math.erfc(z / math.sqrt(2.0))
+    half = t_quantile(1.0 - level / 2.0, count - 1) * math.sqrt(var * (1 + 1 / count))
+    return _round(_clip((centre - half, centre + half), -1.0, 1.0))
+
+
 def p_value(
     claim: Callable[[Interval], bool], interval_at: Callable[[float], Interval | None]
 ) -> float:

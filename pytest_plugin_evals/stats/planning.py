@@ -25,7 +25,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_plugin_evals.stats.intervals import normal_quantile
+from pytest_plugin_evals.stats.decisions import DEFAULT_MARGIN, decide_difference
+from pytest_plugin_evals.stats.intervals import newcombe, normal_quantile
+from pytest_plugin_evals.stats.sequential import decide, sequence_of
 
 #: ``--eval-min-effect``'s default: the Δ the plan is made to detect.
 DEFAULT_MIN_EFFECT = 0.2
@@ -152,3 +154,79 @@ def plan_suite(
         cases = z**2 * (tau2 + sigma2 / runs) / effect**2
         needed.append((runs, max(2, math.ceil(cases)) if math.isfinite(cases) else None))
     return SuitePlan(count, runs_now, tau2, tau_measured, now, tuple(needed))
+
+
+# -- what a design can decide -----------------------------------------------------------------
+
+#: The operating characteristics ``bench/bench_operating_characteristics.py --table`` computed
+#: exactly for pass/fail runs (one case, no other discoveries): for each design, at a true Δ
+#: of each of :data:`OC_EFFECTS`, the chance of the correct verdict (``better`` for Δ > 0;
+#: not ``better`` or ``worse`` for Δ = 0), averaged over base pass rates 0.1, 0.3 … 0.9, and
+#: the expected runs per arm. tests/unit/test_sequential_operating.py recomputes them.
+OC_EFFECTS = (0.0, 0.1, 0.2, 0.4)
+OPERATING: dict[str, tuple[tuple[float, float], ...]] = {
+    "fixed:3": ((0.986, 3.0), (0.014, 3.0), (0.031, 3.0), (0.100, 3.0)),
+    "fixed:5": ((0.961, 5.0), (0.043, 5.0), (0.101, 5.0), (0.290, 5.0)),
+    "fixed:10": ((0.973, 10.0), (0.044, 10.0), (0.134, 10.0), (0.454, 10.0)),
+    "fixed:20": ((0.964, 20.0), (0.089, 20.0), (0.293, 20.0), (0.796, 20.0)),
+    "auto:10": ((0.988, 3.6), (0.020, 3.7), (0.063, 4.1), (0.252, 5.4)),
+    "auto:20": ((0.983, 7.9), (0.044, 8.4), (0.163, 10.3), (0.575, 13.7)),
+    "auto:50": ((0.991, 15.8), (0.098, 20.6), (0.275, 24.8), (0.791, 31.5)),
+}
+
+
+def operating_lines(design: str) -> list[str]:
+    """The table's rows for ``design`` (``fixed:3``, ``auto:20``), and fixed 10's and
+    ``auto:20``'s to compare."""
+    shown = [d for d in dict.fromkeys((design, "fixed:10", "auto:20")) if d in OPERATING]
+    head = "".join(f"{f'TRUE Δ {e:.1f}':<16}" for e in OC_EFFECTS)
+    lines = [f"{'DESIGN':10}{head}".rstrip()]
+    for d in shown:
+        cells = "".join(f"{f'{c:.1%} ({r:.1f})':<16}" for c, r in OPERATING[d])
+        lines.append(f"{d:10}{cells}".rstrip())
+    return lines
+
+
+def equivalent_from(margin: float, most: int = 500) -> int | None:
+    """The fewest runs per arm at which any case can be called ``equivalent`` within
+    ``±margin``: the narrowest interval those runs allow (every run of both arms passing)
+    lies inside it. None: not within ``most``."""
+    for n in range(1, most + 1):
+        found = newcombe(n, n, n, n)
+        if found is not None and -margin <= found[0] and found[1] <= margin:
+            return n
+    return None
+
+
+def lone_limit(smallest_p: float, q: float) -> int:
+    """The most cases among which a single case, however clear, can still be called: its
+    p-value must pass Benjamini–Hochberg's first rank, ``q / cases``."""
+    return math.floor(q / smallest_p + 1e-9) if smallest_p > 0 else 0
+
+
+def cannot_decide(runs: int, cases: int, smallest_p: float, q: float) -> str | None:
+    """Why a design cannot call a case better (or worse) on its own before a session runs
+    (None when it can): ``smallest_p`` is the p-value of the clearest result ``runs`` runs
+    per arm allow (every run of one arm passing, every run of the other failing)."""
+    if smallest_p > 0.05:
+        return f"with {runs} run(s) per arm no case can be called better or worse at all"
+    limit = lone_limit(smallest_p, q)
+    if cases <= limit:
+        return None
+    together = math.ceil(cases * smallest_p / q - 1e-9)
+    return (
+        f"with {runs} run(s) per arm and {cases} cases (more than {limit}), no case can be "
+        f"called better or worse alone: even its clearest result (p {smallest_p:.4f}) is "
+        f"called only with at least {together} cases as clear"
+    )
+
+
+def clearest_p(runs: int, auto: bool = False) -> float:
+    """The p-value of the clearest result ``runs`` runs per arm allow (every run of one arm
+    passing, every run of the other failing), at a fixed design's interval, or under
+    ``auto`` at the last look of ``auto:runs``; 1 when even that is not decided."""
+    if auto:
+        found = decide(sequence_of([(1.0, 0.0)] * runs, runs), DEFAULT_MARGIN)
+    else:
+        found = decide_difference([1.0] * runs, [0.0] * runs, DEFAULT_MARGIN)
+    return found.p_value if found is not None and found.decided else 1.0

@@ -366,6 +366,10 @@ def test_sequential_runs_count_reused_runs_and_top_them_up(sessions: Sessions) -
     }
     assert reused == {"alpha": [1, 2, 3], "beta": [1, 2]}
     second.stdout.fnmatch_lines(["*stopped after 2 runs as inconclusive*(futility)"])
+    # alpha's 3 reused rounds were read by the first session and again now: another look
+    second.stdout.fnmatch_lines(
+        ["--eval-reuse: top-up: 1 case(s) went from 3 reused run(s) per arm to 8; *, not 5%*"]
+    )
     assert second.ret == 0
 
 

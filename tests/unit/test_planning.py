@@ -48,3 +48,40 @@ def test_more_cases_help_more_than_more_runs() -> None:
     assert spread.tau_measured and spread.tau2 > 0
     spread_20, needed_20 = dict(spread.cases_needed)[20], needed[20]
     assert spread_20 is not None and needed_20 is not None and spread_20 > needed_20
+
+
+def test_what_three_runs_cannot_decide() -> None:
+    """3 of 3 against 0 of 3: Newcombe's low end reaches 0 where Wilson's low end of 3 of 3 is
+    1 − 1/√2, i.e. at z² = 3 (1/(1 − 1/√2) − 1); its p-value passes Benjamini–Hochberg's
+    first rank 0.05 / cases for 7 cases, not 8."""
+    from scipy.stats import norm
+
+    from pytest_plugin_evals.stats.planning import cannot_decide, clearest_p, lone_limit
+
+    z = math.sqrt(3 * (1 / (1 - 1 / math.sqrt(2)) - 1))
+    expected = 2 * norm.sf(z)
+    assert clearest_p(3) == pytest.approx(expected, rel=1e-6)
+    assert lone_limit(clearest_p(3), 0.05) == 7
+    assert cannot_decide(3, 7, clearest_p(3), 0.05) is None
+    why = cannot_decide(3, 8, clearest_p(3), 0.05)
+    assert why is not None and "with at least 2 cases as clear" in why
+    assert "at all" in (cannot_decide(1, 2, clearest_p(1), 0.05) or "")
+    assert cannot_decide(5, 97, clearest_p(5), 0.05) is None
+
+
+def test_equivalence_needs_35_runs_at_the_default_margin() -> None:
+    from pytest_plugin_evals.stats.intervals import newcombe
+    from pytest_plugin_evals.stats.planning import equivalent_from
+
+    assert equivalent_from(0.1) == 35
+    high = newcombe(34, 34, 34, 34)
+    assert high is not None and high[1] > 0.1  # 34 of 34 in both arms is still too wide
+
+
+def test_the_plan_table_shows_the_design_beside_fixed_ten() -> None:
+    from pytest_plugin_evals.stats.planning import OPERATING, operating_lines
+
+    lines = operating_lines("fixed:3")
+    assert [line.split()[0] for line in lines] == ["DESIGN", "fixed:3", "fixed:10", "auto:20"]
+    correct, runs = OPERATING["auto:20"][3]
+    assert f"{correct:.1%} ({runs:.1f})" in lines[3]

@@ -113,14 +113,17 @@ def test_a_clear_case_stops_decided_and_says_so() -> None:
     assert interval is not None and interval[0] > 0
 
 
-def test_a_coin_flip_stops_for_futility() -> None:
+def test_a_coin_flip_stops_for_futility_once_a_tie_is_evidence() -> None:
+    """Arms that take turns passing tie at every even round: at round 2 (before 15% of the
+    budget) and round 3 (a one-run lead would still be promising) the case runs on; at round
+    6 a tie is futile, since a lead of one run either way would not be decided at 20."""
     rounds = Rounds([("c", 20)], margin=0.1)
-    for r, (a, b) in enumerate([(1.0, 0.0), (0.0, 1.0)], start=1):
-        rounds.ask("c", r)
-        rounds.report("c", True, r, a)
-        rounds.report("c", False, r, b)
-    reason = rounds.ask("c", 3)
-    assert reason is not None and reason.startswith("stopped after 2 runs as inconclusive")
+    for r in range(1, 7):
+        assert rounds.ask("c", r) is None, r
+        rounds.report("c", True, r, float(r % 2))
+        rounds.report("c", False, r, float(1 - r % 2))
+    reason = rounds.ask("c", 7)
+    assert reason is not None and reason.startswith("stopped after 6 runs as inconclusive")
     assert "(futility)" in reason
 
 

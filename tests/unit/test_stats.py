@@ -203,3 +203,24 @@ def test_runs_for_width_of_partial_scores_keeps_the_means() -> None:
 
     assert span(n) <= 0.5 + 1e-9 and (n == 3 or span(n - 1) > 0.5)
     assert stats.runs_for_width([1.0, 0.0], [0.0, 1.0], 0.01) is None  # not even 50 would
+
+
+def test_the_new_case_interval_is_a_t_prediction_interval() -> None:
+    """A new case's Δ, drawn like these: mean ± t(C − 1) · s · √(1 + 1/C), from scipy; it is
+    wider than the mean's own interval, and covers about 95% of new draws (simulated)."""
+    deltas = [0.1, 0.3, 0.5, 0.2, -0.1, 0.25]
+    m, s = float(np.mean(deltas)), float(np.std(deltas, ddof=1))
+    half = scipy_stats.t.ppf(0.975, len(deltas) - 1) * s * math.sqrt(1 + 1 / len(deltas))
+    assert stats.new_case_interval(deltas) == pytest.approx((m - half, m + half), abs=1e-9)
+    mean = stats.mean_delta_interval(deltas)
+    new = stats.new_case_interval(deltas)
+    assert mean is not None and new is not None and new[0] < mean[0] and new[1] > mean[1]
+    assert stats.new_case_interval([0.2]) is None
+    rng = np.random.default_rng(5)
+    hits = 0
+    for _ in range(2000):
+        draws = rng.normal(0.1, 0.2, size=7)
+        found = stats.new_case_interval(list(draws[:6]))
+        assert found is not None
+        hits += found[0] <= draws[6] <= found[1]
+    assert abs(hits / 2000 - 0.95) < 0.015
