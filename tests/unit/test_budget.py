@@ -3,6 +3,7 @@ rate-limit pause, the run slots, and the channel a worker reaches it over."""
 
 from __future__ import annotations
 
+import math
 import queue
 import threading
 from typing import Any
@@ -180,6 +181,15 @@ def test_a_worker_whose_channel_closed_refuses_every_run_at_once() -> None:
             call()
     with pytest.raises(BudgetGone, match="no channel to the controller"):
         RemoteBudget(None).refused()
+
+
+def test_the_spend_is_the_exact_sum_whatever_order_the_runs_settled_in() -> None:
+    amounts = [0.1 * (i % 7) + 0.0056 for i in range(400)] + [0.0028 * i for i in range(400)]
+    forward, backward = Budget(), Budget()
+    for n, usd in enumerate(amounts):
+        forward.settle(f"a/{n}", usd)
+        backward.settle(f"b/{n}", amounts[-1 - n])
+    assert forward.spent() == backward.spent() == math.fsum(amounts)
 
 
 def test_a_budget_shared_by_threads_counts_every_settled_run() -> None:
