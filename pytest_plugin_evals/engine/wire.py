@@ -98,6 +98,9 @@ class RemoteBudget:
                     got = self.channel.receive(timeout=ANSWER_SECONDS)
                 except Exception as exc:  # noqa: BLE001 - closed, timed out, execnet's RemoteError
                     self.gone = f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
+                except BaseException:  # Ctrl-C while asking: a late answer would be misread
+                    self.gone = "interrupted while asking"
+                    raise
                 else:
                     if not (isinstance(got, list) and got[:1] == ["error"]):
                         return got
