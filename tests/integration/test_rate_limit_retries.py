@@ -10,9 +10,11 @@ import json
 import os
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -150,9 +152,51 @@ def pytest_configure_node(node):
 """
 
 
+@pytest.fixture
+def socket_workers(tmp_path: Path) -> Iterator[list[str]]:
+    """Three execnet socket servers on loopback, each in a folder of its own (as on other
+    hosts): the ``--tx`` options of a worker on each."""
+    import execnet
+
+    server = Path(execnet.__file__).parent / "script" / "socketserver.py"
+    specs, procs = [], []
+    try:
+        for n in range(3):
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = int(probe.getsockname()[1])
+            (tmp_path / f"server-{n}").mkdir()
+            address = f"127.0.0.1:{port}"
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, str(server), address], cwd=tmp_path / f"server-{n}"
+                )
+            )
+            specs += ["--tx", f"socket={address}"]
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    assert time.monotonic() < deadline, "a socket server did not start"
+                    time.sleep(0.2)
+        yield specs
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("gateways", ["popen", "socket"])
 def test_three_workers_on_other_hosts_one_ceiling_no_overspend(
-    pytester: pytest.Pytester, scripted_agent: Any
+    pytester: pytest.Pytester, scripted_agent: Any, request: pytest.FixtureRequest, gateways: str
 ) -> None:
+    if gateways == "socket":  # three socket gateways, each with its own copy of the suite
+        specs = request.getfixturevalue("socket_workers")
+        tx = [*specs, "--rsyncdir", str(pytester.path)]
+    else:
+        tx = ["--tx", "3*popen"]
     files = {}
     for name in "abcdefghi":
         files[f"evals/{name}/prompt.md"] = f"---\nruns: 1\n---\nCase {name}.\n"
@@ -162,7 +206,7 @@ def test_three_workers_on_other_hosts_one_ceiling_no_overspend(
     usage = {"input_tokens": 10, "output_tokens": 1, "cost_usd": 1.0}
     agent = scripted_agent([{"match": "Case", "reply": "ok", "sleep": 0.5, "usage": usage}])
     result = pytester.runpytest(
-        "evals", "--tx", "3*popen", "--dist", "load", "-p", "no:cacheprovider",
+        str(pytester.path / "evals"), *tx, "--dist", "load", "-p", "no:cacheprovider",
         "--eval-agent", agent, "--eval-max-cost-usd", "3", "--eval-json", "out.json", "-rs",
     )  # fmt: skip
     assert sorted(p.name for p in pytester.path.glob("host-*")) == [
