@@ -20,7 +20,6 @@ import pytest
 
 from pytest_plugin_evals.plugin.keys import (
     AHEAD_ATTRIBUTE,
-    ledger_key,
     made_ahead_key,
     next_item_key,
     outcome_key,
@@ -31,12 +30,11 @@ from pytest_plugin_evals.plugin.keys import (
     stamp_key,
     stop_key,
 )
-from pytest_plugin_evals.plugin.ledger import SpendLedger, StopSign
+from pytest_plugin_evals.plugin.ledger import StopSign
 from pytest_plugin_evals.plugin.loaded import eval_item_class
 from pytest_plugin_evals.plugin.options import add_options, read_settings
 from pytest_plugin_evals.plugin.picks import case_picks_key
 from pytest_plugin_evals.plugin.reported import record_of
-from pytest_plugin_evals.plugin.settings import EvalSettings
 from pytest_plugin_evals.util.inert import is_inert
 from pytest_plugin_evals.util.tempdirs import mark_owner
 from pytest_plugin_evals.util.timestamps import folder_stamp
@@ -74,7 +72,7 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         config.stash[stamp_key] = folder_stamp()
         shared = None
-    _share(config, settings, Path(shared) if shared else None)
+    _share(config, Path(shared) if shared else None)
     if settings.baseline_plugin is not None:
         from pytest_plugin_evals.plugin.baseline import BaselineHooks
 
@@ -151,16 +149,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(config.stash[shared_key], ignore_errors=True)
 
 
-def _share(config: pytest.Config, settings: EvalSettings, folder: Path | None) -> None:
-    """The files every process of the session shares: the spend ledger (under a cost ceiling)
-    and the stop sign, in a private folder the controller makes (removed at its end)."""
+def _share(config: pytest.Config, folder: Path | None) -> None:
+    """The files every process of the session shares (the stop sign, what the runs chose), in
+    a private folder the controller makes (removed at its end)."""
     if folder is None:
         folder = Path(tempfile.mkdtemp(prefix="plugin-evals-"))
         mark_owner(folder)  # a later session removes it if this one is killed
     config.stash[shared_key] = folder
     config.stash[stop_key] = StopSign(folder / "stop.txt")
-    if settings.max_cost_usd is not None:
-        config.stash[ledger_key] = SpendLedger(folder / "spent.txt")
 
 
 # -- collection -------------------------------------------------------------------------------

@@ -18,9 +18,10 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.agents import Agent
+    from pytest_plugin_evals.engine.budget import Budget
     from pytest_plugin_evals.graders.assertions import SoftChecks
     from pytest_plugin_evals.judges import Judge
-    from pytest_plugin_evals.plugin.ledger import SpendLedger, StopSign
+    from pytest_plugin_evals.plugin.ledger import StopSign
     from pytest_plugin_evals.plugin.settings import EvalSettings
     from pytest_plugin_evals.reporting.result import SessionResult
     from pytest_plugin_evals.runner import RunOutcome
@@ -47,8 +48,11 @@ settings_key: pytest.StashKey[EvalSettings] = pytest.StashKey()
 stamp_key: pytest.StashKey[str] = pytest.StashKey()
 #: config: the folder the session's processes share (made when first written to).
 shared_key: pytest.StashKey[Path] = pytest.StashKey()
-#: config: the session's spend ledger (under a cost ceiling), in the shared folder.
-ledger_key: pytest.StashKey[SpendLedger] = pytest.StashKey()
+#: config (the controller, or the one process at ``-n 0``): the session's one budget (cost
+#: ceiling, rate-limit pause, run slots); a worker reaches it over the channel ``workerinput``
+#: carries under :data:`BUDGET_CHANNEL`.
+budget_key: pytest.StashKey[Budget] = pytest.StashKey()
+BUDGET_CHANNEL = "eval_budget"
 #: config: the sign that stops runs from starting (a rejected credential), in the shared folder.
 stop_key: pytest.StashKey[StopSign] = pytest.StashKey()
 #: config: the (name, dir) of each eval item's case deselected so far in this process.

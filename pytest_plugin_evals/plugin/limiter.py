@@ -1,37 +1,38 @@
-"""Rate limits waited out together, and a cap on the runs in flight: files in the session's
-shared folder (see :mod:`.ledger`), so every process of a session (xdist workers too) agrees.
+"""A process's side of the session's budget (:class:`~pytest_plugin_evals.engine.budget.
+Budget`, held by the controller: reached as it is at ``-n 0``, else over the channel of
+:mod:`pytest_plugin_evals.engine.wire`, so every worker on every host agrees):
 
-- :class:`SharedPause`: after the provider refused a run (a 429 rate limit, a 529 overload),
-  no process of the session starts a run before the pause ends. The pause is a "not before"
-  time in one file, only ever moved later, under an exclusive lock; the file also keeps how
-  long the session was paused in all (the union of the pauses, in wall-clock seconds).
-- :class:`RunSlots`: at most N runs in flight in the session (``--eval-max-concurrency``),
-  whatever ``-n`` and ``--eval-run-ahead`` start: N slot files, each held by one run under
-  ``flock`` (released when the run ends, or its process dies).
+- the cost ceiling: a run reserves its expected cost before it starts, and settles what it
+  spent when it ends (:meth:`RateLimits.reserved`);
+- the shared pause: after the provider refused a run (a 429 rate limit, a 529 overload), no
+  process starts a run before the pause ends, and the run is made again after it
+  (:meth:`RateLimits.make`);
+- the run slots: at most N runs in flight in the session (``--eval-max-concurrency``);
 - :func:`backoff_seconds`: how long to wait before the next attempt when the provider did not
   say (exponential, with jitter, capped).
 
-Every wait ends early when the ``stopping`` event is set (the session is ending), and in the
-main thread Ctrl-C and SIGTERM interrupt it.
+The budget never waits: this process asks again every :data:`POLL` seconds. Every wait ends
+early when the ``stopping`` event is set (the session is ending), and in the main thread
+Ctrl-C and SIGTERM interrupt it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import math
+import itertools
 import random
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_plugin_evals.plugin.keys import shared_key
+from pytest_plugin_evals.engine.budget import Budget, Granted, Refused
+from pytest_plugin_evals.engine.wire import BudgetGone, Reachable, RemoteBudget
+from pytest_plugin_evals.plugin.keys import BUDGET_CHANNEL, budget_key
 from pytest_plugin_evals.plugin.settings import EvalSettings
-from pytest_plugin_evals.util import locks
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.runner import RunOutcome
@@ -39,12 +40,9 @@ if TYPE_CHECKING:
 #: The infrastructure errors worth waiting out: the provider said "not now".
 RETRIED_KINDS = frozenset({"rate_limit", "overloaded"})
 
-#: The file of the shared pause, and the prefix of the slot files, in the shared folder.
-PAUSE_FILE = "rate-limit.txt"
-SLOT_PREFIX = "run-slot-"
-
-#: How often a process waiting out a pause looks at the session's stop sign (seconds).
-HALT_POLL = 0.25
+#: How often a process waiting (for the pause, a slot, room under the ceiling) asks again,
+#: and looks at the session's stop sign (seconds).
+POLL = 0.1
 
 #: The first backoff (seconds), and the most any backoff grows to.
 BACKOFF_BASE = 1.0
@@ -66,154 +64,114 @@ def backoff_seconds(
     return ceiling / 2 + random_fraction() * ceiling / 2
 
 
-class SharedPause:
-    """The session's "not before" time, and how long the session was paused in all."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-
-    @staticmethod
-    def _parse(text: str) -> tuple[float, float]:
-        try:
-            until, total = (float(part) for part in text.split()[:2])
-        except ValueError:
-            return 0.0, 0.0  # not written yet (or torn): no pause
-        if not (math.isfinite(until) and math.isfinite(total)):
-            return 0.0, 0.0
-        return until, max(0.0, total)
-
-    def _read(self) -> tuple[float, float]:
-        try:
-            with self.path.open(encoding="utf-8") as fh, locks.held(fh, shared=True):
-                return self._parse(fh.read())
-        except FileNotFoundError:
-            return 0.0, 0.0
-
-    def pause(
-        self, seconds: float, *, now: float | None = None, limit: float | None = None
-    ) -> float | None:
-        """Start no run before ``seconds`` from now (a later end already set stays); returns
-        the end of the pause, or None (and no pause) when the session would then have been
-        paused more than ``limit`` seconds in all."""
-        with self.path.open("a+", encoding="utf-8") as fh, locks.held(fh):
-            fh.seek(0)
-            until, total = self._parse(fh.read())
-            now = time.time() if now is None else now
-            end = now + max(0.0, seconds)
-            # The seconds this pause adds to the time the session is paused (the union).
-            added = max(0.0, end - max(until, now))
-            if limit is not None and added > 0 and total + added > limit:
-                return None
-            total += added
-            until = max(until, end)
-            _rewrite(fh, f"{until!r} {total!r}\n")
-        return until
-
-    def until(self) -> float:
-        """The time (``time.time()``) before which no run starts; 0 when never paused."""
-        return self._read()[0]
-
-    def paused_seconds(self) -> float:
-        """How long the session was paused in all, in wall-clock seconds."""
-        return self._read()[1]
-
-    def wait(self, stopping: threading.Event, halted: Callable[[], bool] = lambda: False) -> float:
-        """Wait until the pause is over (it may be made longer meanwhile, by any process), or
-        ``stopping`` is set, or ``halted()`` says the session is ending (looked at every
-        :data:`HALT_POLL` seconds); returns the seconds waited."""
-        start = time.time()
-        waited = False
-        while not stopping.is_set():
-            left = self.until() - time.time()
-            if left <= 0:
-                break
-            if halted():
-                stopping.set()
-                break
-            waited = True
-            stopping.wait(min(left, HALT_POLL))
-        return max(0.0, time.time() - start) if waited else 0.0
-
-
-def _rewrite(fh: IO[str], text: str) -> None:
-    fh.seek(0)
-    fh.truncate()
-    fh.write(text)
-    fh.flush()
-
-
-class RunSlots:
-    """At most ``count`` runs in flight across the session's processes."""
-
-    #: How often a run waiting for a slot looks again (seconds).
-    POLL = 0.05
-
-    def __init__(self, folder: Path, count: int) -> None:
-        self.folder = Path(folder)
-        self.count = count
-
-    def _try(self, index: int) -> IO[Any] | None:
-        fh = (self.folder / f"{SLOT_PREFIX}{index}").open("a")
-        try:
-            taken = locks.try_exclusive(fh)
-        except OSError:
-            taken = False
-        if not taken:
-            fh.close()
-            return None
-        return fh
-
-    @contextlib.contextmanager
-    def hold(self, stopping: threading.Event) -> Iterator[float]:
-        """Hold a slot for the block; yields the seconds waited for it. When ``stopping`` is
-        set while waiting, the block runs without a slot (the session is ending: its run is
-        stopped at once). Windows has no flock: slots are then not enforced."""
-        if not locks.AVAILABLE:
-            yield 0.0
-            return
-        start = time.monotonic()
-        held: IO[Any] | None = None
-        while held is None and not stopping.is_set():
-            for index in range(self.count):
-                held = self._try(index)
-                if held is not None:
-                    break
-            else:
-                stopping.wait(self.POLL)
-        try:
-            yield time.monotonic() - start
-        finally:
-            if held is not None:
-                with contextlib.suppress(OSError):
-                    locks.release(held)
-                held.close()
-
-
 class SessionEnding(Exception):
     """A run that was waiting to start when the session ended: it is not started."""
 
 
+@dataclasses.dataclass
+class Ticket:
+    """A run's name in the budget; what the ceiling leaves it (None: no ceiling), and what it
+    spent, once it ended (None: it was not made, its reservation is given back)."""
+
+    name: str
+    room: float | None = None
+    spent: float | None = None
+
+
+class NoRoom(Exception):
+    """No run may start: the cost ceiling refused it."""
+
+    def __init__(self, refused: Refused) -> None:
+        super().__init__(refused.reason)
+        self.refused = refused
+
+
 class RateLimits:
-    """A process's side of the session's rate limiting: every run waits for the shared pause
-    (and a slot), and a run the provider refused is made again, up to ``retries`` times,
-    after a pause every process honours."""
+    """A process's side of the session's budget: every run waits for the shared pause (and a
+    slot), and a run the provider refused is made again, up to ``retries`` times, after a
+    pause every process honours; under a cost ceiling (``ceiling``) a run reserves its cost
+    first."""
 
     def __init__(
         self,
-        shared: Path,
+        budget: Reachable,
         retries: int,
+        *,
+        ceiling: bool = False,
         max_concurrency: int | None = None,
         max_wait: float | None = None,
     ) -> None:
+        self.budget = budget
         self.retries = retries
+        self.ceiling = ceiling
+        self.slots = max_concurrency is not None
         #: The most the session is paused in all (``--eval-max-rate-limit-wait``).
         self.max_wait = max_wait
-        self.pause = SharedPause(Path(shared) / PAUSE_FILE)
-        self.slots = RunSlots(Path(shared), max_concurrency) if max_concurrency else None
+        self.tickets = itertools.count(1)
         #: Set when the session ends: every wait ends at once, and no run is made again.
         self.stopping = threading.Event()
         #: Whether another process has ended the session (its stop sign is up).
         self.halted: Callable[[], bool] = lambda: False
+
+    def _until(self, ready: Callable[[], bool]) -> float:
+        """Ask ``ready`` every :data:`POLL` seconds until it says yes or the session ends;
+        returns the seconds waited (0 when it said yes at once)."""
+        start = time.monotonic()
+        if ready():
+            return 0.0
+        while not self.stopping.is_set():
+            if self.halted():
+                self.stopping.set()
+                break
+            self.stopping.wait(POLL)
+            if ready():
+                break
+        return time.monotonic() - start
+
+    @contextlib.contextmanager
+    def reserved(self) -> Iterator[Ticket]:
+        """Under a cost ceiling, the run's expected cost reserved for the block (waited for
+        while runs in flight leave no room, :class:`NoRoom` when the ceiling refuses it);
+        what the block sets as the ticket's ``spent`` is settled at its end."""
+        ticket = Ticket(str(next(self.tickets)))
+        if not self.ceiling:
+            yield ticket
+            return
+        got: list[Granted | Refused | None] = [None]
+
+        def ready() -> bool:
+            got[0] = self.budget.reserve(ticket.name)
+            return got[0] is not None
+
+        self._until(ready)
+        if isinstance(got[0], Refused):
+            raise NoRoom(got[0])
+        if got[0] is None:
+            raise SessionEnding("the session ended before the run could start")
+        ticket.room = got[0].room
+        try:
+            yield ticket
+        finally:
+            with contextlib.suppress(BudgetGone):
+                if ticket.spent is None:
+                    self.budget.release(ticket.name)
+                else:
+                    self.budget.settle(ticket.name, ticket.spent)
+
+    @contextlib.contextmanager
+    def _slot(self) -> Iterator[None]:
+        """One of the session's run slots held for the block (none when the session ends
+        while waiting: its run is stopped at once)."""
+        if not self.slots:
+            yield
+            return
+        ticket = str(next(self.tickets))
+        self._until(lambda: self.budget.take_slot(ticket))
+        try:
+            yield
+        finally:
+            with contextlib.suppress(BudgetGone):
+                self.budget.free_slot(ticket)
 
     @contextlib.contextmanager
     def turn(self) -> Iterator[float]:
@@ -222,9 +180,9 @@ class RateLimits:
         seconds waited for the pause."""
         waited = 0.0
         while True:
-            waited += self.pause.wait(self.stopping, self.halted)
-            with self.slots.hold(self.stopping) if self.slots else contextlib.nullcontext(0.0):
-                if self.stopping.is_set() or self.pause.until() <= time.time():
+            waited += self._until(lambda: self.budget.pause_left() <= 0)
+            with self._slot():
+                if self.stopping.is_set() or self.budget.pause_left() <= 0:
                     yield waited
                     return
 
@@ -274,10 +232,10 @@ class RateLimits:
             if self.stopping.is_set() or not may_retry():
                 break
             refused_at = time.time()
-            if self.pause.pause(delay, now=refused_at, limit=self.max_wait) is None:
+            if self.budget.pause(delay, self.max_wait) is None:
                 notes.append(
                     f"{kind}: the session has waited out rate limits for "
-                    f"{self.pause.paused_seconds():.0f}s in all, and may wait "
+                    f"{self.budget.paused_seconds():.0f}s in all, and may wait "
                     f"{self.max_wait:g}s (--eval-max-rate-limit-wait): not made again"
                 )
                 break
@@ -310,17 +268,34 @@ def _times(count: int) -> str:
     return "once" if count == 1 else f"{count} times"
 
 
+def session_budget(config: pytest.Config, settings: EvalSettings) -> Budget:
+    """The session's one budget, made once by the process that holds it (the controller)."""
+    budget = config.stash.get(budget_key, None)
+    if budget is None:
+        budget = Budget(settings.max_cost_usd, settings.max_concurrency)
+        config.stash[budget_key] = budget
+    return budget
+
+
 def rate_limits(config: pytest.Config, settings: EvalSettings) -> RateLimits:
-    """This process's side of the session's rate limits (its files in the shared folder)."""
+    """This process's side of the session's budget: the budget itself on the controller (and
+    at ``-n 0``), else the channel to it the controller gave this worker."""
+    workerinput = getattr(config, "workerinput", None)
+    budget: Reachable = (
+        session_budget(config, settings)
+        if workerinput is None
+        else RemoteBudget(workerinput.get(BUDGET_CHANNEL))
+    )
     return RateLimits(
-        config.stash[shared_key],
+        budget,
         settings.rate_limit_retries,
-        settings.max_concurrency,
-        settings.max_rate_limit_wait,
+        ceiling=settings.max_cost_usd is not None,
+        max_concurrency=settings.max_concurrency,
+        max_wait=settings.max_rate_limit_wait,
     )
 
 
 def session_wait_seconds(config: pytest.Config) -> float:
-    """How long the session was paused for rate limits in all (wall-clock seconds)."""
-    shared = config.stash.get(shared_key, None)
-    return 0.0 if shared is None else SharedPause(shared / PAUSE_FILE).paused_seconds()
+    """How long the session was paused for rate limits in all (seconds)."""
+    budget = config.stash.get(budget_key, None)
+    return 0.0 if budget is None else budget.paused_seconds()

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import pytest
 
-from pytest_plugin_evals.plugin.keys import AHEAD_ATTRIBUTE, ledger_key
+from pytest_plugin_evals.plugin.keys import AHEAD_ATTRIBUTE, budget_key
 from pytest_plugin_evals.plugin.loaded import eval_item_class, eval_items
 from pytest_plugin_evals.plugin.nodeids import case_group
 from pytest_plugin_evals.plugin.reported import record_of
@@ -367,8 +367,9 @@ class EvalProgress:
         from pytest_plugin_evals.reporting.progress import Progress, Running, eta_seconds
 
         now = time.monotonic()
-        ledger = self.config.stash.get(ledger_key, None)
-        spent = ledger.spent() if ledger is not None else sum(self.costs.values())
+        budget = self.config.stash.get(budget_key, None)
+        ceiling = budget is not None and budget.ceiling is not None
+        spent = budget.spent() if budget is not None and ceiling else sum(self.costs.values())
         elapsed = [now - started for started in self.running.values()]
         total = len(self.evals or ())
         done = len(self.durations)

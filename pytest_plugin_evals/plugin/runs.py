@@ -13,20 +13,19 @@ interruption) is stopped at the end of the session.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import math
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_plugin_evals.engine.budget import Budget
+from pytest_plugin_evals.engine.wire import BudgetGone
 from pytest_plugin_evals.model import STOPPED
 from pytest_plugin_evals.plugin.interrupts import terminate_as_interrupt
 from pytest_plugin_evals.plugin.items import EvalItem
@@ -34,15 +33,13 @@ from pytest_plugin_evals.plugin.keys import (
     agent_key,
     agents_key,
     judge_key,
-    ledger_key,
     positions_key,
     session_tag,
     shared_key,
     stamp_key,
     stop_key,
 )
-from pytest_plugin_evals.plugin.ledger import NoRoom
-from pytest_plugin_evals.plugin.limiter import rate_limits
+from pytest_plugin_evals.plugin.limiter import NoRoom, Ticket, rate_limits
 from pytest_plugin_evals.plugin.settings import EvalSettings, common_suite_root, results_dir
 from pytest_plugin_evals.util.process import IdleMeter, stop_all
 
@@ -218,11 +215,13 @@ class RunMaker:
                 "its scaffold_script is not run without --eval-scaffold (it runs as you, "
                 "outside the sandbox)"
             )
-        ledger = self.config.stash.get(ledger_key, None)
-        if settings.max_cost_usd is not None and ledger is not None:
-            over = self._over_ceiling(*ledger.outlook())
-            if over is not None:
-                return over
+        if settings.max_cost_usd is not None:
+            try:
+                refused = self.limits.budget.refused()
+            except BudgetGone as exc:
+                return Skip(str(exc))
+            if refused is not None:
+                return Skip(refused.reason, refused.kind)
         if settings.runs_auto is not None:  # --eval-runs auto: the controller says
             from pytest_plugin_evals.plugin.rounds import ask
 
@@ -230,28 +229,6 @@ class RunMaker:
             if answer is not None:
                 return Skip(*answer)
         return None
-
-    def _over_ceiling(self, spent: float, flying: int, each: float) -> Skip | None:
-        """Why no run may start under the cost ceiling (:class:`~pytest_plugin_evals.engine.
-        budget.Budget`), given what was spent, the runs in flight and what a run is expected
-        to cost (None: one may)."""
-        refused = Budget(self.settings.max_cost_usd).refusal(spent, flying, each)
-        return None if refused is None else Skip(refused.reason, refused.kind)
-
-    @contextlib.contextmanager
-    def _flight(self) -> Iterator[None]:
-        """The run counted in flight while it goes on; under a cost ceiling it is checked
-        against the ceiling and counted in one step (:class:`NotStarted` when there is no
-        room left)."""
-        ledger = self.config.stash.get(ledger_key, None)
-        refuse = self._over_ceiling if self.settings.max_cost_usd is not None else None
-        with contextlib.ExitStack() as stack:
-            if ledger is not None:
-                try:
-                    stack.enter_context(ledger.flying(refuse))
-                except NoRoom as exc:
-                    raise NotStarted(cast(Skip, exc.reason)) from None
-            yield
 
     def options(self, item: EvalItem, judge: Judge | None) -> RunOptions:
         """The item's run options: the session's, with its runs folder, judge and token."""
@@ -263,49 +240,56 @@ class RunMaker:
         )
 
     def make(self, item: EvalItem, agent: Agent, judge: Judge | None) -> RunOutcome:
-        """Make the item's run (the checks of :meth:`skip` passed): when the session's rate
-        limits let it start, and again while the provider refuses it (see :mod:`.limiter`).
-        Raises :class:`NotStarted` when the cost ceiling leaves it no room after all."""
-        ledger = self.config.stash.get(ledger_key, None)
-        with self._flight():
-            reused, fingerprint, note = self.reuse.take(self, item, agent, judge)
-            began = time.time()
-            outcome = reused or self.limits.make(
-                lambda: self._make_once(item, agent, judge),
-                timeout=item.case.timeout_seconds,
-                may_retry=lambda: self.skip(item) is None,
-            )
-            if reused is None and fingerprint is not None and outcome.result.graded:
-                self.reuse.stamp(item, fingerprint, began, None, self)
-            if note is not None:
-                notes = (*outcome.result.notes, note)
-                outcome.result = replace(outcome.result, notes=notes)
-            if ledger is not None:  # spent before it stops counting as in flight
-                from pytest_plugin_evals.agents import capabilities_of
+        """Make the item's run (the checks of :meth:`skip` passed): when the session's budget
+        lets it start, and again while the provider refuses it (see :mod:`.limiter`). Raises
+        :class:`NotStarted` when the cost ceiling leaves it no room after all, or the budget
+        cannot be reached."""
+        try:
+            with self.limits.reserved() as ticket:
+                return self._make_reserved(item, agent, judge, ticket)
+        except NoRoom as exc:
+            raise NotStarted(Skip(exc.refused.reason, exc.refused.kind)) from None
+        except BudgetGone as exc:
+            raise NotStarted(Skip(str(exc))) from None
 
-                # A replay's agent cost is history (a reused run's too): only its judge calls
-                # were spent now.
-                result = outcome.result
-                spends = capabilities_of(agent).spends and reused is None
-                ledger.add(result.cost_usd if spends else result.judge_cost_usd)
-            return outcome
+    def _make_reserved(
+        self, item: EvalItem, agent: Agent, judge: Judge | None, ticket: Ticket
+    ) -> RunOutcome:
+        """Make the item's run, its cost reserved: what it spent is set on ``ticket``."""
+        reused, fingerprint, note = self.reuse.take(self, item, agent, judge)
+        began = time.time()
+        outcome = reused or self.limits.make(
+            lambda: self._make_once(item, agent, judge, ticket.room),
+            timeout=item.case.timeout_seconds,
+            may_retry=lambda: self.skip(item) is None,
+        )
+        if reused is None and fingerprint is not None and outcome.result.graded:
+            self.reuse.stamp(item, fingerprint, began, None, self)
+        if note is not None:
+            notes = (*outcome.result.notes, note)
+            outcome.result = replace(outcome.result, notes=notes)
+        from pytest_plugin_evals.agents import capabilities_of
 
-    def _make_once(self, item: EvalItem, agent: Agent, judge: Judge | None) -> RunOutcome:
-        """One attempt at the item's run."""
+        # A replay's agent cost is history (a reused run's too): only its judge calls were
+        # spent now.
+        result = outcome.result
+        spends = capabilities_of(agent).spends and reused is None
+        ticket.spent = result.cost_usd if spends else result.judge_cost_usd
+        return outcome
+
+    def _make_once(
+        self, item: EvalItem, agent: Agent, judge: Judge | None, room: float | None
+    ) -> RunOutcome:
+        """One attempt at the item's run (``room``: what the cost ceiling leaves it)."""
         from pytest_plugin_evals.runner import execute_run
 
-        settings = self.settings
         prefix = f"{item.agent_label}-" if item.agent_label is not None else ""
-        ledger = self.config.stash.get(ledger_key, None)
-        paid_budget = None
-        if settings.max_cost_usd is not None and ledger is not None:
-            paid_budget = settings.max_cost_usd - ledger.spent()
         outcome = execute_run(
             item.run_target(),
             agent=agent,
             run_root=self.root / f"{prefix}{item.arm}-{item.run}-{next(self.made)}",
             options=self.options(item, judge),
-            paid_budget=paid_budget,
+            paid_budget=room,
         )
         outcome = self._stopped(outcome)
         if outcome.result.infra_error == "auth" and stop_key in self.config.stash:

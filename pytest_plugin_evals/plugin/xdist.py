@@ -1,10 +1,11 @@
 """What only an xdist controller needs (registered only when pytest-xdist is active).
 
-The workers get the session's timestamp (so every run lands in one results folder) and the
-folder of its shared files (spend ledger, stop sign); the session learns which run items were
-selected from the workers' collection. After an interruption, the reports the workers sent
-that the controller had not read yet are read before the document is written (see
-:meth:`XdistHooks.drain`).
+The workers get the session's timestamp (so every run lands in one results folder), the
+folder of its shared files (the stop sign) and a channel to the session's budget (cost
+ceiling, rate-limit pause, run slots: :mod:`pytest_plugin_evals.engine.wire`); the session
+learns which run items were selected from the workers' collection. After an interruption,
+the reports the workers sent that the controller had not read yet are read before the
+document is written (see :meth:`XdistHooks.drain`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import queue
 import time
 from typing import Any
 
-from pytest_plugin_evals.plugin.keys import shared_key, stamp_key
+from pytest_plugin_evals.engine.wire import CLOSED, serve
+from pytest_plugin_evals.plugin.keys import BUDGET_CHANNEL, settings_key, shared_key, stamp_key
+from pytest_plugin_evals.plugin.limiter import session_budget
 from pytest_plugin_evals.plugin.session import EvalSession
 
 #: How long an interrupted controller waits for its workers' last reports.
@@ -52,8 +55,15 @@ class XdistHooks:
             return  # interrupted again: the document is written with what was read
 
     def pytest_configure_node(self, node: Any) -> None:
-        node.workerinput["eval_stamp"] = node.config.stash[stamp_key]
-        node.workerinput["eval_shared"] = str(node.config.stash[shared_key])
+        config = node.config
+        node.workerinput["eval_stamp"] = config.stash[stamp_key]
+        node.workerinput["eval_shared"] = str(config.stash[shared_key])
+        # The session's one budget, reached by the worker over a channel of the gateway xdist
+        # opened to it (any host): the controller answers each request in execnet's thread.
+        budget = session_budget(config, config.stash[settings_key])
+        channel = node.gateway.newchannel()
+        channel.setcallback(serve(budget, channel, node.gateway.id), endmarker=CLOSED)
+        node.workerinput[BUDGET_CHANNEL] = channel
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self.session.expect(ids)

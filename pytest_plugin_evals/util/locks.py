@@ -1,5 +1,6 @@
-"""File locks (``flock``) the processes of a session share: held for a block, or tried without
-waiting.
+"""File locks (``flock``) on files that processes share (a results folder's hold, the
+baseline's cache): held for a block, or tried without waiting. (The session's budget is no
+file: the controller holds it.)
 
 A lock belongs to an open file description: two ``open`` calls of one file contend, in two
 processes or in two threads of one. It is released when the file is closed or its process

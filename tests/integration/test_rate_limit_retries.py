@@ -1,6 +1,8 @@
-"""Rate limits waited out: a run the provider refused (a ``cmd:`` agent's ``api_error`` line)
-is made again after a pause every process of the session honours, up to a bound; runs in
-flight are capped by ``--eval-max-concurrency``; the waits end with the session."""
+"""The session's one budget: a run the provider refused (a ``cmd:`` agent's ``api_error``
+line) is made again after a pause every process of the session honours, up to a bound; runs
+in flight are capped by ``--eval-max-concurrency``; the cost ceiling holds for every worker;
+the waits end with the session. The budget is held by the controller, so workers that share
+no folder (as on other hosts) share it all the same."""
 
 from __future__ import annotations
 
@@ -8,9 +10,11 @@ import json
 import os
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +136,120 @@ def test_a_burst_of_rate_limits_is_waited_out_by_every_process(
             if refusal["end"] + 0.6 <= a["start"] < refusal["end"] + 2.0
         ]
         assert not early, f"runs started {early} s into a 2 s pause"
+
+
+#: As on other hosts: each xdist worker gets a shared folder of its own, of the same name (the
+#: session's token), so no file two workers both see can hold the session's budget.
+OTHER_HOSTS = """\
+import os, pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure_node(node):
+    name = os.path.basename(node.workerinput["eval_shared"])
+    folder = os.path.join(os.getcwd(), "host-" + node.gateway.id, name)
+    os.makedirs(folder)
+    node.workerinput["eval_shared"] = folder
+"""
+
+
+@pytest.fixture
+def socket_workers(tmp_path: Path) -> Iterator[list[str]]:
+    """Three execnet socket servers on loopback, each in a folder of its own (as on other
+    hosts): the ``--tx`` options of a worker on each."""
+    import execnet
+
+    server = Path(execnet.__file__).parent / "script" / "socketserver.py"
+    specs, procs = [], []
+    try:
+        for n in range(3):
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = int(probe.getsockname()[1])
+            (tmp_path / f"server-{n}").mkdir()
+            address = f"127.0.0.1:{port}"
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, str(server), address], cwd=tmp_path / f"server-{n}"
+                )
+            )
+            specs += ["--tx", f"socket={address}"]
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    assert time.monotonic() < deadline, "a socket server did not start"
+                    time.sleep(0.2)
+        yield specs
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("gateways", ["popen", "socket"])
+def test_three_workers_on_other_hosts_one_ceiling_no_overspend(
+    pytester: pytest.Pytester, scripted_agent: Any, request: pytest.FixtureRequest, gateways: str
+) -> None:
+    if gateways == "socket":  # three socket gateways, each with its own copy of the suite
+        specs = request.getfixturevalue("socket_workers")
+        tx = [*specs, "--rsyncdir", str(pytester.path)]
+    else:
+        tx = ["--tx", "3*popen"]
+    files = {}
+    for name in "abcdefghi":
+        files[f"evals/{name}/prompt.md"] = f"---\nruns: 1\n---\nCase {name}.\n"
+        files[f"evals/{name}/graders/ok.md"] = "---\ntype: regex\npattern: ok\n---\n"
+    write_tree(pytester.path, files)
+    pytester.makeconftest(OTHER_HOSTS)
+    usage = {"input_tokens": 10, "output_tokens": 1, "cost_usd": 1.0}
+    agent = scripted_agent([{"match": "Case", "reply": "ok", "sleep": 0.5, "usage": usage}])
+    result = pytester.runpytest(
+        str(pytester.path / "evals"), *tx, "--dist", "load", "-p", "no:cacheprovider",
+        "--eval-agent", agent, "--eval-max-cost-usd", "3", "--eval-json", "out.json", "-rs",
+    )  # fmt: skip
+    assert sorted(p.name for p in pytester.path.glob("host-*")) == [
+        "host-gw0",
+        "host-gw1",
+        "host-gw2",
+    ]
+    doc = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    made = all_runs(doc)
+    # Each worker alone would have spent up to $3: $9 in all.
+    assert sum(run["costUsd"] for run in made) == doc["costUsd"] <= 3.0, doc["costUsd"]
+    assert len(made) == 3 and result.ret == 2 and doc["partialReason"] == "cost_ceiling"
+    result.assert_outcomes(passed=3, skipped=6)
+    result.stdout.fnmatch_lines(
+        ["*SKIPPED*cost ceiling $3 reached ($3.0000 spent): run not started"]
+    )
+
+
+def test_a_pause_one_worker_reports_holds_workers_on_other_hosts(
+    pytester: pytest.Pytester, limited: pytest.MonkeyPatch
+) -> None:
+    agent = make_suite(pytester.path, ["a", "b", "c", "d", "e", "f"])
+    pytester.makeconftest(OTHER_HOSTS)
+    limited.setenv("EVAL_RL_CASES", "a")
+    limited.setenv("EVAL_RL_REFUSE", "1")
+    limited.setenv("EVAL_RL_RETRY_AFTER", "3")
+    limited.setenv("EVAL_RL_NAP", "1.0")
+    result = pytester.runpytest(
+        "evals", "--tx", "3*popen", "--dist", "load", "-p", "no:cacheprovider",
+        "--eval-agent", agent, "--eval-json", "out.json", "--eval-run-ahead", "off",
+    )  # fmt: skip
+    result.assert_outcomes(passed=6)
+    assert len(list(pytester.path.glob("host-*"))) == 3
+    doc = json.loads((pytester.path / "out.json").read_text())
+    assert doc["aggregates"]["rateLimitRetries"] == 1
+    assert 3 <= doc["aggregates"]["rateLimitWaitSeconds"] < 30
+    log = attempts(pytester.path)
+    (refusal,) = [a for a in log if a["refused"]]
+    # No worker started a run in the 3 s after the refusal (a start under way as it came is
+    # let be), and some would have: six runs of 1 s on three workers.
+    held = [a["start"] - refusal["end"] for a in log if 0.3 <= a["start"] - refusal["end"] < 3]
+    assert not held, f"runs started {held} s into a 3 s pause"
+    assert any(a["case"] != "a" and a["start"] >= refusal["end"] for a in log)
 
 
 def test_a_run_still_refused_after_the_bound_is_an_error(

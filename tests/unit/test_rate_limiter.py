@@ -1,5 +1,6 @@
-"""The pieces of waiting out rate limits: the backoff, the session's shared pause and run slots
-(checked across two processes), the retry loop, and how a refusal is reported and recorded."""
+"""A process's side of the session's budget: the backoff, the waits for the pause, a slot and
+room under the cost ceiling (each ending with the session), the retry loop, and how a refusal
+is reported and recorded."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import dataclasses
 import json
 import os
 import stat
-import subprocess
 import sys
 import threading
 import time
@@ -19,15 +19,9 @@ import pytest
 from pytest_plugin_evals.agents.base import RunRequest
 from pytest_plugin_evals.agents.claude import ClaudeAgent
 from pytest_plugin_evals.agents.command import read_trace
+from pytest_plugin_evals.engine.budget import Budget
 from pytest_plugin_evals.model import Case, RunResult, Transcript
-from pytest_plugin_evals.plugin.limiter import (
-    PAUSE_FILE,
-    RateLimits,
-    RunSlots,
-    SessionEnding,
-    SharedPause,
-    backoff_seconds,
-)
+from pytest_plugin_evals.plugin.limiter import NoRoom, RateLimits, SessionEnding, backoff_seconds
 from pytest_plugin_evals.records import run_from_json, run_to_json
 from pytest_plugin_evals.reporting.document import document_json
 from pytest_plugin_evals.reporting.terminal import rate_limit_lines
@@ -35,7 +29,7 @@ from pytest_plugin_evals.runner import RunOutcome
 from pytest_plugin_evals.sandbox import Sandbox
 from tests.helpers import run_record, summary
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="a script as the agent: POSIX")
 
 # -- the backoff ----------------------------------------------------------------------------
 
@@ -56,129 +50,55 @@ def test_the_backoff_is_jittered() -> None:
     assert min(waits) < 5.0 and max(waits) > 7.0
 
 
-# -- the shared pause -----------------------------------------------------------------------
+# -- the waits ------------------------------------------------------------------------------
 
 
-def test_a_pause_is_only_ever_made_longer_and_counts_the_time_paused_once(tmp_path: Path) -> None:
-    pause = SharedPause(tmp_path / PAUSE_FILE)
-    assert (pause.until(), pause.paused_seconds()) == (0.0, 0.0)
-    assert pause.pause(2, now=100.0) == 102.0
-    assert pause.pause(1, now=100.5) == 102.0  # within the pause: it stays as it is
-    assert pause.paused_seconds() == 2.0
-    assert pause.pause(3, now=101.0) == 104.0  # overlapping: 2 more seconds
-    assert pause.paused_seconds() == 4.0
-    assert pause.pause(1, now=110.0) == 111.0  # after a gap: 1 more
-    assert (pause.until(), pause.paused_seconds()) == (111.0, 5.0)
-
-
-@pytest.mark.parametrize("text", ["", "garbage\n", "nan inf\n", "1.5"])
-def test_a_pause_file_that_cannot_be_read_is_no_pause(tmp_path: Path, text: str) -> None:
-    (tmp_path / PAUSE_FILE).write_text(text)
-    pause = SharedPause(tmp_path / PAUSE_FILE)
-    assert (pause.until(), pause.paused_seconds()) == (0.0, 0.0)
-    assert pause.wait(threading.Event()) == 0.0
-
-
-#: Waits for the pause in the folder given, then prints when it was done and what it waited.
-WAITER = """\
-import json, sys, threading, time
-from pathlib import Path
-from pytest_plugin_evals.plugin.limiter import SharedPause
-pause = SharedPause(Path(sys.argv[1]))
-Path(sys.argv[2]).write_text("waiting")
-waited = pause.wait(threading.Event())
-print(json.dumps({"done": time.time(), "waited": waited}))
-"""
-
-
-def run_child(script: str, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-c", script, *args],
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-    )
-
-
-def wait_for(path: Path, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path.name} never appeared"
-        time.sleep(0.02)
-
-
-def test_another_process_waits_out_a_pause_even_when_it_is_made_longer(tmp_path: Path) -> None:
-    path = tmp_path / PAUSE_FILE
-    pause = SharedPause(path)
-    first = pause.pause(3.0)  # long enough that, on a loaded machine too, the child is
-    child = run_child(WAITER, str(path), str(tmp_path / "ready"))  # still waiting when…
-    wait_for(tmp_path / "ready")
-    time.sleep(0.3)
-    end = pause.pause(4.5)  # …this process is refused again: the pause is longer now
-    assert first is not None and end is not None  # no bound on the pauses here
-    assert time.time() < first, "the machine was too slow for this test's first pause"
-    out, _ = child.communicate(timeout=30)
-    seen = json.loads(out)
-    assert seen["done"] >= end
-    assert seen["done"] - end < 2.0  # and no longer than that
-    assert seen["waited"] >= 3.0
-
-
-def test_the_stopping_event_ends_a_wait_at_once(tmp_path: Path) -> None:
-    pause = SharedPause(tmp_path / PAUSE_FILE)
-    pause.pause(300)
-    stopping = threading.Event()
-    threading.Timer(0.2, stopping.set).start()
+def test_the_stopping_event_ends_a_wait_for_the_pause_at_once() -> None:
+    budget = Budget()
+    budget.pause(300)
+    limits = RateLimits(budget, retries=0)
+    threading.Timer(0.2, limits.stopping.set).start()
     start = time.monotonic()
-    pause.wait(stopping)
-    assert time.monotonic() - start < 5
+    with limits.turn():
+        assert time.monotonic() - start < 5
 
 
-# -- run slots -------------------------------------------------------------------------------
-
-#: Holds a slot of the folder given (count 1), saying when it got it; holds it for argv[3] s.
-HOLDER = """\
-import json, sys, threading, time
-from pathlib import Path
-from pytest_plugin_evals.plugin.limiter import RunSlots
-slots = RunSlots(Path(sys.argv[1]), int(sys.argv[2]))
-with slots.hold(threading.Event()):
-    got = time.time()
-    time.sleep(float(sys.argv[3]))
-    left = time.time()
-print(json.dumps({"got": got, "left": left}))
-"""
-
-
-def test_a_slot_held_in_one_process_keeps_another_waiting(tmp_path: Path) -> None:
-    slots = RunSlots(tmp_path, 1)
-    with slots.hold(threading.Event()):
-        child = run_child(HOLDER, str(tmp_path), "1", "0")
-        time.sleep(1.0)
-        released = time.time()
-    out, _ = child.communicate(timeout=30)
-    assert json.loads(out)["got"] >= released
-
-
-def test_n_slots_let_n_runs_go_at_once(tmp_path: Path) -> None:
-    children = [run_child(HOLDER, str(tmp_path), "2", "1.0") for _ in range(3)]
-    spans = [json.loads(c.communicate(timeout=60)[0]) for c in children]
-    edges = sorted([(s["got"], 1) for s in spans] + [(s["left"], -1) for s in spans])
-    now = peak = 0
-    for _, step in edges:
-        now += step
-        peak = max(peak, now)
-    assert peak == 2
-
-
-def test_a_wait_for_a_slot_ends_when_the_session_does(tmp_path: Path) -> None:
-    slots = RunSlots(tmp_path, 1)
-    stopping = threading.Event()
-    with slots.hold(stopping):
-        threading.Timer(0.2, stopping.set).start()
+def test_a_slot_is_held_for_the_run_and_a_wait_for_one_ends_with_the_session() -> None:
+    budget = Budget(slots=1)
+    limits = RateLimits(budget, retries=0, max_concurrency=1)
+    with limits.turn():
+        assert not budget.take_slot("other")  # this run holds the one slot
+        threading.Timer(0.2, limits.stopping.set).start()
         start = time.monotonic()
-        with slots.hold(stopping):
+        with limits.turn():  # a second run waits for it, until the session ends
             assert time.monotonic() - start < 5
+    assert budget.take_slot("other")  # given back
+
+
+def test_a_reservation_waits_for_the_run_in_flight_and_settles_what_was_spent() -> None:
+    budget = Budget(2.5)
+    limits = RateLimits(budget, retries=0, ceiling=True)
+    held = threading.Event()
+
+    def first_run() -> None:
+        with limits.reserved() as ticket:
+            assert ticket.room == 2.5  # the first run goes alone: its cost is not known
+            held.set()
+            time.sleep(0.3)
+            ticket.spent = 1.0
+
+    thread = threading.Thread(target=first_run)
+    thread.start()
+    held.wait(10)
+    start = time.monotonic()
+    with limits.reserved() as second:  # waits until the first run's cost is known
+        assert time.monotonic() - start >= 0.2 and second.room == 1.5
+    thread.join()
+    assert budget.spent() == 1.0  # the second said it spent nothing: given back
+    budget.settle("x", 1.5)
+    refused = pytest.raises(NoRoom, match=r"cost ceiling \$2.5 reached \(\$2.5000 spent\)")
+    with refused, limits.reserved():
+        raise AssertionError("the block must not run")
 
 
 # -- the retry loop --------------------------------------------------------------------------
@@ -206,8 +126,8 @@ class Script:
         return self.outcomes.pop(0)
 
 
-def test_a_refused_run_is_made_again_after_its_retry_after(tmp_path: Path) -> None:
-    limits = RateLimits(tmp_path, retries=3)
+def test_a_refused_run_is_made_again_after_its_retry_after() -> None:
+    limits = RateLimits(Budget(), retries=3)
     script = Script(
         outcome("rate_limit", 0.3, cost=0.01), outcome("overloaded", 0.2), outcome(None)
     )
@@ -219,19 +139,19 @@ def test_a_refused_run_is_made_again_after_its_retry_after(tmp_path: Path) -> No
     assert made.result.notes[0].startswith("refused by the provider 2 times: made 3 times, ")
     assert script.starts[1] - script.starts[0] >= 0.3
     assert script.starts[2] - script.starts[1] >= 0.2
-    assert 0.5 <= limits.pause.paused_seconds() < 3
+    assert 0.5 <= limits.budget.paused_seconds() < 3
 
 
-def test_without_retry_after_the_wait_is_a_backoff(tmp_path: Path) -> None:
-    limits = RateLimits(tmp_path, retries=1)
+def test_without_retry_after_the_wait_is_a_backoff() -> None:
+    limits = RateLimits(Budget(), retries=1)
     script = Script(outcome("rate_limit"), outcome(None))
     made = limits.make(script, timeout=60)
     assert made.result.retries == 1
     assert 0.5 <= script.starts[1] - script.starts[0] < 3  # the first backoff: 0.5-1 s
 
 
-def test_the_bound_is_kept(tmp_path: Path) -> None:
-    limits = RateLimits(tmp_path, retries=2)
+def test_the_bound_is_kept() -> None:
+    limits = RateLimits(Budget(), retries=2)
     script = Script(*(outcome("rate_limit", 0.05) for _ in range(5)))
     made = limits.make(script, timeout=60)
     assert len(script.starts) == 3
@@ -241,8 +161,8 @@ def test_the_bound_is_kept(tmp_path: Path) -> None:
     )
 
 
-def test_a_wait_longer_than_the_timeout_is_not_waited(tmp_path: Path) -> None:
-    limits = RateLimits(tmp_path, retries=5)
+def test_a_wait_longer_than_the_timeout_is_not_waited() -> None:
+    limits = RateLimits(Budget(), retries=5)
     script = Script(outcome("rate_limit", 90), outcome(None))
     made = limits.make(script, timeout=60)
     assert len(script.starts) == 1 and made.result.retries == 0
@@ -250,37 +170,39 @@ def test_a_wait_longer_than_the_timeout_is_not_waited(tmp_path: Path) -> None:
         "rate_limit: the provider asked to wait 90s, longer than the run's timeout (60s): "
         "not made again",
     )
-    assert limits.pause.until() == 0.0  # nobody is held up for it
+    assert limits.budget.pause_left() == 0.0  # nobody is held up for it
 
 
 @pytest.mark.parametrize("kind", ["auth", "api", "agent_start", None])
-def test_other_outcomes_are_not_retried(tmp_path: Path, kind: str | None) -> None:
-    limits = RateLimits(tmp_path, retries=5)
+def test_other_outcomes_are_not_retried(kind: str | None) -> None:
+    limits = RateLimits(Budget(), retries=5)
     script = Script(outcome(kind, 0.01), outcome(None))
     made = limits.make(script, timeout=60)
     assert len(script.starts) == 1
     assert made.result == outcome(kind, 0.01).result  # as it was: nothing added
 
 
-def test_no_retries_and_no_retry_when_may_retry_says_no(tmp_path: Path) -> None:
+def test_no_retries_and_no_retry_when_may_retry_says_no() -> None:
     script = Script(outcome("rate_limit", 0.01), outcome(None))
-    assert RateLimits(tmp_path, retries=0).make(script, timeout=60).result.retries == 0
+    assert RateLimits(Budget(), retries=0).make(script, timeout=60).result.retries == 0
     script = Script(outcome("rate_limit", 0.01), outcome(None))
-    made = RateLimits(tmp_path, retries=3).make(script, timeout=60, may_retry=lambda: False)
+    made = RateLimits(Budget(), retries=3).make(script, timeout=60, may_retry=lambda: False)
     assert len(script.starts) == 1 and made.result.infra_error == "rate_limit"
 
 
-def test_a_run_waits_for_a_pause_another_process_set(tmp_path: Path) -> None:
-    SharedPause(tmp_path / PAUSE_FILE).pause(0.5)
-    limits = RateLimits(tmp_path, retries=3)
+def test_a_run_waits_for_a_pause_another_process_set() -> None:
+    budget = Budget()
+    budget.pause(0.5)
+    limits = RateLimits(budget, retries=3)
     made = limits.make(Script(outcome(None)), timeout=60)
     assert made.result.retries == 0 and made.result.retry_wait_seconds >= 0.4
     assert made.result.notes[0].startswith("waited 0.")
 
 
-def test_a_run_not_started_when_the_session_ends_meanwhile(tmp_path: Path) -> None:
-    SharedPause(tmp_path / PAUSE_FILE).pause(300)
-    limits = RateLimits(tmp_path, retries=3)
+def test_a_run_not_started_when_the_session_ends_meanwhile() -> None:
+    budget = Budget()
+    budget.pause(300)
+    limits = RateLimits(budget, retries=3)
     threading.Timer(0.2, limits.stopping.set).start()
     script = Script(outcome(None))
     with pytest.raises(SessionEnding):

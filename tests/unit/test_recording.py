@@ -1,11 +1,9 @@
-"""Record a run, replay it: the same transcript comes back. And the spend ledger's sum."""
+"""Record a run, replay it: the same transcript comes back."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import math
-import multiprocessing
 from pathlib import Path
 
 import pytest
@@ -14,7 +12,6 @@ from pytest_plugin_evals import recording
 from pytest_plugin_evals.agents.base import AgentError, RunRequest
 from pytest_plugin_evals.agents.replay import ReplayAgent
 from pytest_plugin_evals.model import Arm, Case, MockCall, SourceKind, ToolCall, Transcript
-from pytest_plugin_evals.plugin.ledger import SpendLedger
 from pytest_plugin_evals.recording import case_key, record_run, run_folder
 from pytest_plugin_evals.sandbox import Sandbox
 
@@ -294,50 +291,6 @@ def test_a_runs_folder_holds_one_session(tmp_path: Path) -> None:
     recording.claim_runs_folder(mine, "session-3")  # not a runs folder of ours: left alone
     assert (mine / "keep").is_dir()
     recording.release_results_folders("session-3")
-
-
-# -- the spend ledger -------------------------------------------------------------------------
-
-
-def _spend(path: str, amounts: list[float]) -> None:
-    ledger = SpendLedger(Path(path))
-    for usd in amounts:
-        ledger.add(usd)
-
-
-def test_ledger_sum_across_processes(tmp_path: Path) -> None:
-    path = tmp_path / "ledger"
-    ledger = SpendLedger(path)
-    assert ledger.spent() == 0.0
-    first = [0.1 * (i % 7) + 0.0056 for i in range(400)]
-    second = [0.0028 * (i + 1) for i in range(400)]
-    context = multiprocessing.get_context("spawn")
-    workers = [
-        context.Process(target=_spend, args=(str(path), amounts)) for amounts in (first, second)
-    ]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(60)
-        assert worker.exitcode == 0
-    assert len(path.read_text(encoding="utf-8").splitlines()) == 800
-    assert ledger.spent() == math.fsum(first + second)
-
-
-def test_ledger_ignores_what_is_not_an_amount(tmp_path: Path) -> None:
-    path = tmp_path / "ledger"
-    ledger = SpendLedger(path)
-    ledger.add(0.25)
-    ledger.add(0)
-    ledger.add(float("nan"))
-    # A run that spent nothing (or no price) counts as a run of $0: the mean cost a run in
-    # flight is expected to have (see outlook) counts it.
-    assert path.read_text(encoding="utf-8") == "0.25\n0.0\n0.0\n"
-    assert ledger.outlook() == (0.25, 0, 0.25 / 3)
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write("garbage\n\n")
-    ledger.add(0.5)
-    assert ledger.spent() == 0.75
 
 
 def test_replay_refuses_a_kept_name_no_session_stores(tmp_path: Path) -> None:
