@@ -1,12 +1,8 @@
-"""Every option, declared once, and what is derived from the declarations: pytest's options
-and ini keys, the value read (command line over ini file over the default), a bad value as one
-line naming the option, and the :class:`EvalSettings` the rest of the plugin reads.
-
-Each :class:`Option` names the settings field it fills; the field's default in
-:class:`EvalSettings` is the option's default (``--help`` and docs/reference/options.md show
-it). The few rules between options (one agent or several, a judge that needs a model …) are
-the functions under "Between options".
-"""
+"""Every option, declared once (:data:`OPTIONS`), and what is derived from the declarations:
+pytest's options and ini keys, the value read (command line over ini file over the default), a
+bad value as one line naming the option, and the :class:`EvalSettings` the plugin reads. The
+default of the field an option fills is its default (``--help`` and the docs show it); the few
+rules between options are the functions under "Between options"."""
 
 from __future__ import annotations
 
@@ -22,7 +18,6 @@ import pytest
 import pytest_plugin_evals.plugin.parsers as p
 from pytest_plugin_evals.agents import CLI_AGENTS, agent_forms
 from pytest_plugin_evals.judges import JUDGE_KINDS
-from pytest_plugin_evals.plugin.parsers import SHARD_VARIABLES as SHARD_VARIABLES
 from pytest_plugin_evals.plugin.parsers import Bad, Given, Parse, Whole
 from pytest_plugin_evals.plugin.settings import EvalSettings
 from pytest_plugin_evals.util.ages import show_age
@@ -52,6 +47,11 @@ class Option:
     @property
     def ini(self) -> str:
         return self.flag.lstrip("-").replace("-", "_")
+
+    @property
+    def key(self) -> str | None:
+        """The field the option is known by (the first it fills)."""
+        return self.field[0] if isinstance(self.field, tuple) else self.field
 
     @property
     def on_cli(self) -> bool:
@@ -88,7 +88,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("--eval-agents", "run every case on each of several agents, comma-separated "
            "(claude,copilot,codex), each LABEL=SPEC or as {agent} names it; repeatable (a "
            "cmd:/py:/replay: spec takes the rest of its value); not with {agent}",
-           p.agents, "agents", "lines", "AGENTS", otherwise="one agent"),
+           p.agents, ("agents", "agent"), "lines", "AGENTS", otherwise="one agent"),
     Option("--eval-runs", "runs per case and arm, overriding each case's own (1-50); auto or "
            "auto:MAX: run each case's arms in rounds and stop a case once its verdict is "
            "decided (at most MAX runs per arm; auto: MAX 20)", p.runs, ("runs", "runs_auto"),
@@ -132,8 +132,8 @@ OPTIONS: tuple[Option, ...] = (
            otherwise="by runs × arms"),
     Option("--eval-keep-temp", "keep each run's sandbox folder", field="keep_temp", kind="flag"),
     *(
-        Option(f"--eval-{name}-bin", f"the {binary} binary", field=f"agent_bins.{name}",
-               metavar="PATH", otherwise=f"{binary} on PATH")
+        Option(f"--eval-{name}-bin", f"the {binary} binary", field="claude_bin" if name ==
+               "claude" else f"agent_bins.{name}", metavar="PATH", otherwise=f"{binary} on PATH")
         for name, binary in CLI_AGENTS
     ),
     Option("--eval-model", "the model of every run, overriding each case's own", field="model",
@@ -234,7 +234,7 @@ OPTIONS: tuple[Option, ...] = (
 # fmt: on
 
 #: The option that fills each field (the current name, where a former one fills it too).
-FIELD = {o.field: o for o in reversed(OPTIONS)}
+FIELD = {o.key: o for o in reversed(OPTIONS)}
 
 
 def _help(option: Option) -> str:
@@ -273,13 +273,20 @@ def _given(config: pytest.Config, option: Option) -> Given | None:
     start = config.invocation_params.dir
     if option.on_cli:
         raw = config.getoption(option.ini)
-        if raw is not None:
-            return Given(raw, option.flag, True, start, start)
+        if raw is not None:  # given, if empty: the ini file's value is not read
+            return None if raw == "" else Given(raw, option.flag, True, start, start)
     raw = config.getini(option.ini)
     if raw in (None, "", [], False):
         return None
     base = start if config.inipath is None else config.inipath.parent
     return Given(raw, f"ini {option.ini}", False, start, base)
+
+
+def where(config: pytest.Config, field: str) -> str:
+    """How a message names the option that fills ``field``: as its value was given (its flag,
+    or its ini key), its flag when not given."""
+    found = _given(config, FIELD[field])
+    return FIELD[field].flag if found is None else found.where
 
 
 def _value(option: Option, given: Given) -> Any:
@@ -298,12 +305,12 @@ def _value(option: Option, given: Given) -> Any:
 def read_settings(config: pytest.Config) -> EvalSettings:
     """Every option read and checked; a bad value is one line naming the option (its flag, or
     its ini key) and what it accepts."""
-    given = {o.field: g for o in OPTIONS if (g := _given(config, o)) is not None}
+    given = {o.key: g for o in OPTIONS if (g := _given(config, o)) is not None}
     _one_agent_or_several(given)
     fields: dict[str, Any] = {}
     pairs: dict[str, list[tuple[str, Any]]] = {}
     for option in OPTIONS:
-        found = given.get(option.field)
+        found = given.get(option.key)
         if found is None:
             continue
         value = _value(option, found)
@@ -338,19 +345,6 @@ def _one_agent_or_several(given: Givens) -> None:
             f"{one.where}, or every agent with {several.where}"
         )
     del given["agents" if one.from_cli else "agent"]
-
-
-def _agents(given: Givens, fields: Found) -> Found:
-    """Several agents: the first is the session's agent."""
-    agents = fields.get("agents")
-    return {"agent": agents[0][1]} if agents else {}
-
-
-def _bins(given: Givens, fields: Found) -> Found:
-    """The default agent's binary is a field of its own; the other CLIs' are pairs."""
-    bins = dict(fields.get("agent_bins", ()))
-    claude = bins.pop("claude", None)
-    return {"claude_bin": claude, "agent_bins": tuple(bins.items())}
 
 
 def _given_or_not(given: Givens, fields: Found) -> Found:
@@ -392,8 +386,6 @@ def _baseline_needs_two_arms(given: Givens, fields: Found) -> Found:
 
 
 RULES: tuple[Callable[[Givens, Found], Found], ...] = (
-    _agents,
-    _bins,
     _given_or_not,
     _judge_model,
     _needs_compare,

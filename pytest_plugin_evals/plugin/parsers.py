@@ -123,11 +123,11 @@ def json_path(given: Given) -> Path:
     return found
 
 
-def recorded_runs(given: Given) -> Path:
+def recorded_runs(given: Given, at: str = "in") -> Path:
     """A results folder holding recorded runs."""
     folder = path(given)
     if not (folder / "runs").is_dir():
-        raise Bad(f": no recorded runs in {folder} (expected a results folder holding runs/)")
+        raise Bad(f": no recorded runs {at} {folder} (expected a results folder holding runs/)")
     return folder
 
 
@@ -138,12 +138,7 @@ def last_or_path(given: Given) -> str:
 
 def last_or_runs(given: Given) -> str:
     """``last``, or a results folder holding recorded runs, made absolute."""
-    if text(given).lower() == "last":
-        return "last"
-    folder = path(given)
-    if not (folder / "runs").is_dir():
-        raise Bad(f": no recorded runs at {folder} (expected a results folder holding runs/)")
-    return str(folder)
+    return "last" if text(given).lower() == "last" else str(recorded_runs(given, "at"))
 
 
 def age(given: Given) -> float:
@@ -263,15 +258,17 @@ def agent(given: Given) -> str:
         raise Whole(str(exc)) from None
 
 
-def agents(given: Given) -> tuple[tuple[str, str], ...]:
-    """Several agents, ``(label, spec)`` each, each checked as one agent is."""
+def agents(given: Given) -> tuple[tuple[tuple[str, str], ...], str]:
+    """Several agents, ``(label, spec)`` each, each checked as one agent is, and the first's
+    spec (the session's agent)."""
     from pytest_plugin_evals.agents import AgentError
     from pytest_plugin_evals.agents.roster import parse_agents
 
     try:
-        return parse_agents(str(v) for v in given.raw)
+        found = parse_agents(str(v) for v in given.raw)
     except AgentError as exc:
         raise Whole(str(exc)) from None
+    return found, found[0][1]
 
 
 def baseline(given: Given) -> str:
