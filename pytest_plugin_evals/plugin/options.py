@@ -212,7 +212,7 @@ OPTIONS: tuple[Option, ...] = (
            metavar="SECONDS", otherwise="no limit"),
     Option("--eval-env-pass", "also pass this operator variable to the agent (repeatable)",
            p.split, "env_pass", "list", "NAME"),
-    Option("--eval-margin", "a difference (Δ, a change since --eval-compare) is 'equivalent' "
+    Option("--eval-margin", "a difference (Δ, a change since {compare}) is 'equivalent' "
            "when its 95%% interval lies within ±X (0-1; 0: never)", p.SHARE, "margin",
            metavar="X"),
     Option("--eval-gate", "also fail the session on the verdicts: not-worse (no case and not "
@@ -222,7 +222,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("--eval-plan", "start no agent: print the runs per arm and the cases it would take "
            "to detect a Δ of {min_effect} at 80 percent power, from the newest earlier "
            "session, and their cost and time", field="plan", kind="flag"),
-    Option("--eval-min-effect", "the Δ --eval-plan plans to detect (above 0, at most 1)",
+    Option("--eval-min-effect", "the Δ {plan} plans to detect (above 0, at most 1)",
            p.number("a number above 0, at most 1", 0, 1, above=True), "min_effect",
            metavar="X"),
     Option("eval_case_reducers", 'reducers of the cases that have their own, one "GLOB = '
