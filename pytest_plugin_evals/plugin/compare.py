@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+import pytest_plugin_evals.plugin.options as options
 from pytest_plugin_evals.plugin.keys import shared_key, stamp_key
 from pytest_plugin_evals.plugin.loaded import eval_items
 from pytest_plugin_evals.plugin.settings import EvalSettings, common_suite_root, results_dir
@@ -82,8 +83,7 @@ class EarlierSession:
 
     @property
     def where(self) -> str:
-        cli = self.config.getoption("eval_compare", None)
-        return "--eval-compare" if cli is not None else "ini eval_compare"
+        return options.where(self.config, "compare")
 
     @pytest.hookimpl(tryfirst=True)  # a worker writes its root before xdist reports its items
     def pytest_collection_finish(self, session: pytest.Session) -> None:

@@ -10,35 +10,33 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_plugin_evals.util.ages import DEFAULT_MAX_AGE
+
 if TYPE_CHECKING:
     from pytest_plugin_evals.shards import Shard
-
-ABLATIONS = ("auto", "none", "with-without")
-
-#: How many times a run the provider refused is made again, by default.
-DEFAULT_RATE_LIMIT_RETRIES = 5
-#: How long a session waits out rate limits in all, by default (seconds).
-DEFAULT_MAX_RATE_LIMIT_WAIT = 600.0
 
 
 @dataclass(frozen=True)
 class EvalSettings:
+    """What the session's options chose. Each field's default here is its option's default
+    (the options are declared in :mod:`.options`, which names the field each fills)."""
+
+    #: Runs per case and arm (None: each case's own); with ``runs_auto``, run in rounds and
+    #: stop each case once decided, at most this many runs per arm (None: a fixed number).
     runs: int | None = None
-    #: ``--eval-runs auto[:MAX]``: run in rounds and stop each case once decided, at most
-    #: this many runs per arm (None: a fixed number of runs).
     runs_auto: int | None = None
     ablation: str = "auto"
     threshold: float = 1.0
     threshold_given: bool = False
-    #: ``--eval-trigger-threshold``: the least F1 each skill's trigger evals must reach.
+    #: The least F1 each skill's trigger evals must reach (None: trigger results do not gate).
     trigger_threshold: float | None = None
     output_dir: Path | None = None
     json_path: Path | None = None
     report_path: Path | None = None
     skill_creator_workspace: Path | None = None
     agent: str = "claude"
-    #: ``--eval-agents``: every agent of a session that runs several, ``(label, spec)`` in
-    #: order (empty: one agent, ``agent``).
+    #: Every agent of a session that runs several, ``(label, spec)`` in order (empty: one
+    #: agent, ``agent``).
     agents: tuple[tuple[str, str], ...] = ()
     case_glob: str | None = None
     tags: tuple[str, ...] = ()
@@ -47,18 +45,18 @@ class EvalSettings:
     env_pass: tuple[str, ...] = ()
     max_cost_usd: float | None = None
     claude_bin: str | None = None
-    #: The other agent CLIs' binaries given with ``--eval-<agent>-bin``: ``(agent, path)``.
+    #: The other agent CLIs' binaries given: ``(agent, path)``.
     agent_bins: tuple[tuple[str, str], ...] = ()
     model: str | None = None
     allow_tools: tuple[str, ...] = ()
     disallow_tools: tuple[str, ...] = ()
-    #: Run the agents without their sandbox, on purpose (``--eval-unconfined``).
+    #: Run the agents without their sandbox, on purpose.
     unconfined: bool = False
-    #: Endpoints every run may reach besides its agent's own (``--eval-allow-network``).
+    #: Endpoints every run may reach besides its agent's own.
     allow_network: tuple[str, ...] = ()
-    #: Paths every run may read besides its own (``--eval-allow-read``), absolute.
+    #: Paths every run may read besides its own, absolute.
     allow_read: tuple[Path, ...] = ()
-    #: The confined runs' bounds given on the command line: ``(name, value)`` of
+    #: The confined runs' bounds given: ``(name, value)`` of
     #: :class:`~pytest_plugin_evals.agents.confine.bounds.Bounds`.
     bounds: tuple[tuple[str, int], ...] = ()
     scaffold: bool = False
@@ -72,48 +70,47 @@ class EvalSettings:
     #: Start the next item's run while this one's goes on (agents that are processes):
     #: ``on`` when the CPUs have been idle lately, ``always``, or ``off``.
     run_ahead: str = "on"
-    #: Seconds each grader may spend matching patterns (``--eval-grader-timeout``).
+    #: Seconds each grader may spend matching patterns.
     grader_timeout: float = 10.0
     #: Seconds between the plain progress lines printed while runs go on when the output is not
-    #: a terminal (a terminal shows a live line instead); None: no progress (``--eval-progress``).
+    #: a terminal (a terminal shows a live line instead); None: no progress.
     progress_seconds: float | None = 30.0
-    #: How many times a run the provider refused is made again (``--eval-rate-limit-retries``),
-    #: and the most runs in flight in the session (``--eval-max-concurrency``; None: no cap).
-    rate_limit_retries: int = DEFAULT_RATE_LIMIT_RETRIES
+    #: How many times a run the provider refused is made again, and the most runs in flight
+    #: in the session (None: no cap).
+    rate_limit_retries: int = 5
     max_concurrency: int | None = None
-    #: The most the session waits out rate limits in all (``--eval-max-rate-limit-wait``), and
-    #: the most it lasts (``--eval-session-timeout``; None: no limit), in seconds.
-    max_rate_limit_wait: float = DEFAULT_MAX_RATE_LIMIT_WAIT
+    #: The most the session waits out rate limits in all, and the most it lasts (None: no
+    #: limit), in seconds.
+    max_rate_limit_wait: float = 600.0
     session_timeout: float | None = None
-    #: The plugin the second arm loads instead of none (``--eval-baseline-plugin``):
-    #: ``git:REF``, or a plugin folder (absolute).
+    #: The plugin the second arm loads instead of none: ``git:REF``, or a plugin folder
+    #: (absolute).
     baseline_plugin: str | None = None
-    #: The earlier session to compare with (``--eval-compare``): ``last``, or the absolute path
-    #: of a results folder or of its ``aggregate-result.json``.
+    #: The earlier session to compare with: ``last``, or the absolute path of a results folder
+    #: or of its ``aggregate-result.json``.
     compare: str | None = None
-    #: A case that regressed since that session fails the session (``--eval-fail-on-regression``).
+    #: A case that regressed since that session fails the session.
     fail_on_regression: bool = False
-    #: How a case's runs become its verdict (``--eval-reducer``) ...
+    #: How a case's runs become its verdict ...
     reducer: str = "mean"
-    #: ... and ``(glob, reducer)`` for the cases that have their own (ini ``eval_case_reducers``).
+    #: ... and ``(glob, reducer)`` for the cases that have their own.
     case_reducers: tuple[tuple[str, str], ...] = ()
-    #: The part of the selected cases this session runs (``--eval-shard K/N``), if split.
+    #: The part of the selected cases this session runs, if split.
     shard: Shard | None = None
-    #: A results folder whose recorded run durations weigh the split
-    #: (``--eval-shard-durations``).
+    #: A results folder whose recorded run durations weigh the split.
     shard_durations: Path | None = None
-    #: Differences within ±margin are "equivalent" when shown to be (``--eval-margin``).
+    #: Differences within ±margin are "equivalent" when shown to be.
     margin: float = 0.1
-    #: Fail the session on the verdicts (``--eval-gate``): ``not-worse``, ``better`` or None.
+    #: Fail the session on the verdicts: ``not-worse``, ``better`` or None.
     verdict_gate: str | None = None
-    #: Print the plan and start no agent (``--eval-plan``), for a Δ of ``min_effect``.
+    #: Print the plan and start no agent, for a Δ of ``min_effect``.
     plan: bool = False
     min_effect: float = 0.2
-    #: Reuse the without arm's and a baseline arm's runs of an earlier session
-    #: (``--eval-reuse``): ``last``, or a results folder (absolute); None: made anew.
+    #: Reuse the without arm's and a baseline arm's runs of an earlier session: ``last``, or a
+    #: results folder (absolute); None: made anew.
     reuse: str | None = None
-    #: How old a run may be to be reused, in seconds (``--eval-reuse-max-age``).
-    reuse_max_age: float = 7 * 86400.0
+    #: How old a run may be to be reused, in seconds.
+    reuse_max_age: float = DEFAULT_MAX_AGE
 
     def reducer_for(self, case_name: str) -> str:
         """The reducer of the case called ``case_name`` (the first matching glob wins)."""
@@ -129,19 +126,19 @@ class EvalSettings:
         return self.threshold < 1 or self.reducer_for(case_name) not in ("mean", "all")
 
     def selects(self, case_name: str, tags: tuple[str, ...]) -> bool:
-        """The reference's filters: ``--eval-case`` glob on the name AND any ``--eval-tag``."""
+        """The reference's filters: the case glob on the name AND any of the tags."""
         if self.case_glob is not None and not case_glob_regex(self.case_glob).match(case_name):
             return False
         return not self.tags or any(tag in tags for tag in self.tags)
 
 
 def case_glob_regex(glob: str) -> re.Pattern[str]:
-    """``*`` and ``?`` wildcards, anchored, case-sensitive (as the reference's ``--case``)."""
+    """``*`` and ``?`` wildcards, anchored, case-sensitive (as the reference's case filter)."""
     return re.compile(fnmatch.translate(glob).replace("(?s:", "(?:"))
 
 
 def results_dir(settings: EvalSettings, suite_root: Path, stamp: str) -> Path:
-    """Where a session's results go: ``--eval-output-dir``, else ``<evals>/results/<stamp>``."""
+    """Where a session's results go: the output folder given, else ``<evals>/results/<stamp>``."""
     if settings.output_dir is not None:
         return settings.output_dir
     return suite_root / "results" / stamp

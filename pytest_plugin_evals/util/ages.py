@@ -25,3 +25,12 @@ def parse_age(text: str) -> float:
     if not math.isfinite(total) or total <= 0:
         raise ValueError(text)
     return total
+
+
+def show_age(seconds: float) -> str:
+    """An age as :func:`parse_age` reads it, in the largest unit that holds it whole
+    but weeks (``604800`` → ``7d``, ``5400`` → ``90m``)."""
+    for unit, size in sorted(_UNITS.items(), key=lambda item: -item[1])[1:]:
+        if seconds >= size and float(seconds / size).is_integer():
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"

@@ -103,7 +103,7 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
         },
         "plugin.html_extras": {"model", "pytest_html", "records"},
         "plugin.items": {"reporting.terminal", "runner"},
-        "plugin.options": {
+        "plugin.parsers": {
             "agents",
             "agents.confine.bounds",
             "agents.confine.network",

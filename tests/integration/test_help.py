@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
-from pytest_plugin_evals.plugin import options
+from pytest_plugin_evals.plugin.options import OPTIONS
 
 
 def test_help_lists_every_option_and_ini_key(pytester: pytest.Pytester) -> None:
@@ -18,10 +17,11 @@ def test_help_lists_every_option_and_ini_key(pytester: pytest.Pytester) -> None:
     assert result.ret == pytest.ExitCode.OK, both
     assert "Traceback (most recent call last)" not in both
     out = result.stdout.str()
-    source = Path(options.__file__).read_text(encoding="utf-8")
-    ours = set(re.findall(r'"(--eval-[a-z0-9-]+)"', source))
+    ours = {option.flag for option in OPTIONS if option.on_cli}
     assert len(ours) > 30
     assert sorted(opt for opt in ours if opt not in out) == []
     assert "95% interval" in out  # the percent sign is shown as written
+    ours_section = out[out.index("agent plugin evals") :].split("\n\n", 1)[0]
+    assert "{" not in ours_section  # every other option a help names is named by its flag
     inis = set(re.findall(r"^  (eval_\w+) ", out, re.MULTILINE))
-    assert len(inis) > 30
+    assert inis == {option.ini for option in OPTIONS}

@@ -19,7 +19,7 @@ from pytest_plugin_evals.agents.permissions import (
     path_rule,
     plan_tools,
 )
-from pytest_plugin_evals.plugin.options import _split_tools
+from pytest_plugin_evals.plugin.parsers import split_tools
 from tests.helpers import write_tree
 
 HOME = Path("/runs/r1/home")
@@ -368,4 +368,4 @@ def test_duplicates_are_dropped() -> None:
     ],
 )
 def test_split_tools(values: list[str] | None, expected: list[str]) -> None:
-    assert _split_tools(values) == expected
+    assert list(split_tools(values)) == expected
