@@ -9,10 +9,26 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_plugin_evals.engine import gates, notices
-from pytest_plugin_evals.engine.gates import Gate
+from pytest_plugin_evals.engine.gates import (
+    Gate,
+    partial_gate,
+    regression_gate,
+    shard_gate,
+    threshold_gate,
+    trigger_gate,
+    verdicts_gate,
+)
 from pytest_plugin_evals.engine.nodeids import case_unit
-from pytest_plugin_evals.engine.notices import FAILURE, INFO, WARNING, Notice
+from pytest_plugin_evals.engine.notices import (
+    FAILURE,
+    INFO,
+    WARNING,
+    Notice,
+    notices,
+    skipped_judges,
+    unconfined,
+    unpriced,
+)
 from pytest_plugin_evals.engine.reuse import reuse_notices
 from pytest_plugin_evals.records import Record, RunRecord, SkippedRun
 from pytest_plugin_evals.reporting.result import NotStarted, SessionResult
@@ -115,15 +131,15 @@ def ablation(records: Iterable[Record], asked: str) -> str:
 def settle(result: SessionResult, rules: SessionRules) -> Settled:
     """The session's gates, in order: the shard's, else the partial result's or the
     threshold's; then the triggers', the regressions' and the verdicts'."""
-    shard = gates.shard_gate(result)
+    shard = shard_gate(result)
     first = shard or (
-        gates.partial_gate(result, rules.max_cost_usd, rules.timed_out)
-        or gates.threshold_gate(result, rules.scoring.threshold)
+        partial_gate(result, rules.max_cost_usd, rules.timed_out)
+        or threshold_gate(result, rules.scoring.threshold)
     )
     failed = (
-        gates.trigger_gate(result, rules.trigger_threshold),
-        gates.regression_gate(result, rules.fail_on_regression),
-        gates.verdicts_gate(result, rules.verdict_gate),
+        trigger_gate(result, rules.trigger_threshold),
+        regression_gate(result, rules.fail_on_regression),
+        verdicts_gate(result, rules.verdict_gate),
     )
     return Settled(
         (first, *failed),
@@ -139,15 +155,15 @@ def summary_notices(
     ablated = rules.ablation == "auto" and result.cases and not result.suite.plugins
     settled = settle(result, rules)
     return [
-        *notices.notices(WARNING, [said.no_plugin if ablated else None]),
-        *notices.notices(INFO, [said.shard]),
-        *notices.skipped_judges(records),
-        *notices.unpriced(result, rules.max_cost_usd),
-        *notices.unconfined(result),
+        *notices(WARNING, [said.no_plugin if ablated else None]),
+        *notices(INFO, [said.shard]),
+        *skipped_judges(records),
+        *unpriced(result, rules.max_cost_usd),
+        *unconfined(result),
         *reuse_notices(result, rules.reuse, said.suite_root, said.results_dir),
-        *notices.notices(INFO, [said.recordings, settled.first]),
-        *notices.notices(WARNING, said.compare),
-        *notices.notices(INFO, said.replay),
-        *notices.notices(FAILURE, settled.failed),
-        *notices.notices(WARNING, [said.write_error]),
+        *notices(INFO, [said.recordings, settled.first]),
+        *notices(WARNING, said.compare),
+        *notices(INFO, said.replay),
+        *notices(FAILURE, settled.failed),
+        *notices(WARNING, [said.write_error]),
     ]

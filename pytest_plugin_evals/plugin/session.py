@@ -253,25 +253,34 @@ class EvalSession:
         cut_short = bool(self.expected) and exitstatus == pytest.ExitCode.INTERRUPTED
         if not self.records and not cut_short and (plan is None or plan.cases_of(plan.index)):
             return  # (a shard none of the selected cases fell to still writes its document)
-        from pytest_plugin_evals.engine import controller
+        # The engine's modules by their full names (a package's attribute could be a module
+        # pytester's in-process sessions have since taken out of sys.modules).
+        from pytest_plugin_evals.engine.controller import (
+            ablation,
+            not_started,
+            partial_reason,
+        )
+        from pytest_plugin_evals.engine.controller import (
+            settle as gates_of,
+        )
         from pytest_plugin_evals.plugin.items import with_prompts
         from pytest_plugin_evals.plugin.limiter import session_wait_seconds
         from pytest_plugin_evals.reporting.result import SessionFacts, summarize
 
         records = with_prompts(list(self.records.values()))
-        not_started = controller.not_started(self.expected, self.records)
+        unstarted = not_started(self.expected, self.records)
         maxfail = int(getattr(self.config.option, "maxfail", 0) or 0)
-        partial_reason = controller.partial_reason(
+        why_partial = partial_reason(
             records,
             interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
-            unfinished=bool(not_started),
+            unfinished=bool(unstarted),
             maxfail_reached=bool(maxfail) and self.failures >= maxfail,
         )
         concurrency = int(getattr(self.config.option, "numprocesses", 0) or 0) or 1
         facts = SessionFacts(
             started_at=self.started_iso,
             duration_seconds=round(time.time() - self.started_at, 3),
-            ablation=controller.ablation(records, self.settings.ablation),
+            ablation=ablation(records, self.settings.ablation),
             concurrency=concurrency,
             agent=self.settings.agent,
             agents=self.settings.agents,
@@ -285,8 +294,8 @@ class EvalSession:
             records,
             facts,
             self._rules(),
-            partial_reason=partial_reason,
-            not_started=not_started,
+            partial_reason=why_partial,
+            not_started=unstarted,
             sequential=self._sequential(),
         )
         from pytest_plugin_evals.plugin.unselected import not_selected
@@ -302,7 +311,7 @@ class EvalSession:
         self.result = result
         self.config.stash[result_key] = result
         self.results_dir = self._results_dir()
-        settle(session, controller.settle(result, self.session_rules()).gates)
+        settle(session, gates_of(result, self.session_rules()).gates)
 
     def session_rules(self) -> SessionRules:
         """What the engine's gates and notices read of the session's settings."""
@@ -339,7 +348,7 @@ class EvalSession:
         """What ``--eval-baseline-plugin`` resolved to, in whichever process resolved it."""
         if self.settings.baseline_plugin is None:
             return ()
-        from pytest_plugin_evals.plugin.baseline import FOLDER, resolved
+        from pytest_plugin_evals.suites.baseline import FOLDER, resolved
 
         return resolved(self.config.stash[shared_key] / FOLDER)
 

@@ -87,7 +87,6 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
         "plugin.collect": {"plugin.baseline"},
         "plugin.compare": {
             "reporting.compare",
-            "reporting.document",
             "reporting.earlier",
             "reporting.result",
         },
@@ -127,12 +126,10 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
         },
         "plugin.session": {
             "agents.claude.auth",
-            "engine",
             "engine.controller",
             "engine.gates",
             "mocks.recordings",
             "plugin.items",
-            "plugin.baseline",
             "plugin.limiter",
             "plugin.rounds",
             "plugin.runs",
@@ -144,6 +141,7 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
             "reporting.terminal",
             "scoring",
             "stats",
+            "suites.baseline",
             "suites.manifest",
             "util.process",
         },
