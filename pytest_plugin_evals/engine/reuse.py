@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from pytest_plugin_evals.engine.notices import INFO, WARNING, Notice
+from pytest_plugin_evals.model import RunResult
 from pytest_plugin_evals.reporting.result import SessionResult
 from pytest_plugin_evals.reuse import LAST, PARTS, REUSABLE_ARMS, Miss, newest_with_stamps
 
@@ -74,6 +75,12 @@ def reuse_notices(
                 f"{suite_root / 'results'} — every run was made",
             )
         )
+    return [*said, *_made_notices(runs)]
+
+
+def _made_notices(runs: list[RunResult]) -> list[Notice]:
+    """Why runs were made although reuse was asked: the most common reasons, then the rest."""
+    said: list[Notice] = []
     notes = Counter(
         n.removeprefix(f"{NOT_REUSED}: ") for r in runs for n in r.notes if n.startswith(NOT_REUSED)
     )
