@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_plugin_evals.rounds import Rounds
+from pytest_plugin_evals.engine.rounds import Rounds
 from pytest_plugin_evals.stats import decisions, sequential
 
 

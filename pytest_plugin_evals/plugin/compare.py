@@ -32,38 +32,10 @@ if TYPE_CHECKING:
 
 #: config: the earlier session ``--eval-compare`` names (read on the controller).
 earlier_key: pytest.StashKey[EarlierSession] = pytest.StashKey()
-#: The result document in a results folder.
-RESULT_FILE = "aggregate-result.json"
 #: The suite root and selected cases a worker collected, in the session's shared folder.
 ROOT_FILE = "compare-suite-root.json"
 #: The ``--eval-compare`` value that names the newest earlier results folder.
 LAST = "last"
-
-
-def read_earlier(given: Path, where: str) -> tuple[Path, SessionResult]:
-    """The result document ``given`` names (a results folder or its document), read; a
-    :class:`pytest.UsageError` of one line when it is missing or unreadable, or holds what a
-    result document does not (the field's JSON path said)."""
-    from pytest_plugin_evals.reporting.document import DocumentError, read_document
-
-    document = given / RESULT_FILE if given.is_dir() else given
-    if not document.is_file():
-        raise pytest.UsageError(
-            f"{where}: no result document at {given} (expected a results folder holding "
-            f"{RESULT_FILE}, or that file)"
-        )
-    try:
-        text = document.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise pytest.UsageError(f"{where}: cannot read {document}: {exc}") from None
-    try:
-        return document, read_document(text)
-    except DocumentError as exc:
-        raise pytest.UsageError(f"{where}: {document}: {exc}") from None
-    except (ValueError, TypeError, AttributeError, KeyError, ArithmeticError, RecursionError):
-        raise pytest.UsageError(
-            f"{where}: {document}: not a result document this version can read"
-        ) from None
 
 
 class EarlierSession:
@@ -134,10 +106,20 @@ class EarlierSession:
         compare = self.settings.compare
         if compare is None:
             return
+        from pytest_plugin_evals.reporting.earlier import (
+            EarlierError,
+            Wanted,
+            agent_kind,
+            pick,
+            read_earlier,
+        )
+
         if compare != LAST:
-            self.document, self.before = read_earlier(Path(compare), self.where)
+            try:
+                self.document, self.before = read_earlier(Path(compare), self.where)
+            except EarlierError as exc:
+                raise pytest.UsageError(str(exc)) from None
             return
-        from pytest_plugin_evals.reporting.earlier import Wanted, agent_kind, pick
 
         settings = self.settings
         wanted = Wanted(
@@ -148,23 +130,8 @@ class EarlierSession:
         results_root = suite_root / "results"
         own = results_dir(settings, suite_root, self.config.stash[stamp_key])
         picked = pick(results_root, own, wanted)
-        if picked.document is None:
-            self.notices.append(
-                f"{self.where} last: no earlier comparable session under {results_root}"
-                " — nothing to compare with"
-                if picked.passed_over
-                else f"{self.where} last: no earlier results folder under {results_root}"
-                " — nothing to compare with"
-            )
-        else:
-            self.document, self.before = picked.document, picked.result
-            self.notices.append(
-                f"{self.where} last: compared with {picked.document.parent.name}, the newest "
-                "comparable session"
-            )
-        passed = picked.passed_over_line()
-        if passed:
-            self.notices.append(passed)
+        self.document, self.before = picked.document, picked.result
+        self.notices.extend(picked.notices(self.where, results_root))
 
     def compared(self, result: SessionResult) -> SessionResult:
         """``result`` with its comparison with the earlier session (when one was read)."""

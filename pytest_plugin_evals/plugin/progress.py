@@ -26,24 +26,23 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
 import pytest
 
+from pytest_plugin_evals.engine.nodeids import case_group
 from pytest_plugin_evals.plugin.keys import AHEAD_ATTRIBUTE, budget_key
 from pytest_plugin_evals.plugin.loaded import eval_item_class, eval_items
-from pytest_plugin_evals.plugin.nodeids import case_group
 from pytest_plugin_evals.plugin.reported import record_of
 
 if TYPE_CHECKING:
+    from pytest_plugin_evals.engine.progress import RunTally
     from pytest_plugin_evals.plugin.settings import EvalSettings
     from pytest_plugin_evals.reporting.progress import Progress
 
 #: How often the live line is redrawn (its clocks count whole seconds).
 LIVE_SECONDS = 1.0
-#: How many entries of a report's list of runs made ahead are read.
-MAX_AHEAD = 1000
 
 
 def register_progress(config: pytest.Config, settings: EvalSettings) -> None:
@@ -115,23 +114,21 @@ def _is_live(config: pytest.Config, stream: TextIO) -> bool:
     return not live_logs and getattr(config.option, "log_cli_level", None) is None
 
 
+def _tally(evals: Iterable[str]) -> RunTally:
+    """The count of the session's eval runs (imported once they are known: a session without
+    them loads none of it)."""
+    from pytest_plugin_evals.engine.progress import RunTally
+
+    return RunTally(evals)
+
+
 class EvalProgress:
     def __init__(self, config: pytest.Config, settings: EvalSettings) -> None:
         self.config = config
         self.interval = float(settings.progress_seconds or 30.0)
         self.ceiling = settings.max_cost_usd
-        #: The node ids of the session's eval runs, once known.
-        self.evals: frozenset[str] | None = None
-        #: Eval runs in flight -> when they started (monotonic).
-        self.running: dict[str, float] = {}
-        #: The runs made ahead each process last listed (see :meth:`_ahead`), and the eval
-        #: items that began or ended (their own hooks account them from then on).
-        self.ahead: dict[str, set[str]] = {}
-        self.begun: set[str] = set()
-        self.ended: set[str] = set()
-        self.durations: list[float] = []
-        self.costs: dict[str, float] = {}
-        self.peak = 0
+        #: The session's eval runs, once known (``engine.progress``).
+        self.tally: RunTally | None = None
         self.lock = threading.RLock()
         #: How deep in the hooks that write the main thread is.
         self.depth = 0
@@ -152,17 +149,17 @@ class EvalProgress:
 
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        if self.evals is None and eval_item_class() is not None:
-            self.evals = frozenset(str(item.nodeid) for item in eval_items(session.items))
+        if self.tally is None and eval_item_class() is not None:
+            self.tally = _tally(str(item.nodeid) for item in eval_items(session.items))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        if self.evals is None:  # every worker collects the same items
-            self.evals = frozenset(str(i) for i in ids if case_group(str(i)) is not None)
+        if self.tally is None:  # every worker collects the same items
+            self.tally = _tally(str(i) for i in ids if case_group(str(i)) is not None)
 
     @property
     def watching(self) -> bool:
-        return bool(self.evals) and not self.closed
+        return self.tally is not None and bool(self.tally.evals) and not self.closed
 
     # -- the hooks that write while tests run -----------------------------------------------
 
@@ -216,16 +213,14 @@ class EvalProgress:
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> Any:
         if not self.watching:
             return (yield)
-        assert self.evals is not None
-        if str(nodeid) in self.evals and self.output is None:
+        tally = self.tally
+        assert tally is not None
+        if str(nodeid) in tally.evals and self.output is None:
             self._begin()
         with self._pytest_writes():
             result = yield
-            if str(nodeid) in self.evals:
-                self.begun.add(str(nodeid))
-                # A run made ahead of its item is in flight since it began.
-                self.running.setdefault(str(nodeid), time.monotonic())
-                self.peak = max(self.peak, len(self.running))
+            if str(nodeid) in tally.evals:
+                tally.begin(str(nodeid), time.monotonic())
         return result
 
     @pytest.hookimpl(wrapper=True)
@@ -256,56 +251,26 @@ class EvalProgress:
     def _take(self, report: pytest.TestReport) -> None:
         from pytest_plugin_evals.records import RunRecord
 
-        nodeid = str(report.nodeid)
-        if self.evals is None or nodeid not in self.evals:
+        nodeid, tally = str(report.nodeid), self.tally
+        if tally is None or nodeid not in tally.evals:
             return
         try:
             record = record_of(report)
         except pytest.UsageError:
             record = None  # the session says so
         if isinstance(record, RunRecord):
-            self.costs[nodeid] = record.result.cost_usd
+            tally.costs[nodeid] = record.result.cost_usd
         if report.when not in ("setup", "call", "teardown"):
             self._finish(nodeid)  # a worker crashed while running it: no logfinish comes
-        else:
-            self._ahead(report)
-
-    def _ahead(self, report: pytest.TestReport) -> None:
-        """The runs the report's process has going ahead of their items (a list of ``[node
-        id, seconds since it began]``, see ``keys.AHEAD_ATTRIBUTE``): in flight until
-        their items begin; one it no longer lists, whose item has not begun, is not."""
-        listed = getattr(report, AHEAD_ATTRIBUTE, None)
-        if not isinstance(listed, list) or self.evals is None:
             return
+        # The runs the report's process has going ahead of their items (``keys.AHEAD_ATTRIBUTE``).
         gateway = getattr(getattr(report, "node", None), "gateway", None)
-        process = str(getattr(gateway, "id", ""))
-        now = time.monotonic()
-        going: dict[str, float] = {}
-        for entry in listed[:MAX_AHEAD]:
-            if not (isinstance(entry, list) and len(entry) == 2):
-                continue
-            nodeid, seconds = entry
-            if (
-                isinstance(nodeid, str)
-                and isinstance(seconds, int | float)
-                and nodeid in self.evals
-                and nodeid not in self.begun
-                and nodeid not in self.ended
-            ):
-                going[nodeid] = now - min(max(float(seconds), 0.0), 1e6)
-        for nodeid in self.ahead.pop(process, set()) - going.keys():
-            if nodeid not in self.begun:
-                self.running.pop(nodeid, None)
-        for nodeid, started in going.items():
-            self.running.setdefault(nodeid, started)
-        self.ahead[process] = set(going)
-        self.peak = max(self.peak, len(self.running))
+        listed = getattr(report, AHEAD_ATTRIBUTE, None)
+        tally.made_ahead(str(getattr(gateway, "id", "")), listed, time.monotonic())
 
     def _finish(self, nodeid: str) -> None:
-        self.ended.add(nodeid)
-        started = self.running.pop(nodeid, None)
-        if started is not None:
-            self.durations.append(time.monotonic() - started)
+        if self.tally is not None:
+            self.tally.finish(nodeid, time.monotonic())
 
     # -- the end ----------------------------------------------------------------------------
 
@@ -360,33 +325,17 @@ class EvalProgress:
                     return
                 if self.live:
                     self._show()
-                elif time.monotonic() >= self.next_line and self.running and not self.pending:
+                elif time.monotonic() >= self.next_line and self._in_flight() and not self.pending:
                     self._plain_line()
 
     def progress(self) -> Progress:
-        from pytest_plugin_evals.reporting.progress import Progress, Running, eta_seconds
-
-        now = time.monotonic()
+        assert self.tally is not None
         budget = self.config.stash.get(budget_key, None)
-        ceiling = budget is not None and budget.ceiling is not None
-        spent = budget.spent() if budget is not None and ceiling else sum(self.costs.values())
-        elapsed = [now - started for started in self.running.values()]
-        total = len(self.evals or ())
-        done = len(self.durations)
-        mean = sum(self.durations) / done if done else None
-        return Progress(
-            done=done,
-            total=total,
-            running=tuple(
-                Running(nodeid.rpartition("::")[2], seconds)
-                for nodeid, seconds in zip(self.running, elapsed, strict=True)
-            ),
-            spent_usd=spent,
-            ceiling_usd=self.ceiling,
-            eta_seconds=eta_seconds(
-                mean, max(total - done - len(self.running), 0), elapsed, self.peak
-            ),
-        )
+        spent = budget.spent() if budget is not None and budget.ceiling is not None else None
+        return self.tally.progress(time.monotonic(), spent, self.ceiling)
+
+    def _in_flight(self) -> bool:
+        return self.tally is not None and bool(self.tally.running)
 
     def _terminal(self) -> Any:
         return self.config.get_terminal_writer()
@@ -410,7 +359,7 @@ class EvalProgress:
         if not self.live or self.output is None or self.closed:
             return
         column = self._column()
-        if self.held or not self.running or column is None:
+        if self.held or not self._in_flight() or column is None:
             self._hide()
             return
         from pytest_plugin_evals.reporting.progress import progress_line

@@ -17,7 +17,6 @@ import inspect
 import os
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -28,13 +27,13 @@ import pytest
 from pytest_plugin_evals.agents import capabilities_of
 from pytest_plugin_evals.agents.base import spec_of
 from pytest_plugin_evals.agents.replay import ReplayAgent
+from pytest_plugin_evals.engine.reuse import NOT_REUSED, miss_note
 from pytest_plugin_evals.plugin.keys import stamp_key
 from pytest_plugin_evals.plugin.settings import EvalSettings, results_dir
 from pytest_plugin_evals.plugin.sharding import plugin_version
 from pytest_plugin_evals.recording import run_folder
 from pytest_plugin_evals.reuse import (
     LAST,
-    PARTS,
     REUSABLE_ARMS,
     Fingerprint,
     Miss,
@@ -48,7 +47,6 @@ from pytest_plugin_evals.reuse import (
     write_stamp,
 )
 from pytest_plugin_evals.runner import execute_run
-from pytest_plugin_evals.stats.operating import top_up_warning
 from pytest_plugin_evals.util.environment import operator_environment
 from pytest_plugin_evals.util.process import output_of
 from pytest_plugin_evals.util.stampkey import StampKeyError, load_stamp_key
@@ -57,7 +55,6 @@ if TYPE_CHECKING:
     from pytest_plugin_evals.agents import Agent
     from pytest_plugin_evals.judges import Judge
     from pytest_plugin_evals.plugin.items import EvalItem
-    from pytest_plugin_evals.reporting.result import SessionResult
     from pytest_plugin_evals.runner import RunOptions, RunOutcome
 
 
@@ -73,12 +70,6 @@ class RunMaker(Protocol):
     def options(self, item: EvalItem, judge: Judge | None) -> RunOptions: ...
 
     def results_for(self, item: EvalItem) -> Path: ...
-
-
-#: How many reasons for runs made although reuse was asked the summary lists.
-SHOWN_REASONS = 6
-#: The note of a run made although ``--eval-reuse`` was asked, before its reason.
-NOT_REUSED = "--eval-reuse: made, not reused"
 
 
 def agent_identity(agent: Agent) -> dict[str, Any]:
@@ -256,7 +247,7 @@ class Reuse:
         max_age = self.settings.reuse_max_age
         found = look_up(source, recorded, fingerprint, max_age=max_age, now=time.time(), key=key)
         if isinstance(found, Miss):
-            return None, fingerprint, _note(found)
+            return None, fingerprint, miss_note(found)
         outcome = self._replay(maker, item, source, judge)
         if outcome.result.infra_error is not None:
             note = f"{NOT_REUSED}: {outcome.result.error}"
@@ -295,85 +286,3 @@ class Reuse:
         # A run kept without its stamp is made again next time, never lost.
         with contextlib.suppress(OSError):
             write_stamp(folder, fingerprint, made_at, origin or str(results), key)
-
-
-def _note(miss: Miss) -> str | None:
-    """The note of a run made because of ``miss`` (none when it was never recorded)."""
-    if miss.kind == "absent":
-        return None
-    if miss.kind == "changed":
-        named = ", ".join(PARTS.get(p, p) for p in miss.detail.split(", "))
-        return f"{NOT_REUSED}: changed since: {named}"
-    if miss.kind == "old":
-        return f"{NOT_REUSED}: older than --eval-reuse-max-age"
-    if miss.kind == "unstamped":
-        return f"{NOT_REUSED}: recorded without a fingerprint"
-    if miss.kind == "failed":
-        return f"{NOT_REUSED}: the recorded run was not made"
-    return f"{NOT_REUSED}: {miss.detail}"
-
-
-def reuse_lines(
-    result: SessionResult, settings: EvalSettings, suite_root: Path | None, own: Path | None
-) -> list[str]:
-    """The summary's lines on reuse: how many runs of each reusable arm were reused and from
-    where, what their agents cost when they were made, and why the others were made."""
-
-    if settings.reuse is None:
-        return []
-    runs = [r.result for c in result.cases for r in c.runs]
-    lines: list[str] = []
-    for arm in REUSABLE_ARMS:
-        of_arm = [r for r in runs if r.arm == arm]
-        if not of_arm:
-            continue
-        reused = [r for r in of_arm if r.reused_from is not None]
-        if not reused:
-            lines.append(f"--eval-reuse: none of the {len(of_arm)} {arm}-arm run(s) reused")
-            continue
-        sources = ", ".join(sorted({str(r.reused_from) for r in reused}))
-        cost = sum(max(0.0, r.cost_usd - r.judge_cost_usd) for r in reused)
-        lines.append(
-            f"--eval-reuse: {len(reused)} of {len(of_arm)} {arm}-arm run(s) reused from "
-            f"{sources} (their agent cost, ${cost:.4f}, was spent when they were made)"
-        )
-    if (
-        settings.reuse == LAST
-        and suite_root is not None
-        and own is not None
-        and not any(r.reused_from for r in runs)
-        and newest_with_stamps(suite_root / "results", own) is None
-    ):
-        lines.append(
-            f"--eval-reuse last: no earlier results folder with reusable runs under "
-            f"{suite_root / 'results'} — every run was made"
-        )
-    lines.extend(top_up_lines(result))
-    notes = Counter(
-        n.removeprefix(f"{NOT_REUSED}: ") for r in runs for n in r.notes if n.startswith(NOT_REUSED)
-    )
-    common = notes.most_common()
-    for reason, count in common[:SHOWN_REASONS]:
-        lines.append(f"--eval-reuse: {count} run(s) made, not reused: {reason}")
-    if len(common) > SHOWN_REASONS:
-        rest = sum(count for _, count in common[SHOWN_REASONS:])
-        lines.append(
-            f"--eval-reuse: {rest} more run(s) made, not reused, for other reasons (each run's "
-            "notes in the JSON document say why)"
-        )
-    return lines
-
-
-def top_up_lines(result: SessionResult) -> list[str]:
-    """A line per (reused, now) pair of run counts of the cases whose reused runs were topped
-    up: reading a verdict again after more runs is another look (stats.operating says what it
-    does to the error rate)."""
-    pairs: Counter[tuple[int, int]] = Counter()
-    for case in result.cases:
-        for arm in REUSABLE_ARMS:
-            of_arm = [r.result for r in case.runs if r.result.arm == arm]
-            reused = sum(1 for r in of_arm if r.reused_from is not None)
-            if 0 < reused < len(of_arm):
-                pairs[(reused, len(of_arm))] += 1
-                break
-    return [f"--eval-reuse: {top_up_warning(b, n, k)}" for (b, n), k in sorted(pairs.items())]

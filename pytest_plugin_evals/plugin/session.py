@@ -21,7 +21,6 @@ import os
 import signal
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -29,10 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_plugin_evals.engine.nodeids import case_unit
 from pytest_plugin_evals.plugin.compare import earlier_key
 from pytest_plugin_evals.plugin.interrupts import interrupt_as_ctrl_c, terminate_as_interrupt
 from pytest_plugin_evals.plugin.keys import result_key, session_tag, shared_key, stop_key
-from pytest_plugin_evals.plugin.nodeids import case_unit
 from pytest_plugin_evals.plugin.reported import record_of
 from pytest_plugin_evals.plugin.settings import EvalSettings, common_suite_root, results_dir
 from pytest_plugin_evals.util.tempdirs import sweep_stale
@@ -43,26 +42,29 @@ from pytest_plugin_evals.util.timestamps import utc_iso
 # session, eval cases or none (see docs/explanation/architecture.md).
 
 if TYPE_CHECKING:
+    from pytest_plugin_evals.engine.controller import Said, SessionRules
     from pytest_plugin_evals.engine.gates import Gate
     from pytest_plugin_evals.model import BaselinePlugin
     from pytest_plugin_evals.records import Record
-    from pytest_plugin_evals.reporting.result import NotStarted, SessionResult
+    from pytest_plugin_evals.reporting.result import SessionResult
     from pytest_plugin_evals.scoring import ScoringRules
     from pytest_plugin_evals.shards import ShardPlan
 
 #: config (controller only): the session that gathers records, scores and gates.
 session_key: pytest.StashKey[EvalSession] = pytest.StashKey()
 
+#: The settings the engine's gates and notices read (``SessionRules``), by the names both use.
+_RULES_SETTINGS = (
+    "max_cost_usd",
+    "trigger_threshold",
+    "fail_on_regression",
+    "verdict_gate",
+    "ablation",
+    "reuse",
+)
+
 #: The stop sign's reason once the session was interrupted (no run is recorded for it).
 INTERRUPTED = "interrupted"
-
-#: Scores are compared with this tolerance (as in scoring).
-_EPSILON = 1e-9
-
-
-def _unit_order(entry: tuple[tuple[str, str | None], int]) -> tuple[str, str]:
-    (group, agent), _ = entry
-    return group, agent or ""
 
 
 def _sweep_stale_sessions() -> None:
@@ -91,21 +93,15 @@ class EvalSession:
         self.finished: dict[tuple[str, str | None], set[str]] = {}
         self.result: SessionResult | None = None
         self.paths: list[tuple[str, Path]] = []
-        self.gate_message: str | None = None
         self.write_error: str | None = None
-        self.partial_reason: str | None = None
         #: Failed reports so far (as pytest counts them for ``--maxfail``).
         self.failures = 0
         self.results_dir: Path | None = None
-        #: Said when --eval-fail-on-regression, or --eval-gate, failed the session.
-        self.regression_message: str | None = None
-        self.trigger_message: str | None = None
         #: ``--eval-session-timeout``'s timer, and whether it ended the session.
         self.timer: Any = None
         self.timed_out = False
         #: Reads the reports still on their way after an interruption (xdist; see .xdist).
         self.drain: Callable[[], None] | None = None
-        self.verdict_message: str | None = None
 
     # -- what was selected ------------------------------------------------------------------
 
@@ -257,18 +253,34 @@ class EvalSession:
         cut_short = bool(self.expected) and exitstatus == pytest.ExitCode.INTERRUPTED
         if not self.records and not cut_short and (plan is None or plan.cases_of(plan.index)):
             return  # (a shard none of the selected cases fell to still writes its document)
+        # The engine's modules by their full names (a package's attribute could be a module
+        # pytester's in-process sessions have since taken out of sys.modules).
+        from pytest_plugin_evals.engine.controller import (
+            ablation,
+            not_started,
+            partial_reason,
+        )
+        from pytest_plugin_evals.engine.controller import (
+            settle as gates_of,
+        )
         from pytest_plugin_evals.plugin.items import with_prompts
         from pytest_plugin_evals.plugin.limiter import session_wait_seconds
         from pytest_plugin_evals.reporting.result import SessionFacts, summarize
 
         records = with_prompts(list(self.records.values()))
-        not_started = self._not_started()
-        self.partial_reason = self._partial_reason(records, exitstatus, bool(not_started))
+        unstarted = not_started(self.expected, self.records)
+        maxfail = int(getattr(self.config.option, "maxfail", 0) or 0)
+        why_partial = partial_reason(
+            records,
+            interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
+            unfinished=bool(unstarted),
+            maxfail_reached=bool(maxfail) and self.failures >= maxfail,
+        )
         concurrency = int(getattr(self.config.option, "numprocesses", 0) or 0) or 1
         facts = SessionFacts(
             started_at=self.started_iso,
             duration_seconds=round(time.time() - self.started_at, 3),
-            ablation=self._ablation(records),
+            ablation=ablation(records, self.settings.ablation),
             concurrency=concurrency,
             agent=self.settings.agent,
             agents=self.settings.agents,
@@ -282,8 +294,8 @@ class EvalSession:
             records,
             facts,
             self._rules(),
-            partial_reason=self.partial_reason,
-            not_started=not_started,
+            partial_reason=why_partial,
+            not_started=unstarted,
             sequential=self._sequential(),
         )
         from pytest_plugin_evals.plugin.unselected import not_selected
@@ -299,7 +311,15 @@ class EvalSession:
         self.result = result
         self.config.stash[result_key] = result
         self.results_dir = self._results_dir()
-        self._settle(session, result)
+        settle(session, gates_of(result, self.session_rules()).gates)
+
+    def session_rules(self) -> SessionRules:
+        """What the engine's gates and notices read of the session's settings."""
+        from pytest_plugin_evals.engine.controller import SessionRules
+
+        timeout = self.settings.session_timeout if self.timed_out else None
+        named = {name: getattr(self.settings, name) for name in _RULES_SETTINGS}
+        return SessionRules(scoring=self._rules(), timed_out=timeout, **named)
 
     def _rules(self) -> ScoringRules:
         """How the session's cases become verdicts, from its settings."""
@@ -317,65 +337,18 @@ class EvalSession:
         """Under ``--eval-runs auto``: each case's rounds and why it stopped."""
         if self.settings.runs_auto is None:
             return None
-        from pytest_plugin_evals.plugin.rounds import decider_key
+        from pytest_plugin_evals.plugin.rounds import scheduler_key
         from pytest_plugin_evals.stats import CaseStop
 
-        decider = self.config.stash.get(decider_key, None)
-        stops = decider.stops() if decider is not None else {}
+        scheduler = self.config.stash.get(scheduler_key, None)
+        stops = scheduler.stops() if scheduler is not None else {}
         return {key: CaseStop(n, most, stop) for key, (n, most, stop) in stops.items()}
-
-    def _not_started(self) -> list[NotStarted]:
-        """The selected runs of each case that never reported (an interruption, ``-x``)."""
-        from pytest_plugin_evals.reporting.result import NotStarted
-
-        done: dict[tuple[str, str | None], int] = {}
-        for nodeid in self.records:
-            unit = case_unit(nodeid)
-            if unit is not None:
-                done[unit] = done.get(unit, 0) + 1
-        return [
-            NotStarted(group, group.rpartition("::")[2], count - done.get((group, agent), 0), agent)
-            for (group, agent), count in sorted(self.expected.items(), key=_unit_order)
-            if count > done.get((group, agent), 0)
-        ]
-
-    def _partial_reason(
-        self, records: list[Record], exitstatus: int, unfinished: bool
-    ) -> str | None:
-        """Why the result is partial beyond runs that could not be made, if it is."""
-        from pytest_plugin_evals.records import RunRecord, SkippedRun
-
-        reasons = {r.reason for r in records if isinstance(r, SkippedRun)}
-        if "cost_ceiling" in reasons:
-            return "cost_ceiling"
-        if "auth_failed" in reasons or any(
-            isinstance(r, RunRecord) and r.result.infra_error == "auth" for r in records
-        ):
-            return "auth_failed"
-        maxfail = int(getattr(self.config.option, "maxfail", 0) or 0)
-        if unfinished and maxfail and self.failures >= maxfail:
-            return "maxfail"
-        if exitstatus == pytest.ExitCode.INTERRUPTED or unfinished:
-            return "interrupted"
-        return None
-
-    def _ablation(self, records: list[Record]) -> str:
-        """The ablation the session ran: with-without when any case ran two arms, with-baseline
-        when the second arm loaded ``--eval-baseline-plugin``."""
-        from pytest_plugin_evals.records import RunRecord, SkippedRun
-
-        if any(isinstance(r, (RunRecord, SkippedRun)) and r.arm == "baseline" for r in records):
-            return "with-baseline"
-        if self.settings.ablation != "auto":
-            return self.settings.ablation
-        runs = [r for r in records if isinstance(r, (RunRecord, SkippedRun))]
-        return "with-without" if any(r.two_arm for r in runs) else "none"
 
     def _baseline_plugins(self) -> tuple[BaselinePlugin, ...]:
         """What ``--eval-baseline-plugin`` resolved to, in whichever process resolved it."""
         if self.settings.baseline_plugin is None:
             return ()
-        from pytest_plugin_evals.plugin.baseline import FOLDER, resolved
+        from pytest_plugin_evals.suites.baseline import FOLDER, resolved
 
         return resolved(self.config.stash[shared_key] / FOLDER)
 
@@ -421,133 +394,54 @@ class EvalSession:
             return chosen[0]
         return results_dir(self.settings, self.suite_root(), self.stamp)
 
-    def _settle(self, session: pytest.Session, result: SessionResult) -> None:
-        """The session's gates (``engine.gates``), each said in its place under the table,
-        and the exit status they decide."""
-        from pytest_plugin_evals.engine.gates import (
-            partial_gate,
-            regression_gate,
-            shard_gate,
-            threshold_gate,
-            trigger_gate,
-            verdicts_gate,
-        )
-
-        settings = self.settings
-        timeout = settings.session_timeout if self.timed_out else None
-        shard = shard_gate(result)
-        first = shard or (
-            partial_gate(result, settings.max_cost_usd, timeout)
-            or threshold_gate(result, settings.threshold)
-        )
-        triggers = trigger_gate(result, settings.trigger_threshold)
-        regressions = regression_gate(result, settings.fail_on_regression)
-        verdicts = verdicts_gate(result, settings.verdict_gate)
-        if first is not None and shard is None:
-            self.gate_message = first.reason
-        self.trigger_message = None if triggers is None else triggers.reason
-        self.regression_message = None if regressions is None else regressions.reason
-        self.verdict_message = None if verdicts is None else verdicts.reason
-        settle(session, [first, triggers, regressions, verdicts])
-
-    def _skipped_judge_lines(self) -> list[str]:
-        """Say when judge verdicts were skipped: on purpose, or for want of a judge."""
-        from pytest_plugin_evals.records import RunRecord
-
-        reasons: dict[str, int] = {}
-        for record in self.records.values():
-            if not isinstance(record, RunRecord):
-                continue
-            for verdict in record.result.verdicts:
-                reason = verdict.skipped
-                if reason in ("--eval-no-judge", "no judge configured", "cost ceiling"):
-                    reasons[reason] = reasons.get(reason, 0) + 1
-        lines = []
-        if reasons.get("--eval-no-judge"):
-            lines.append(
-                f"paid graders skipped on purpose (--eval-no-judge): "
-                f"{reasons['--eval-no-judge']} verdict(s) not judged"
-            )
-        if reasons.get("no judge configured"):
-            lines.append(
-                f"{reasons['no judge configured']} judge verdict(s) skipped: no judge "
-                "configured (the default judge, the claude binary, was not found) — pass "
-                "--eval-judge anthropic|openai or --eval-claude-bin PATH"
-            )
-        if reasons.get("cost ceiling"):
-            lines.append(f"{reasons['cost ceiling']} judge verdict(s) skipped: cost ceiling")
-        return lines
-
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """The table, then the engine's notices (``engine.controller.summary_notices``)."""
         if self.result is None:
             return
-        from pytest_plugin_evals.mocks.recordings import recordings_notice
+        from pytest_plugin_evals.engine.controller import summary_notices
         from pytest_plugin_evals.reporting.terminal import plain, summary_lines
 
         tr = terminalreporter
-
-        def say(line: str, **markup: bool) -> None:
-            tr.write_line(plain(line), **markup)  # case names and paths are the agent's too
-
         tr.write_sep("=", "plugin evals")
         shown = [str(p) for _, p in self.paths]
         for line in summary_lines(self.result, report_paths=shown):
-            say(line)
-        if self.settings.ablation == "auto" and self.result.cases and not self.result.suite.plugins:
-            from pytest_plugin_evals.suites.manifest import no_plugin_line
+            tr.write_line(plain(line))  # case names and paths are the agent's too
+        said = summary_notices(
+            self.result, self.records.values(), self.session_rules(), self._said()
+        )
+        for notice in said:
+            tr.write_line(plain(notice.text), **_MARKUP.get(notice.kind, {}))
 
-            say(no_plugin_line(self.suite_root()), yellow=True)
+    def _said(self) -> Said:
+        """What the shell found for the summary: the other rooms' and plugins' lines."""
+        from pytest_plugin_evals.engine.controller import Said
+        from pytest_plugin_evals.mocks.recordings import recordings_notice
+        from pytest_plugin_evals.suites.manifest import no_plugin_line
+
+        assert self.result is not None
+        shard = None
         if self.result.shard is not None:
             from pytest_plugin_evals.plugin.sharding import shard_line
 
-            say(shard_line(self.result.shard))
-        for line in self._skipped_judge_lines():
-            say(line, yellow=True)
-        unpriced = Counter(
-            c.agent or self.result.suite.agent
-            for c in self.result.cases
-            for r in c.runs
-            if not r.result.cost_known
-        )
-        if unpriced and self.settings.max_cost_usd is not None:
-            agents = ", ".join(f"{agent} {n}" for agent, n in sorted(unpriced.items()))
-            say(
-                f"--eval-max-cost-usd could not see the spend of {unpriced.total()} run(s), "
-                f"whose agent reports no price: {agents}",
-                yellow=True,
-            )
-        unconfined = sum(1 for c in self.result.cases for r in c.runs if r.result.unconfined)
-        if unconfined:
-            say(
-                f"{unconfined} run(s) ran unconfined, on purpose (--eval-unconfined): their "
-                "tools could reach your files, processes and network",
-                yellow=True,
-            )
-        from pytest_plugin_evals.plugin.reuse import reuse_lines
-
-        for line in reuse_lines(self.result, self.settings, self.suite_root(), self.results_dir):
-            say(line, yellow="made, not reused" in line)
-        if self.results_dir is not None:
-            notice = recordings_notice(self.results_dir / "mock-recordings")
-            if notice:
-                say(notice)
-        if self.gate_message:
-            say(self.gate_message)
+            shard = shard_line(self.result.shard)
         earlier = self.config.stash.get(earlier_key, None)
-        for notice in [] if earlier is None else earlier.notices:
-            say(notice, yellow=True)
         replayed = self.config.pluginmanager.get_plugin("plugin-evals-replay-last")
-        for notice in [] if replayed is None else replayed.notices:
-            say(notice)
-        if self.regression_message:
-            say(self.regression_message, red=True)
-        if self.trigger_message:
-            say(self.trigger_message, red=True)
-        if self.verdict_message:
-            say(self.verdict_message, red=True)
-        if self.write_error:
-            say(self.write_error, yellow=True)
+        folder = self.results_dir
+        return Said(
+            suite_root=self.suite_root(),
+            results_dir=folder,
+            no_plugin=no_plugin_line(self.suite_root()),
+            shard=shard,
+            recordings=None if folder is None else recordings_notice(folder / "mock-recordings"),
+            compare=() if earlier is None else tuple(earlier.notices),
+            replay=() if replayed is None else tuple(replayed.notices),
+            write_error=self.write_error,
+        )
+
+
+#: How the terminal shows each kind of notice (``engine.notices``).
+_MARKUP: dict[str, dict[str, bool]] = {"warning": {"yellow": True}, "failure": {"red": True}}
 
 
 def settle(session: pytest.Session, gates: Iterable[Gate | None]) -> None:

@@ -82,6 +82,49 @@ class Picked:
         count = len(self.passed_over)
         return f"passed over {count} newer results folder{'s' if count > 1 else ''}: {said}"
 
+    def notices(self, where: str, results_root: Path) -> list[str]:
+        """What the summary says of ``where`` (``--eval-compare last``): which session it took,
+        or that it found none, and the newer ones it passed over."""
+        found = "earlier comparable session" if self.passed_over else "earlier results folder"
+        said = [
+            f"{where} last: no {found} under {results_root} — nothing to compare with"
+            if self.document is None
+            else f"{where} last: compared with {self.document.parent.name}, the newest "
+            "comparable session"
+        ]
+        passed = self.passed_over_line()
+        return said + ([passed] if passed else [])
+
+
+class EarlierError(ValueError):
+    """Why the earlier session named cannot be read: one line naming the option and file."""
+
+
+def read_earlier(given: Path, where: str) -> tuple[Path, SessionResult]:
+    """The result document ``given`` names (a results folder or its document), read; an
+    :class:`EarlierError` of one line when it is missing or unreadable, or holds what a result
+    document does not (the field's JSON path said)."""
+    from pytest_plugin_evals.reporting.document import DocumentError, read_document
+
+    document = given / RESULT_FILE if given.is_dir() else given
+    if not document.is_file():
+        raise EarlierError(
+            f"{where}: no result document at {given} (expected a results folder holding "
+            f"{RESULT_FILE}, or that file)"
+        )
+    try:
+        text = document.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EarlierError(f"{where}: cannot read {document}: {exc}") from None
+    try:
+        return document, read_document(text)
+    except DocumentError as exc:
+        raise EarlierError(f"{where}: {document}: {exc}") from None
+    except (ValueError, TypeError, AttributeError, KeyError, ArithmeticError, RecursionError):
+        raise EarlierError(
+            f"{where}: {document}: not a result document this version can read"
+        ) from None
+
 
 def agent_kind(spec: str) -> str:
     """``claude``, ``cmd``, ``replay`` … of an ``--eval-agent`` value."""

@@ -343,6 +343,28 @@ def probe(argv: list[str], timeout: float = 30.0) -> tuple[int | None, str]:
     return done.returncode, done.stderr.decode("utf-8", "replace")
 
 
+@dataclass(frozen=True)
+class Finished:
+    """A short command that ran to its end: its exit status and what it printed."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_to_end(argv: list[str], *, env: dict[str, str], timeout: float) -> Finished:
+    """Run a short command (``git …``) with nothing on its stdin, to its end, its output
+    read as UTF-8 text. Raises :class:`FileNotFoundError` when it is not found,
+    :class:`TimeoutError` when it takes longer than ``timeout`` seconds."""
+    no_input = subprocess.DEVNULL
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=timeout, env=env, stdin=no_input)
+    except subprocess.TimeoutExpired:
+        raise TimeoutError(f"{argv[0]} took over {timeout:g}s") from None
+    out, err = (text.decode("utf-8", "replace") for text in (done.stdout, done.stderr))
+    return Finished(done.returncode, out, err)
+
+
 def read_output(
     argv: list[str], pass_fds: tuple[int, ...] = (), timeout: float = 5.0
 ) -> str | None:

@@ -31,10 +31,11 @@ ALLOWED: dict[str, frozenset[str]] = {
     "mocks": frozenset({"model", "judges", "util"}),
     "agents": frozenset({"model", "sandbox", "recording", "mocks", "util"}),
     "stats": frozenset(),
-    "rounds": frozenset({"stats"}),
     "scoring": frozenset({"model", "records", "stats"}),
     "shards": frozenset(),
-    "engine": frozenset({"model", "reporting"}),
+    "engine": frozenset(
+        {"model", "records", "scoring", "stats", "reporting", "reuse", "shards", "util"}
+    ),
     "reporting": frozenset({"model", "records", "scoring", "shards", "stats", "util"}),
     "runner": frozenset(
         {"model", "util", "sandbox", "recording", "judges", "graders", "mocks", "agents", "scoring"}
@@ -58,7 +59,6 @@ ALLOWED: dict[str, frozenset[str]] = {
             "scoring",
             "stats",
             "engine",
-            "rounds",
             "reporting",
             "runner",
             "shards",

@@ -88,7 +88,6 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
         "plugin.collect": {"plugin.baseline"},
         "plugin.compare": {
             "reporting.compare",
-            "reporting.document",
             "reporting.earlier",
             "reporting.result",
         },
@@ -115,7 +114,7 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
             "util.ages",
         },
         "plugin.plan": {"engine.gates", "reporting.earlier", "reporting.result", "stats"},
-        "plugin.progress": {"records", "reporting.progress"},
+        "plugin.progress": {"engine.progress", "records", "reporting.progress"},
         "plugin.reported": {"records"},
         "plugin.runs": {
             "agents",
@@ -128,12 +127,11 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
         },
         "plugin.session": {
             "agents.claude.auth",
+            "engine.controller",
             "engine.gates",
             "mocks.recordings",
-            "plugin.baseline",
             "plugin.items",
             "plugin.limiter",
-            "plugin.reuse",
             "plugin.rounds",
             "plugin.runs",
             "plugin.sharding",
@@ -144,6 +142,7 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
             "reporting.terminal",
             "scoring",
             "stats",
+            "suites.baseline",
             "suites.manifest",
             "util.process",
         },

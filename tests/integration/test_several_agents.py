@@ -344,7 +344,7 @@ def test_replay_regrades_each_agents_recorded_runs(
 def test_run_labels_name_the_case_and_agent(
     nodeid: str, unit: tuple[str, str | None] | None
 ) -> None:
-    from pytest_plugin_evals.plugin.nodeids import case_group, case_unit
+    from pytest_plugin_evals.engine.nodeids import case_group, case_unit
 
     assert case_unit(nodeid) == unit
     assert case_group(nodeid) == (unit[0] if unit else None)

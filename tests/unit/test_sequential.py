@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from pytest_plugin_evals.rounds import WAIT, Rounds
+from pytest_plugin_evals.engine.rounds import WAIT, Rounds
 from pytest_plugin_evals.stats import intervals as stats
 from pytest_plugin_evals.stats import sequential
 

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from pytest_plugin_evals.rounds import Rounds
+from pytest_plugin_evals.engine.rounds import Rounds
 from pytest_plugin_evals.stats import operating, planning, sequential
 from pytest_plugin_evals.stats.sequential import ConfidenceSequence
 

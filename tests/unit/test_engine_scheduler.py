@@ -1,0 +1,126 @@
+"""``--eval-runs auto``'s scheduler (``engine.scheduler``), called directly: the round order,
+which runs it refuses and why, the cost ceiling it holds, the order of the runs still to make
+and the summary line. No pytest session: node ids and run records in, answers out."""
+
+from __future__ import annotations
+
+from pytest_plugin_evals.engine.budget import COST_CEILING
+from pytest_plugin_evals.engine.scheduler import NOT_NEEDED, Scheduler, parse, round_order
+from tests.helpers import run_record, skipped_record
+from tests.unit.test_engine_gates import case
+
+
+def nodeid(name: str, arm: str, run: int) -> str:
+    return f"evals/{name}::{name}[{arm}-{run}]"
+
+
+def items(names: list[str], most: int) -> list[str]:
+    """Every two-arm run item of the cases, in the collection's order (case by case)."""
+    return [
+        nodeid(n, arm, r) for n in names for arm in ("with", "without") for r in range(1, most + 1)
+    ]
+
+
+def report(s: Scheduler, name: str, run: int, with_score: float, without_score: float) -> None:
+    """Run ``run`` of both arms of the case, granted and reported with these scores."""
+    for arm, score in (("with", with_score), ("without", without_score)):
+        assert s.ask(nodeid(name, arm, run)) is None
+        record = run_record(case(name), arm, run, score=score, nodeid=nodeid(name, arm, run))
+        s.take(nodeid(name, arm, run), record, final=True)
+
+
+def test_a_run_item_says_its_case_arm_and_run() -> None:
+    assert parse("evals/a::a[without-3]") == (("evals/a::a", None), False, 3)
+    assert parse("evals/a::a[fast-with-2]") == (("evals/a::a", "fast"), True, 2)
+    assert parse("evals/a::a[2]") is None  # a single-arm run
+    assert parse("tests/test_x.py::test_x[with-1]") is None  # a Python test
+
+
+def test_round_order_puts_every_case_s_round_before_any_case_s_next() -> None:
+    ids: list[str | None] = [*items(["a", "b"], 2), None]
+    ordered = [ids[i] for i in round_order(ids)]
+    assert ordered == [
+        None, nodeid("a", "with", 1), nodeid("a", "without", 1), nodeid("b", "with", 1),
+        nodeid("b", "without", 1), nodeid("a", "with", 2), nodeid("a", "without", 2),
+        nodeid("b", "with", 2), nodeid("b", "without", 2),
+    ]  # fmt: skip
+
+
+def test_a_clear_effect_stops_as_decided_and_its_other_runs_are_refused() -> None:
+    s = Scheduler(margin=0.05, max_cost_usd=None, budget=12)
+    s.expect(items(["clear"], 12))
+    run = 0
+    while s.ask(nodeid("clear", "with", run + 1)) is None:
+        run += 1
+        report(s, "clear", run, 1.0, 0.0)
+    answer = s.ask(nodeid("clear", "with", run + 1))
+    assert answer == (f"decided after {run} runs: better", NOT_NEEDED)
+    assert 2 <= run < 12
+    assert s.stops()[("evals/clear::clear", None)][:2] == (run, 12)
+    assert s.summary() == (
+        f"sequential runs (auto:12): 1 case(s), {2 * run} of 24 runs made — stopped: decided 1"
+    )
+
+
+def test_arms_that_always_agree_stop_as_equivalent_inside_the_margin() -> None:
+    s = Scheduler(margin=0.4, max_cost_usd=None, budget=30)
+    s.expect(items(["same"], 30))
+    run = 1
+    while s.ask(nodeid("same", "with", run)) is None:
+        report(s, "same", run, 1.0, 1.0)
+        run += 1
+    rounds, most, stop = s.stops()[("evals/same::same", None)]
+    assert stop is not None and stop.why == "decided" and rounds < most == 30
+    assert s.rounds is not None
+    decision = s.rounds.cases[("evals/same::same", None)].decision
+    assert decision is not None and decision.verdict == "equivalent"
+
+
+def test_a_granted_run_is_granted_again_and_one_case_alone_is_not_held() -> None:
+    s = Scheduler(margin=0.05, max_cost_usd=None, budget=4)
+    s.expect([*items(["a"], 4), "evals/one::one[1]", "evals/q/trigger_eval.json::q[with-1]"])
+    assert s.ask(nodeid("a", "with", 1)) is None
+    assert s.ask(nodeid("a", "with", 1)) is None  # the same item's setup after its run ahead
+    assert s.ask("evals/one::one[1]") is None  # a single-arm case runs all its runs
+    assert s.ask("evals/q/trigger_eval.json::q[with-1]") is None  # a trigger query too
+    assert s.rounds is not None and list(s.rounds.cases) == [("evals/a::a", None)]
+
+
+def test_the_cost_ceiling_refuses_new_rounds_counting_the_runs_in_flight() -> None:
+    s = Scheduler(margin=0.05, max_cost_usd=0.05, budget=12)
+    s.expect(items(["a", "b"], 12))
+    report(s, "a", 1, 1.0, 0.0)  # two runs of 0.01 each: 0.02 spent
+    assert s.ask(nodeid("b", "with", 1)) is None
+    assert s.ask(nodeid("b", "without", 1)) is None  # its round was issued: made
+    refused = s.ask(nodeid("a", "with", 2))  # 0.02 spent + 2 in flight at 0.01 … < 0.05
+    assert refused is None
+    answer = s.ask(nodeid("b", "with", 2))  # 0.02 + 3 × 0.01 reaches the ceiling
+    assert answer is not None and answer[1] == COST_CEILING
+    assert "would be reached" in answer[0]
+
+
+def test_only_a_final_report_of_a_run_is_taken() -> None:
+    s = Scheduler(margin=0.05, max_cost_usd=None, budget=4)
+    s.expect(items(["a"], 4))
+    record = run_record(case("a"), "with", 1, score=1.0, nodeid=nodeid("a", "with", 1))
+    s.take(nodeid("a", "with", 1), record, final=False)  # a passed setup: its call follows
+    assert s.costs == [] and not s.reported
+    s.take(nodeid("a", "with", 1), record, final=True)
+    s.take(nodeid("a", "with", 1), record, final=True)  # its teardown carries it again
+    assert s.costs == [0.01] and s.reported == {nodeid("a", "with", 1)}
+    skipped = skipped_record(case("a"), "without", 4, NOT_NEEDED)
+    s.take(skipped.nodeid, skipped, final=True)  # a round not needed: nothing to take
+    assert skipped.nodeid not in s.reported
+
+
+def test_the_runs_still_to_make_go_least_certain_first_after_the_granted() -> None:
+    s = Scheduler(margin=0.05, max_cost_usd=None, budget=20)
+    s.expect(items(["a", "b"], 20))
+    report(s, "a", 1, 1.0, 0.0)
+    report(s, "b", 1, 1.0, 1.0)  # a tie after one round: the wider interval
+    assert s.reordered() and not s.reordered()  # once per completed round
+    assert s.ask(nodeid("a", "with", 2)) is None  # made ahead: keeps its place in front
+    rest = [nodeid("a", "with", 3), nodeid("b", "with", 3), nodeid("a", "with", 2)]
+    assert [rest[i] for i in s.pending_order(rest)] == [
+        nodeid("a", "with", 2), nodeid("b", "with", 3), nodeid("a", "with", 3),
+    ]  # fmt: skip
