@@ -2,14 +2,18 @@
 
 The workers get the session's timestamp (so every run lands in one results folder) and the
 folder of its shared files (spend ledger, stop sign); the session learns which run items were
-selected from the workers' collection. (An interruption needs nothing here: each process stops
-its own part and its reports come the ordinary way, see :mod:`.interrupts`.)
+selected from the workers' collection. An interruption is mostly not the controller's
+business: each process stops its own part, and its reports come the ordinary way (see
+:mod:`.interrupts`); the controller only makes sure the session ends as interrupted.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from pytest_plugin_evals.plugin.interrupts import WHY, interrupted
 from pytest_plugin_evals.plugin.keys import shared_key, stamp_key
 from pytest_plugin_evals.plugin.session import EvalSession
 
@@ -17,6 +21,16 @@ from pytest_plugin_evals.plugin.session import EvalSession
 class XdistHooks:
     def __init__(self, session: EvalSession) -> None:
         self.session = session
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Any:
+        """An interrupted session ends as interrupted. pytest-xdist ≥ 3.6 ends it so once a
+        worker stopped (``session.shouldstop``); an older one has its workers run each item they
+        were sent (each says its run was not started) and ends the loop as if nothing happened."""
+        result = yield
+        if interrupted(self.session.config):
+            raise session.Interrupted(WHY)
+        return result
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["eval_stamp"] = node.config.stash[stamp_key]
