@@ -187,9 +187,15 @@ def _may_name_a_case(arg: str, here: Path) -> bool:
     return bool(sep) or (here / path).exists()
 
 
-def pytest_ignore_collect(collection_path: Path) -> bool | None:
-    """Kept runs are never collected: what an agent produced is not the project's tests."""
-    return True if is_inert(collection_path) else None
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Kept runs are never collected: what an agent produced is not the project's tests; nor
+    is what an evals folder's ``results/`` and ``mocks/`` hold."""
+    if is_inert(collection_path):
+        return True
+    collect = sys.modules.get("pytest_plugin_evals.plugin.collect")
+    if collect is not None and collect.never_collected(collection_path, config):
+        return True
+    return None
 
 
 @pytest.hookimpl(wrapper=True)
@@ -211,39 +217,33 @@ def pytest_collection(session: pytest.Session) -> Any:
         config.args = given
 
 
+def _evals_root(path: Path, parent: pytest.Collector) -> Path | None:
+    """The evals folder ``path`` is, or (at the top of the collection tree) is inside."""
+    configured = parent.config.stash[settings_key].eval_paths
+    if _is_evals_dir(path) or (configured and path.resolve() in configured):
+        return path
+    # The top of the collection tree may be inside an evals folder (no ini file, and
+    # ``pytest evals/group`` or ``cd evals/case && pytest``): its cases still belong to it.
+    return _enclosing_evals(path) if isinstance(parent, pytest.Session) else None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    collect = sys.modules.get("pytest_plugin_evals.plugin.collect")
-    if collect is not None and isinstance(parent, collect.EvalsDir):
-        return None  # a folder without eval cases inside an evals folder: pytest's own
-    root = path
-    configured = path.resolve() in parent.config.stash[settings_key].eval_paths
-    if not (_is_evals_dir(path) or configured):
-        # The top of the collection tree may be inside an evals folder (no ini file, and
-        # ``pytest evals/group`` or ``cd evals/case && pytest``): its cases still belong to it.
-        enclosing = _enclosing_evals(path) if isinstance(parent, pytest.Session) else None
-        if enclosing is None:
-            return None
-        root = enclosing
-    from pytest_plugin_evals.plugin.collect import CaseDir, EvalsDir
-    from pytest_plugin_evals.suites.discover import walk
+    """A case folder of an evals folder (everything else is collected by pytest's own)."""
+    root = _evals_root(path, parent)
+    if root is not None:
+        from pytest_plugin_evals.plugin.collect import read_tree
 
-    sources = walk(path)
-    if not sources:
-        return None  # a folder named evals that holds no eval case (a test package, say)
-    if root != path and [s.path for s in sources] == [path]:
-        case = CaseDir.from_parent(parent, path=path)
-        case.suite_root = root
-        return case
-    node = EvalsDir.from_parent(parent, path=path)
-    node.suite_root = root
-    node.sources = sources
-    return node
+        read_tree(parent.config, root)
+    collect = sys.modules.get("pytest_plugin_evals.plugin.collect")
+    return None if collect is None else collect.eval_node(path, parent, "case_dir")
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.name != "package.json":
-        return None
+    collect = sys.modules.get("pytest_plugin_evals.plugin.collect")
+    found = None if collect is None else collect.eval_node(file_path, parent, "suite_file")
+    if found is not None or file_path.name != "package.json":
+        return found
     from pytest_plugin_evals.suites.discover import has_evals
 
     if not has_evals(file_path):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -23,68 +24,53 @@ from pytest_plugin_evals.suites.manifest import case_plugins
 from pytest_plugin_evals.suites.package_json import load as load_package_json
 from pytest_plugin_evals.suites.suite_file import load_suite_file
 
+#: config: the case folders and suite files of each evals folder collected, by path.
+_trees_key = pytest.StashKey[dict[Path, dict[Path, Source]]]()
 
-class EvalsDir(pytest.Directory):
-    """An evals folder, or a plain group folder inside one.
 
-    Its case folders and suite files become eval collectors; everything else in it (a
-    ``test_*.py``, a helper package) is collected as pytest would collect it anyway, so a
-    project whose tests live in a folder named ``evals`` loses none of them. ``results/``,
-    ``mocks/`` and dot-folders are never collected.
-    """
+def _tree(config: pytest.Config, path: Path) -> tuple[Path, dict[Path, Source]] | None:
+    """The evals folder whose tree holds ``path`` (read before), and its sources."""
+    text = str(path)
+    for root, sources in config.stash.get(_trees_key, {}).items():
+        top = str(root)
+        if text == top or text.startswith(top + os.sep):
+            return root, sources
+    return None
 
-    suite_root: Path | None = None
-    sources: list[Source] | None = None
 
-    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
-        root = self.suite_root or self.path
-        sources = self.sources if self.sources is not None else walk(self.path)
-        direct: dict[str, Source] = {}
-        groups: dict[str, list[Source]] = {}
-        for source in sources:
-            rel = source.path.relative_to(self.path)
-            if len(rel.parts) == 1:
-                direct[rel.parts[0]] = source
-            else:
-                groups.setdefault(rel.parts[0], []).append(source)
-        try:
-            with os.scandir(self.path) as scan:
-                entries = sorted(scan, key=lambda entry: entry.name)
-        except OSError:
-            entries = []
-        for entry in entries:
-            name, path = entry.name, Path(entry.path)
-            found = direct.get(name)
-            if found is not None:
-                node: CaseDir | SuiteFile
-                if found.kind == "case_dir":
-                    node = CaseDir.from_parent(self, path=found.path)
-                else:
-                    node = SuiteFile.from_parent(self, path=found.path)
-                node.suite_root = root
-                yield node
-            elif name in groups:
-                group = EvalsDir.from_parent(self, path=path)
-                group.suite_root = root
-                group.sources = groups[name]
-                yield group
-            elif not name.startswith(".") and name not in SKIP_DIRS:
-                yield from self._ordinary(entry, path)
+def read_tree(config: pytest.Config, root: Path) -> None:
+    """Read the case folders and suite files of the evals folder ``root`` (once)."""
+    trees = config.stash.setdefault(_trees_key, {})
+    if root not in trees:
+        trees[root] = {source.path: source for source in walk(root)}
 
-    def _ordinary(self, entry: os.DirEntry[str], path: Path) -> Iterable[pytest.Collector]:
-        """What pytest's own ``Dir`` would collect from an entry that holds no eval case."""
-        ihook, config = self.ihook, self.config
-        is_dir = entry.is_dir()
-        if not self.session.isinitpath(path, with_parents=is_dir) and ihook.pytest_ignore_collect(
-            collection_path=path, config=config
-        ):
-            return
-        if is_dir:
-            col = ihook.pytest_collect_directory(path=path, parent=self)
-            if col is not None:
-                yield col
-        elif entry.is_file():
-            yield from ihook.pytest_collect_file(file_path=path, parent=self)
+
+def eval_node(
+    path: Path, parent: pytest.Collector, kind: Literal["case_dir", "suite_file"]
+) -> CaseDir | SuiteFile | None:
+    """``pytest_collect_directory`` (``kind`` ``case_dir``) or ``pytest_collect_file``
+    (``suite_file``) in an evals folder's tree: its case folders and suite files become eval
+    collectors. Everything else there, the evals folder and a group of cases included, is
+    pytest's own ``Dir`` (or ``Package``), which collects its entries through these hooks:
+    ``--ignore``, ``norecursedirs``, conftests and a folder of tests hold in it as anywhere."""
+    found = _tree(parent.config, path)
+    source = found[1].get(path) if found is not None else None
+    if found is None or source is None or source.kind != kind:
+        return None
+    node = (CaseDir if kind == "case_dir" else SuiteFile).from_parent(parent, path=path)
+    node.suite_root = found[0]
+    return node
+
+
+def never_collected(path: Path, config: pytest.Config) -> bool:
+    """Whether ``path`` is in an evals folder's ``results/`` or ``mocks/`` (kept runs, mock
+    files and their programs: never the project's tests)."""
+    if SKIP_DIRS.isdisjoint(path.parts):
+        return False
+    found = _tree(config, path)
+    if found is None:
+        return False
+    return any(part in SKIP_DIRS for part in path.relative_to(found[0]).parts)
 
 
 class CaseDir(pytest.Directory):

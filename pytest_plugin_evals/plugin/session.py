@@ -21,7 +21,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -100,8 +100,6 @@ class EvalSession:
         #: ``--eval-session-timeout``'s timer, and whether it ended the session.
         self.timer: Any = None
         self.timed_out = False
-        #: Reads the reports still on their way after an interruption (xdist; see .xdist).
-        self.drain: Callable[[], None] | None = None
 
     # -- what was selected ------------------------------------------------------------------
 
@@ -246,8 +244,6 @@ class EvalSession:
 
             # Nothing a run started outlives the session (a worker stopped mid-run included).
             kill_tagged(SESSION_TAG, session_tag(self.config))
-            if exitstatus == pytest.ExitCode.INTERRUPTED and self.drain is not None:
-                self.drain()
         plan = self._shard_plan()
         # Interrupted before the first run reported: the document says so all the same.
         cut_short = bool(self.expected) and exitstatus == pytest.ExitCode.INTERRUPTED

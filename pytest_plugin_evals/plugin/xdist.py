@@ -3,56 +3,38 @@
 The workers get the session's timestamp (so every run lands in one results folder), the
 folder of its shared files (the stop sign) and a channel to the session's budget (cost
 ceiling, rate-limit pause, run slots: :mod:`pytest_plugin_evals.engine.wire`); the session
-learns which run items were selected from the workers' collection. After an interruption,
-the reports the workers sent that the controller had not read yet are read before the
-document is written (see :meth:`XdistHooks.drain`).
+learns which run items were selected from the workers' collection. An interruption is mostly
+not the controller's business: each process stops its own part, and its reports come the
+ordinary way (see :mod:`.interrupts`); the controller only makes sure the session ends as
+interrupted.
 """
 
 from __future__ import annotations
 
-import contextlib
-import queue
-import time
 from typing import Any
 
+import pytest
+
 from pytest_plugin_evals.engine.wire import CLOSED, serve
+from pytest_plugin_evals.plugin.interrupts import WHY, interrupted
 from pytest_plugin_evals.plugin.keys import BUDGET_CHANNEL, settings_key, shared_key, stamp_key
 from pytest_plugin_evals.plugin.limiter import session_budget
 from pytest_plugin_evals.plugin.session import EvalSession
-
-#: How long an interrupted controller waits for its workers' last reports.
-DRAIN_SECONDS = 10.0
 
 
 class XdistHooks:
     def __init__(self, session: EvalSession) -> None:
         self.session = session
-        session.drain = self.drain
 
-    def drain(self, seconds: float = DRAIN_SECONDS) -> None:
-        """The session was interrupted: xdist stops reading the workers' events there, so the
-        reports already sent (a run that had just ended) and those of the runs being stopped
-        would be lost. Read them until every worker has finished (at most ``seconds``)."""
-        dsession: Any = self.session.config.pluginmanager.get_plugin("dsession")
-        events = getattr(dsession, "queue", None)
-        if events is None or getattr(dsession, "sched", None) is None:
-            return
-        with contextlib.suppress(Exception):
-            dsession.triggershutdown()  # a worker ends once its items are done (not started)
-        waiting = set(getattr(dsession, "_active_nodes", ()))
-        deadline = time.monotonic() + seconds
-        try:
-            while waiting and (left := deadline - time.monotonic()) > 0:
-                try:
-                    name, kwargs = events.get(timeout=min(left, 0.2))
-                except queue.Empty:
-                    continue
-                if name == "testreport":
-                    self.session.pytest_runtest_logreport(kwargs["rep"])
-                elif name in ("workerfinished", "errordown"):
-                    waiting.discard(kwargs.get("node"))
-        except KeyboardInterrupt:
-            return  # interrupted again: the document is written with what was read
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Any:
+        """An interrupted session ends as interrupted. pytest-xdist ≥ 3.6 ends it so once a
+        worker stopped (``session.shouldstop``); an older one has its workers run each item they
+        were sent (each says its run was not started) and ends the loop as if nothing happened."""
+        result = yield
+        if interrupted(self.session.config):
+            raise session.Interrupted(WHY)
+        return result
 
     def pytest_configure_node(self, node: Any) -> None:
         config = node.config

@@ -58,7 +58,8 @@ KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
 #:   those plugins are active;
 #: * items import the terminal's escaping (which loads the reports) only to write a failure;
 #:   the run-making imports the runner, the agents' confinement and the results folder's hold
-#:   only when a run is made (the runner loads the MCP SDK).
+#:   only when a run is made (the runner loads the MCP SDK); interrupts import the stopping of
+#:   runs only once a signal came.
 #:
 #: A module loaded only in an eval session imports its dependencies at its top.
 LOCAL_IMPORTS: dict[str, frozenset[str]] = {
@@ -146,6 +147,7 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
             "suites.manifest",
             "util.process",
         },
+        "plugin.interrupts": {"util.process"},
         "plugin.writers": {
             "recording",
             "records",

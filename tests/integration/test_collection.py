@@ -106,6 +106,12 @@ ALL = [
         (["evals/group/nested-case"], ["evals/group/nested-case::nested-case[1]"]),
         (["evals/summarise"], ["evals/summarise::summarise[1]"]),
         (["evals/group"], ["evals/group/nested-case::nested-case[1]"]),
+        # pytest's own folder collection: its options hold for case folders and groups too.
+        (["--ignore=evals/summarise"], [*ALL[:3], ALL[3]]),
+        (["--ignore=evals/group"], ALL[1:]),
+        (["--ignore-glob=*/oth*"], [ALL[0], *ALL[3:]]),
+        (["--deselect", "evals/other::other[2]"], [ALL[0], ALL[1], *ALL[3:]]),
+        (["-o", "norecursedirs=group"], ALL[1:]),
     ],
 )
 def test_selection(suite: pytest.Pytester, args: list[str], expected: list[str]) -> None:
@@ -115,6 +121,20 @@ def test_selection(suite: pytest.Pytester, args: list[str], expected: list[str])
     expected_ret = pytest.ExitCode.OK if expected else pytest.ExitCode.NO_TESTS_COLLECTED
     assert result.ret == expected_ret
     assert "Traceback" not in result.stdout.str()
+
+
+def test_a_conftest_in_an_evals_folder_is_pytest_s(suite: pytest.Pytester) -> None:
+    """A conftest.py in an evals folder or a group of cases acts there as anywhere: its
+    ``collect_ignore`` leaves cases out, as it would leave out tests."""
+    write_tree(
+        suite.path,
+        {
+            "evals/conftest.py": "collect_ignore = ['summarise']\n",
+            "evals/group/conftest.py": "collect_ignore_glob = ['nested-*']\n",
+        },
+    )
+    result = suite.runpytest("--collect-only", "-q", "-p", "no:cacheprovider")
+    assert collected(result) == [*ALL[1:3], ALL[3]]
 
 
 def test_results_and_mocks_are_never_collected(suite: pytest.Pytester) -> None:

@@ -14,6 +14,7 @@ import time
 import uuid
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree as ET
 
 import pytest
 
@@ -87,7 +88,8 @@ def test_an_interrupted_session_writes_a_partial_document_and_leaves_nothing_run
     agent, marker = suite(pytester.path, ["a-fast", "b-fast", "c-slow", "d-last"])
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "evals", workers, "-p", "no:cacheprovider",
-         f"--eval-agent={agent}", "--eval-json=out.json", "--eval-run-ahead=off"],
+         f"--eval-agent={agent}", "--eval-json=out.json", "--eval-run-ahead=off",
+         "--junitxml=out.xml"],
         cwd=pytester.path,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
         stdout=subprocess.PIPE,
@@ -120,6 +122,21 @@ def test_an_interrupted_session_writes_a_partial_document_and_leaves_nothing_run
     assert "a-fast" in {c["name"] for c in doc["cases"]}  # the runs made so far are kept
     assert "the session was interrupted:" in text and "the result is partial" in text
     assert none_left(marker), "the slow run's agent or grandchild outlived the session"
+    # Every run that started, the one stopped included, is in the JUnit file as in the
+    # document: its report came the ordinary way, which every writer reads.
+    runs = {r["nodeid"] for c in doc["cases"] for r in c["arms"]["with"]}
+    assert "evals/c-slow::c-slow[1]" in runs, text
+    assert junit_runs(pytester.path / "out.xml") == runs, text
+
+
+def junit_runs(path: Path) -> set[str]:
+    """The node ids of the items the JUnit file has a result of (not skipped)."""
+    tree = ET.parse(path)
+    return {
+        f"{case.get('classname', '').replace('.', '/')}::{case.get('name')}"
+        for case in tree.iter("testcase")
+        if case.find("skipped") is None
+    }
 
 
 @pytest.mark.parametrize("mode", [[], ["--eval-unconfined"]], ids=["confined", "unconfined"])
