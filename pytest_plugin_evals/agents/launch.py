@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from pytest_plugin_evals.agents.base import RunRequest
-from pytest_plugin_evals.agents.cli import Reach, finish, run_cli
+from pytest_plugin_evals.agents.cli import Reach, find_cli, finish, run_cli
 from pytest_plugin_evals.agents.spec import AgentSpec, Capabilities
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.environment import Passed
@@ -41,10 +41,12 @@ class Launch:
     #: Reads the run's trace: the transcript and the adapter's summary of the stream.
     read: Callable[[Path], tuple[Transcript, Any]]
     #: Judges how the run ended (an error, an infrastructure error, the trust check), once the
-    #: transcript has everything else; it may add notes of its own.
-    classify: Callable[[Transcript, Any, ProcessResult], None]
-    #: What the CLI reads on stdin (the prompt, unless it takes it as an argument).
-    stdin: str = ""
+    #: transcript has everything else; it may add notes of its own. None: the adapter's
+    #: ``classify(request, transcript, summary, result)``.
+    classify: Callable[[Transcript, Any, ProcessResult], None] | None = None
+    #: What the CLI reads on stdin; None: the prompt (an adapter that passes the prompt as an
+    #: argument says ``""``).
+    stdin: str | None = None
     #: Stops the run early when it returns true for a piece of stdout (a turn limit).
     stop_on: Callable[[bytes], bool] | None = None
     #: Notes of the preparation (MCP servers, translated parts, unsupported case keys).
@@ -72,6 +74,10 @@ class LaunchedAgent(Protocol):
 
     def launch(self, request: RunRequest) -> Launch | Transcript: ...
 
+    def classify(
+        self, request: RunRequest, transcript: Transcript, summary: Any, result: ProcessResult
+    ) -> None: ...
+
 
 def run_launch(agent: LaunchedAgent, request: RunRequest) -> Transcript:
     """Make one run of ``agent`` (see the module's docstring)."""
@@ -85,7 +91,7 @@ def run_launch(agent: LaunchedAgent, request: RunRequest) -> Transcript:
         prepared.argv,
         reach=prepared.reach,
         env=prepared.env,
-        stdin_text=prepared.stdin,
+        stdin_text=request.prompt if prepared.stdin is None else prepared.stdin,
         stop_on=prepared.stop_on,
     )
     if failed is not None:
@@ -101,16 +107,42 @@ def run_launch(agent: LaunchedAgent, request: RunRequest) -> Transcript:
     if result.timed_out:
         transcript.error = format_timeout(request.timeout_seconds)
         return transcript
-    prepared.classify(transcript, summary, result)
+    if prepared.classify is not None:
+        prepared.classify(transcript, summary, result)
+    else:
+        agent.classify(request, transcript, summary, result)
     return transcript
 
 
-class CliAgent:
-    """What an agent CLI's adapter (a frozen dataclass with ``binary``, ``grants``,
-    ``disallow``) shares: its name, capabilities and operator variables from its declaration,
-    and its run made by :func:`run_launch`."""
+_Agent = TypeVar("_Agent", bound="CliAgent")
 
+
+@dataclass(frozen=True)
+class CliAgent:
+    """What an agent CLI's adapter shares: its binary and the operator's grants and
+    disallowed tools; its name, capabilities and operator variables from its declaration; its
+    binary found by :func:`.cli.find_cli`; and its run made by :func:`run_launch`."""
+
+    binary: str
+    grants: tuple[str, ...] = ()
+    disallow: tuple[str, ...] = ()
     spec: ClassVar[AgentSpec]
+
+    @classmethod
+    def find_binary(cls, configured: str | None) -> str:
+        """``--eval-<name>-bin``, else the binary on PATH — or one clear line (AgentError)."""
+        return find_cli(cls.spec.binary, configured, cls.spec.package)
+
+    @classmethod
+    def make(
+        cls: type[_Agent],
+        binary: str | None,
+        *,
+        grants: tuple[str, ...] = (),
+        disallow: tuple[str, ...] = (),
+    ) -> _Agent:
+        """The ``--eval-agent <name>`` adapter (``binary``: ``--eval-<name>-bin``, else PATH)."""
+        return cls(cls.find_binary(binary), grants=grants, disallow=disallow)
 
     @property
     def name(self) -> str:
@@ -125,6 +157,11 @@ class CliAgent:
         return self.spec.passed
 
     def launch(self, request: RunRequest) -> Launch | Transcript:
+        raise NotImplementedError
+
+    def classify(
+        self, request: RunRequest, transcript: Transcript, summary: Any, result: ProcessResult
+    ) -> None:
         raise NotImplementedError
 
     def run(self, request: RunRequest) -> Transcript:

@@ -63,31 +63,18 @@ def endpoint_variables(env: dict[str, str]) -> dict[str, str | None]:
     return found
 
 
-def find_binary(configured: str | None) -> str:
-    """``--eval-claude-bin``, else ``claude`` on PATH — or one clear line (AgentError)."""
-    try:
-        return find_claude(configured)
-    except ClaudeNotFound as exc:
-        raise AgentError(str(exc)) from None
-
-
-def make_agent(
-    binary: str | None,
-    *,
-    grants: tuple[str, ...] = (),
-    disallow: tuple[str, ...] = (),
-) -> ClaudeAgent:
-    """The ``--eval-agent claude`` adapter (``binary``: ``--eval-claude-bin``, else PATH)."""
-    return ClaudeAgent(find_binary(binary), grants=grants, disallow=disallow)
-
-
 @dataclass(frozen=True)
 class ClaudeAgent(CliAgent):
-    binary: str
-    grants: tuple[str, ...] = ()
-    disallow: tuple[str, ...] = ()
     model: str | None = None
     spec: ClassVar[AgentSpec] = SPEC
+
+    @classmethod
+    def find_binary(cls, configured: str | None) -> str:
+        """``--eval-claude-bin``, else ``claude`` on PATH — or one clear line (AgentError)."""
+        try:
+            return find_claude(configured)
+        except ClaudeNotFound as exc:
+            raise AgentError(str(exc)) from None
 
     def argv(
         self,
@@ -244,7 +231,6 @@ class ClaudeAgent(CliAgent):
             reach=reach,
             read=parse_file,
             classify=classify,
-            stdin=request.prompt,
             not_granted=plan.not_granted,
         )
 
@@ -301,3 +287,6 @@ class ClaudeAgent(CliAgent):
         if missing:
             return f"plugin {name} was loaded without its " + ", ".join(missing)
         return None
+
+
+make_agent = ClaudeAgent.make

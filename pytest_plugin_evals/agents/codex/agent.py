@@ -41,7 +41,6 @@ from pytest_plugin_evals.agents.base import RunRequest, infra_kind
 from pytest_plugin_evals.agents.cli import (
     check_answered,
     did_not_start,
-    find_cli,
     reach_of,
     run_step,
     with_stderr,
@@ -70,20 +69,6 @@ INSTALL_TIMEOUT = 120.0
 
 #: Warnings Codex gives for every custom model name; not worth a note.
 _NOISE = re.compile(r"^Model metadata for `.*` not found")
-
-
-def find_binary(configured: str | None) -> str:
-    """``--eval-codex-bin``, else ``codex`` on PATH — or one clear line (AgentError)."""
-    return find_cli("codex", configured, "@openai/codex")
-
-
-def make_agent(
-    binary: str | None,
-    *,
-    grants: tuple[str, ...] = (),
-    disallow: tuple[str, ...] = (),
-) -> CodexAgent:
-    return CodexAgent(find_binary(binary), grants=grants, disallow=disallow)
 
 
 def _toml(value: str) -> str:
@@ -127,9 +112,6 @@ def skill_folders(plugin_dir: Path) -> list[str]:
 
 @dataclass(frozen=True)
 class CodexAgent(CliAgent):
-    binary: str
-    grants: tuple[str, ...] = ()
-    disallow: tuple[str, ...] = ()
     spec: ClassVar[AgentSpec] = SPEC
 
     def argv(
@@ -234,7 +216,6 @@ class CodexAgent(CliAgent):
             reach=reach,
             read=read,
             classify=classify,
-            stdin=request.prompt,
             notes=[*mcp_plan.notes, *servers.notes, f"codex sandbox: {sandbox}, {where}"],
             not_granted=plan.not_granted,
         )
@@ -309,3 +290,6 @@ class CodexAgent(CliAgent):
         if returncode != 0:
             transcript.error = with_stderr(ended(returncode), transcript)
         check_answered(transcript)
+
+
+make_agent = CodexAgent.make

@@ -25,9 +25,8 @@ from typing import ClassVar
 
 from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import RunRequest, infra_kind
-from pytest_plugin_evals.agents.cli import check_answered, did_not_start, find_cli, reach_of
+from pytest_plugin_evals.agents.cli import check_answered, did_not_start, reach_of
 from pytest_plugin_evals.agents.copilot.events import CopilotSummary, parse_file
-from pytest_plugin_evals.agents.copilot.spec import COST_UNKNOWN as COST_UNKNOWN
 from pytest_plugin_evals.agents.copilot.spec import SPEC
 from pytest_plugin_evals.agents.copilot.tools import CopilotMcp, CopilotTools, plan_mcp, plan_tools
 from pytest_plugin_evals.agents.credentials import credential_names
@@ -43,11 +42,6 @@ ERROR_TYPES: dict[str, InfraKind] = {
     "authentication": "auth",
     "rate_limit": "rate_limit",
 }
-
-
-def find_binary(configured: str | None) -> str:
-    """``--eval-copilot-bin``, else ``copilot`` on PATH — or one clear line (AgentError)."""
-    return find_cli("copilot", configured, "@github/copilot")
 
 
 #: GitHub's endpoints of a run signed in to Copilot (no custom provider).
@@ -105,9 +99,6 @@ class TurnLimit:
 
 @dataclass(frozen=True)
 class CopilotAgent(CliAgent):
-    binary: str
-    grants: tuple[str, ...] = ()
-    disallow: tuple[str, ...] = ()
     spec: ClassVar[AgentSpec] = SPEC
 
     def argv(
@@ -279,15 +270,4 @@ class CopilotAgent(CliAgent):
         return None
 
 
-def make_agent(
-    binary: str | None,
-    *,
-    grants: tuple[str, ...] = (),
-    disallow: tuple[str, ...] = (),
-) -> CopilotAgent:
-    """The ``--eval-agent copilot`` adapter (``binary``: ``--eval-copilot-bin``, else PATH)."""
-    return CopilotAgent(
-        find_binary(binary),
-        grants=grants,
-        disallow=disallow,
-    )
+make_agent = CopilotAgent.make

@@ -26,12 +26,10 @@ from pytest_plugin_evals.agents.base import RunRequest, infra_kind
 from pytest_plugin_evals.agents.cli import (
     check_answered,
     did_not_start,
-    find_cli,
     reach_of,
     run_step,
 )
 from pytest_plugin_evals.agents.gemini.extension import Extension, translate
-from pytest_plugin_evals.agents.gemini.spec import COST_NOTE as COST_NOTE
 from pytest_plugin_evals.agents.gemini.spec import ENDPOINTS, SPEC
 from pytest_plugin_evals.agents.gemini.stream_json import StreamSummary, api_status, parse_file
 from pytest_plugin_evals.agents.gemini.tools import GeminiTools, plan_tools
@@ -47,11 +45,6 @@ DEFAULT_MODEL = "gemini-2.5-flash"
 
 #: Exit code of a run stopped at ``model.maxSessionTurns``.
 TURN_LIMIT_EXIT = 53
-
-
-def find_binary(configured: str | None) -> str:
-    """``--eval-gemini-bin``, else ``gemini`` on PATH — or one clear line (AgentError)."""
-    return find_cli("gemini", configured, "@google/gemini-cli")
 
 
 def pick_model(requested: str | None, env: Mapping[str, str]) -> tuple[str, str | None]:
@@ -100,9 +93,6 @@ def settings_for(
 
 @dataclass(frozen=True)
 class GeminiAgent(CliAgent):
-    binary: str
-    grants: tuple[str, ...] = ()
-    disallow: tuple[str, ...] = ()
     spec: ClassVar[AgentSpec] = SPEC
 
     def environment(self, request: RunRequest) -> dict[str, str]:
@@ -237,26 +227,24 @@ class GeminiAgent(CliAgent):
                         call.input.setdefault("skill", f"{extension.name}:{skill}")
             return transcript, summary
 
-        def classify(transcript: Transcript, summary: StreamSummary, result: ProcessResult) -> None:
-            self._classify(request, transcript, summary, result.returncode)
-
         return Launch(
             argv=argv,
             env=env,
             reach=reach,
             read=read,
-            classify=classify,
+            stdin="",
             notes=notes,
             not_granted=tools.not_granted,
         )
 
-    def _classify(
+    def classify(
         self,
         request: RunRequest,
         transcript: Transcript,
         summary: StreamSummary,
-        returncode: int | None,
+        result: ProcessResult,
     ) -> None:
+        returncode = result.returncode
         message = summary.error_message
         if returncode == TURN_LIMIT_EXIT or summary.error_type == "FatalTurnLimitedError":
             transcript.error = f"max turns ({request.max_turns}) reached"
@@ -275,15 +263,6 @@ class GeminiAgent(CliAgent):
         check_answered(transcript)
 
 
-def make_agent(
-    binary: str | None,
-    *,
-    grants: tuple[str, ...] = (),
-    disallow: tuple[str, ...] = (),
-) -> GeminiAgent:
-    return GeminiAgent(find_binary(binary), grants=grants, disallow=disallow)
-
-
 def drop_stale_lock(gemini_dir: Path) -> None:
     """Remove the project registry's lock that ``gemini extensions link`` can leave behind.
 
@@ -297,3 +276,6 @@ def drop_stale_lock(gemini_dir: Path) -> None:
     if lock.is_dir():
         with contextlib.suppress(OSError):
             lock.rmdir()
+
+
+make_agent = GeminiAgent.make

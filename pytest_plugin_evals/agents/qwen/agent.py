@@ -36,7 +36,6 @@ from pytest_plugin_evals.agents.base import RunRequest, infra_kind
 from pytest_plugin_evals.agents.cli import (
     check_answered,
     did_not_start,
-    find_cli,
     reach_of,
     run_step,
     with_stderr,
@@ -71,21 +70,6 @@ OTHER_TOOLS = (
 
 #: What the run's environment sets, whatever the operator's says.
 FIXED_ENV = {"QWEN_CODE_SUPPRESS_YOLO_WARNING": "1", "NO_BROWSER": "1"}
-
-
-def find_binary(configured: str | None) -> str:
-    """``--eval-qwen-bin``, else ``qwen`` on PATH — or one clear line (AgentError)."""
-    return find_cli("qwen", configured, SPEC.package)
-
-
-def make_agent(
-    binary: str | None,
-    *,
-    grants: tuple[str, ...] = (),
-    disallow: tuple[str, ...] = (),
-) -> QwenAgent:
-    """The ``--eval-agent qwen`` adapter (``binary``: ``--eval-qwen-bin``, else PATH)."""
-    return QwenAgent(find_binary(binary), grants=grants, disallow=disallow)
 
 
 def own_tools(canonical: Iterable[str]) -> tuple[list[str], list[str]]:
@@ -135,9 +119,6 @@ def settings_for(
 
 @dataclass(frozen=True)
 class QwenAgent(CliAgent):
-    binary: str
-    grants: tuple[str, ...] = ()
-    disallow: tuple[str, ...] = ()
     spec: ClassVar[AgentSpec] = SPEC
 
     def argv(self, request: RunRequest, context: list[Path], extension: str | None) -> list[str]:
@@ -217,16 +198,11 @@ class QwenAgent(CliAgent):
         def read(trace: Path) -> tuple[Transcript, StreamSummary]:
             return parse_file(trace, servers_plan)
 
-        def classify(transcript: Transcript, summary: StreamSummary, result: ProcessResult) -> None:
-            self._classify(request, transcript, summary, result.returncode)
-
         return Launch(
             argv=argv,
             env=env,
             reach=reach,
             read=read,
-            classify=classify,
-            stdin=request.prompt,
             notes=notes,
             not_granted=[t for t in plan.not_granted if not t.startswith("mcp__")],
         )
@@ -270,13 +246,14 @@ class QwenAgent(CliAgent):
             return f"the installed extension {name} could not be read: {exc}"
         return None
 
-    def _classify(
+    def classify(
         self,
         request: RunRequest,
         transcript: Transcript,
         summary: StreamSummary,
-        returncode: int | None,
+        result: ProcessResult,
     ) -> None:
+        returncode = result.returncode
         message = summary.error_message
         status = api_status(message)
         if message is not None and (status is not None or "API Error" in message):
@@ -319,3 +296,6 @@ class QwenAgent(CliAgent):
         if missing:
             return f"plugin {name} was loaded without its " + ", ".join(missing)
         return None
+
+
+make_agent = QwenAgent.make
