@@ -14,6 +14,7 @@ from typing import Any
 
 from pytest_plugin_evals.model import ToolCall, Transcript
 from pytest_plugin_evals.util.jsonlines import amount, count, load_event, number
+from pytest_plugin_evals.util.message_text import content_text
 
 
 @dataclass
@@ -42,15 +43,7 @@ class StreamSummary:
 
 
 def _result_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(block.get("text", ""))
-            for block in content
-            if isinstance(block, dict) and block.get("type") == "text"
-        )
-    return "" if content is None else json.dumps(content)
+    return content_text(content, other=lambda c: "" if c is None else json.dumps(c))
 
 
 class _Builder:
