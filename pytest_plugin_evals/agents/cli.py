@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pytest_plugin_evals.agents import confine
-from pytest_plugin_evals.agents.base import AgentError, RunRequest
+from pytest_plugin_evals.agents.base import RunRequest
 from pytest_plugin_evals.agents.confine.network import Endpoint, endpoints_from
 from pytest_plugin_evals.agents.confine.pids import own_pids
 from pytest_plugin_evals.agents.confine.programs import interpreter_of, program_reach, shown_anyway
@@ -362,42 +362,6 @@ def run_step(
     if refused is not None:
         return replace(result, start_error=refused)
     return result
-
-
-def find_cli(name: str, configured: str | None, package: str) -> str:
-    """The agent CLI ``name``'s binary: ``--eval-<name>-bin`` when given (a path, or a command
-    on PATH), else ``name`` on PATH — or one clear line (:class:`AgentError`) that says how to
-    install it (``npm install -g <package>``)."""
-    if configured:
-        path = Path(configured).expanduser()
-        if path.is_file() and os.access(path, os.X_OK):
-            return str(path.resolve())
-        found = shutil.which(configured)
-        if found:
-            return found
-        raise AgentError(f"--eval-{name}-bin: {configured} is not an executable file")
-    found = shutil.which(name)
-    if found is None:
-        raise AgentError(
-            f"--eval-agent {name}: the {name} binary was not found on PATH "
-            f"(npm install -g {package}, or pass --eval-{name}-bin)"
-        )
-    return found
-
-
-def finish(transcript: Transcript, request: RunRequest, result: ProcessResult) -> Transcript:
-    """What every CLI run's transcript gets from the run itself: its folder, duration, created
-    files, stderr tail, the process's and the sandbox's notes, and whether it ran unconfined."""
-    box = request.sandbox
-    transcript.cwd = box.cwd
-    transcript.duration_seconds = result.duration_seconds
-    transcript.files_created = box.created_files()
-    transcript.stderr_tail = result.stderr_tail()
-    transcript.notes.extend(result.notes)
-    if request.unconfined:
-        transcript.unconfined = True
-        transcript.notes.append(UNCONFINED_NOTE)
-    return transcript
 
 
 def with_stderr(text: str, transcript: Transcript) -> str:

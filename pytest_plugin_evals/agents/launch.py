@@ -6,7 +6,7 @@ What the runner does, in order: the adapter's preparation (a :class:`Transcript`
 launch is a run refused before it started); the snapshot of the run's folder (what the agent
 creates is what changes after it); the CLI run confined and bounded (:func:`.cli.run_cli`: a
 run stopped, over a bound, unconfinable or unstartable ends there); its stream read into the
-transcript (the adapter's ``read``); what every run gets (:func:`.cli.finish`: folder,
+transcript (the adapter's ``read``); what every run gets (:func:`finish`: folder,
 duration, files, stderr tail, the sandbox's notes); the adapter's notes and the tools not
 granted; the cost note of an agent that reports no price (its declaration's
 ``cost_note``); a run that timed out; and last the adapter's ``classify`` (API errors, a run
@@ -15,13 +15,15 @@ that never started, the plugin's trust check, a model that never answered).
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, TypeVar
 
-from pytest_plugin_evals.agents.base import RunRequest
-from pytest_plugin_evals.agents.cli import Reach, find_cli, finish, run_cli
+from pytest_plugin_evals.agents.base import AgentError, RunRequest
+from pytest_plugin_evals.agents.cli import UNCONFINED_NOTE, Reach, run_cli
 from pytest_plugin_evals.agents.spec import AgentSpec, Capabilities
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.environment import Passed
@@ -121,7 +123,7 @@ _Agent = TypeVar("_Agent", bound="CliAgent")
 class CliAgent:
     """What an agent CLI's adapter shares: its binary and the operator's grants and
     disallowed tools; its name, capabilities and operator variables from its declaration; its
-    binary found by :func:`.cli.find_cli`; and its run made by :func:`run_launch`."""
+    binary found by :func:`find_cli`; and its run made by :func:`run_launch`."""
 
     binary: str
     grants: tuple[str, ...] = ()
@@ -166,3 +168,39 @@ class CliAgent:
 
     def run(self, request: RunRequest) -> Transcript:
         return run_launch(self, request)
+
+
+def find_cli(name: str, configured: str | None, package: str) -> str:
+    """The agent CLI ``name``'s binary: ``--eval-<name>-bin`` when given (a path, or a command
+    on PATH), else ``name`` on PATH — or one clear line (:class:`AgentError`) that says how to
+    install it (``npm install -g <package>``)."""
+    if configured:
+        path = Path(configured).expanduser()
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path.resolve())
+        found = shutil.which(configured)
+        if found:
+            return found
+        raise AgentError(f"--eval-{name}-bin: {configured} is not an executable file")
+    found = shutil.which(name)
+    if found is None:
+        raise AgentError(
+            f"--eval-agent {name}: the {name} binary was not found on PATH "
+            f"(npm install -g {package}, or pass --eval-{name}-bin)"
+        )
+    return found
+
+
+def finish(transcript: Transcript, request: RunRequest, result: ProcessResult) -> Transcript:
+    """What every CLI run's transcript gets from the run itself: its folder, duration, created
+    files, stderr tail, the process's and the sandbox's notes, and whether it ran unconfined."""
+    box = request.sandbox
+    transcript.cwd = box.cwd
+    transcript.duration_seconds = result.duration_seconds
+    transcript.files_created = box.created_files()
+    transcript.stderr_tail = result.stderr_tail()
+    transcript.notes.extend(result.notes)
+    if request.unconfined:
+        transcript.unconfined = True
+        transcript.notes.append(UNCONFINED_NOTE)
+    return transcript
