@@ -23,7 +23,7 @@ from pytest_plugin_evals.agents.confine.pids import own_pids
 from pytest_plugin_evals.agents.confine.programs import interpreter_of, program_reach, shown_anyway
 from pytest_plugin_evals.agents.mcp import McpPlan, McpServer
 from pytest_plugin_evals.agents.workspace import original_add_dirs
-from pytest_plugin_evals.model import STOPPED, Transcript
+from pytest_plugin_evals.model import STOPPED, InfraKind, Transcript
 from pytest_plugin_evals.util.process import RUN_TAG, ProcessResult, run_process
 
 #: The note of a run made without the sandbox, on purpose.
@@ -374,6 +374,15 @@ def did_not_start(transcript: Transcript, text: str) -> None:
     """The CLI exited before its run was under way: an ``agent_start`` error, with its stderr."""
     transcript.infra_error = "agent_start"
     transcript.error = with_stderr(text, transcript)
+
+
+def failed_outside(transcript: Transcript, kind: InfraKind, error: str | None) -> bool:
+    """When ``error`` says why: the run failed for a reason outside the model (an infrastructure
+    error of ``kind``, e.g. ``plugin_load`` for the plugin's trust check) — whether it did."""
+    if error is None:
+        return False
+    transcript.infra_error, transcript.error = kind, error
+    return True
 
 
 def check_answered(transcript: Transcript) -> None:

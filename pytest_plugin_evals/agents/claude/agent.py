@@ -28,7 +28,7 @@ from pytest_plugin_evals.agents.claude.shell import (
 )
 from pytest_plugin_evals.agents.claude.spec import ENDPOINTS, SPEC
 from pytest_plugin_evals.agents.claude.stream_json import StreamSummary, parse_file, run_error
-from pytest_plugin_evals.agents.cli import check_answered, did_not_start, reach_of
+from pytest_plugin_evals.agents.cli import check_answered, did_not_start, failed_outside, reach_of
 from pytest_plugin_evals.agents.confine import INSIDE_TMPDIR
 from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
 from pytest_plugin_evals.agents.permissions import plan_tools
@@ -258,10 +258,7 @@ class ClaudeAgent(CliAgent):
         if summary.init is None or summary.result is None:
             did_not_start(transcript, f"{exited('claude', returncode)} without finishing the run")
             return
-        trust = self._trust_problem(request, summary)
-        if trust is not None:
-            transcript.infra_error = "plugin_load"
-            transcript.error = trust
+        if failed_outside(transcript, "plugin_load", self._trust_problem(request, summary)):
             return
         problem = run_error(summary)
         if problem is not None:

@@ -25,7 +25,7 @@ from typing import ClassVar
 
 from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import RunRequest, infra_kind
-from pytest_plugin_evals.agents.cli import check_answered, did_not_start, reach_of
+from pytest_plugin_evals.agents.cli import check_answered, did_not_start, failed_outside, reach_of
 from pytest_plugin_evals.agents.copilot.events import CopilotSummary, parse_file
 from pytest_plugin_evals.agents.copilot.spec import SPEC
 from pytest_plugin_evals.agents.copilot.tools import CopilotMcp, CopilotTools, plan_mcp, plan_tools
@@ -241,10 +241,9 @@ class CopilotAgent(CliAgent):
         if summary.skills is None or summary.result is None:
             did_not_start(transcript, f"{exited('copilot', returncode)} without finishing the run")
             return
-        trust = self._trust_problem(request, summary, skills_offered)
-        if trust is not None:
-            transcript.infra_error = "plugin_load"
-            transcript.error = trust
+        if failed_outside(
+            transcript, "plugin_load", self._trust_problem(request, summary, skills_offered)
+        ):
             return
         if returncode not in (0, None):
             transcript.error = ended(returncode)

@@ -26,6 +26,7 @@ from pytest_plugin_evals.agents.base import RunRequest, infra_kind
 from pytest_plugin_evals.agents.cli import (
     check_answered,
     did_not_start,
+    failed_outside,
     reach_of,
     run_step,
 )
@@ -251,8 +252,9 @@ class GeminiAgent(CliAgent):
             return
         if message is not None and message.startswith("[API Error"):
             status = api_status(message, transcript.stderr_tail)
-            transcript.infra_error = infra_kind(status)
-            transcript.error = f"{ended(returncode)}: {message.splitlines()[0]}"
+            failed_outside(
+                transcript, infra_kind(status), f"{ended(returncode)}: {message.splitlines()[0]}"
+            )
             return
         if summary.init is None or summary.result is None:
             did_not_start(transcript, f"{exited('gemini', returncode)} without finishing the run")

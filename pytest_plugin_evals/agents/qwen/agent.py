@@ -36,6 +36,7 @@ from pytest_plugin_evals.agents.base import RunRequest, infra_kind
 from pytest_plugin_evals.agents.cli import (
     check_answered,
     did_not_start,
+    failed_outside,
     reach_of,
     run_step,
     with_stderr,
@@ -257,16 +258,14 @@ class QwenAgent(CliAgent):
         message = summary.error_message
         status = api_status(message)
         if message is not None and (status is not None or "API Error" in message):
-            transcript.infra_error = infra_kind(status)
-            transcript.error = f"{ended(returncode)}: {message.splitlines()[0]}"
+            failed_outside(
+                transcript, infra_kind(status), f"{ended(returncode)}: {message.splitlines()[0]}"
+            )
             return
         if summary.init is None or summary.result is None:
             did_not_start(transcript, f"{exited('qwen', returncode)} without finishing the run")
             return
-        trust = self._trust_problem(request, summary)
-        if trust is not None:
-            transcript.infra_error = "plugin_load"
-            transcript.error = trust
+        if failed_outside(transcript, "plugin_load", self._trust_problem(request, summary)):
             return
         if message is not None or returncode not in (0, None):
             transcript.error = with_stderr(
