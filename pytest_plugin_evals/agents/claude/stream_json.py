@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_plugin_evals.model import ToolCall, Transcript
-from pytest_plugin_evals.util.jsonlines import amount, count, load_event, number
+from pytest_plugin_evals.util.jsonlines import amount, count, load_events, number
 from pytest_plugin_evals.util.message_text import content_text
 
 
@@ -128,10 +128,8 @@ class _Builder:
 def parse_events(lines: Iterable[str]) -> tuple[Transcript, StreamSummary]:
     """Fold stream-json lines into a transcript; unparseable lines are skipped."""
     builder = _Builder()
-    for line in lines:
-        event = load_event(line)
-        if event is not None:
-            builder.feed(event)
+    for event in load_events(lines):
+        builder.feed(event)
     summary = builder.summary
     transcript = Transcript(
         tool_calls=[
