@@ -15,7 +15,7 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import AgentError, RunRequest, infra_kind
@@ -33,7 +33,6 @@ from pytest_plugin_evals.agents.confine import INSIDE_TMPDIR
 from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
 from pytest_plugin_evals.agents.permissions import plan_tools
 from pytest_plugin_evals.agents.plugins import has_hooks, plugin_contents
-from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs, original_add_dirs
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.claude import ClaudeNotFound, find_claude
@@ -66,7 +65,7 @@ def endpoint_variables(env: dict[str, str]) -> dict[str, str | None]:
 @dataclass(frozen=True)
 class ClaudeAgent(CliAgent):
     model: str | None = None
-    spec: ClassVar[AgentSpec] = SPEC
+    spec = SPEC
 
     @classmethod
     def find_binary(cls, configured: str | None) -> str:

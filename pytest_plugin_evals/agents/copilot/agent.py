@@ -19,9 +19,7 @@ tool is not offered: a run that disallows ``Skill`` is not checked for them).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 
 from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import RunRequest, infra_kind
@@ -32,7 +30,6 @@ from pytest_plugin_evals.agents.copilot.tools import CopilotMcp, CopilotTools, p
 from pytest_plugin_evals.agents.credentials import credential_names
 from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
 from pytest_plugin_evals.agents.plugins import plugin_contents
-from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import InfraKind, Transcript
 from pytest_plugin_evals.util.process import ProcessResult
@@ -97,9 +94,8 @@ class TurnLimit:
         return self.reached
 
 
-@dataclass(frozen=True)
 class CopilotAgent(CliAgent):
-    spec: ClassVar[AgentSpec] = SPEC
+    spec = SPEC
 
     def argv(
         self,

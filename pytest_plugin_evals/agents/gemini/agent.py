@@ -17,9 +17,8 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import RunRequest, infra_kind
@@ -36,7 +35,6 @@ from pytest_plugin_evals.agents.gemini.stream_json import StreamSummary, api_sta
 from pytest_plugin_evals.agents.gemini.tools import GeminiTools, plan_tools
 from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
 from pytest_plugin_evals.agents.mcp_settings import mcp_servers
-from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.process import ProcessResult
@@ -92,9 +90,8 @@ def settings_for(
     return settings
 
 
-@dataclass(frozen=True)
 class GeminiAgent(CliAgent):
-    spec: ClassVar[AgentSpec] = SPEC
+    spec = SPEC
 
     def environment(self, request: RunRequest) -> dict[str, str]:
         env = dict(request.env)

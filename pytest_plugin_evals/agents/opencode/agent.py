@@ -23,9 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 
 from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import RunRequest, infra_kind
@@ -49,7 +47,6 @@ from pytest_plugin_evals.agents.opencode.plugin import PluginFolder, plugin_conf
 from pytest_plugin_evals.agents.opencode.spec import PROVIDER_ENDPOINTS, PROVIDER_VARIABLES, SPEC
 from pytest_plugin_evals.agents.permissions import plan_confined_tools
 from pytest_plugin_evals.agents.plugins import plugin_contents
-from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import STOPPED, Transcript
 from pytest_plugin_evals.util.environment import Passed
@@ -104,9 +101,8 @@ def endpoint_variables(model: str, env: dict[str, str]) -> dict[str, str | None]
     return dict(PROVIDER_ENDPOINTS.get(provider_of(model), {}))
 
 
-@dataclass(frozen=True)
 class OpencodeAgent(CliAgent):
-    spec: ClassVar[AgentSpec] = SPEC
+    spec = SPEC
 
     def passed_for(self, model: str | None) -> Passed:
         """The variables of the one provider the run's model names (its key, its endpoint)."""

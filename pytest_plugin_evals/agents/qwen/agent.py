@@ -27,9 +27,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import RunRequest, infra_kind
@@ -40,6 +39,7 @@ from pytest_plugin_evals.agents.cli import (
     reach_of,
     run_step,
     with_stderr,
+    without_openai_key,
 )
 from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
 from pytest_plugin_evals.agents.mcp_settings import mcp_servers
@@ -47,7 +47,6 @@ from pytest_plugin_evals.agents.permissions import base_tool, plan_confined_tool
 from pytest_plugin_evals.agents.plugins import plugin_contents
 from pytest_plugin_evals.agents.qwen.spec import SPEC
 from pytest_plugin_evals.agents.qwen.stream import StreamSummary, api_status, parse_file
-from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.manifest import plugin_name
@@ -118,9 +117,8 @@ def settings_for(
     return settings
 
 
-@dataclass(frozen=True)
 class QwenAgent(CliAgent):
-    spec: ClassVar[AgentSpec] = SPEC
+    spec = SPEC
 
     def argv(self, request: RunRequest, context: list[Path], extension: str | None) -> list[str]:
         argv = [
@@ -155,13 +153,9 @@ class QwenAgent(CliAgent):
         box, case = request.sandbox, request.case
         env = dict(request.env)
         env.update(FIXED_ENV)
-        if not env.get("OPENAI_API_KEY", "").strip():
-            return Transcript(
-                error="--eval-agent qwen needs OPENAI_API_KEY (and OPENAI_BASE_URL for an "
-                "endpoint other than OpenAI's) in the environment",
-                infra_error="auth",
-                cwd=box.cwd,
-            )
+        keyless = without_openai_key("qwen", env, box.cwd)
+        if keyless is not None:
+            return keyless
         plan = plan_confined_tools(
             request, grants=self.grants, disallow=self.disallow, write_root=box.cwd, skill=True
         )
