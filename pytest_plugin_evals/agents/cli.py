@@ -385,19 +385,6 @@ def failed_outside(transcript: Transcript, kind: InfraKind, error: str | None) -
     return True
 
 
-def without_openai_key(agent: str, env: Mapping[str, str], cwd: Path) -> Transcript | None:
-    """The run refused before it starts when an agent that speaks to an OpenAI-compatible
-    endpoint has no ``OPENAI_API_KEY``; None when it has one."""
-    if env.get("OPENAI_API_KEY", "").strip():
-        return None
-    return Transcript(
-        error=f"--eval-agent {agent} needs OPENAI_API_KEY (and OPENAI_BASE_URL for an "
-        "endpoint other than OpenAI's) in the environment",
-        infra_error="auth",
-        cwd=cwd,
-    )
-
-
 def check_answered(transcript: Transcript) -> None:
     """No final message and no tool call: the model never answered (``no_answer``); how the
     process ended, when it ended badly (``killed by SIGKILL``), stays the error's text."""

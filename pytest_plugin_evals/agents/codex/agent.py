@@ -42,11 +42,11 @@ from pytest_plugin_evals.agents.cli import (
     reach_of,
     run_step,
     with_stderr,
-    without_openai_key,
 )
 from pytest_plugin_evals.agents.codex.events import StreamSummary, parse_file
 from pytest_plugin_evals.agents.codex.servers import codex_servers, failed_servers
 from pytest_plugin_evals.agents.codex.spec import ENDPOINTS, OPENAI_URL, SPEC
+from pytest_plugin_evals.agents.credentials import without_openai_key
 from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
 from pytest_plugin_evals.agents.permissions import base_tool, plan_confined_tools
 from pytest_plugin_evals.agents.workspace import copy_add_dirs

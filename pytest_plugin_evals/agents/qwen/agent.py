@@ -39,8 +39,8 @@ from pytest_plugin_evals.agents.cli import (
     reach_of,
     run_step,
     with_stderr,
-    without_openai_key,
 )
+from pytest_plugin_evals.agents.credentials import without_openai_key
 from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
 from pytest_plugin_evals.agents.mcp_settings import mcp_servers
 from pytest_plugin_evals.agents.permissions import base_tool, plan_confined_tools
