@@ -10,9 +10,10 @@ way, through :func:`split_spec`. An adapter's module is imported only when it is
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pytest_plugin_evals.util.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the same names, typed, for type checkers
     from pytest_plugin_evals.agents.base import DEFAULT_CAPABILITIES as DEFAULT_CAPABILITIES
@@ -139,7 +140,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _FROM_BASE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.base"), name)
+__getattr__ = lazy_exports(__name__, dict.fromkeys(_FROM_BASE, "base"))

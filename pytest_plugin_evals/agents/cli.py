@@ -17,13 +17,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pytest_plugin_evals.agents import confine
-from pytest_plugin_evals.agents.base import AgentError, RunRequest
+from pytest_plugin_evals.agents.base import RunRequest
 from pytest_plugin_evals.agents.confine.network import Endpoint, endpoints_from
 from pytest_plugin_evals.agents.confine.pids import own_pids
 from pytest_plugin_evals.agents.confine.programs import interpreter_of, program_reach, shown_anyway
 from pytest_plugin_evals.agents.mcp import McpPlan, McpServer
 from pytest_plugin_evals.agents.workspace import original_add_dirs
-from pytest_plugin_evals.model import STOPPED, Transcript
+from pytest_plugin_evals.model import STOPPED, InfraKind, Transcript
 from pytest_plugin_evals.util.process import RUN_TAG, ProcessResult, run_process
 
 #: The note of a run made without the sandbox, on purpose.
@@ -364,42 +364,6 @@ def run_step(
     return result
 
 
-def find_cli(name: str, configured: str | None, package: str) -> str:
-    """The agent CLI ``name``'s binary: ``--eval-<name>-bin`` when given (a path, or a command
-    on PATH), else ``name`` on PATH — or one clear line (:class:`AgentError`) that says how to
-    install it (``npm install -g <package>``)."""
-    if configured:
-        path = Path(configured).expanduser()
-        if path.is_file() and os.access(path, os.X_OK):
-            return str(path.resolve())
-        found = shutil.which(configured)
-        if found:
-            return found
-        raise AgentError(f"--eval-{name}-bin: {configured} is not an executable file")
-    found = shutil.which(name)
-    if found is None:
-        raise AgentError(
-            f"--eval-agent {name}: the {name} binary was not found on PATH "
-            f"(npm install -g {package}, or pass --eval-{name}-bin)"
-        )
-    return found
-
-
-def finish(transcript: Transcript, request: RunRequest, result: ProcessResult) -> Transcript:
-    """What every CLI run's transcript gets from the run itself: its folder, duration, created
-    files, stderr tail, the process's and the sandbox's notes, and whether it ran unconfined."""
-    box = request.sandbox
-    transcript.cwd = box.cwd
-    transcript.duration_seconds = result.duration_seconds
-    transcript.files_created = box.created_files()
-    transcript.stderr_tail = result.stderr_tail()
-    transcript.notes.extend(result.notes)
-    if request.unconfined:
-        transcript.unconfined = True
-        transcript.notes.append(UNCONFINED_NOTE)
-    return transcript
-
-
 def with_stderr(text: str, transcript: Transcript) -> str:
     """``text``, then the last three lines of the run's stderr (when it has any), on one line."""
     tail = [line.strip() for line in transcript.stderr_tail.splitlines()[-3:]]
@@ -410,6 +374,15 @@ def did_not_start(transcript: Transcript, text: str) -> None:
     """The CLI exited before its run was under way: an ``agent_start`` error, with its stderr."""
     transcript.infra_error = "agent_start"
     transcript.error = with_stderr(text, transcript)
+
+
+def failed_outside(transcript: Transcript, kind: InfraKind, error: str | None) -> bool:
+    """When ``error`` says why: the run failed for a reason outside the model (an infrastructure
+    error of ``kind``, e.g. ``plugin_load`` for the plugin's trust check) — whether it did."""
+    if error is None:
+        return False
+    transcript.infra_error, transcript.error = kind, error
+    return True
 
 
 def check_answered(transcript: Transcript) -> None:

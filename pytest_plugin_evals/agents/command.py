@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 from ..model import STOPPED, ToolCall, Transcript
 from ..util.capture import capture_stream
-from ..util.jsonlines import amount, count, load_event, number
+from ..util.jsonlines import amount, count, load_events, number
 from ..util.process import exit_text, format_timeout
 from .base import AgentError, Capabilities, RunRequest, infra_kind
 from .cli import (
@@ -186,10 +186,7 @@ def read_trace(path: Path, transcript: Transcript) -> None:
     if not path.exists():
         return
     with path.open(encoding="utf-8", errors="replace") as fh:
-        for raw in fh:
-            event = load_event(raw)
-            if event is None:
-                continue
+        for event in load_events(fh):
             kind = event.get("type")
             if kind == "tool_call" and isinstance(event.get("name"), str):
                 tool_input = event.get("input")

@@ -6,7 +6,7 @@ What the runner does, in order: the adapter's preparation (a :class:`Transcript`
 launch is a run refused before it started); the snapshot of the run's folder (what the agent
 creates is what changes after it); the CLI run confined and bounded (:func:`.cli.run_cli`: a
 run stopped, over a bound, unconfinable or unstartable ends there); its stream read into the
-transcript (the adapter's ``read``); what every run gets (:func:`.cli.finish`: folder,
+transcript (the adapter's ``read``); what every run gets (:func:`finish`: folder,
 duration, files, stderr tail, the sandbox's notes); the adapter's notes and the tools not
 granted; the cost note of an agent that reports no price (its declaration's
 ``cost_note``); a run that timed out; and last the adapter's ``classify`` (API errors, a run
@@ -15,13 +15,15 @@ that never started, the plugin's trust check, a model that never answered).
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar
 
-from pytest_plugin_evals.agents.base import RunRequest
-from pytest_plugin_evals.agents.cli import Reach, finish, run_cli
+from pytest_plugin_evals.agents.base import AgentError, RunRequest
+from pytest_plugin_evals.agents.cli import UNCONFINED_NOTE, Reach, run_cli
 from pytest_plugin_evals.agents.spec import AgentSpec, Capabilities
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.environment import Passed
@@ -41,10 +43,12 @@ class Launch:
     #: Reads the run's trace: the transcript and the adapter's summary of the stream.
     read: Callable[[Path], tuple[Transcript, Any]]
     #: Judges how the run ended (an error, an infrastructure error, the trust check), once the
-    #: transcript has everything else; it may add notes of its own.
-    classify: Callable[[Transcript, Any, ProcessResult], None]
-    #: What the CLI reads on stdin (the prompt, unless it takes it as an argument).
-    stdin: str = ""
+    #: transcript has everything else; it may add notes of its own. None: the adapter's
+    #: ``classify(request, transcript, summary, result)``.
+    classify: Callable[[Transcript, Any, ProcessResult], None] | None = None
+    #: What the CLI reads on stdin; None: the prompt (an adapter that passes the prompt as an
+    #: argument says ``""``).
+    stdin: str | None = None
     #: Stops the run early when it returns true for a piece of stdout (a turn limit).
     stop_on: Callable[[bytes], bool] | None = None
     #: Notes of the preparation (MCP servers, translated parts, unsupported case keys).
@@ -72,6 +76,10 @@ class LaunchedAgent(Protocol):
 
     def launch(self, request: RunRequest) -> Launch | Transcript: ...
 
+    def classify(
+        self, request: RunRequest, transcript: Transcript, summary: Any, result: ProcessResult
+    ) -> None: ...
+
 
 def run_launch(agent: LaunchedAgent, request: RunRequest) -> Transcript:
     """Make one run of ``agent`` (see the module's docstring)."""
@@ -85,7 +93,7 @@ def run_launch(agent: LaunchedAgent, request: RunRequest) -> Transcript:
         prepared.argv,
         reach=prepared.reach,
         env=prepared.env,
-        stdin_text=prepared.stdin,
+        stdin_text=request.prompt if prepared.stdin is None else prepared.stdin,
         stop_on=prepared.stop_on,
     )
     if failed is not None:
@@ -101,16 +109,42 @@ def run_launch(agent: LaunchedAgent, request: RunRequest) -> Transcript:
     if result.timed_out:
         transcript.error = format_timeout(request.timeout_seconds)
         return transcript
-    prepared.classify(transcript, summary, result)
+    if prepared.classify is not None:
+        prepared.classify(transcript, summary, result)
+    else:
+        agent.classify(request, transcript, summary, result)
     return transcript
 
 
-class CliAgent:
-    """What an agent CLI's adapter (a frozen dataclass with ``binary``, ``grants``,
-    ``disallow``) shares: its name, capabilities and operator variables from its declaration,
-    and its run made by :func:`run_launch`."""
+_Agent = TypeVar("_Agent", bound="CliAgent")
 
+
+@dataclass(frozen=True)
+class CliAgent:
+    """What an agent CLI's adapter shares: its binary and the operator's grants and
+    disallowed tools; its name, capabilities and operator variables from its declaration; its
+    binary found by :func:`find_cli`; and its run made by :func:`run_launch`."""
+
+    binary: str
+    grants: tuple[str, ...] = ()
+    disallow: tuple[str, ...] = ()
     spec: ClassVar[AgentSpec]
+
+    @classmethod
+    def find_binary(cls, configured: str | None) -> str:
+        """``--eval-<name>-bin``, else the binary on PATH — or one clear line (AgentError)."""
+        return find_cli(cls.spec.binary, configured, cls.spec.package)
+
+    @classmethod
+    def make(
+        cls: type[_Agent],
+        binary: str | None,
+        *,
+        grants: tuple[str, ...] = (),
+        disallow: tuple[str, ...] = (),
+    ) -> _Agent:
+        """The ``--eval-agent <name>`` adapter (``binary``: ``--eval-<name>-bin``, else PATH)."""
+        return cls(cls.find_binary(binary), grants=grants, disallow=disallow)
 
     @property
     def name(self) -> str:
@@ -127,5 +161,46 @@ class CliAgent:
     def launch(self, request: RunRequest) -> Launch | Transcript:
         raise NotImplementedError
 
+    def classify(
+        self, request: RunRequest, transcript: Transcript, summary: Any, result: ProcessResult
+    ) -> None:
+        raise NotImplementedError
+
     def run(self, request: RunRequest) -> Transcript:
         return run_launch(self, request)
+
+
+def find_cli(name: str, configured: str | None, package: str) -> str:
+    """The agent CLI ``name``'s binary: ``--eval-<name>-bin`` when given (a path, or a command
+    on PATH), else ``name`` on PATH — or one clear line (:class:`AgentError`) that says how to
+    install it (``npm install -g <package>``)."""
+    if configured:
+        path = Path(configured).expanduser()
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path.resolve())
+        found = shutil.which(configured)
+        if found:
+            return found
+        raise AgentError(f"--eval-{name}-bin: {configured} is not an executable file")
+    found = shutil.which(name)
+    if found is None:
+        raise AgentError(
+            f"--eval-agent {name}: the {name} binary was not found on PATH "
+            f"(npm install -g {package}, or pass --eval-{name}-bin)"
+        )
+    return found
+
+
+def finish(transcript: Transcript, request: RunRequest, result: ProcessResult) -> Transcript:
+    """What every CLI run's transcript gets from the run itself: its folder, duration, created
+    files, stderr tail, the process's and the sandbox's notes, and whether it ran unconfined."""
+    box = request.sandbox
+    transcript.cwd = box.cwd
+    transcript.duration_seconds = result.duration_seconds
+    transcript.files_created = box.created_files()
+    transcript.stderr_tail = result.stderr_tail()
+    transcript.notes.extend(result.notes)
+    if request.unconfined:
+        transcript.unconfined = True
+        transcript.notes.append(UNCONFINED_NOTE)
+    return transcript

@@ -11,7 +11,7 @@ from pytest_plugin_evals.util import frontmatter
 from pytest_plugin_evals.util.manifest import plugin_name
 
 
-def _skill_name(skill_md: Path) -> str:
+def skill_name(skill_md: Path) -> str:
     """A skill's name: its frontmatter ``name:``, else its folder's name."""
     with contextlib.suppress(OSError, UnicodeDecodeError, ValueError):
         head = frontmatter.split(skill_md.read_text(encoding="utf-8"))
@@ -35,6 +35,6 @@ def has_hooks(plugin_dir: Path) -> bool:
 
 def plugin_contents(plugin_dir: Path) -> tuple[str, list[str], list[str]]:
     """The plugin's name, its skill names and its command names, as Claude Code lists them."""
-    skills = sorted(_skill_name(p) for p in plugin_dir.glob("skills/*/SKILL.md"))
+    skills = sorted(skill_name(p) for p in plugin_dir.glob("skills/*/SKILL.md"))
     commands = sorted(p.stem for p in plugin_dir.glob("commands/*.md"))
     return plugin_name(plugin_dir), skills, commands

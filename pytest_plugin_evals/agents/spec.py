@@ -66,8 +66,6 @@ class AgentSpec:
     name: str
     #: What the docs and reports call it.
     title: str
-    #: Its executable's name on PATH.
-    binary: str
     #: The package it installs from (npm), and the version the harness is tested with.
     package: str
     version: str
@@ -81,14 +79,18 @@ class AgentSpec:
     #: Its tool names -> the canonical (Claude Code's) names.
     tools: Mapping[str, str]
     capabilities: Capabilities
+    #: Its executable's name on PATH (its name, unless it says).
+    binary: str = ""
     #: Its adapter: ``module:function``, ``function(binary, *, grants, disallow) -> Agent``
-    #: (``binary``: ``--eval-<name>-bin`` or None), imported when the agent is chosen.
-    adapter: str
+    #: (``binary``: ``--eval-<name>-bin`` or None), imported when the agent is chosen; unless
+    #: it says, its package's ``agent:make_agent``.
+    adapter: str = ""
     #: Where it stands in listings (the default agent first).
     rank: int = 100
     #: Its command line's argument that prints its version.
     version_args: tuple[str, ...] = ("--version",)
-    #: The note of every run whose cost it cannot report (``capabilities.prices`` false).
+    #: The note of every run whose cost it cannot report (``capabilities.prices`` false),
+    #: written from what it reports unless it says.
     cost_note: str | None = None
     #: How its run loads a plugin, in a few words (the docs' table).
     plugin_loading: str = ""
@@ -96,8 +98,14 @@ class AgentSpec:
     def __post_init__(self) -> None:
         object.__setattr__(self, "endpoints", _frozen(self.endpoints))
         object.__setattr__(self, "tools", _frozen(self.tools))
+        object.__setattr__(self, "binary", self.binary or self.name)
+        adapter = self.adapter or f"{__package__}.{self.name}.agent:make_agent"
+        object.__setattr__(self, "adapter", adapter)
         if not self.capabilities.prices and not self.cost_note:
-            raise ValueError(f"agent {self.name}: an agent that reports no price needs a cost_note")
+            reports = (
+                "tokens, no price" if self.capabilities.reports_tokens else "no tokens and no price"
+            )
+            object.__setattr__(self, "cost_note", f"cost unknown: {self.name} reports {reports}")
 
     @property
     def bin_option(self) -> str:

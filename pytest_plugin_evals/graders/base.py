@@ -58,6 +58,15 @@ class Outcome:
     error: str | None = None
 
 
+def presence(found: bool, wanted: bool, lines: tuple[str, str, str, str]) -> Outcome:
+    """A check for something wanted present (``wanted``) or absent: passed when ``found`` is
+    what was wanted. ``lines``: found as wanted, found though unwanted, missing though wanted,
+    absent as wanted."""
+    if found:
+        return Outcome(wanted, lines[0] if wanted else lines[1])
+    return Outcome(not wanted, lines[2] if wanted else lines[3])
+
+
 def skip(reason: str) -> Outcome:
     """An outcome that is never scored and never counts as a pass."""
     return Outcome(passed=None, explanation=f"skipped: {reason}", skipped=reason)

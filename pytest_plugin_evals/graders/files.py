@@ -11,7 +11,13 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from pytest_plugin_evals.graders.base import GradeContext, GraderConfigError, Outcome, required_str
+from pytest_plugin_evals.graders.base import (
+    GradeContext,
+    GraderConfigError,
+    Outcome,
+    presence,
+    required_str,
+)
 from pytest_plugin_evals.model import GraderSpec
 
 _GLOB_TOKEN = re.compile(r"\*\*/|\*\*|\*|\?|[^*?]+")
@@ -44,10 +50,13 @@ def grade_file_exists(spec: GraderSpec, ctx: GradeContext) -> Outcome:
         raise GraderConfigError(f"exists must be true or false (got {exists!r})")
     pattern = glob_to_regex(path)
     found = any(pattern.fullmatch(f) for f in ctx.transcript.files_created)
-    if found:
-        if exists:
-            return Outcome(True, f"{path} exists as expected")
-        return Outcome(False, f"{path} exists (expected absent)")
-    if exists:
-        return Outcome(False, f"{path} missing (expected present)")
-    return Outcome(True, f"{path} absent as expected")
+    return presence(
+        found,
+        exists,
+        (
+            f"{path} exists as expected",
+            f"{path} exists (expected absent)",
+            f"{path} missing (expected present)",
+            f"{path} absent as expected",
+        ),
+    )

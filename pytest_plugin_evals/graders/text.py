@@ -19,6 +19,7 @@ from pytest_plugin_evals.graders.base import (
     Outcome,
     count,
     number,
+    presence,
     required_str,
     search,
 )
@@ -73,13 +74,16 @@ def _substring(
     answer = ctx.transcript.final_message or ""
     found = value.casefold() in answer.casefold() if fold else value in answer
     quoted = f'"{value}"'
-    if absent:
-        if found:
-            return Outcome(False, f"{verb}s {quoted} (expected absent)")
-        return Outcome(True, f"does not {verb} {quoted}")
-    if found:
-        return Outcome(True, f"{verb}s {quoted}")
-    return Outcome(False, f"missing {quoted}")
+    return presence(
+        found,
+        not absent,
+        (
+            f"{verb}s {quoted}",
+            f"{verb}s {quoted} (expected absent)",
+            f"missing {quoted}",
+            f"does not {verb} {quoted}",
+        ),
+    )
 
 
 def grade_contains(spec: GraderSpec, ctx: GradeContext) -> Outcome:
@@ -128,13 +132,16 @@ def _pattern_check(spec: GraderSpec, ctx: GradeContext, *, absent: bool, dialect
     hit = ctx.pattern(source, flags, default_dialect=dialect).search(
         ctx.transcript.final_message or ""
     )
-    if absent:
-        if hit:
-            return Outcome(False, f"matched {source} (expected no match)")
-        return Outcome(True, f"no match for {source}, as expected")
-    if hit:
-        return Outcome(True, f"matched {source}")
-    return Outcome(False, f"no match for {source}")
+    return presence(
+        bool(hit),
+        not absent,
+        (
+            f"matched {source}",
+            f"matched {source} (expected no match)",
+            f"no match for {source}",
+            f"no match for {source}, as expected",
+        ),
+    )
 
 
 def grade_expected_regex(spec: GraderSpec, ctx: GradeContext) -> Outcome:

@@ -16,9 +16,10 @@ their judge is chosen. Every backend answers ``call(prompt, images) -> JudgeRepl
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pytest_plugin_evals.util.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the same names, typed, for type checkers
     from .base import SYSTEM_PROMPT as SYSTEM_PROMPT
@@ -85,7 +86,4 @@ _FROM_BASE = (
 __all__ = ["DEFAULT_JUDGE", "DEFAULT_TIMEOUT", "JUDGE_KINDS", "make_judge", *_FROM_BASE]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _FROM_BASE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.base"), name)
+__getattr__ = lazy_exports(__name__, dict.fromkeys(_FROM_BASE, "base"))

@@ -12,18 +12,14 @@ prices for the known model families (:data:`PRICES`), and 0 for a model not list
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .base import (
-    DEFAULT_TIMEOUT,
     SYSTEM_PROMPT,
     JudgeImage,
     JudgeReply,
-    JudgeSetupError,
     SdkJudge,
-    import_sdk,
     round_cost,
 )
 
@@ -95,29 +91,24 @@ class AnthropicJudge(SdkJudge):
 
     kind = "anthropic"
 
+    sdk_module = "anthropic"
+    client_class = "Anthropic"
+    base_error = "AnthropicError"
+
     @classmethod
-    def from_settings(
-        cls,
-        model: str | None,
-        *,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_retries: int = 2,
-        environ: Mapping[str, str] | None = None,
-    ) -> AnthropicJudge:
-        sdk = import_sdk("anthropic", "anthropic")
-        env = os.environ if environ is None else environ
-        options: dict[str, Any] = {"timeout": timeout, "max_retries": max_retries}
+    def model_name(cls, model: str | None) -> str:
+        return resolve_model(model)
+
+    @classmethod
+    def client_options(cls, env: Mapping[str, str]) -> dict[str, Any]:
+        options: dict[str, Any] = {}
         if env.get("ANTHROPIC_API_KEY"):
             options["api_key"] = env["ANTHROPIC_API_KEY"]
         elif env.get("ANTHROPIC_AUTH_TOKEN"):
             options["auth_token"] = env["ANTHROPIC_AUTH_TOKEN"]
         if env.get("ANTHROPIC_BASE_URL"):
             options["base_url"] = env["ANTHROPIC_BASE_URL"]
-        try:
-            client = sdk.Anthropic(**options)
-        except sdk.AnthropicError as exc:
-            raise JudgeSetupError(f"--eval-judge anthropic: {exc}") from None
-        return cls(client, sdk, resolve_model(model), timeout=timeout)
+        return options
 
     def call(
         self, prompt: str, images: Sequence[JudgeImage] = (), *, system: str | None = None
@@ -131,7 +122,6 @@ class AnthropicJudge(SdkJudge):
                 system=SYSTEM_PROMPT if system is None else system,
                 messages=[{"role": "user", "content": content}],
             ),
-            self._sdk.AnthropicError,
         )
         text = "\n".join(
             str(getattr(block, "text", ""))

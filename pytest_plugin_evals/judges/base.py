@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import base64
 import importlib
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from pytest_plugin_evals.judges import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
 
@@ -134,10 +135,48 @@ def round_cost(value: float) -> float:
     return round(value, 10)
 
 
+_Judge = TypeVar("_Judge", bound="SdkJudge")
+
+
 class SdkJudge:
-    """What the SDK-backed judges share: the client, its closing, and reading its errors."""
+    """What the SDK-backed judges share: the client made from the settings, its closing, and
+    reading its errors."""
 
     kind = "sdk"
+    #: The SDK's module, its client class, and its errors' base class.
+    sdk_module: ClassVar[str]
+    client_class: ClassVar[str]
+    base_error: ClassVar[str]
+
+    @classmethod
+    def from_settings(
+        cls: type[_Judge],
+        model: str | None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = 2,
+        environ: Mapping[str, str] | None = None,
+    ) -> _Judge:
+        """The judge for ``--eval-judge-model`` ``model``, its client made with the SDK."""
+        name = cls.model_name(model)
+        sdk = import_sdk(cls.kind, cls.sdk_module)
+        env = os.environ if environ is None else environ
+        options = {"timeout": timeout, "max_retries": max_retries, **cls.client_options(env)}
+        try:
+            client = getattr(sdk, cls.client_class)(**options)
+        except getattr(sdk, cls.base_error) as exc:
+            raise JudgeSetupError(f"--eval-judge {cls.kind}: {exc}") from None
+        return cls(client, sdk, name, timeout=timeout)
+
+    @classmethod
+    def model_name(cls, model: str | None) -> str:
+        """The model the judge asks, from ``--eval-judge-model``."""
+        raise NotImplementedError
+
+    @classmethod
+    def client_options(cls, env: Mapping[str, str]) -> dict[str, Any]:
+        """The client's key and endpoint, from the operator's variables."""
+        raise NotImplementedError
 
     def __init__(self, client: Any, sdk: Any, model: str, *, timeout: float) -> None:
         self.client = client
@@ -149,9 +188,10 @@ class SdkJudge:
         """Close the SDK client's connections."""
         self.client.close()
 
-    def _request(self, send: Callable[[], Any], base_error: type[BaseException]) -> Any:
+    def _request(self, send: Callable[[], Any]) -> Any:
         """``send()``, with the SDK's failures turned into :class:`JudgeError` lines."""
         sdk = self._sdk
+        base_error: type[BaseException] = getattr(sdk, self.base_error)
         try:
             return send()
         except sdk.APITimeoutError:

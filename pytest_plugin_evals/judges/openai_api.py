@@ -10,19 +10,16 @@ usage (``usage.cost``, as some gateways do).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .base import (
-    DEFAULT_TIMEOUT,
     SYSTEM_PROMPT,
     JudgeError,
     JudgeImage,
     JudgeReply,
     JudgeSetupError,
     SdkJudge,
-    import_sdk,
     round_cost,
 )
 
@@ -44,34 +41,25 @@ class OpenAIJudge(SdkJudge):
 
     kind = "openai"
 
+    sdk_module = "openai"
+    client_class = "OpenAI"
+    base_error = "OpenAIError"
+
     @classmethod
-    def from_settings(
-        cls,
-        model: str | None,
-        *,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_retries: int = 2,
-        environ: Mapping[str, str] | None = None,
-    ) -> OpenAIJudge:
+    def model_name(cls, model: str | None) -> str:
         if not model or not model.strip():
             raise JudgeSetupError(
                 "--eval-judge openai needs a model: pass --eval-judge-model NAME "
                 "(the model name your OpenAI-compatible server serves)"
             )
-        sdk = import_sdk("openai", "openai")
-        env = os.environ if environ is None else environ
-        options: dict[str, Any] = {
-            "api_key": env.get("OPENAI_API_KEY") or PLACEHOLDER_KEY,
-            "timeout": timeout,
-            "max_retries": max_retries,
-        }
+        return model.strip()
+
+    @classmethod
+    def client_options(cls, env: Mapping[str, str]) -> dict[str, Any]:
+        options = {"api_key": env.get("OPENAI_API_KEY") or PLACEHOLDER_KEY}
         if env.get("OPENAI_BASE_URL"):
             options["base_url"] = env["OPENAI_BASE_URL"]
-        try:
-            client = sdk.OpenAI(**options)
-        except sdk.OpenAIError as exc:
-            raise JudgeSetupError(f"--eval-judge openai: {exc}") from None
-        return cls(client, sdk, model.strip(), timeout=timeout)
+        return options
 
     def call(
         self, prompt: str, images: Sequence[JudgeImage] = (), *, system: str | None = None
@@ -86,7 +74,6 @@ class OpenAIJudge(SdkJudge):
         ]
         completion = self._request(
             lambda: self.client.chat.completions.create(model=self.model, messages=messages),
-            self._sdk.OpenAIError,
         )
         choices = getattr(completion, "choices", None) or []
         if not choices:

@@ -23,8 +23,9 @@ collection loads neither the SDK nor the fork server.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pytest_plugin_evals.util.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the same names, typed, for type checkers
     from .calls import MockOutcome as MockOutcome
@@ -68,8 +69,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -37,16 +37,13 @@ from pytest_plugin_evals.reuse import (
     REUSABLE_ARMS,
     Fingerprint,
     Miss,
-    TooLarge,
     case_part,
-    digest,
-    file_digest,
     look_up,
     newest_with_stamps,
-    tree_digest,
     write_stamp,
 )
 from pytest_plugin_evals.runner import execute_run
+from pytest_plugin_evals.util.digests import TooLarge, digest, file_digest, tree_digest
 from pytest_plugin_evals.util.environment import operator_environment
 from pytest_plugin_evals.util.process import output_of
 from pytest_plugin_evals.util.stampkey import StampKeyError, load_stamp_key

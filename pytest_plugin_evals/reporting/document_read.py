@@ -78,7 +78,7 @@ def load_document(doc: Any) -> SessionResult:
 
 def session_of(doc: shape.Document) -> SessionResult:
     """The session a checked document describes."""
-    suite = doc.suite or _empty_suite()
+    suite: shape.Suite = doc.suite or _blank("Suite")
     plugins = tuple(p for p in map(plugin_info, present(suite.plugins)) if p is not None)
     root = suite.root or ""
     return SessionResult(
@@ -119,10 +119,11 @@ def session_of(doc: shape.Document) -> SessionResult:
     )
 
 
-def _empty_suite() -> shape.Suite:
-    from pytest_plugin_evals.reporting.document_check import Suite
+def _blank(model: str) -> Any:
+    """An empty :mod:`.document_check` model (imported on first use: it loads pydantic)."""
+    from pytest_plugin_evals.reporting import document_check
 
-    return Suite()
+    return getattr(document_check, model)()
 
 
 def _line(value: Any) -> int | None:
@@ -208,10 +209,7 @@ def _sequential(doc: shape.Sequential | None) -> CaseStop | None:
 
 
 def _case_aggregates(doc: shape.CaseAggregates | None) -> CaseAggregates:
-    if doc is None:
-        from pytest_plugin_evals.reporting.document_check import CaseAggregates as Shape
-
-        doc = Shape()
+    doc = doc or _blank("CaseAggregates")
     return CaseAggregates(
         score=number(doc.score),
         pass_rate=number(doc.passRate),

@@ -17,6 +17,7 @@ from typing import Any
 from pytest_plugin_evals.scaffold.files import NAME_RULE
 from pytest_plugin_evals.scaffold.inventory import Inventory, Part
 from pytest_plugin_evals.suites.directory import TODO as BLANK_PROMPT
+from pytest_plugin_evals.suites.validate import kind as _kind
 from pytest_plugin_evals.util.safeload import json_data
 
 SYSTEM_PROMPT = (
@@ -172,17 +173,3 @@ def _unfenced(reply: str) -> str:
 
 def _plain(text: str) -> str:
     return "".join(c if c.isprintable() else " " for c in text)
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "nothing"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    return "an object"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pytest_plugin_evals.model import Case, GraderSpec, LoadError
 from pytest_plugin_evals.suites import validate as v
+from pytest_plugin_evals.suites.file_case import file_case
 from pytest_plugin_evals.suites.validate import Spot
 from pytest_plugin_evals.util.frontmatter import Located
 
@@ -61,17 +62,7 @@ def _case(raw: object, spot: Spot, path: Path, suite_root: Path) -> Case:
             least = v.whole_number(min_value, 0, None)
             label = f"at least {least} characters"
             graders.append(_spec(label, "min_chars", {"min": least}, path, min_value.line))
-    return Case(
-        name=name,
-        prompt=prompt,
-        source="evals_json",
-        path=path,
-        dir=path.parent,
-        suite_root=suite_root,
-        graders=tuple(graders),
-        runs=1,
-        line=spot.line(),
-    )
+    return file_case("evals_json", path, suite_root, name, prompt, graders, line=spot.line())
 
 
 def _spec(

@@ -14,6 +14,7 @@ from typing import Any
 
 from pytest_plugin_evals.model import MATCHER_OPERATORS, Case, GraderSpec, LoadError
 from pytest_plugin_evals.suites import validate as v
+from pytest_plugin_evals.suites.file_case import file_case
 from pytest_plugin_evals.suites.json_lines import JSONProblem, load_json
 from pytest_plugin_evals.suites.validate import Spot, Value
 from pytest_plugin_evals.util import jsregex as patterns
@@ -89,15 +90,13 @@ def _case(raw: object, spot: Spot, path: Path, used: set[str]) -> Case:
         holder = spot.child("expected", f"{expected_value.label}.")
         for index, item in enumerate(expected_value.raw):
             graders.append(_expectation(item, holder, index))
-    return Case(
-        name=_unique(base, used),
-        prompt=prompt,
-        source="package_json",
-        path=path,
-        dir=path.parent,
-        suite_root=path.parent,
-        graders=tuple(graders),
-        runs=1,
+    return file_case(
+        "package_json",
+        path,
+        path.parent,
+        _unique(base, used),
+        prompt,
+        graders,
         mocks=mocks,
         line=spot.line(),
     )

@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 
 from pytest_plugin_evals.model import Case, GraderSpec, LoadError
 from pytest_plugin_evals.suites import validate as v
+from pytest_plugin_evals.suites.file_case import file_case
 from pytest_plugin_evals.suites.manifest import collection_skills
 from pytest_plugin_evals.suites.validate import Spot
 from pytest_plugin_evals.util.frontmatter import Located
@@ -90,15 +91,13 @@ def _case(raw: object, spot: Spot, path: Path, suite_root: Path, prefix: str = "
                     line=holder.line(n),
                 )
             )
-    return Case(
-        name=name,
-        prompt=prompt,
-        source="skill_creator",
-        path=path,
-        dir=path.parent,
-        suite_root=suite_root,
-        graders=tuple(graders),
-        runs=1,
+    return file_case(
+        "skill_creator",
+        path,
+        suite_root,
+        name,
+        prompt,
+        graders,
         line=spot.line(),
         input_files=tuple(files),
         expected_output=expected,

@@ -13,6 +13,7 @@ from typing import Any
 
 from pytest_plugin_evals.model import Case, GraderSpec, LoadError
 from pytest_plugin_evals.suites import validate as v
+from pytest_plugin_evals.suites.file_case import file_case
 from pytest_plugin_evals.suites.validate import Spot, Value
 from pytest_plugin_evals.util import jsregex as patterns
 from pytest_plugin_evals.util.frontmatter import Located
@@ -100,16 +101,14 @@ def _case(
             graders.append(_spec(label, key, {"value": flag}, value, path))
     tags = list(suite_tags)
     tags += [tag for tag in v.names(spot.value(raw, "tags")) if tag not in tags]
-    return Case(
-        name=name,
-        prompt=prompt,
-        source="sy",
-        path=path,
-        dir=path.parent,
-        suite_root=suite_root,
-        graders=tuple(graders),
+    return file_case(
+        "sy",
+        path,
+        suite_root,
+        name,
+        prompt,
+        graders,
         tags=tuple(tags),
-        runs=1,
         requires_secret=v.string_list(spot.value(raw, "requires_secret")),
         regex_dialect="python",
         line=spot.line(),

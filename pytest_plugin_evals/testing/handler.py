@@ -19,7 +19,7 @@ from .openai_responses import (
     responses_request,
     sse_events,
 )
-from .rules import ApiError, Request
+from .rules import ApiError, Reply, Request
 
 if TYPE_CHECKING:
     from .server import ScriptedModel
@@ -110,12 +110,9 @@ class Handler(BaseHTTPRequestHandler):
     def _dispatch(self, path: str, body: Any, summary: Request) -> None:
         model, method = self.model, self.command
         if method == "POST" and path == "/v1/messages":
-            if not isinstance(body, dict):
-                return self._error(ApiError(400, "invalid_request_error", "body is not JSON"))
-            self.entry["rule"], chosen = model.choose(summary)
-            model._wait(chosen.delay)
-            if chosen.error is not None:
-                return self._error(chosen.error)
+            chosen = self._chosen(body, summary)
+            if chosen is None:
+                return None
             if self.entry["stream"]:
                 events = model.events(chosen, summary.model)
                 return self._stream(
@@ -141,12 +138,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def _chat(self, body: Any, summary: Request) -> None:
         model = self.model
-        if not isinstance(body, dict):
-            return self._error(ApiError(400, "invalid_request_error", "body is not JSON"))
-        self.entry["rule"], chosen = model.choose(summary)
-        model._wait(chosen.delay)
-        if chosen.error is not None:
-            return self._error(chosen.error)
+        chosen = self._chosen(body, summary)
+        if chosen is None:
+            return None
         answer = ChatAnswer(
             chosen,
             summary.model,
@@ -163,12 +157,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def _responses(self, body: Any, summary: Request) -> None:
         model = self.model
-        if not isinstance(body, dict):
-            return self._error(ApiError(400, "invalid_request_error", "body is not JSON"))
-        self.entry["rule"], chosen = model.choose(summary)
-        model._wait(chosen.delay)
-        if chosen.error is not None:
-            return self._error(chosen.error)
+        chosen = self._chosen(body, summary)
+        if chosen is None:
+            return None
         answer = ResponsesAnswer(
             chosen,
             summary.model,
@@ -188,16 +179,28 @@ class Handler(BaseHTTPRequestHandler):
         if method == "countTokens":
             return self._json(200, gemini.count_tokens(body))
         self.entry["stream"] = method == "streamGenerateContent"
-        self.entry["rule"], chosen = model.choose(summary)
-        model._wait(chosen.delay)
-        if chosen.error is not None:
-            return self._error(chosen.error)
+        chosen = self._chosen(body, summary)
+        if chosen is None:
+            return None
         answer = gemini.GeminiAnswer(
             chosen, summary.model, usage=model.usage, default_text=model.default_text
         )
         if not self.entry["stream"]:
             return self._json(200, answer.response())
         self._stream(gemini.sse_events(answer.chunks(DELTA_SIZE)))
+
+    def _chosen(self, body: Any, summary: Request) -> Reply | None:
+        """The reply of the rule the request matches, after its delay; None when the body is
+        not JSON or the rule answers with an error (sent here)."""
+        if not isinstance(body, dict):
+            self._error(ApiError(400, "invalid_request_error", "body is not JSON"))
+            return None
+        self.entry["rule"], chosen = self.model.choose(summary)
+        self.model._wait(chosen.delay)
+        if chosen.error is not None:
+            self._error(chosen.error)
+            return None
+        return chosen
 
     def _error(self, err: ApiError) -> None:
         extra = {} if err.retry_after is None else {"retry-after": f"{err.retry_after:g}"}

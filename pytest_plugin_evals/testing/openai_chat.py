@@ -17,24 +17,14 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from pytest_plugin_evals.util.message_text import content_text
+
 from .rules import _REMINDER, ApiError, Reply, Request, TextBlock, ToolUseBlock
 
 #: Paths served as chat completions (base URLs end in ``/v1`` or not).
 CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 
 _FINISH = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length"}
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(part.get("text", ""))
-            for part in content
-            if isinstance(part, dict) and part.get("type") == "text"
-        )
-    return ""
 
 
 def openai_request(body: dict[str, Any]) -> Request:
@@ -44,19 +34,21 @@ def openai_request(body: dict[str, Any]) -> Request:
     prompt = ""
     for message in reversed(messages):
         if message.get("role") == "user":
-            prompt = _REMINDER.sub("", _text(message.get("content"))).strip()
+            prompt = _REMINDER.sub("", content_text(message.get("content"))).strip()
             if prompt:
                 break
     talk = [m for m in messages if m.get("role") not in ("system", "developer")]
     results: list[str] = []
     while talk and talk[-1].get("role") == "tool":
-        results.insert(0, _text(talk.pop().get("content")))
+        results.insert(0, content_text(talk.pop().get("content")))
     names = []
     for tool in body.get("tools") or []:
         function = tool.get("function") if isinstance(tool, dict) else None
         if isinstance(function, dict) and "name" in function:
             names.append(str(function["name"]))
-    system = [_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer")]
+    system = [
+        content_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer")
+    ]
     return Request(
         model=str(body.get("model") or ""),
         prompt=prompt,

@@ -35,6 +35,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_plugin_evals.util.message_text import content_text
+
 from .rules import _REMINDER, Reply, Request, TextBlock, ToolUseBlock
 
 #: Paths served as the Responses API (base URLs end in ``/v1`` or not).
@@ -110,15 +112,7 @@ def offered_tools(body: Any) -> Toolbox:
 
 def _text(content: Any) -> str:
     """The text of a message's ``content`` or a tool output: a string, or parts with ``text``."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(part.get("text", ""))
-            for part in content
-            if isinstance(part, dict) and isinstance(part.get("text"), str)
-        )
-    return ""
+    return content_text(content, kind=None)
 
 
 def _is_message(item: dict[str, Any], *roles: str) -> bool:

@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_plugin_evals.util.message_text import content_text
+
 #: A condition on text: a plain string matches as a substring, a compiled pattern by ``search``.
 TextMatch = str | re.Pattern[str]
 
@@ -221,16 +223,7 @@ def _blocks(message: Any) -> list[dict[str, Any]]:
 
 
 def _block_text(block: dict[str, Any]) -> str:
-    content = block.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(b.get("text", ""))
-            for b in content
-            if isinstance(b, dict) and b.get("type") == "text"
-        )
-    return str(block.get("text", ""))
+    return content_text(block.get("content"), other=lambda _: str(block.get("text", "")))
 
 
 def _system_text(system: Any, messages: Sequence[Any]) -> str:

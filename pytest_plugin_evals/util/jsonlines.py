@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 #: How deep a kept value may nest; deeper parts are replaced by :data:`TOO_DEEP`.
@@ -40,6 +41,14 @@ def load_event(line: str) -> dict[str, Any] | None:
         tamed: dict[str, Any] = _tame(event, 0)
         return tamed
     return event
+
+
+def load_events(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """The JSON objects of ``lines``, tamed (:func:`load_event`); lines holding none skipped."""
+    for line in lines:
+        event = load_event(line)
+        if event is not None:
+            yield event
 
 
 def _tame(value: Any, depth: int) -> Any:

@@ -22,13 +22,14 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import os
-import select
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from pytest_plugin_evals.util.splice import close_quietly, splice
 
 #: The most an HTTP proxy request's head may hold before it is refused.
 MAX_HEAD = 16 * 1024
@@ -121,7 +122,7 @@ class Listener:
             conns, threads = list(self._conns), list(self._threads)
             sock, self._sock = self._sock, None
         if sock is not None:
-            _close(sock)
+            close_quietly(sock)
         for conn in conns:  # their threads close them
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
@@ -156,7 +157,7 @@ class Listener:
             self._threads.discard(threading.current_thread())
             self._conns.difference_update(socks)
         for sock in socks:
-            _close(sock)
+            close_quietly(sock)
         self.gate.leave()
 
 
@@ -187,7 +188,7 @@ def _accept_loop(listener: Listener, sock: socket.socket) -> None:
         except OSError:
             return  # closed
         if not listener.gate.enter():
-            _close(conn)  # past the run's limit: refused at once
+            close_quietly(conn)  # past the run's limit: refused at once
             continue
         if not (
             listener._track(conn) and listener._start(_serve, (listener, conn), "evals-relay-conn")
@@ -215,7 +216,7 @@ def _serve(listener: Listener, conn: socket.socket) -> None:
             conn.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n")
         if first:
             upstream.sendall(first)
-        _splice(conn, upstream)
+        splice(conn, upstream, CHUNK)
     except OSError:
         pass
     finally:
@@ -347,68 +348,6 @@ def _host_port(authority: str, default_port: int) -> Target | None:
 def _reply(conn: socket.socket, status: bytes) -> None:
     with contextlib.suppress(OSError):
         conn.sendall(b"HTTP/1.1 " + status + b"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
-
-
-@dataclass
-class _Way:
-    """One direction of a connection: bytes read from ``src`` and not yet sent to ``dst``."""
-
-    src: socket.socket
-    dst: socket.socket
-    pending: bytes = b""
-    ended: bool = False
-
-    def want(self) -> tuple[int, int]:
-        """The descriptor and the event this direction waits for."""
-        if self.pending:
-            return self.dst.fileno(), select.POLLOUT
-        return self.src.fileno(), select.POLLIN
-
-    def step(self) -> None:
-        """Send what is pending, else read more; neither blocks."""
-        try:
-            if not self.pending:
-                self.pending = self.src.recv(CHUNK)
-                if not self.pending:
-                    self.end()
-                    return
-            self.pending = self.pending[self.dst.send(self.pending) :]
-        except (BlockingIOError, InterruptedError):
-            pass
-        except OSError:
-            self.end()
-
-    def end(self) -> None:
-        self.ended, self.pending = True, b""
-        with contextlib.suppress(OSError):
-            self.dst.shutdown(socket.SHUT_WR)
-
-
-def _splice(a: socket.socket, b: socket.socket) -> None:
-    """Copy bytes both ways until both directions end, in this thread. A direction reads again
-    only when what it read is sent, so a slow reader holds back its own writer only."""
-    a.setblocking(False)
-    b.setblocking(False)
-    ways = [_Way(a, b), _Way(b, a)]
-    while not all(way.ended for way in ways):
-        poller = select.poll()
-        wanted: dict[int, int] = {}
-        for way in ways:
-            if not way.ended:
-                fd, event = way.want()
-                wanted[fd] = wanted.get(fd, 0) | event
-        for fd, events in wanted.items():
-            poller.register(fd, events)
-        poller.poll()  # a shutdown (the run's end) wakes it too
-        for way in ways:
-            if not way.ended:
-                way.step()
-
-
-def _close(sock: socket.socket) -> None:
-    with contextlib.suppress(OSError):
-        sock.shutdown(socket.SHUT_RDWR)
-    sock.close()
 
 
 def close_all(listeners: Iterable[Listener]) -> None:

@@ -84,7 +84,7 @@ def test_the_check_fails_on_an_import_of_another_adapters_internals(tmp_path: Pa
     (root / "copilot").mkdir(parents=True)
     (root / "copilot" / "agent.py").write_text(
         "from pytest_plugin_evals.agents.claude.agent import plugin_contents\n"
-        "from pytest_plugin_evals.agents.cli import finish\n"
+        "from pytest_plugin_evals.agents.launch import finish\n"
         "from ..claude import shell\n"
     )
     assert foreign_imports("copilot", adapter_packages(), root) == [

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_plugin_evals.agents.base import RunRequest
-from pytest_plugin_evals.agents.claude import ClaudeAgent
+from pytest_plugin_evals.agents.claude.agent import ClaudeAgent
 from pytest_plugin_evals.agents.permissions import entry_rules, path_rule
 from pytest_plugin_evals.agents.workspace import original_add_dirs
 from pytest_plugin_evals.model import Case

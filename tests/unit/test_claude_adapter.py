@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pytest_plugin_evals.agents.base import AgentError, RunRequest, infra_kind
-from pytest_plugin_evals.agents.claude import ClaudeAgent, find_binary
+from pytest_plugin_evals.agents.claude.agent import ClaudeAgent
 from pytest_plugin_evals.agents.cli import UNCONFINED_NOTE
 from pytest_plugin_evals.model import Arm, Case
 from pytest_plugin_evals.sandbox import Sandbox
@@ -300,10 +300,10 @@ def test_a_binary_that_cannot_start(setup: Setup, tmp_path: Path) -> None:
 
 def test_find_binary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(AgentError, match=r"^--eval-claude-bin /no/such: no such file$"):
-        find_binary("/no/such")
+        ClaudeAgent.find_binary("/no/such")
     binary = tmp_path / "claude"
     binary.write_text("", encoding="utf-8")
-    assert find_binary(str(binary)) == str(binary.resolve())
+    assert ClaudeAgent.find_binary(str(binary)) == str(binary.resolve())
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     with pytest.raises(AgentError, match="the claude binary was not found on PATH"):
-        find_binary(None)
+        ClaudeAgent.find_binary(None)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pytest_plugin_evals.agents import AgentError
-from pytest_plugin_evals.agents.copilot.agent import TurnLimit, find_binary
+from pytest_plugin_evals.agents.copilot.agent import CopilotAgent, TurnLimit
 from pytest_plugin_evals.agents.copilot.events import parse_events
 from pytest_plugin_evals.agents.copilot.tools import (
     CopilotTools,
@@ -255,7 +255,7 @@ def test_the_turn_limit_counts_across_chunks() -> None:
 
 def test_a_missing_binary_is_one_line(tmp_path: Any) -> None:
     with pytest.raises(AgentError, match=r"--eval-copilot-bin: .* is not an executable file"):
-        find_binary(str(tmp_path / "nope"))
+        CopilotAgent.find_binary(str(tmp_path / "nope"))
 
 
 def test_the_allowlist_passes_copilot_settings_and_nothing_that_widens_a_run() -> None:

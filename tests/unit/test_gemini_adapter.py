@@ -9,8 +9,8 @@ import pytest
 
 from pytest_plugin_evals.agents import AgentError
 from pytest_plugin_evals.agents.gemini.agent import (
+    GeminiAgent,
     drop_stale_lock,
-    find_binary,
     pick_model,
     settings_for,
 )
@@ -293,7 +293,7 @@ def test_the_lock_the_link_command_left_is_removed_and_nothing_else(tmp_path: Pa
 
 def test_a_missing_binary_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(AgentError, match=r"^--eval-gemini-bin: .* is not an executable file$"):
-        find_binary(str(tmp_path / "nope"))
+        GeminiAgent.find_binary(str(tmp_path / "nope"))
 
 
 TRACE = [

@@ -15,7 +15,7 @@ import yaml
 
 from pytest_plugin_evals.agents import AgentError
 from pytest_plugin_evals.agents.mcp import McpPlan, McpServer, plugin_prefix
-from pytest_plugin_evals.agents.opencode.agent import find_binary
+from pytest_plugin_evals.agents.opencode.agent import OpencodeAgent
 from pytest_plugin_evals.agents.opencode.config import (
     agent_permission,
     mcp_block,
@@ -320,9 +320,9 @@ def test_an_agent_never_gets_more_than_the_run() -> None:
 def test_a_missing_binary_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(AgentError, match="the opencode binary was not found on PATH"):
-        find_binary(None)
+        OpencodeAgent.find_binary(None)
     with pytest.raises(AgentError, match=r"--eval-opencode-bin: .*nope is not an executable"):
-        find_binary(str(tmp_path / "nope"))
+        OpencodeAgent.find_binary(str(tmp_path / "nope"))
 
 
 #: A stand-in for ``opencode``: ``debug skill`` lists $EVAL_FAKE_SKILLS, ``run`` prints

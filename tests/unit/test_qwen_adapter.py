@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from pytest_plugin_evals.agents import AgentError
-from pytest_plugin_evals.agents.qwen.agent import QwenAgent, find_binary, own_tools, settings_for
+from pytest_plugin_evals.agents.qwen.agent import QwenAgent, own_tools, settings_for
 from pytest_plugin_evals.agents.qwen.stream import StreamSummary, api_status, parse_events
 from pytest_plugin_evals.model import Transcript
+from pytest_plugin_evals.util.process import ProcessResult
 
 #: A run's events as Qwen Code 0.24.4 wrote them (shortened).
 EVENTS: list[dict[str, Any]] = [
@@ -108,7 +109,7 @@ def test_the_tools_offered_are_qwens_names_of_the_canonical_plan() -> None:
 
 def test_a_missing_binary_is_one_line() -> None:
     with pytest.raises(AgentError) as info:
-        find_binary("/nowhere/qwen")
+        QwenAgent.find_binary("/nowhere/qwen")
     assert str(info.value) == "--eval-qwen-bin: /nowhere/qwen is not an executable file"
 
 
@@ -163,19 +164,20 @@ def test_an_api_error_is_an_infrastructure_error_and_a_failed_run_is_graded(tmp_
     request: Any = _Request(None, "with")
     request.case.suite_root = tmp_path / "evals"
     agent = QwenAgent("qwen")
+    exit_1 = ProcessResult(1, tmp_path / "out", tmp_path / "err", False, 0.0)
     refused = Transcript()
     summary = StreamSummary(
         init={}, result={"is_error": True, "error": {"message": "429 Too many"}}
     )
-    agent._classify(request, refused, summary, 1)
+    agent.classify(request, refused, summary, exit_1)
     assert (refused.infra_error, refused.error) == ("rate_limit", "exit 1: 429 Too many")
     looped = Transcript(final_message="x")
     summary = StreamSummary(
         init={}, result={"is_error": True, "error": {"message": "Loop detected"}}
     )
-    agent._classify(request, looped, summary, 1)
+    agent.classify(request, looped, summary, exit_1)
     assert looped.infra_error is None and looped.error == "exit 1: Loop detected"
     unstarted = Transcript(stderr_tail="boom\n")
-    agent._classify(request, unstarted, StreamSummary(), 1)
+    agent.classify(request, unstarted, StreamSummary(), exit_1)
     assert unstarted.infra_error == "agent_start"
     assert unstarted.error == "qwen exited 1 without finishing the run: boom"

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_plugin_evals.agents.base import RunRequest
-from pytest_plugin_evals.agents.claude import ClaudeAgent
+from pytest_plugin_evals.agents.claude.agent import ClaudeAgent
 from pytest_plugin_evals.agents.command import read_trace
 from pytest_plugin_evals.engine.budget import Budget
 from pytest_plugin_evals.model import Case, RunResult, Transcript

@@ -22,9 +22,9 @@ from pytest_plugin_evals.reuse import (
     look_up,
     newest_with_stamps,
     parse_age,
-    tree_digest,
     write_stamp,
 )
+from pytest_plugin_evals.util.digests import tree_digest
 
 NOW = 1_800_000_000.0
 PRINT = Fingerprint({"case": "c1", "agent": "a1", "model": "m1"})

@@ -15,7 +15,7 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import AgentError, RunRequest, infra_kind
@@ -28,12 +28,11 @@ from pytest_plugin_evals.agents.claude.shell import (
 )
 from pytest_plugin_evals.agents.claude.spec import ENDPOINTS, SPEC
 from pytest_plugin_evals.agents.claude.stream_json import StreamSummary, parse_file, run_error
-from pytest_plugin_evals.agents.cli import check_answered, did_not_start, reach_of
+from pytest_plugin_evals.agents.cli import check_answered, did_not_start, failed_outside, reach_of
 from pytest_plugin_evals.agents.confine import INSIDE_TMPDIR
 from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
 from pytest_plugin_evals.agents.permissions import plan_tools
 from pytest_plugin_evals.agents.plugins import has_hooks, plugin_contents
-from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs, original_add_dirs
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.claude import ClaudeNotFound, find_claude
@@ -63,31 +62,18 @@ def endpoint_variables(env: dict[str, str]) -> dict[str, str | None]:
     return found
 
 
-def find_binary(configured: str | None) -> str:
-    """``--eval-claude-bin``, else ``claude`` on PATH — or one clear line (AgentError)."""
-    try:
-        return find_claude(configured)
-    except ClaudeNotFound as exc:
-        raise AgentError(str(exc)) from None
-
-
-def make_agent(
-    binary: str | None,
-    *,
-    grants: tuple[str, ...] = (),
-    disallow: tuple[str, ...] = (),
-) -> ClaudeAgent:
-    """The ``--eval-agent claude`` adapter (``binary``: ``--eval-claude-bin``, else PATH)."""
-    return ClaudeAgent(find_binary(binary), grants=grants, disallow=disallow)
-
-
 @dataclass(frozen=True)
 class ClaudeAgent(CliAgent):
-    binary: str
-    grants: tuple[str, ...] = ()
-    disallow: tuple[str, ...] = ()
     model: str | None = None
-    spec: ClassVar[AgentSpec] = SPEC
+    spec = SPEC
+
+    @classmethod
+    def find_binary(cls, configured: str | None) -> str:
+        """``--eval-claude-bin``, else ``claude`` on PATH — or one clear line (AgentError)."""
+        try:
+            return find_claude(configured)
+        except ClaudeNotFound as exc:
+            raise AgentError(str(exc)) from None
 
     def argv(
         self,
@@ -244,7 +230,6 @@ class ClaudeAgent(CliAgent):
             reach=reach,
             read=parse_file,
             classify=classify,
-            stdin=request.prompt,
             not_granted=plan.not_granted,
         )
 
@@ -272,10 +257,7 @@ class ClaudeAgent(CliAgent):
         if summary.init is None or summary.result is None:
             did_not_start(transcript, f"{exited('claude', returncode)} without finishing the run")
             return
-        trust = self._trust_problem(request, summary)
-        if trust is not None:
-            transcript.infra_error = "plugin_load"
-            transcript.error = trust
+        if failed_outside(transcript, "plugin_load", self._trust_problem(request, summary)):
             return
         problem = run_error(summary)
         if problem is not None:
@@ -301,3 +283,6 @@ class ClaudeAgent(CliAgent):
         if missing:
             return f"plugin {name} was loaded without its " + ", ".join(missing)
         return None
+
+
+make_agent = ClaudeAgent.make

@@ -11,7 +11,6 @@ ENDPOINTS: dict[str, str | None] = {"ANTHROPIC_BASE_URL": "https://api.anthropic
 SPEC = AgentSpec(
     name="claude",
     title="Claude Code",
-    binary="claude",
     package="@anthropic-ai/claude-code",
     version="2.1.328",
     endpoints=ENDPOINTS,
@@ -36,7 +35,6 @@ SPEC = AgentSpec(
         # Its shell tools run in its own sandbox (bubblewrap), inside ours.
         nests_sandbox=True,
     ),
-    adapter="pytest_plugin_evals.agents.claude.agent:make_agent",
     rank=0,
     plugin_loading="`--plugin-dir`; its init event must list the plugin, skills, commands",
 )

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_plugin_evals.model import ToolCall, Transcript
-from pytest_plugin_evals.util.jsonlines import amount, count, load_event, number
+from pytest_plugin_evals.util.jsonlines import amount, count, load_events, number
+from pytest_plugin_evals.util.message_text import content_text
 
 
 @dataclass
@@ -42,15 +43,7 @@ class StreamSummary:
 
 
 def _result_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(block.get("text", ""))
-            for block in content
-            if isinstance(block, dict) and block.get("type") == "text"
-        )
-    return "" if content is None else json.dumps(content)
+    return content_text(content, other=lambda c: "" if c is None else json.dumps(c))
 
 
 class _Builder:
@@ -135,10 +128,8 @@ class _Builder:
 def parse_events(lines: Iterable[str]) -> tuple[Transcript, StreamSummary]:
     """Fold stream-json lines into a transcript; unparseable lines are skipped."""
     builder = _Builder()
-    for line in lines:
-        event = load_event(line)
-        if event is not None:
-            builder.feed(event)
+    for event in load_events(lines):
+        builder.feed(event)
     summary = builder.summary
     transcript = Transcript(
         tool_calls=[

@@ -32,16 +32,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 
 from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import RunRequest, infra_kind
 from pytest_plugin_evals.agents.cli import (
     check_answered,
     did_not_start,
-    find_cli,
     reach_of,
     run_step,
     with_stderr,
@@ -49,9 +46,9 @@ from pytest_plugin_evals.agents.cli import (
 from pytest_plugin_evals.agents.codex.events import StreamSummary, parse_file
 from pytest_plugin_evals.agents.codex.servers import codex_servers, failed_servers
 from pytest_plugin_evals.agents.codex.spec import ENDPOINTS, OPENAI_URL, SPEC
+from pytest_plugin_evals.agents.credentials import without_openai_key
 from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
 from pytest_plugin_evals.agents.permissions import base_tool, plan_confined_tools
-from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.manifest import plugin_name
@@ -70,20 +67,6 @@ INSTALL_TIMEOUT = 120.0
 
 #: Warnings Codex gives for every custom model name; not worth a note.
 _NOISE = re.compile(r"^Model metadata for `.*` not found")
-
-
-def find_binary(configured: str | None) -> str:
-    """``--eval-codex-bin``, else ``codex`` on PATH — or one clear line (AgentError)."""
-    return find_cli("codex", configured, "@openai/codex")
-
-
-def make_agent(
-    binary: str | None,
-    *,
-    grants: tuple[str, ...] = (),
-    disallow: tuple[str, ...] = (),
-) -> CodexAgent:
-    return CodexAgent(find_binary(binary), grants=grants, disallow=disallow)
 
 
 def _toml(value: str) -> str:
@@ -125,12 +108,8 @@ def skill_folders(plugin_dir: Path) -> list[str]:
     return sorted(p.parent.name for p in plugin_dir.glob("skills/*/SKILL.md"))
 
 
-@dataclass(frozen=True)
 class CodexAgent(CliAgent):
-    binary: str
-    grants: tuple[str, ...] = ()
-    disallow: tuple[str, ...] = ()
-    spec: ClassVar[AgentSpec] = SPEC
+    spec = SPEC
 
     def argv(
         self,
@@ -189,13 +168,9 @@ class CodexAgent(CliAgent):
         env = dict(request.env)
         for key in [k for k in env if k.startswith("CODEX_")]:
             del env[key]
-        if not env.get("OPENAI_API_KEY", "").strip():
-            return Transcript(
-                error="--eval-agent codex needs OPENAI_API_KEY (and OPENAI_BASE_URL for an "
-                "endpoint other than OpenAI's) in the environment",
-                infra_error="auth",
-                cwd=box.cwd,
-            )
+        keyless = without_openai_key("codex", env, box.cwd)
+        if keyless is not None:
+            return keyless
         base_url = env.get("OPENAI_BASE_URL", "").strip() or OPENAI_URL
         codex_home = box.config / "codex"
         codex_home.mkdir(exist_ok=True)
@@ -234,7 +209,6 @@ class CodexAgent(CliAgent):
             reach=reach,
             read=read,
             classify=classify,
-            stdin=request.prompt,
             notes=[*mcp_plan.notes, *servers.notes, f"codex sandbox: {sandbox}, {where}"],
             not_granted=plan.not_granted,
         )
@@ -309,3 +283,6 @@ class CodexAgent(CliAgent):
         if returncode != 0:
             transcript.error = with_stderr(ended(returncode), transcript)
         check_answered(transcript)
+
+
+make_agent = CodexAgent.make

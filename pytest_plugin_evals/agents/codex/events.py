@@ -27,7 +27,7 @@ from typing import Any
 
 from pytest_plugin_evals.agents.canonical import canonical, mcp_name
 from pytest_plugin_evals.model import ToolCall, Transcript
-from pytest_plugin_evals.util.jsonlines import count, load_event
+from pytest_plugin_evals.util.jsonlines import count, load_events
 
 AGENT = "codex"
 
@@ -166,10 +166,7 @@ def parse_file(
         return transcript, summary
     messages: list[str] = []
     with path.open(encoding="utf-8", errors="replace") as fh:
-        for raw in fh:
-            event = load_event(raw)
-            if event is None:
-                continue
+        for event in load_events(fh):
             kind = event.get("type")
             if kind == "thread.started":
                 summary.thread_started = True

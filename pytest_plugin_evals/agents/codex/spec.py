@@ -14,7 +14,6 @@ ENDPOINTS: dict[str, str | None] = {"OPENAI_BASE_URL": OPENAI_URL}
 SPEC = AgentSpec(
     name="codex",
     title="OpenAI Codex CLI",
-    binary="codex",
     package="@openai/codex",
     version="0.169.0",
     endpoints=ENDPOINTS,
@@ -36,13 +35,10 @@ SPEC = AgentSpec(
     capabilities=Capabilities(
         prices=False,
         reports_tokens=True,
-        loads_history=False,
         network_forwarder=True,
         # Every command and patch runs in Codex's own sandbox (-s), inside ours.
         nests_sandbox=True,
     ),
-    adapter="pytest_plugin_evals.agents.codex.agent:make_agent",
     rank=2,
-    cost_note="cost unknown: codex reports tokens, no price",
     plugin_loading="`codex plugin marketplace add` + `codex plugin add` into its own home",
 )

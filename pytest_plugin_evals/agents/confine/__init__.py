@@ -27,18 +27,17 @@ import contextlib
 import os
 import shlex
 import shutil
-import sys
-import tempfile
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pytest_plugin_evals.agents.confine import seccomp
+from pytest_plugin_evals.agents.confine.available import problem, tool_path
 from pytest_plugin_evals.agents.confine.bounds import (
     DEFAULT_BOUNDS,
     Bounds,
     Watchdog,
+    limits,
     show_size,
 )
 from pytest_plugin_evals.agents.confine.cgroup import RunCgroup
@@ -48,9 +47,9 @@ from pytest_plugin_evals.agents.confine.network import (
     NetPlan,
     launcher_script,
     plan_network,
+    sockets_dir,
 )
-from pytest_plugin_evals.util.process import ProcessResult, probe, run_process
-from pytest_plugin_evals.util.tempdirs import mark_owner
+from pytest_plugin_evals.util.process import ProcessResult, run_process
 
 __all__ = [
     "DEFAULT_BOUNDS",
@@ -61,9 +60,6 @@ __all__ = [
     "problem",
     "show_size",
 ]
-
-#: The tools a confined run needs on this machine, by command, with what provides it.
-NEEDED = {"bwrap": "bubblewrap", "socat": "socat", "prlimit": "util-linux (prlimit)"}
 
 #: TMPDIR inside a run: this folder of its /tmp.
 TMPDIR_NAME = "run"
@@ -89,60 +85,6 @@ ETC_SECRET_FOLDERS = ("/etc/sudoers.d", "/etc/ssl/private")
 #: Top-level system folders, shown read-only (or as the links they are).
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_FOLDERS = ("/usr", "/etc", "/nix/store")
-
-
-def _unconfined_hint() -> str:
-    return "or pass --eval-unconfined to run it unconfined on purpose"
-
-
-def problem() -> str | None:
-    """Why agent processes cannot be confined on this machine (one line), or None."""
-    if not sys.platform.startswith("linux"):
-        return (
-            f"cannot confine the agent on this system ({sys.platform}): its sandbox needs Linux "
-            f"namespaces — {_unconfined_hint()}"
-        )
-    missing = [package for tool, package in NEEDED.items() if shutil.which(tool) is None]
-    if missing:
-        return (
-            f"cannot confine the agent: {', '.join(missing)} "
-            f"{'is' if len(missing) == 1 else 'are'} not installed (Debian/Ubuntu: apt install "
-            f"bubblewrap socat util-linux) — {_unconfined_hint()}"
-        )
-    why = _namespaces_problem()
-    if why is not None:
-        return f"cannot confine the agent: {why} — {_unconfined_hint()}"
-    return None
-
-
-_probe_lock = threading.Lock()
-_probed: list[str | None] = []
-
-
-def _namespaces_problem() -> str | None:
-    """Whether bubblewrap can make the namespaces a run needs here (asked once per process)."""
-    with _probe_lock:
-        if not _probed:
-            _probed.append(_probe())
-        return _probed[0]
-
-
-def _probe() -> str | None:
-    argv = [
-        tool_path("bwrap"), "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
-        "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--", "true",
-    ]  # fmt: skip
-    status, said = probe(argv)
-    if status == 0:
-        return None
-    if status is None:
-        return f"bubblewrap could not start ({said})"
-    lines = said.strip().splitlines()
-    detail = lines[-1] if lines else f"exit {status}"
-    return (
-        f"user namespaces are not available here ({detail}; see the kernel's "
-        "user.max_user_namespaces and kernel.unprivileged_userns_clone)"
-    )
 
 
 @dataclass(frozen=True)
@@ -333,39 +275,6 @@ def bwrap_argv(confinement: Confinement, launcher: str, argv: Sequence[str]) -> 
         out.append("--disable-userns")
     out += mount_args(confinement)
     return [*out, "--", "/bin/sh", "-c", launcher, "sh", *argv]
-
-
-def tool_path(name: str) -> str:
-    """Where this machine has one of the tools a confined run needs (:data:`NEEDED`)."""
-    return shutil.which(name) or name
-
-
-def limits(bounds: Bounds) -> str:
-    """``prlimit`` options for ``bounds`` (soft and hard: a run cannot raise them)."""
-    return (
-        f"--nproc={bounds.processes}:{bounds.processes} "
-        f"--fsize={bounds.file_size}:{bounds.file_size} --core=0:0"
-    )
-
-
-_sockets_lock = threading.Lock()
-_sockets_dir: list[Path] = []
-
-
-def sockets_dir() -> Path:
-    """This process's folder for the Unix sockets of its runs: short (socket paths are limited
-    to about 100 bytes), private, removed at exit."""
-    with _sockets_lock:
-        if _sockets_dir and _sockets_dir[0].is_dir():
-            return _sockets_dir[0]
-        base = "/tmp" if os.access("/tmp", os.W_OK) else tempfile.gettempdir()
-        folder = Path(tempfile.mkdtemp(prefix="plugin-evals-net-", dir=base))
-        mark_owner(folder)
-        _sockets_dir[:] = [folder]
-        import atexit
-
-        atexit.register(shutil.rmtree, folder, True)
-        return folder
 
 
 @dataclass

@@ -357,3 +357,11 @@ def _usage(folders: Sequence[Path], most_files: int) -> tuple[int, int, int]:
             else:
                 biggest = max(biggest, info.st_size)
     return total, biggest, files
+
+
+def limits(bounds: Bounds) -> str:
+    """``prlimit`` options for ``bounds`` (soft and hard: a run cannot raise them)."""
+    return (
+        f"--nproc={bounds.processes}:{bounds.processes} "
+        f"--fsize={bounds.file_size}:{bounds.file_size} --core=0:0"
+    )

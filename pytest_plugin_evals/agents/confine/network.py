@@ -12,14 +12,20 @@ outside interface.
 
 from __future__ import annotations
 
+import atexit
 import ipaddress
+import os
 import shlex
+import shutil
+import tempfile
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from pytest_plugin_evals.util.relay import MAX_CONNECTIONS, Gate, Listener, Proxy, Target, listen
+from pytest_plugin_evals.util.tempdirs import mark_owner
 
 #: The port the proxy listens on inside the run (loopback of its own network).
 PROXY_PORT = 18080
@@ -235,3 +241,21 @@ def launcher_script(
         )
     lines.append(f'exec {shlex.quote(prlimit)} {limits} -- "$@"')
     return "\n".join(lines)
+
+
+_sockets_lock = threading.Lock()
+_sockets_dir: list[Path] = []
+
+
+def sockets_dir() -> Path:
+    """This process's folder for the Unix sockets of its runs: short (socket paths are limited
+    to about 100 bytes), private, removed at exit."""
+    with _sockets_lock:
+        if _sockets_dir and _sockets_dir[0].is_dir():
+            return _sockets_dir[0]
+        base = "/tmp" if os.access("/tmp", os.W_OK) else tempfile.gettempdir()
+        folder = Path(tempfile.mkdtemp(prefix="plugin-evals-net-", dir=base))
+        mark_owner(folder)
+        _sockets_dir[:] = [folder]
+        atexit.register(shutil.rmtree, folder, True)
+        return folder

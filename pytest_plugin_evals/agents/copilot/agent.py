@@ -19,21 +19,17 @@ tool is not offered: a run that disallows ``Skill`` is not checked for them).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 
 from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import RunRequest, infra_kind
-from pytest_plugin_evals.agents.cli import check_answered, did_not_start, find_cli, reach_of
+from pytest_plugin_evals.agents.cli import check_answered, did_not_start, failed_outside, reach_of
 from pytest_plugin_evals.agents.copilot.events import CopilotSummary, parse_file
-from pytest_plugin_evals.agents.copilot.spec import COST_UNKNOWN as COST_UNKNOWN
 from pytest_plugin_evals.agents.copilot.spec import SPEC
 from pytest_plugin_evals.agents.copilot.tools import CopilotMcp, CopilotTools, plan_mcp, plan_tools
 from pytest_plugin_evals.agents.credentials import credential_names
 from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
 from pytest_plugin_evals.agents.plugins import plugin_contents
-from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import InfraKind, Transcript
 from pytest_plugin_evals.util.process import ProcessResult
@@ -43,11 +39,6 @@ ERROR_TYPES: dict[str, InfraKind] = {
     "authentication": "auth",
     "rate_limit": "rate_limit",
 }
-
-
-def find_binary(configured: str | None) -> str:
-    """``--eval-copilot-bin``, else ``copilot`` on PATH — or one clear line (AgentError)."""
-    return find_cli("copilot", configured, "@github/copilot")
 
 
 #: GitHub's endpoints of a run signed in to Copilot (no custom provider).
@@ -103,12 +94,8 @@ class TurnLimit:
         return self.reached
 
 
-@dataclass(frozen=True)
 class CopilotAgent(CliAgent):
-    binary: str
-    grants: tuple[str, ...] = ()
-    disallow: tuple[str, ...] = ()
-    spec: ClassVar[AgentSpec] = SPEC
+    spec = SPEC
 
     def argv(
         self,
@@ -250,10 +237,9 @@ class CopilotAgent(CliAgent):
         if summary.skills is None or summary.result is None:
             did_not_start(transcript, f"{exited('copilot', returncode)} without finishing the run")
             return
-        trust = self._trust_problem(request, summary, skills_offered)
-        if trust is not None:
-            transcript.infra_error = "plugin_load"
-            transcript.error = trust
+        if failed_outside(
+            transcript, "plugin_load", self._trust_problem(request, summary, skills_offered)
+        ):
             return
         if returncode not in (0, None):
             transcript.error = ended(returncode)
@@ -279,15 +265,4 @@ class CopilotAgent(CliAgent):
         return None
 
 
-def make_agent(
-    binary: str | None,
-    *,
-    grants: tuple[str, ...] = (),
-    disallow: tuple[str, ...] = (),
-) -> CopilotAgent:
-    """The ``--eval-agent copilot`` adapter (``binary``: ``--eval-copilot-bin``, else PATH)."""
-    return CopilotAgent(
-        find_binary(binary),
-        grants=grants,
-        disallow=disallow,
-    )
+make_agent = CopilotAgent.make

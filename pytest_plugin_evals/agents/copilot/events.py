@@ -30,7 +30,7 @@ from typing import Any
 from pytest_plugin_evals.agents.canonical import canonical, mcp_name
 from pytest_plugin_evals.agents.mcp import McpPlan
 from pytest_plugin_evals.model import ToolCall, Transcript
-from pytest_plugin_evals.util.jsonlines import amount, count, load_event
+from pytest_plugin_evals.util.jsonlines import amount, count, load_events
 
 AGENT = "copilot"
 
@@ -180,10 +180,8 @@ def parse_events(
     """Fold the JSON lines into a transcript; lines that are not JSON objects are skipped.
     ``plan``: the run's MCP servers, which name its MCP tools canonically."""
     builder = _Builder()
-    for line in lines:
-        event = load_event(line)
-        if event is not None:
-            builder.feed(event)
+    for event in load_events(lines):
+        builder.feed(event)
     transcript = Transcript(
         tool_calls=[tool_call(call_id, call, plan) for call_id, call in builder.calls.items()],
         final_message=builder.final,

@@ -5,13 +5,9 @@ from __future__ import annotations
 from pytest_plugin_evals.agents.spec import AgentSpec, Capabilities
 from pytest_plugin_evals.util.environment import Passed
 
-#: Copilot reports neither tokens nor a price for a custom provider.
-COST_UNKNOWN = "cost unknown: copilot reports no tokens and no price"
-
 SPEC = AgentSpec(
     name="copilot",
     title="GitHub Copilot CLI",
-    binary="copilot",
     package="@github/copilot",
     version="1.0.102",
     endpoints={"COPILOT_PROVIDER_BASE_URL": None},
@@ -46,11 +42,7 @@ SPEC = AgentSpec(
         "web_fetch": "WebFetch",
         "web_search": "WebSearch",
     },
-    capabilities=Capabilities(
-        prices=False, reports_tokens=False, loads_history=False, network_forwarder=True
-    ),
-    adapter="pytest_plugin_evals.agents.copilot.agent:make_agent",
+    capabilities=Capabilities(prices=False, reports_tokens=False, network_forwarder=True),
     rank=1,
-    cost_note=COST_UNKNOWN,
     plugin_loading="`--plugin-dir`; its `session.skills_loaded` event must list the skills",
 )

@@ -17,27 +17,24 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import RunRequest, infra_kind
 from pytest_plugin_evals.agents.cli import (
     check_answered,
     did_not_start,
-    find_cli,
+    failed_outside,
     reach_of,
     run_step,
 )
 from pytest_plugin_evals.agents.gemini.extension import Extension, translate
-from pytest_plugin_evals.agents.gemini.spec import COST_NOTE as COST_NOTE
 from pytest_plugin_evals.agents.gemini.spec import ENDPOINTS, SPEC
 from pytest_plugin_evals.agents.gemini.stream_json import StreamSummary, api_status, parse_file
 from pytest_plugin_evals.agents.gemini.tools import GeminiTools, plan_tools
 from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
 from pytest_plugin_evals.agents.mcp_settings import mcp_servers
-from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.process import ProcessResult
@@ -47,11 +44,6 @@ DEFAULT_MODEL = "gemini-2.5-flash"
 
 #: Exit code of a run stopped at ``model.maxSessionTurns``.
 TURN_LIMIT_EXIT = 53
-
-
-def find_binary(configured: str | None) -> str:
-    """``--eval-gemini-bin``, else ``gemini`` on PATH — or one clear line (AgentError)."""
-    return find_cli("gemini", configured, "@google/gemini-cli")
 
 
 def pick_model(requested: str | None, env: Mapping[str, str]) -> tuple[str, str | None]:
@@ -98,12 +90,8 @@ def settings_for(
     return settings
 
 
-@dataclass(frozen=True)
 class GeminiAgent(CliAgent):
-    binary: str
-    grants: tuple[str, ...] = ()
-    disallow: tuple[str, ...] = ()
-    spec: ClassVar[AgentSpec] = SPEC
+    spec = SPEC
 
     def environment(self, request: RunRequest) -> dict[str, str]:
         env = dict(request.env)
@@ -237,34 +225,33 @@ class GeminiAgent(CliAgent):
                         call.input.setdefault("skill", f"{extension.name}:{skill}")
             return transcript, summary
 
-        def classify(transcript: Transcript, summary: StreamSummary, result: ProcessResult) -> None:
-            self._classify(request, transcript, summary, result.returncode)
-
         return Launch(
             argv=argv,
             env=env,
             reach=reach,
             read=read,
-            classify=classify,
+            stdin="",
             notes=notes,
             not_granted=tools.not_granted,
         )
 
-    def _classify(
+    def classify(
         self,
         request: RunRequest,
         transcript: Transcript,
         summary: StreamSummary,
-        returncode: int | None,
+        result: ProcessResult,
     ) -> None:
+        returncode = result.returncode
         message = summary.error_message
         if returncode == TURN_LIMIT_EXIT or summary.error_type == "FatalTurnLimitedError":
             transcript.error = f"max turns ({request.max_turns}) reached"
             return
         if message is not None and message.startswith("[API Error"):
             status = api_status(message, transcript.stderr_tail)
-            transcript.infra_error = infra_kind(status)
-            transcript.error = f"{ended(returncode)}: {message.splitlines()[0]}"
+            failed_outside(
+                transcript, infra_kind(status), f"{ended(returncode)}: {message.splitlines()[0]}"
+            )
             return
         if summary.init is None or summary.result is None:
             did_not_start(transcript, f"{exited('gemini', returncode)} without finishing the run")
@@ -273,15 +260,6 @@ class GeminiAgent(CliAgent):
             transcript.error = f"{ended(returncode)}: {message or 'gemini failed'}"
             return
         check_answered(transcript)
-
-
-def make_agent(
-    binary: str | None,
-    *,
-    grants: tuple[str, ...] = (),
-    disallow: tuple[str, ...] = (),
-) -> GeminiAgent:
-    return GeminiAgent(find_binary(binary), grants=grants, disallow=disallow)
 
 
 def drop_stale_lock(gemini_dir: Path) -> None:
@@ -297,3 +275,6 @@ def drop_stale_lock(gemini_dir: Path) -> None:
     if lock.is_dir():
         with contextlib.suppress(OSError):
             lock.rmdir()
+
+
+make_agent = GeminiAgent.make

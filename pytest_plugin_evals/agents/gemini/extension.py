@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_plugin_evals.agents.plugins import skill_name
 from pytest_plugin_evals.util import frontmatter
 from pytest_plugin_evals.util.manifest import plugin_name, read_manifest
 
@@ -56,18 +57,7 @@ def toml_string(value: str) -> str:
 
 
 def _skill_names(folder: Path) -> tuple[str, ...]:
-    names = []
-    for skill_md in sorted(folder.glob("skills/*/SKILL.md")):
-        name = skill_md.parent.name
-        with contextlib.suppress(OSError, UnicodeDecodeError, ValueError):
-            head = frontmatter.split(skill_md.read_text(encoding="utf-8"))
-            if head.yaml_text is not None:
-                data = frontmatter.load_yaml(head.yaml_text).data
-                given = data.get("name") if isinstance(data, dict) else None
-                if isinstance(given, str) and given.strip():
-                    name = given.strip()
-        names.append(name)
-    return tuple(names)
+    return tuple(skill_name(p) for p in sorted(folder.glob("skills/*/SKILL.md")))
 
 
 def _command_toml(source: Path) -> str:

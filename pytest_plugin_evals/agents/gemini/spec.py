@@ -13,13 +13,9 @@ ENDPOINTS: dict[str, str | None] = {
     "GOOGLE_GEMINI_BASE_URL": "https://generativelanguage.googleapis.com"
 }
 
-#: Every run says its cost is not known (Gemini CLI reports tokens only).
-COST_NOTE = "cost unknown: gemini reports tokens, no price"
-
 SPEC = AgentSpec(
     name="gemini",
     title="Gemini CLI",
-    binary="gemini",
     package="@google/gemini-cli",
     version="0.61.0",
     endpoints=ENDPOINTS,
@@ -52,11 +48,7 @@ SPEC = AgentSpec(
         "web_fetch": "WebFetch",
         "google_web_search": "WebSearch",
     },
-    capabilities=Capabilities(
-        prices=False, reports_tokens=True, loads_history=False, network_forwarder=True
-    ),
-    adapter="pytest_plugin_evals.agents.gemini.agent:make_agent",
+    capabilities=Capabilities(prices=False, reports_tokens=True, network_forwarder=True),
     rank=4,
-    cost_note=COST_NOTE,
     plugin_loading="translated into an extension, `gemini extensions link`, `-e <name>`",
 )

@@ -33,7 +33,7 @@ from typing import Any
 from pytest_plugin_evals.agents.canonical import canonical, mcp_name
 from pytest_plugin_evals.agents.mcp import McpPlan
 from pytest_plugin_evals.model import ToolCall, Transcript
-from pytest_plugin_evals.util.jsonlines import amount, count, load_event
+from pytest_plugin_evals.util.jsonlines import amount, count, load_events
 
 
 @dataclass
@@ -143,10 +143,8 @@ def parse_events(
     """Fold stream-json lines into a transcript; unparseable lines are skipped. ``mcp``: the
     run's MCP servers, ``own_servers``: those of the extension itself (see :func:`tool_name`)."""
     builder = _Builder(mcp, own_servers)
-    for line in lines:
-        event = load_event(line)
-        if event is not None:
-            builder.feed(event)
+    for event in load_events(lines):
+        builder.feed(event)
     summary = builder.summary
     transcript = Transcript(
         tool_calls=builder.calls,

@@ -23,16 +23,13 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 
 from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import RunRequest, infra_kind
 from pytest_plugin_evals.agents.cli import (
     check_answered,
     did_not_start,
-    find_cli,
     reach_of,
     run_step,
     with_stderr,
@@ -50,7 +47,6 @@ from pytest_plugin_evals.agents.opencode.plugin import PluginFolder, plugin_conf
 from pytest_plugin_evals.agents.opencode.spec import PROVIDER_ENDPOINTS, PROVIDER_VARIABLES, SPEC
 from pytest_plugin_evals.agents.permissions import plan_confined_tools
 from pytest_plugin_evals.agents.plugins import plugin_contents
-from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import STOPPED, Transcript
 from pytest_plugin_evals.util.environment import Passed
@@ -105,26 +101,8 @@ def endpoint_variables(model: str, env: dict[str, str]) -> dict[str, str | None]
     return dict(PROVIDER_ENDPOINTS.get(provider_of(model), {}))
 
 
-def find_binary(configured: str | None) -> str:
-    """``--eval-opencode-bin``, else ``opencode`` on PATH — or one clear line (AgentError)."""
-    return find_cli("opencode", configured, "opencode-ai")
-
-
-def make_agent(
-    binary: str | None,
-    *,
-    grants: tuple[str, ...] = (),
-    disallow: tuple[str, ...] = (),
-) -> OpencodeAgent:
-    return OpencodeAgent(find_binary(binary), grants=grants, disallow=disallow)
-
-
-@dataclass(frozen=True)
 class OpencodeAgent(CliAgent):
-    binary: str
-    grants: tuple[str, ...] = ()
-    disallow: tuple[str, ...] = ()
-    spec: ClassVar[AgentSpec] = SPEC
+    spec = SPEC
 
     def passed_for(self, model: str | None) -> Passed:
         """The variables of the one provider the run's model names (its key, its endpoint)."""
@@ -227,7 +205,6 @@ class OpencodeAgent(CliAgent):
             reach=reach,
             read=read,
             classify=classify,
-            stdin=request.prompt,
             notes=notes,
             not_granted=[t for t in plan.not_granted if not t.startswith(stand_ins)],
         )
@@ -324,3 +301,6 @@ def _listed_skills(stdout: str) -> list[str] | None:
     if not isinstance(data, list):
         return None
     return [str(item.get("name")) for item in data if isinstance(item, dict) and item.get("name")]
+
+
+make_agent = OpencodeAgent.make

@@ -25,7 +25,7 @@ from typing import Any
 
 from pytest_plugin_evals.agents.canonical import canonical
 from pytest_plugin_evals.model import ToolCall, Transcript
-from pytest_plugin_evals.util.jsonlines import amount, count, load_event, number
+from pytest_plugin_evals.util.jsonlines import amount, count, load_events, number
 
 
 @dataclass
@@ -167,10 +167,8 @@ def parse_events(
     ``mcp_name`` gives Claude Code's name of an MCP tool (opencode's ``<server>_<tool>``),
     None for a name that is none."""
     builder = _Builder(qualify_skill or {}, mcp_name)
-    for line in lines:
-        event = load_event(line)
-        if event is not None:
-            builder.feed(event)
+    for event in load_events(lines):
+        builder.feed(event)
     summary = builder.summary
     transcript = Transcript(tool_calls=builder.calls, turns=summary.steps)
     if builder.last_text_message is not None:

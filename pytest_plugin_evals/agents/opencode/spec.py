@@ -25,7 +25,6 @@ PROVIDER_VARIABLES: dict[str, tuple[str, ...]] = {
 SPEC = AgentSpec(
     name="opencode",
     title="opencode",
-    binary="opencode",
     package="opencode-ai",
     version="1.18.33",
     endpoints={k: v for e in PROVIDER_ENDPOINTS.values() for k, v in e.items()},
@@ -52,10 +51,7 @@ SPEC = AgentSpec(
         "question": "AskUserQuestion",
     },
     # It prices a run by its own price table (a model it has no price for: cost unknown).
-    capabilities=Capabilities(
-        prices=True, reports_tokens=True, loads_history=False, network_forwarder=True
-    ),
-    adapter="pytest_plugin_evals.agents.opencode.agent:make_agent",
+    capabilities=Capabilities(prices=True, reports_tokens=True, network_forwarder=True),
     rank=3,
     plugin_loading="`OPENCODE_CONFIG_DIR` with the plugin's skills, commands, agents; "
     "`opencode debug skill` must list the skills",

@@ -27,27 +27,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import RunRequest, infra_kind
 from pytest_plugin_evals.agents.cli import (
     check_answered,
     did_not_start,
-    find_cli,
+    failed_outside,
     reach_of,
     run_step,
     with_stderr,
 )
+from pytest_plugin_evals.agents.credentials import without_openai_key
 from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
 from pytest_plugin_evals.agents.mcp_settings import mcp_servers
 from pytest_plugin_evals.agents.permissions import base_tool, plan_confined_tools
 from pytest_plugin_evals.agents.plugins import plugin_contents
 from pytest_plugin_evals.agents.qwen.spec import SPEC
 from pytest_plugin_evals.agents.qwen.stream import StreamSummary, api_status, parse_file
-from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.manifest import plugin_name
@@ -71,21 +70,6 @@ OTHER_TOOLS = (
 
 #: What the run's environment sets, whatever the operator's says.
 FIXED_ENV = {"QWEN_CODE_SUPPRESS_YOLO_WARNING": "1", "NO_BROWSER": "1"}
-
-
-def find_binary(configured: str | None) -> str:
-    """``--eval-qwen-bin``, else ``qwen`` on PATH — or one clear line (AgentError)."""
-    return find_cli("qwen", configured, SPEC.package)
-
-
-def make_agent(
-    binary: str | None,
-    *,
-    grants: tuple[str, ...] = (),
-    disallow: tuple[str, ...] = (),
-) -> QwenAgent:
-    """The ``--eval-agent qwen`` adapter (``binary``: ``--eval-qwen-bin``, else PATH)."""
-    return QwenAgent(find_binary(binary), grants=grants, disallow=disallow)
 
 
 def own_tools(canonical: Iterable[str]) -> tuple[list[str], list[str]]:
@@ -133,12 +117,8 @@ def settings_for(
     return settings
 
 
-@dataclass(frozen=True)
 class QwenAgent(CliAgent):
-    binary: str
-    grants: tuple[str, ...] = ()
-    disallow: tuple[str, ...] = ()
-    spec: ClassVar[AgentSpec] = SPEC
+    spec = SPEC
 
     def argv(self, request: RunRequest, context: list[Path], extension: str | None) -> list[str]:
         argv = [
@@ -173,13 +153,9 @@ class QwenAgent(CliAgent):
         box, case = request.sandbox, request.case
         env = dict(request.env)
         env.update(FIXED_ENV)
-        if not env.get("OPENAI_API_KEY", "").strip():
-            return Transcript(
-                error="--eval-agent qwen needs OPENAI_API_KEY (and OPENAI_BASE_URL for an "
-                "endpoint other than OpenAI's) in the environment",
-                infra_error="auth",
-                cwd=box.cwd,
-            )
+        keyless = without_openai_key("qwen", env, box.cwd)
+        if keyless is not None:
+            return keyless
         plan = plan_confined_tools(
             request, grants=self.grants, disallow=self.disallow, write_root=box.cwd, skill=True
         )
@@ -217,16 +193,11 @@ class QwenAgent(CliAgent):
         def read(trace: Path) -> tuple[Transcript, StreamSummary]:
             return parse_file(trace, servers_plan)
 
-        def classify(transcript: Transcript, summary: StreamSummary, result: ProcessResult) -> None:
-            self._classify(request, transcript, summary, result.returncode)
-
         return Launch(
             argv=argv,
             env=env,
             reach=reach,
             read=read,
-            classify=classify,
-            stdin=request.prompt,
             notes=notes,
             not_granted=[t for t in plan.not_granted if not t.startswith("mcp__")],
         )
@@ -270,26 +241,25 @@ class QwenAgent(CliAgent):
             return f"the installed extension {name} could not be read: {exc}"
         return None
 
-    def _classify(
+    def classify(
         self,
         request: RunRequest,
         transcript: Transcript,
         summary: StreamSummary,
-        returncode: int | None,
+        result: ProcessResult,
     ) -> None:
+        returncode = result.returncode
         message = summary.error_message
         status = api_status(message)
         if message is not None and (status is not None or "API Error" in message):
-            transcript.infra_error = infra_kind(status)
-            transcript.error = f"{ended(returncode)}: {message.splitlines()[0]}"
+            failed_outside(
+                transcript, infra_kind(status), f"{ended(returncode)}: {message.splitlines()[0]}"
+            )
             return
         if summary.init is None or summary.result is None:
             did_not_start(transcript, f"{exited('qwen', returncode)} without finishing the run")
             return
-        trust = self._trust_problem(request, summary)
-        if trust is not None:
-            transcript.infra_error = "plugin_load"
-            transcript.error = trust
+        if failed_outside(transcript, "plugin_load", self._trust_problem(request, summary)):
             return
         if message is not None or returncode not in (0, None):
             transcript.error = with_stderr(
@@ -319,3 +289,6 @@ class QwenAgent(CliAgent):
         if missing:
             return f"plugin {name} was loaded without its " + ", ".join(missing)
         return None
+
+
+make_agent = QwenAgent.make

@@ -8,13 +8,9 @@ from pytest_plugin_evals.util.environment import Passed
 #: OpenAI's endpoint, when the operator sets no ``OPENAI_BASE_URL``.
 OPENAI_URL = "https://api.openai.com/v1"
 
-#: Qwen Code reports tokens and no price.
-COST_NOTE = "cost unknown: qwen reports tokens, no price"
-
 SPEC = AgentSpec(
     name="qwen",
     title="Qwen Code",
-    binary="qwen",
     package="@qwen-code/qwen-code",
     version="0.24.4",
     # An OpenAI-compatible endpoint (``--auth-type openai``).
@@ -41,15 +37,12 @@ SPEC = AgentSpec(
     capabilities=Capabilities(
         prices=False,
         reports_tokens=True,
-        loads_history=False,
         network_forwarder=True,
         # Its own sandbox needs a container runtime or a setting it is not given: the whole
         # CLI runs inside ours instead.
         nests_sandbox=False,
     ),
-    adapter="pytest_plugin_evals.agents.qwen.agent:make_agent",
     rank=5,
-    cost_note=COST_NOTE,
     plugin_loading="`qwen extensions install <plugin> --consent` (it reads Claude Code's "
     "plugin layout) into its own home; its init event must list the skills",
 )

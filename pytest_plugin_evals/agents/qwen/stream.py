@@ -31,7 +31,7 @@ from typing import Any
 from pytest_plugin_evals.agents.canonical import canonical
 from pytest_plugin_evals.agents.mcp import McpPlan
 from pytest_plugin_evals.model import ToolCall, Transcript
-from pytest_plugin_evals.util.jsonlines import count, load_event
+from pytest_plugin_evals.util.jsonlines import count, load_events
 
 
 @dataclass
@@ -143,10 +143,8 @@ def parse_events(
 ) -> tuple[Transcript, StreamSummary]:
     """Fold stream-json lines into a transcript; unparseable lines are skipped."""
     builder = _Builder(mcp)
-    for line in lines:
-        event = load_event(line)
-        if event is not None:
-            builder.feed(event)
+    for event in load_events(lines):
+        builder.feed(event)
     summary = builder.summary
     result = summary.result or {}
     final = result.get("result") if isinstance(result.get("result"), str) else None
