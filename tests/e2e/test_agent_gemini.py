@@ -24,13 +24,16 @@ def test_a_linked_extension_does_not_hold_the_run_back(
     pytester: pytest.Pytester, scripted_model: ScriptedModel, run_gemini: Run
 ) -> None:
     """``gemini extensions link`` can exit holding its project registry's lock; the run's CLI
-    would wait 10 s for it to go stale before its first request (about every other run)."""
+    would wait 10 s for it to go stale before its first request (about every other run). The
+    runs are compared with each other, not with a fixed time: on a loaded machine a run that
+    waits for nothing takes more than 10 s too, but its sibling runs take about as long."""
     make_plugin(pytester, graders={"ok": "---\ntype: regex\npattern: OK\n---\n"})
     result, doc = run_gemini("--eval-ablation", "none", "--eval-runs", "3")
     result.assert_outcomes(passed=3)
     runs = doc["cases"][0]["arms"]["with"]
     assert [r["score"] for r in runs] == [1.0, 1.0, 1.0]
-    assert all(r["durationSeconds"] < 9 for r in runs), [r["durationSeconds"] for r in runs]
+    durations = [r["durationSeconds"] for r in runs]
+    assert max(durations) - min(durations) < 8, durations
 
 
 def test_the_skill_tool_is_offered_when_the_case_lists_no_tools(
