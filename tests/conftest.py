@@ -64,10 +64,19 @@ SLOW_MODULES = frozenset(
 
 #: Single tests left out of the inner loop in modules that otherwise belong to it: each spends
 #: tens of seconds (tens of sandboxed agent runs, four xdist workers, a flood of output),
-#: seconds waiting on purpose (a timeout, a pause, a sleeping agent, a held slot or lock), or
-#: seconds starting the real agent CLIs (each installed binary's version).
+#: seconds waiting on purpose (a timeout, a pause, a sleeping agent, a held slot or lock),
+#: seconds starting the real agent CLIs (each installed binary's version), or is a Monte-Carlo
+#: check of a statistical method (thousands of simulated sessions: the inner loop keeps the
+#: exact tests of the same methods).
 SLOW_TESTS = frozenset(
     (
+        "test_sequential.py::test_the_exact_chance_is_what_a_simulation_finds",
+        "test_sequential.py::test_looking_five_times_keeps_false_calls_at_five_percent",
+        "test_sequential.py::test_without_the_boundary_looking_three_times_errs_more",
+        "test_decisions.py::test_false_decisions_among_unchanged_cases_stay_below_the_rate",
+        "test_stats.py::test_partial_score_interval_keeps_its_coverage_at_small_n",
+        "test_trigger_change.py::test_each_differences_interval_covers_the_true_difference",
+        "test_trigger_change.py::test_an_arms_f1_interval_covers_its_f1",
         "test_sequential_runs.py::test_a_cmd_agent_runs_ahead_up_to_the_next_look",
         "test_sequential_runs.py::test_the_least_certain_case_runs_first_under_xdist",
         "test_sequential_operating.py::test_the_enumeration_is_what_the_controller_does",

@@ -5,6 +5,10 @@ as it is: ``ANTHROPIC_BASE_URL`` and ``ANTHROPIC_API_KEY`` (the operator's usual
 through the allowlist) point it there, offline. Each test builds a small plugin with pytester
 and runs ``pytest evals`` as a plugin author would; the last ones give it MCP servers (and
 their stand-ins), an agent and a hook.
+
+What every agent CLI does (the skill in the with arm only, a shell call recorded as ``Bash``
+and confined, the operator's secrets kept out) is tested on one session per CLI in
+``test_agent_contract.py``; this module holds what needs a session of its own.
 """
 
 from __future__ import annotations
@@ -16,18 +20,9 @@ import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text, tool_use
 from tests.e2e.conftest import Run, by_session
-from tests.e2e.release_kit import SKILL_LISTING, meta
 from tests.e2e.release_kit import make_plugin as make_release_plugin
+from tests.e2e.release_kit import meta
 from tests.e2e.tracker_kit import CREATE, CREATE_MD, files_bug
-from tests.helpers import FENCE_DONE, assert_fenced, fence_probe
-
-#: How opencode's skill tool answers with a skill it loaded.
-LOADED = '<skill_content name="next-version">'
-
-
-#: The tools every run is offered, whatever the case lists: the scoped readers and the skill
-#: tool (as Claude Code offers its Skill tool).
-READERS = ["glob", "grep", "read", "skill"]
 
 
 def make_plugin(pytester: pytest.Pytester, front: str, graders: dict[str, str]) -> None:
@@ -37,117 +32,6 @@ def make_plugin(pytester: pytest.Pytester, front: str, graders: dict[str, str]) 
 def sessions(model: ScriptedModel) -> dict[str, list[dict[str, Any]]]:
     """The logged requests by opencode session (its ``x-session-id`` header), oldest first."""
     return by_session(model.message_requests, "x-session-id")
-
-
-def test_the_skill_fires_in_the_with_arm_only(
-    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_opencode: Run
-) -> None:
-    make_plugin(
-        pytester,
-        "allowed_tools: [Skill]\n",
-        {
-            "answer": "---\ntype: regex\npattern: '1\\.4\\.1'\n---\n",
-            "skill-fired": "---\ntype: tool_used\ntool: Skill\n"
-            "input_match: release-helper:next-version\n---\n",
-        },
-    )
-    scripted_model.add(
-        Rule(when_tool_result=LOADED, reply=text("1.4.1: fixes only.")),
-        # The without arm has no such skill: any other tool result.
-        Rule(when_tool_result="", reply=text("Let us say 2.0.0.")),
-        Rule(when_prompt="release next", reply=tool_use("skill", {"name": "next-version"})),
-    )
-    result, doc = run_opencode("-n0")
-    result.assert_outcomes(passed=2)
-    (case,) = doc["cases"]
-    with_run, without_run = case["arms"]["with"][0], case["arms"]["without"][0]
-    fired = {g["name"]: g for g in with_run["graders"]}["skill-fired"]
-    assert fired["passed"] is True, fired
-    assert with_run["score"] == 1.0 and without_run["score"] == 0.0
-    assert case["aggregates"]["delta"] == 1.0
-    # opencode prices the tokens from its own catalog: 1200 in, 40 out per request.
-    assert with_run["inputTokens"] == 2400 and with_run["outputTokens"] == 80
-    assert with_run["costUsd"] == pytest.approx(2 * (1200 * 3 + 40 * 15) / 1e6)
-    (call,) = meta(with_run)["toolCalls"]
-    assert (call["name"], call["originalName"]) == ("Skill", "skill")
-    assert call["input"] == {"name": "next-version", "skill": "release-helper:next-version"}
-    assert call["isError"] is False and LOADED in call["output"]
-    (missed,) = meta(without_run)["toolCalls"]
-    assert missed["isError"] is True and LOADED not in (missed["output"] or "")
-    # Two sessions, no title request (the run names its session): each starts with the
-    # prompt, and only the with arm's first request lists the plugin's skill.
-    runs = sessions(scripted_model)
-    assert len(runs) == 2
-    assert all("title generator" not in r["system"] for rs in runs.values() for r in rs)
-    firsts = [rs[0] for rs in runs.values()]
-    assert all("release next" in r["prompt"] for r in firsts)
-    assert all(r["tools"] == READERS for r in firsts), [r["tools"] for r in firsts]
-    listed = sorted(SKILL_LISTING in r["system"] for r in firsts)
-    assert listed == [False, True], listed
-
-
-def test_a_shell_call_is_recorded_and_the_operator_secret_stays_out(
-    pytester: pytest.Pytester,
-    scripted_model: ScriptedModel,
-    run_opencode: Run,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    make_plugin(
-        pytester,
-        "allowed_tools: [Bash]\n",
-        {
-            "ran": "---\ntype: tool_used\ntool: Bash\n---\n",
-            "made": "---\ntype: regex\npattern: shell-was-here\n"
-            "target: {source: file, path: made.txt}\n---\n",
-        },
-    )
-    monkeypatch.setenv("MY_SECRET_TOKEN", "s3cr3t-value")
-    monkeypatch.setenv("PLAIN_SETTING", "plain-value-42")
-    command = "echo shell-was-here > made.txt; env"
-    scripted_model.add(
-        Rule(when_tool_result="HOME=", reply=text("listed")),
-        Rule(
-            when_prompt="release next",
-            reply=tool_use("bash", {"command": command, "description": "List the environment"}),
-        ),
-    )
-    result, doc = run_opencode("--eval-ablation", "none", "--eval-allow-tools", "Bash")
-    result.assert_outcomes(passed=1)
-    (run,) = doc["cases"][0]["arms"]["with"]
-    assert {g["name"]: g["passed"] for g in run["graders"]} == {"ran": True, "made": True}
-    (call,) = meta(run)["toolCalls"]
-    assert (call["name"], call["originalName"]) == ("Bash", "bash")
-    assert call["input"]["command"] == command
-    output = call["output"]
-    home = next(line for line in output.splitlines() if line.startswith("HOME="))
-    assert home.endswith("/home"), home  # the run's own home folder
-    sent = json.dumps([r["body"] for r in scripted_model.message_requests])
-    assert "HOME=" in sent  # the shell's output did reach the model
-    # Not allowlisted: never reaches the agent, so never the model.
-    assert "s3cr3t-value" not in sent and "plain-value-42" not in sent
-
-
-def test_the_shell_is_confined_to_the_run(
-    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_opencode: Run
-) -> None:
-    """opencode has no command sandbox: bubblewrap around the whole CLI holds the fences."""
-    make_plugin(
-        pytester, "allowed_tools: [Bash]\n", {"ran": "---\ntype: tool_used\ntool: Bash\n---\n"}
-    )
-    command, _, outside = fence_probe(pytester.path)
-    scripted_model.add(
-        Rule(when_tool_result=FENCE_DONE, reply=text("Done.")),
-        Rule(
-            when_prompt="release next",
-            reply=tool_use("bash", {"command": command, "description": "Try the fences"}),
-        ),
-    )
-    result, doc = run_opencode("--eval-ablation", "none", "--eval-allow-tools", "Bash")
-    result.assert_outcomes(passed=1)
-    (run,) = doc["cases"][0]["arms"]["with"]
-    (call,) = meta(run)["toolCalls"]
-    assert_fenced(call["output"], outside, "next")
-    assert "made.txt" in run["filesCreated"]
 
 
 def test_a_file_outside_the_run_is_refused(

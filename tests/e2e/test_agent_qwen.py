@@ -4,59 +4,20 @@ Qwen Code speaks the OpenAI chat completions API, which the scripted model serve
 operator's usual variables (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``OPENAI_MODEL``) point it
 there. Each test builds a small plugin with pytester and runs ``pytest evals`` as a plugin
 author would.
+
+What every agent CLI does (the skill in the with arm only, a shell call recorded as ``Bash``
+and confined, the operator's secrets kept out) is tested on one session per CLI in
+``test_agent_contract.py``; this module holds what needs a session of its own.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text, tool_use
-from tests.e2e.conftest import CODEX_KEY, Run, first_requests
-from tests.e2e.release_kit import SKILL_LISTING
+from tests.e2e.conftest import Run, first_requests
 from tests.e2e.release_kit import make_skill_plugin as make_plugin
 from tests.e2e.tracker_kit import CREATE, SEARCH, make_tracker, markers
-from tests.helpers import FENCE_DONE, assert_fenced, fence_probe
-
-#: What Qwen Code sends back when the skill loaded (its body inside).
-LOADED = "Bump the patch part"
-
-
-@pytest.mark.parametrize("workers", ["-n0", "-n2"])
-def test_the_skill_fires_in_the_with_arm_only(
-    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_qwen: Run, workers: str
-) -> None:
-    make_plugin(pytester)
-    scripted_model.add(
-        Rule(when_tool_result=LOADED, reply=text("1.4.1: fixes only.")),
-        Rule(when_tool_result="not found", reply=text("Let us say 2.0.0.")),
-        Rule(
-            when_prompt="release next",
-            reply=tool_use("skill", {"skill": "release-helper:next-version"}),
-        ),
-    )
-    result, doc = run_qwen(workers)
-    result.assert_outcomes(passed=2)
-    (case,) = doc["cases"]
-    with_run, without_run = case["arms"]["with"][0], case["arms"]["without"][0]
-    assert with_run["score"] == 1.0 and without_run["score"] == 0.0
-    assert case["aggregates"]["delta"] == 1.0
-    (call,) = with_run["toolCallList"]
-    assert call["name"] == "Skill" and call["originalName"] == "skill"
-    # Qwen Code's skill input is Claude Code's form already.
-    assert json.loads(call["input"]) == {"skill": "release-helper:next-version"}
-    assert with_run["inputTokens"] and with_run["outputTokens"]
-    # It reports tokens and no price: the run says so.
-    assert with_run["costUnknown"] is True
-    assert "cost unknown: qwen reports tokens, no price" in with_run["notes"]
-    # The with arm's first request lists the plugin's skill; the without arm's does not.
-    firsts = first_requests(scripted_model.chat_requests)
-    assert len(firsts) == 2
-    listed = sorted(SKILL_LISTING in json.dumps(r["body"]) for r in firsts)
-    assert listed == [False, True]
-    assert all(r["model"] == "fake-model" for r in scripted_model.chat_requests)
 
 
 def test_only_the_tools_the_run_may_use_are_offered(
@@ -75,61 +36,6 @@ def test_only_the_tools_the_run_may_use_are_offered(
         assert not offered & {"run_shell_command", "write_file", "edit", "web_fetch", "agent"}
     (run,) = doc["cases"][0]["arms"]["with"]
     assert "not granted (add --eval-allow-tools): Bash" in run["notes"]
-
-
-def test_a_shell_call_is_recorded_as_bash_and_confined(
-    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_qwen: Run
-) -> None:
-    """Qwen Code's sandbox needs a container runtime: bubblewrap around the whole CLI holds
-    the fences instead."""
-    make_plugin(
-        pytester,
-        tools="[Bash]",
-        graders={"ran": "---\ntype: tool_used\ntool: Bash\n---\n"},
-        prompt="Try the fences.",
-    )
-    command, _, outside = fence_probe(pytester.path)
-    scripted_model.add(
-        Rule(when_tool_result=FENCE_DONE, reply=text("Done.")),
-        Rule(when_prompt="fences", reply=tool_use("run_shell_command", {"command": command})),
-    )
-    result, doc = run_qwen("--eval-ablation", "none", "--eval-allow-tools", "Bash")
-    result.assert_outcomes(passed=1)
-    (run,) = doc["cases"][0]["arms"]["with"]
-    (call,) = run["toolCallList"]
-    assert call["name"] == "Bash" and call["originalName"] == "run_shell_command"
-    shown = [r["tool_result"] for r in scripted_model.chat_requests if r["tool_result"]]
-    assert shown
-    assert_fenced(shown[0], outside, "next")
-
-
-def test_its_key_is_redacted_and_another_secret_is_invisible(
-    pytester: pytest.Pytester,
-    scripted_model: ScriptedModel,
-    run_qwen: Run,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("DEPLOY_SECRET", "s3cr3t-d3pl0y-value")
-    make_plugin(
-        pytester,
-        tools="[Bash]",
-        graders={"ok": "---\ntype: regex\npattern: done\n---\n"},
-        prompt="Show me your environment.",
-    )
-    scripted_model.add(
-        Rule(when_tool_result="HOME=", reply=text("done")),
-        Rule(when_prompt="environment", reply=tool_use("run_shell_command", {"command": "env"})),
-    )
-    result, doc = run_qwen("--eval-ablation", "none", "--eval-allow-tools", "Bash")
-    result.assert_outcomes(passed=1)
-    shown = [r["tool_result"] for r in scripted_model.chat_requests if r["tool_result"]]
-    assert shown and "HOME=" in shown[0]  # the environment did reach the model
-    assert "s3cr3t-d3pl0y-value" not in json.dumps(scripted_model.requests)
-    (run,) = doc["cases"][0]["arms"]["with"]
-    kept = (Path(run["tracePath"]).parent / "meta.json").read_text(encoding="utf-8")
-    assert "OPENAI_BASE_URL=" in kept  # the shell's environment is in the kept run …
-    assert CODEX_KEY not in kept and CODEX_KEY not in json.dumps(doc)  # … its key is not
-    assert "DEPLOY_SECRET" not in kept
 
 
 def test_stand_ins_answer_with_claude_codes_names_in_the_with_arm_only(

@@ -18,8 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
-from tests.e2e.conftest import Run
-from tests.e2e.test_agent_codex import sessions
+from tests.e2e.conftest import Run, by_session
 from tests.e2e.tracker_kit import CREATE, LOOKUP, SEARCH, markers, people_server
 from tests.e2e.tracker_kit import make_tracker as make_kit
 
@@ -42,7 +41,7 @@ def offered(request: dict[str, Any]) -> dict[str, set[str]]:
 
 def first_requests(model: ScriptedModel) -> list[dict[str, Any]]:
     """The first model request of each Codex session (one per run)."""
-    return [requests[0] for requests in sessions(model)]
+    return [r[0] for r in by_session(model.responses_requests, "session-id").values()]
 
 
 def test_stand_ins_answer_with_claude_codes_names_in_the_with_arm_only(
