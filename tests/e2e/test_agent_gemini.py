@@ -20,20 +20,30 @@ from tests.e2e.contract_kit import GEMINI_ACTIVATED as ACTIVATED
 from tests.e2e.release_kit import make_skill_plugin as make_plugin
 
 
-def test_a_linked_extension_does_not_hold_the_run_back(
+def test_a_linked_extension_does_not_hold_the_run_back_and_an_ungranted_shell_is_not_offered(
     pytester: pytest.Pytester, scripted_model: ScriptedModel, run_gemini: Run
 ) -> None:
     """``gemini extensions link`` can exit holding its project registry's lock; the run's CLI
     would wait 10 s for it to go stale before its first request (about every other run). The
     runs are compared with each other, not with a fixed time: on a loaded machine a run that
-    waits for nothing takes more than 10 s too, but its sibling runs take about as long."""
-    make_plugin(pytester, graders={"ok": "---\ntype: regex\npattern: OK\n---\n"})
+    waits for nothing takes more than 10 s too, but its sibling runs take about as long.
+
+    The same runs' case lists Bash, which the session does not grant (no
+    ``--eval-allow-tools``): no run is offered the shell."""
+    make_plugin(
+        pytester, tools="[Bash, Skill]", graders={"ok": "---\ntype: regex\npattern: OK\n---\n"}
+    )
     result, doc = run_gemini("--eval-ablation", "none", "--eval-runs", "3")
     result.assert_outcomes(passed=3)
     runs = doc["cases"][0]["arms"]["with"]
     assert [r["score"] for r in runs] == [1.0, 1.0, 1.0]
     durations = [r["durationSeconds"] for r in runs]
     assert max(durations) - min(durations) < 8, durations
+    firsts = first_requests(scripted_model.gemini_requests)
+    assert len(firsts) == 3
+    for first in firsts:
+        assert "run_shell_command" not in first["tools"]
+        assert {"activate_skill", "read_file", "glob"} <= set(first["tools"])
 
 
 def test_the_skill_tool_is_offered_when_the_case_lists_no_tools(
@@ -59,19 +69,6 @@ def test_the_skill_tool_is_offered_when_the_case_lists_no_tools(
     assert run["toolCallList"] == [] and run["answer"] == "OK"
     _, first = first_requests(scripted_model.gemini_requests)
     assert "activate_skill" not in first["tools"] and "read_file" in first["tools"]
-
-
-def test_without_a_grant_the_shell_is_not_offered(
-    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_gemini: Run
-) -> None:
-    make_plugin(
-        pytester, tools="[Bash, Skill]", graders={"ok": "---\ntype: regex\npattern: OK\n---\n"}
-    )
-    result, _ = run_gemini("--eval-ablation", "none")
-    result.assert_outcomes(passed=1)
-    (first,) = first_requests(scripted_model.gemini_requests)
-    assert "run_shell_command" not in first["tools"]
-    assert {"activate_skill", "read_file", "glob"} <= set(first["tools"])
 
 
 def test_a_rate_limit_is_waited_out_by_the_session(

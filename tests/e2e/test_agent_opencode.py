@@ -34,23 +34,6 @@ def sessions(model: ScriptedModel) -> dict[str, list[dict[str, Any]]]:
     return by_session(model.message_requests, "x-session-id")
 
 
-def test_a_file_outside_the_run_is_refused(
-    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_opencode: Run
-) -> None:
-    make_plugin(pytester, "", {"answer": "---\ntype: regex\npattern: '1\\.4\\.1'\n---\n"})
-    grader = pytester.path / "evals" / "next" / "graders" / "answer.md"
-    scripted_model.add(
-        Rule(when_tool_result="1\\.4\\.1", reply=text("I read the grader: 1.4.1")),
-        Rule(when_tool_result="", reply=text("I could not read it.")),
-        Rule(when_prompt="release next", reply=tool_use("read", {"filePath": str(grader)})),
-    )
-    _, doc = run_opencode("--eval-ablation", "none")
-    (run,) = doc["cases"][0]["arms"]["with"]
-    assert run["answer"] == "I could not read it."
-    (call,) = meta(run)["toolCalls"]
-    assert (call["name"], call["originalName"], call["isError"]) == ("Read", "read", True)
-
-
 def test_a_refused_key_is_an_auth_error(
     pytester: pytest.Pytester, scripted_model: ScriptedModel, run_opencode: Run
 ) -> None:
@@ -148,17 +131,27 @@ def test_stand_ins_answer_and_the_real_servers_are_withheld(
     result.assert_outcomes(passed=2)
 
 
-def test_mocks_off_starts_the_real_servers(
+def test_mocks_off_starts_the_real_servers_and_a_file_outside_the_run_is_refused(
     pytester: pytest.Pytester, scripted_model: ScriptedModel, run_opencode: Run
 ) -> None:
+    """One run for two things: the plugin's own servers start when mocks are off, and the
+    model's read of a file outside the run (a grader of the case) is refused."""
     make_tracker(pytester)
-    scripted_model.add(Rule(reply=text("nothing to do")))
+    grader = pytester.path / "evals" / "files-bug" / "graders" / "answer.md"
+    scripted_model.add(
+        Rule(when_tool_result="#4821", reply=text("I read the grader: #4821")),
+        Rule(when_tool_result="", reply=text("I could not read it.")),
+        Rule(when_prompt="File a bug", reply=tool_use("read", {"filePath": str(grader)})),
+    )
     _, doc = run_opencode("-n0", "--eval-ablation", "none", "--eval-mocks", "off")
     (run,) = doc["cases"][0]["arms"]["with"]
     created = {g["name"]: g for g in run["graders"]}["created"]
     assert created["passed"] is False
     assert created["explanation"].startswith("no mock stand-ins were active")
     assert MARKER in run["filesCreated"]
+    assert run["answer"] == "I could not read it."
+    (call,) = meta(run)["toolCalls"]
+    assert (call["name"], call["originalName"], call["isError"]) == ("Read", "read", True)
 
 
 def test_an_expect_violation_aborts_the_run(

@@ -164,18 +164,16 @@ def test_init_drafts_writes_pilots_and_the_suite_then_runs(
         for kind in ("should_trigger", "should_not_trigger")
         for d in DRAFTS[kind]
     ]
-    # The written suite runs as any suite does, in two arms.
-    result, doc = run_evals("--eval-runs", "1")
-    assert sorted(c["name"] for c in doc["cases"]) == sorted(CASES)
-    assert all(set(c["arms"]) == {"with", "without"} for c in doc["cases"])
-    scores = {c["name"]: c["aggregates"]["passed"] for c in doc["cases"]}
-    assert scores == {name: name != "next-version-ship-it" for name in CASES}
-    assert result.ret == 1
-    # So does the trigger file, as trigger cases of the skill.
-    result, doc = run_evals("--eval-runs", "1", "skills/next-version/evals", "-k", "trigger")
-    (triggers,) = doc["triggers"]
-    assert triggers["skill"] == "next-version"
-    assert triggers["matrix"] == {"tp": 1, "fp": 1, "fn": 1, "tn": 1}
+    # The pilot above ran the written suite through pytest, in two arms (its lines). The
+    # trigger file loads as trigger cases of the skill; what they make of real runs (the
+    # confusion matrix) is test_trigger_accuracy.py's.
+    result, _ = run_evals(
+        "--eval-runs", "1", "skills/next-version/evals", "-k", "trigger", "--collect-only", "-q"
+    )
+    collected = [line for line in result.outlines if "::" in line]
+    trigger_file = "skills/next-version/evals/trigger_eval.json::trigger-next-version-0"
+    assert len(collected) == 4, result.outlines
+    assert all(line.startswith(trigger_file) for line in collected), collected
 
 
 def test_init_again_leaves_every_case_and_trigger_file_as_it_is(
@@ -210,26 +208,19 @@ HOSTILE = {
 }
 
 
+# Each kind of unusable draft is tested on the parser (tests/unit/test_init_drafts.py); here, on
+# a real judge, one a hostile reply and one a judge that fails.
 @pytest.mark.parametrize(
     ("reply", "said"),
     [
-        (
-            text("Here are some prompts you could try!"),
-            "the reply is not JSON (line 1, column 1): 'Here are some prompts you could try!'",
-        ),
         (
             text(json.dumps(HOSTILE)),
             'should_not_trigger[0].name "../../escaped" won\'t work — lowercase letters, '
             "digits and '-' only, at most 48 characters",
         ),
-        (
-            text(json.dumps({**DRAFTS, "should_trigger": [{"name": "x", "prompt": "a" * 5000}]})),
-            "should_trigger[0].prompt is longer than 2,000 characters",
-        ),
-        (text(json.dumps([1, 2])), "the reply must be a JSON object (got a list)"),
         (error(500, message="judge down"), "the judge failed: API Error: 500"),
     ],
-    ids=["not-json", "hostile-name", "bad-entry", "not-an-object", "judge-error"],
+    ids=["hostile-name", "judge-error"],
 )
 def test_a_draft_that_cannot_be_used_is_one_line_and_writes_nothing(
     plugin: Path, scripted_model: ScriptedModel, claude_bin: str, reply: Reply, said: str

@@ -45,6 +45,11 @@ def test_control_characters_become_spaces() -> None:
     [
         ("", "the reply is not JSON (line 1, column 1): 'an empty reply'"),
         ("{", "the reply is not JSON (line 1, column 2)"),
+        (
+            "Here are some prompts you could try!",
+            "the reply is not JSON (line 1, column 1): 'Here are some prompts you could try!'",
+        ),
+        ("[1, 2]", "the reply must be a JSON object (got a list)"),
         ("x" * 200_001, "the reply is longer than 200,000 characters"),
         (reply(extra="x"), 'unknown key "extra"'),
         (reply([{"name": "a", "prompt": "p", "expected": "e", "run": "rm -rf /"}]), "unknown key"),
