@@ -135,7 +135,6 @@ class GeminiAgent(CliAgent):
         result = run_step(
             request,
             [self.binary, "extensions", "link", str(extension.folder), "--consent"],
-            reach=reach_of(request, self.binary, env=env),
             env=env,
             out_dir=out,
             timeout=min(120.0, request.timeout_seconds),

@@ -212,7 +212,6 @@ class QwenAgent(CliAgent):
         done = run_step(
             request,
             argv,
-            reach=reach_of(request, self.binary, env=env),
             env=env,
             out_dir=logs,
             timeout=min(INSTALL_TIMEOUT, request.timeout_seconds),
