@@ -11,7 +11,7 @@ import enum
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -219,6 +219,10 @@ class MockCall:
     output: str = ""
     is_error: bool = False
 
+    def to_json(self) -> dict[str, Any]:
+        """The call as ``meta.json`` and the result document write it."""
+        return {("isError" if k == "is_error" else k): v for k, v in asdict(self).items()}
+
 
 @dataclass(frozen=True)
 class Abort:
@@ -414,12 +418,12 @@ _ERROR_TAG = re.compile(r"</?tool_use_error>")
 def tool_error_text(output: str | None) -> str | None:
     """A failed call's error text as reports show it: Claude Code's ``<tool_use_error>`` tags
     dropped, whitespace runs made one space, cut at :data:`TOOL_ERROR_LIMIT` (``…`` when cut)."""
-    if not output:
-        return None
-    text = " ".join(_ERROR_TAG.sub("", output).split())
-    if len(text) > TOOL_ERROR_LIMIT:
-        text = text[: TOOL_ERROR_LIMIT - 1] + "…"
-    return text or None
+    return _cut(" ".join(_ERROR_TAG.sub("", output or "").split()), TOOL_ERROR_LIMIT) or None
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` cut at ``limit`` characters, ending in ``…`` when cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -441,8 +445,7 @@ def brief_tool_calls(calls: Sequence[ToolCall]) -> tuple[ToolCallBrief, ...]:
     kept = []
     for call in calls[:TOOL_CALLS_KEPT]:
         text = json.dumps(call.input, ensure_ascii=False, separators=(",", ":"), default=str)
-        if len(text) > TOOL_INPUT_LIMIT:
-            text = text[: TOOL_INPUT_LIMIT - 1] + "…"
+        text = _cut(text, TOOL_INPUT_LIMIT)
         error = tool_error_text(call.output) if call.is_error else None
         kept.append(ToolCallBrief(call.name, text, call.is_error, call.original_name, error))
     return tuple(kept)
@@ -511,12 +514,8 @@ def within_session_caps(result: RunResult) -> RunResult:
     characters, the first :data:`TOOL_CALLS_KEPT` tool calls, each one's input cut at
     :data:`TOOL_INPUT_LIMIT` (a run read from a document written elsewhere may hold more)."""
     answer, cut = cut_answer(result.answer)
-    calls = tuple(
-        call
-        if len(call.input) <= TOOL_INPUT_LIMIT
-        else replace(call, input=call.input[: TOOL_INPUT_LIMIT - 1] + "…")
-        for call in result.tool_call_list[:TOOL_CALLS_KEPT]
-    )
+    kept = result.tool_call_list[:TOOL_CALLS_KEPT]
+    calls = tuple(replace(call, input=_cut(call.input, TOOL_INPUT_LIMIT)) for call in kept)
     if not cut and calls == result.tool_call_list:
         return result
     return replace(

@@ -344,17 +344,12 @@ def bound_transcript(request: RunRequest, result: ProcessResult) -> Transcript:
 
 
 def run_step(
-    request: RunRequest,
-    argv: Sequence[str],
-    *,
-    reach: Reach,
-    env: dict[str, str],
-    out_dir: Path,
-    timeout: float,
+    request: RunRequest, argv: Sequence[str], *, env: dict[str, str], out_dir: Path, timeout: float
 ) -> ProcessResult:
     """A step of a run before the agent starts (a plugin's install, an extension's link, a
-    skill listing), in the run's sandbox like the run itself. A sandbox that cannot be made
-    shows as a ``start_error``."""
+    skill listing) by the CLI ``argv[0]``, in the run's sandbox like the run itself, reaching
+    the CLI's files and no network. A sandbox that cannot be made shows as a ``start_error``."""
+    reach = reach_of(request, argv[0], env=env)
     result, refused = run_confined(
         request, argv, reach=Reach(read=reach.read, write=reach.write), env=env,
         stdin_text="", out_dir=out_dir, timeout=timeout,

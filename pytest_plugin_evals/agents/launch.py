@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from pytest_plugin_evals.agents.base import AgentError, RunRequest
-from pytest_plugin_evals.agents.cli import UNCONFINED_NOTE, Reach, run_cli
+from pytest_plugin_evals.agents.cli import UNCONFINED_NOTE, Reach, did_not_start, run_cli
 from pytest_plugin_evals.agents.spec import AgentSpec, Capabilities
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.environment import Passed
@@ -153,6 +153,15 @@ class CliAgent:
     @property
     def capabilities(self) -> Capabilities:
         return self.spec.capabilities
+
+    def unfinished(self, transcript: Transcript, returncode: int | None, *events: object) -> bool:
+        """When one of the stream's ``events`` (its start, its result) is missing, the CLI
+        ended before its run did: an ``agent_start`` error (:func:`.cli.did_not_start`);
+        whether so."""
+        if all(event is not None for event in events):
+            return False
+        did_not_start(transcript, f"{exited(self.name, returncode)} without finishing the run")
+        return True
 
     @property
     def passed(self) -> Passed:

@@ -30,16 +30,6 @@ def _call_json(call: ToolCall) -> dict[str, Any]:
     }
 
 
-def _mock_json(call: MockCall) -> dict[str, Any]:
-    return {
-        "server": call.server,
-        "tool": call.tool,
-        "input": call.input,
-        "output": call.output,
-        "isError": call.is_error,
-    }
-
-
 def transcript_meta(transcript: Transcript, agent: str) -> dict[str, Any]:
     """The ``meta.json`` of a kept run: everything the replay agent needs to rebuild it."""
     aborted = transcript.aborted
@@ -65,7 +55,7 @@ def transcript_meta(transcript: Transcript, agent: str) -> dict[str, Any]:
         "skipGrading": transcript.skip_grading,
         "unconfined": transcript.unconfined,
         "mockCalls": None if transcript.mock_calls is None else [
-            _mock_json(c) for c in transcript.mock_calls
+            c.to_json() for c in transcript.mock_calls
         ],
     }  # fmt: skip
 

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from pytest_plugin_evals.model import (
     Arm,
     GraderSpec,
-    MockCall,
     MockSummary,
     PluginInfo,
     RunResult,
@@ -127,16 +126,6 @@ def verdict_to_json(verdict: Verdict) -> JSONObject:
     return doc
 
 
-def mock_call_to_json(call: MockCall) -> JSONObject:
-    return {
-        "server": call.server,
-        "tool": call.tool,
-        "input": call.input,
-        "output": call.output,
-        "isError": call.is_error,
-    }
-
-
 def tool_call_to_json(call: ToolCallBrief) -> JSONObject:
     doc: JSONObject = {"name": call.name, "input": call.input, "isError": call.is_error}
     if call.original_name:
@@ -202,7 +191,7 @@ def run_to_json(result: RunResult) -> JSONObject:
     if result.mocks is not None:
         doc["mocks"] = mocks_to_json(result.mocks)
     if result.mock_calls is not None:
-        doc["mockCalls"] = [mock_call_to_json(c) for c in result.mock_calls]
+        doc["mockCalls"] = [c.to_json() for c in result.mock_calls]
     if result.unconfined:
         doc["unconfined"] = True
     doc["retries"] = result.retries

@@ -111,7 +111,13 @@ def runs_to_decide(a: Sequence[float], b: Sequence[float], margin: float) -> int
     def decided(n: int) -> bool:
         return classify(newcombe(pa * n, n, pb * n, n), margin) != "inconclusive"
 
-    if now >= MOST_RUNS or not decided(MOST_RUNS):
+    return None if now >= MOST_RUNS else _more_runs(decided, now)
+
+
+def _more_runs(decided: Callable[[int], bool], now: int) -> int | None:
+    """How many runs past ``now`` the fewest that ``decided`` lie (bisected up to
+    :data:`MOST_RUNS`); None when not even :data:`MOST_RUNS` decide."""
+    if not decided(MOST_RUNS):
         return None
     low, high = now, MOST_RUNS  # undecided at low (or now), decided at high: bisect
     while high - low > 1:
@@ -170,16 +176,8 @@ def decide_mean(
         interval = mean_delta_interval(deltas, narrowed(n))
         return classify(interval, margin) != "inconclusive"
 
-    if not decided(MOST_RUNS):
-        return decision
-    low, high = runs, MOST_RUNS
-    while high - low > 1:
-        mid = (low + high) // 2
-        if decided(mid):
-            high = mid
-        else:
-            low = mid
-    return replace(decision, more_runs=high - runs)
+    more = _more_runs(decided, runs)
+    return decision if more is None else replace(decision, more_runs=more)
 
 
 def control_fdr(decisions: Sequence[Decision | None], q: float = FDR) -> list[Decision | None]:

@@ -17,12 +17,17 @@ per arm. The *correct* verdict is ``better`` for a true Δ > 0, ``worse`` for Δ
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from pytest_plugin_evals.stats.decisions import DEFAULT_MARGIN, classify
 from pytest_plugin_evals.stats.intervals import Z95, newcombe
-from pytest_plugin_evals.stats.sequential import ConfidenceSequence, looks, should_stop
+from pytest_plugin_evals.stats.sequential import (
+    ConfidenceSequence,
+    advance,
+    binomial,
+    looks,
+    should_stop,
+)
 
 #: The true Δ the published table is computed at, and the base (without-arm) pass rates.
 EFFECTS = (0.0, 0.1, 0.2, 0.4)
@@ -51,13 +56,9 @@ class Characteristics:
         return 1.0 - self.false_call
 
 
-def _binomial(n: int, p: float) -> list[float]:
-    return [math.comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(n + 1)]
-
-
 def fixed(n: int, p_with: float, p_without: float, z: float = Z95) -> Characteristics:
     """A fixed design of ``n`` runs per arm, Newcombe's interval at ``z``."""
-    wa, wb = _binomial(n, p_with), _binomial(n, p_without)
+    wa, wb = binomial(n, p_with), binomial(n, p_without)
     found = {"better": 0.0, "worse": 0.0, "equivalent": 0.0, "inconclusive": 0.0}
     for a, pa in enumerate(wa):
         for b, pb in enumerate(wb):
@@ -78,13 +79,7 @@ def sequential_design(most: int, p_with: float, p_without: float) -> Characteris
     found = {"better": 0.0, "worse": 0.0, "equivalent": 0.0, "inconclusive": 0.0}
     runs = 0.0
     for n in looks(most):
-        step = n - before
-        wa, wb = _binomial(step, p_with), _binomial(step, p_without)
-        grown: dict[tuple[int, int], float] = {}
-        for (a, b), w in alive.items():
-            for i, wi in enumerate(wa):
-                for j, wj in enumerate(wb):
-                    grown[(a + i, b + j)] = grown.get((a + i, b + j), 0.0) + w * wi * wj
+        grown = advance(alive, n - before, p_with, p_without)
         alive = {}
         for (a, b), w in grown.items():
             cs = _state(most, n, a, b)
@@ -147,12 +142,7 @@ def looks_false_call(schedule: tuple[int, ...], p: float, z: float = Z95) -> flo
     before = 0
     wrong = 0.0
     for n in schedule:
-        w = _binomial(n - before, p)
-        grown: dict[tuple[int, int], float] = {}
-        for (a, b), weight in alive.items():
-            for i, wi in enumerate(w):
-                for j, wj in enumerate(w):
-                    grown[(a + i, b + j)] = grown.get((a + i, b + j), 0.0) + weight * wi * wj
+        grown = advance(alive, n - before, p, p)
         alive = {}
         for (a, b), weight in grown.items():
             if classify(newcombe(a, n, b, n, z), DEFAULT_MARGIN) in ("better", "worse"):

@@ -102,6 +102,25 @@ def constant(most: int) -> float:
     return BOUNDARY_BY_BUDGET.get(most, max(BOUNDARY_BY_BUDGET.values()))
 
 
+def binomial(n: int, p: float) -> list[float]:
+    """The chance of each number of passes, 0 to ``n``, in ``n`` runs that pass with ``p``."""
+    return [math.comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(n + 1)]
+
+
+def advance(
+    alive: dict[tuple[int, int], float], step: int, p_with: float, p_without: float
+) -> dict[tuple[int, int], float]:
+    """The chance of each pair of the arms' pass counts after ``step`` more runs per arm,
+    from the chances ``alive`` of the pairs before them."""
+    wa, wb = binomial(step, p_with), binomial(step, p_without)
+    grown: dict[tuple[int, int], float] = {}
+    for (a, b), w in alive.items():
+        for i, wi in enumerate(wa):
+            for j, wj in enumerate(wb):
+                grown[(a + i, b + j)] = grown.get((a + i, b + j), 0.0) + w * wi * wj
+    return grown
+
+
 def false_call_chance(most: int, p: float, z: float = Z95) -> float:
     """The exact chance that some look calls a case better or worse when both arms pass with
     probability ``p`` (pass/fail runs, no futility stop, the boundary at the level of
@@ -111,13 +130,7 @@ def false_call_chance(most: int, p: float, z: float = Z95) -> float:
     before = 0
     wrong = 0.0
     for n in looks(most):
-        step = n - before
-        weights = [math.comb(step, k) * p**k * (1 - p) ** (step - k) for k in range(step + 1)]
-        grown: dict[tuple[int, int], float] = {}
-        for (a, b), w in alive.items():
-            for i, wi in enumerate(weights):
-                for j, wj in enumerate(weights):
-                    grown[(a + i, b + j)] = grown.get((a + i, b + j), 0.0) + w * wi * wj
+        grown = advance(alive, n - before, p, p)
         alive = {}
         zn = boundary(most, z, n)
         for (a, b), w in grown.items():

@@ -49,20 +49,14 @@ def load(path: Path, suite_root: Path, doc: Located) -> list[Case | LoadError]:
     top = Spot(path, doc, (), "", 1)
     suite_name = v.optional_string(top.value(data, "name"))
     suite_tags = v.names(top.value(data, "tags"))
-    found: list[Case | LoadError] = []
-    names: dict[str, int | None] = {}
-    for index, raw in enumerate(data["cases"]):
-        spot = Spot(path, doc, ("cases", index), f"cases[{index}].", 1)
-        try:
-            case = _case(raw, spot, path, suite_root, suite_tags, suite_name)
-            if case.name in names:
-                first = names[case.name]
-                spot.fail(f'duplicate case name "{case.name}" (first used on line {first})', "name")
-            names[case.name] = case.line
-            found.append(case)
-        except LoadError as exc:
-            found.append(exc)
-    return found
+    return v.each_case(
+        path,
+        doc,
+        "cases",
+        lambda raw, spot: _case(raw, spot, path, suite_root, suite_tags, suite_name),
+        duplicate='duplicate case name "{name}" (first used on line {first})',
+        name_key="name",
+    )
 
 
 def _case(

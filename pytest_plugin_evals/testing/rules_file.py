@@ -177,9 +177,7 @@ def _part(node: _Node, where: str) -> Reply:
             if isinstance(value.value, int) and not isinstance(value.value, bool):
                 return error(value.value)
             spec = _keys(value, ("status", "type", "message", "retry_after"), at)
-            status = spec.get("status")
-            if status is None:
-                raise _At(value.line, f"{at}: needs a status (an HTTP error code)")
+            status = _needed(spec, "status", value, at, "an HTTP error code")
             retry = spec.get("retry_after")
             return error(
                 status.value,
@@ -188,9 +186,7 @@ def _part(node: _Node, where: str) -> Reply:
                 retry_after=None if retry is None else _number(retry, f"{at}.retry_after"),
             )
         spec = _keys(value, ("name", "input", "id"), at)
-        name = spec.get("name")
-        if name is None:
-            raise _At(value.line, f"{at}: needs a name (the tool to call)")
+        name = _needed(spec, "name", value, at, "the tool to call")
         given = spec.get("input")
         return tool_use(
             name.value,
@@ -199,6 +195,15 @@ def _part(node: _Node, where: str) -> Reply:
         )
     except (TypeError, ValueError) as exc:
         raise _At(value.line, f"{at}: {exc}") from None
+
+
+def _needed(spec: dict[str, _Node], key: str, node: _Node, where: str, what: str) -> _Node:
+    """The ``key`` of ``spec`` (the mapping ``node`` at ``where``); one line saying it lacks
+    ``key`` (``what`` it is) when it does."""
+    found = spec.get(key)
+    if found is None:
+        raise _At(node.line, f"{where}: needs a {key} ({what})")
+    return found
 
 
 def _str_or_none(node: _Node | None, where: str) -> str | None:

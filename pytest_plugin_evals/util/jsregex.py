@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 JS_FLAGS = frozenset("dgimsuvy")
 
@@ -136,62 +136,56 @@ def _match(op: str, dialect: str, source: str, flags: str, text: str) -> Any:
 
 
 @dataclass(frozen=True)
-class JSPattern:
-    """A JavaScript regular expression."""
+class _Dialect:
+    """A regular expression of one dialect: its matches under the run's time limit."""
 
     source: str
     flags: str = ""
+    dialect: ClassVar[str]
 
     def search(self, text: str) -> bool:
-        return bool(_match("test", "js", self.source, self.flags, text))
+        return bool(_match("test", self.dialect, self.source, self.flags, text))
 
     def count(self, text: str) -> int:
-        return int(_match("count", "js", self.source, self.flags, text))
+        return int(_match("count", self.dialect, self.source, self.flags, text))
 
     def first(self, text: str) -> str | None:
-        found = _match("first", "js", self.source, self.flags, text)
-        return None if found is None else str(found)
-
-    def search_here(self, text: str) -> bool:
-        try:
-            return bool(_engine().test(self.source, self.flags, text))
-        except Exception as exc:  # noqa: BLE001 - the engine raises its own exception type
-            raise _js_error(exc) from None
-
-    def count_here(self, text: str) -> int:
-        try:
-            return int(_engine().count(self.source, self.flags, text))
-        except Exception as exc:  # noqa: BLE001 - the engine raises its own exception type
-            raise _js_error(exc) from None
-
-    def first_here(self, text: str) -> str | None:
-        try:
-            found = _engine().first(self.source, self.flags, text)
-        except Exception as exc:  # noqa: BLE001 - the engine raises its own exception type
-            raise _js_error(exc) from None
+        found = _match("first", self.dialect, self.source, self.flags, text)
         return None if found is None else str(found)
 
 
 @dataclass(frozen=True)
-class PyPattern:
+class JSPattern(_Dialect):
+    """A JavaScript regular expression."""
+
+    dialect: ClassVar[str] = "js"
+
+    def _here(self, op: str, text: str) -> Any:
+        try:
+            return getattr(_engine(), op)(self.source, self.flags, text)
+        except Exception as exc:  # noqa: BLE001 - the engine raises its own exception type
+            raise _js_error(exc) from None
+
+    def search_here(self, text: str) -> bool:
+        return bool(self._here("test", text))
+
+    def count_here(self, text: str) -> int:
+        return int(self._here("count", text))
+
+    def first_here(self, text: str) -> str | None:
+        found = self._here("first", text)
+        return None if found is None else str(found)
+
+
+@dataclass(frozen=True)
+class PyPattern(_Dialect):
     """A Python ``re`` regular expression (sy suites)."""
 
-    source: str
-    flags: str = ""
+    dialect: ClassVar[str] = "python"
 
     @property
     def _compiled(self) -> re.Pattern[str]:
         return _compile_py(self.source, self.flags)
-
-    def search(self, text: str) -> bool:
-        return bool(_match("test", "python", self.source, self.flags, text))
-
-    def count(self, text: str) -> int:
-        return int(_match("count", "python", self.source, self.flags, text))
-
-    def first(self, text: str) -> str | None:
-        found = _match("first", "python", self.source, self.flags, text)
-        return None if found is None else str(found)
 
     def search_here(self, text: str) -> bool:
         return self._compiled.search(text) is not None

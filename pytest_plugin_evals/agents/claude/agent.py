@@ -28,9 +28,9 @@ from pytest_plugin_evals.agents.claude.shell import (
 )
 from pytest_plugin_evals.agents.claude.spec import ENDPOINTS, SPEC
 from pytest_plugin_evals.agents.claude.stream_json import StreamSummary, parse_file, run_error
-from pytest_plugin_evals.agents.cli import check_answered, did_not_start, failed_outside, reach_of
+from pytest_plugin_evals.agents.cli import check_answered, failed_outside, reach_of
 from pytest_plugin_evals.agents.confine import INSIDE_TMPDIR
-from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
+from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended
 from pytest_plugin_evals.agents.permissions import plan_tools
 from pytest_plugin_evals.agents.plugins import has_hooks, plugin_contents
 from pytest_plugin_evals.agents.workspace import copy_add_dirs, original_add_dirs
@@ -254,8 +254,7 @@ class ClaudeAgent(CliAgent):
             transcript.infra_error = "sandbox"
             transcript.error = UNAVAILABLE.format(tools=shells, why=why.strip())
             return
-        if summary.init is None or summary.result is None:
-            did_not_start(transcript, f"{exited('claude', returncode)} without finishing the run")
+        if self.unfinished(transcript, returncode, summary.init, summary.result):
             return
         if failed_outside(transcript, "plugin_load", self._trust_problem(request, summary)):
             return

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_plugin_evals.model import ToolCall, Transcript
+from pytest_plugin_evals.agents.calls import CallLog
+from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.jsonlines import amount, count, load_events, number
 from pytest_plugin_evals.util.message_text import content_text
 
@@ -48,8 +49,7 @@ def _result_text(content: Any) -> str:
 
 class _Builder:
     def __init__(self) -> None:
-        self.calls: list[dict[str, Any]] = []
-        self.by_id: dict[str, int] = {}
+        self.log = CallLog()
         self.last_text_id: str | None = None
         self.last_text: list[str] = []
         #: Top-level messages seen: the blocks of one message arrive as consecutive events with
@@ -97,17 +97,8 @@ class _Builder:
             if not isinstance(block, dict):
                 continue
             if block.get("type") == "tool_use":
-                tool_input = block.get("input")
-                self.by_id[str(block.get("id"))] = len(self.calls)
-                self.calls.append(
-                    {
-                        "name": str(block.get("name", "")),
-                        "input": tool_input if isinstance(tool_input, dict) else {},
-                        "id": block.get("id"),
-                        "output": None,
-                        "is_error": False,
-                    }
-                )
+                name = str(block.get("name", ""))
+                self.log.made(name, name, block.get("input"), block.get("id"))
             elif block.get("type") == "text" and top_level:
                 if msg_id != self.last_text_id:
                     self.last_text_id, self.last_text = msg_id, []
@@ -119,10 +110,8 @@ class _Builder:
             return
         for block in content:
             if isinstance(block, dict) and block.get("type") == "tool_result":
-                index = self.by_id.get(str(block.get("tool_use_id")))
-                if index is not None:
-                    self.calls[index]["output"] = _result_text(block.get("content"))
-                    self.calls[index]["is_error"] = bool(block.get("is_error", False))
+                output = _result_text(block.get("content"))
+                self.log.answered(block.get("tool_use_id"), output, bool(block.get("is_error")))
 
 
 def parse_events(lines: Iterable[str]) -> tuple[Transcript, StreamSummary]:
@@ -132,10 +121,7 @@ def parse_events(lines: Iterable[str]) -> tuple[Transcript, StreamSummary]:
         builder.feed(event)
     summary = builder.summary
     transcript = Transcript(
-        tool_calls=[
-            ToolCall(c["name"], c["input"], c["output"], c["is_error"], c["id"])
-            for c in builder.calls
-        ],
+        tool_calls=builder.log.calls,
     )
     result = summary.result or {}
     text = result.get("result")

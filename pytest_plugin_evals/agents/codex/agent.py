@@ -237,7 +237,6 @@ class CodexAgent(CliAgent):
             done = run_step(
                 request,
                 argv,
-                reach=reach_of(request, self.binary, env=env),
                 env=env,
                 out_dir=logs,
                 timeout=INSTALL_TIMEOUT,

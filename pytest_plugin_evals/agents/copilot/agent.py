@@ -23,12 +23,12 @@ from pathlib import Path
 
 from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import RunRequest, infra_kind
-from pytest_plugin_evals.agents.cli import check_answered, did_not_start, failed_outside, reach_of
+from pytest_plugin_evals.agents.cli import check_answered, failed_outside, reach_of
 from pytest_plugin_evals.agents.copilot.events import CopilotSummary, parse_file
 from pytest_plugin_evals.agents.copilot.spec import SPEC
 from pytest_plugin_evals.agents.copilot.tools import CopilotMcp, CopilotTools, plan_mcp, plan_tools
 from pytest_plugin_evals.agents.credentials import credential_names
-from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
+from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended
 from pytest_plugin_evals.agents.plugins import plugin_contents
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import InfraKind, Transcript
@@ -234,8 +234,7 @@ class CopilotAgent(CliAgent):
             transcript.infra_error = kind or infra_kind(summary.error_status)
             transcript.error = f"{ended(returncode)}: {summary.error_text}"
             return
-        if summary.skills is None or summary.result is None:
-            did_not_start(transcript, f"{exited('copilot', returncode)} without finishing the run")
+        if self.unfinished(transcript, returncode, summary.skills, summary.result):
             return
         if failed_outside(
             transcript, "plugin_load", self._trust_problem(request, summary, skills_offered)

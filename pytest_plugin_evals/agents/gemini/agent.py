@@ -24,7 +24,6 @@ from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import RunRequest, infra_kind
 from pytest_plugin_evals.agents.cli import (
     check_answered,
-    did_not_start,
     failed_outside,
     reach_of,
     run_step,
@@ -33,7 +32,7 @@ from pytest_plugin_evals.agents.gemini.extension import Extension, translate
 from pytest_plugin_evals.agents.gemini.spec import ENDPOINTS, SPEC
 from pytest_plugin_evals.agents.gemini.stream_json import StreamSummary, api_status, parse_file
 from pytest_plugin_evals.agents.gemini.tools import GeminiTools, plan_tools
-from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
+from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended
 from pytest_plugin_evals.agents.mcp_settings import mcp_servers
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
@@ -135,7 +134,6 @@ class GeminiAgent(CliAgent):
         result = run_step(
             request,
             [self.binary, "extensions", "link", str(extension.folder), "--consent"],
-            reach=reach_of(request, self.binary, env=env),
             env=env,
             out_dir=out,
             timeout=min(120.0, request.timeout_seconds),
@@ -253,8 +251,7 @@ class GeminiAgent(CliAgent):
                 transcript, infra_kind(status), f"{ended(returncode)}: {message.splitlines()[0]}"
             )
             return
-        if summary.init is None or summary.result is None:
-            did_not_start(transcript, f"{exited('gemini', returncode)} without finishing the run")
+        if self.unfinished(transcript, returncode, summary.init, summary.result):
             return
         if message is not None or returncode != 0:
             transcript.error = f"{ended(returncode)}: {message or 'gemini failed'}"

@@ -30,9 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_plugin_evals.agents.calls import CallLog
 from pytest_plugin_evals.agents.canonical import canonical, mcp_name
 from pytest_plugin_evals.agents.mcp import McpPlan
-from pytest_plugin_evals.model import ToolCall, Transcript
+from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.jsonlines import amount, count, load_events
 
 
@@ -73,8 +74,7 @@ class _Builder:
     def __init__(self, mcp: McpPlan | None, own_servers: Iterable[str]) -> None:
         self.mcp = mcp
         self.servers = tuple(own_servers)
-        self.calls: list[ToolCall] = []
-        self.by_id: dict[str, int] = {}
+        self.log = CallLog()
         self.text: list[str] = []
         self.turns = 0
         #: The assistant may start a new turn: at the start, and after tool results.
@@ -100,35 +100,14 @@ class _Builder:
             self._speaks()
             original = str(event.get("tool_name") or "")
             name = tool_name(original, self.mcp, self.servers)
-            params = event.get("parameters")
-            tool_id = event.get("tool_id")
-            if tool_id is not None:
-                self.by_id[str(tool_id)] = len(self.calls)
-            self.calls.append(
-                ToolCall(
-                    name=name,
-                    input=params if isinstance(params, dict) else {},
-                    id=str(tool_id) if tool_id is not None else None,
-                    original_name=original if original != name else None,
-                )
-            )
+            self.log.made(original, name, event.get("parameters"), event.get("tool_id"))
         elif kind == "tool_result":
             self.turn_open = True
-            index = self.by_id.get(str(event.get("tool_id")))
-            if index is not None:
-                call = self.calls[index]
-                output = event.get("output")
-                if output is None and isinstance(event.get("error"), dict):
-                    output = event["error"].get("message")
-                text = output if isinstance(output, str) or output is None else json.dumps(output)
-                self.calls[index] = ToolCall(
-                    name=call.name,
-                    input=call.input,
-                    output=text,
-                    is_error=event.get("status") != "success",
-                    id=call.id,
-                    original_name=call.original_name,
-                )
+            output = event.get("output")
+            if output is None and isinstance(event.get("error"), dict):
+                output = event["error"].get("message")
+            text = output if isinstance(output, str) or output is None else json.dumps(output)
+            self.log.answered(event.get("tool_id"), text, event.get("status") != "success")
         elif kind == "error":
             message = event.get("message")
             if isinstance(message, str) and message:
@@ -147,8 +126,8 @@ def parse_events(
         builder.feed(event)
     summary = builder.summary
     transcript = Transcript(
-        tool_calls=builder.calls,
-        final_message="" if builder.turn_open and builder.calls else "".join(builder.text),
+        tool_calls=builder.log.calls,
+        final_message="" if builder.turn_open and builder.log.calls else "".join(builder.text),
         turns=builder.turns,
     )
     stats = (summary.result or {}).get("stats")

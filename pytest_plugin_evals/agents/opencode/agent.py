@@ -258,7 +258,6 @@ class OpencodeAgent(CliAgent):
             result = run_step(
                 request,
                 [self.binary, "debug", "skill"],
-                reach=reach_of(request, self.binary, env=env),
                 env=env,
                 out_dir=listing,
                 timeout=SKILL_LIST_TIMEOUT,

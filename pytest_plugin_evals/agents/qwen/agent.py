@@ -34,14 +34,13 @@ from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import RunRequest, infra_kind
 from pytest_plugin_evals.agents.cli import (
     check_answered,
-    did_not_start,
     failed_outside,
     reach_of,
     run_step,
     with_stderr,
 )
 from pytest_plugin_evals.agents.credentials import without_openai_key
-from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
+from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended
 from pytest_plugin_evals.agents.mcp_settings import mcp_servers
 from pytest_plugin_evals.agents.permissions import base_tool, plan_confined_tools
 from pytest_plugin_evals.agents.plugins import plugin_contents
@@ -212,7 +211,6 @@ class QwenAgent(CliAgent):
         done = run_step(
             request,
             argv,
-            reach=reach_of(request, self.binary, env=env),
             env=env,
             out_dir=logs,
             timeout=min(INSTALL_TIMEOUT, request.timeout_seconds),
@@ -256,8 +254,7 @@ class QwenAgent(CliAgent):
                 transcript, infra_kind(status), f"{ended(returncode)}: {message.splitlines()[0]}"
             )
             return
-        if summary.init is None or summary.result is None:
-            did_not_start(transcript, f"{exited('qwen', returncode)} without finishing the run")
+        if self.unfinished(transcript, returncode, summary.init, summary.result):
             return
         if failed_outside(transcript, "plugin_load", self._trust_problem(request, summary)):
             return

@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_plugin_evals.agents.calls import CallLog
 from pytest_plugin_evals.agents.canonical import canonical
 from pytest_plugin_evals.agents.mcp import McpPlan
-from pytest_plugin_evals.model import ToolCall, Transcript
+from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.jsonlines import count, load_events
 
 
@@ -74,8 +75,7 @@ def _text(content: Any) -> str | None:
 class _Builder:
     def __init__(self, mcp: McpPlan | None) -> None:
         self.mcp = mcp
-        self.calls: list[ToolCall] = []
-        self.by_id: dict[str, int] = {}
+        self.log = CallLog()
         self.text: list[str] = []
         self.turns = 0
         self.summary = StreamSummary()
@@ -109,33 +109,12 @@ class _Builder:
     def _call(self, block: dict[str, Any]) -> None:
         original = str(block.get("name") or "")
         name = tool_name(original, self.mcp)
-        given = block.get("input")
-        call_id = block.get("id")
-        if call_id is not None:
-            self.by_id[str(call_id)] = len(self.calls)
-        self.calls.append(
-            ToolCall(
-                name=name,
-                input=given if isinstance(given, dict) else {},
-                id=str(call_id) if call_id is not None else None,
-                original_name=original if original != name else None,
-            )
-        )
+        self.log.made(original, name, block.get("input"), block.get("id"))
 
     def _result(self, block: dict[str, Any]) -> None:
-        index = self.by_id.get(str(block.get("tool_use_id")))
-        if index is None:
-            return
-        call = self.calls[index]
-        self.calls[index] = ToolCall(
-            name=call.name,
-            input=call.input,
-            output=_text(block.get("content")),
-            is_error=block.get("is_error") is True,
-            id=call.id,
-            original_name=call.original_name,
-        )
-        self.text = []
+        output = _text(block.get("content"))
+        if self.log.answered(block.get("tool_use_id"), output, block.get("is_error") is True):
+            self.text = []
 
 
 def parse_events(
@@ -149,7 +128,7 @@ def parse_events(
     result = summary.result or {}
     final = result.get("result") if isinstance(result.get("result"), str) else None
     transcript = Transcript(
-        tool_calls=builder.calls,
+        tool_calls=builder.log.calls,
         final_message=final if final is not None else "".join(builder.text),
         turns=count(result.get("num_turns")) or builder.turns,
     )
