@@ -34,7 +34,7 @@ from pytest_plugin_evals.plugin.keys import (
     soft_checks_key,
 )
 from pytest_plugin_evals.plugin.loaded import eval_items
-from pytest_plugin_evals.plugin.settings import EvalSettings
+from pytest_plugin_evals.settings import EvalSettings
 from pytest_plugin_evals.util.inert import mark_inert
 
 if TYPE_CHECKING:

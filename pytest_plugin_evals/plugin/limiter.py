@@ -32,7 +32,7 @@ import pytest
 from pytest_plugin_evals.engine.budget import Budget, Granted, Refused
 from pytest_plugin_evals.engine.wire import BudgetGone, Reachable, RemoteBudget
 from pytest_plugin_evals.plugin.keys import BUDGET_CHANNEL, budget_key
-from pytest_plugin_evals.plugin.settings import EvalSettings
+from pytest_plugin_evals.settings import EvalSettings
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.runner import RunOutcome

@@ -40,7 +40,7 @@ from pytest_plugin_evals.plugin.keys import (
     stop_key,
 )
 from pytest_plugin_evals.plugin.limiter import NoRoom, Ticket, rate_limits
-from pytest_plugin_evals.plugin.settings import EvalSettings, common_suite_root, results_dir
+from pytest_plugin_evals.settings import EvalSettings, common_suite_root, results_dir
 from pytest_plugin_evals.util.process import IdleMeter, stop_all
 
 if TYPE_CHECKING:
