@@ -249,7 +249,7 @@ def case_reducers(given: Given) -> tuple[tuple[str, str], ...]:
 def agent(given: Given) -> str:
     """The agent's form, checked now (one line, nothing runs); the adapter itself is made
     once collection finishes with eval items to run
-    (:func:`pytest_plugin_evals.plugin.fixtures.agent_problem`)."""
+    (:func:`pytest_plugin_evals.settings.agent.agent_problem`)."""
     from pytest_plugin_evals.agents import AgentError, check_spec
 
     try:
