@@ -1,8 +1,10 @@
-"""What the node id of a run item says: the case it belongs to, and its agent's label."""
+"""What the node id of a run item says: the case it belongs to, and its agent's label; which
+case tags become its markers."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 #: The ``[label]`` of a run item: ``[with-2]``, ``[without-1]``, ``[baseline-1]``, ``[3]``,
 #: and under ``--eval-agents`` the agent's label first: ``[codex-with-2]``, ``[fast-3]``.
@@ -28,3 +30,19 @@ def case_unit(nodeid: str) -> tuple[str, str | None] | None:
         return None
     found = _RUN_LABEL.search(nodeid)
     return (nodeid[: found.start()], found.group("agent")) if found else None
+
+
+#: Marker names with a meaning of their own: a case tag by one of these names (``skip`` ...)
+#: stays a tag (``--eval-tag``) but is not made a marker, so it cannot skip or xfail the case.
+RESERVED_MARKERS = frozenset(
+    {"evals", "skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings"}
+)
+
+#: A tag that ``-m`` can name and ``markers`` can register (``smoke``, ``needs-net``, ``v1.2``).
+MARKER_NAME = re.compile(r"[^\W_][\w.+/-]*")
+
+
+def marker_tags(tags: Iterable[str]) -> list[str]:
+    """The case tags that become markers (``-m smoke``); any other tag (reserved, ``_private``,
+    ``two words``, ``a(b)``) is still a tag for ``--eval-tag``."""
+    return [t for t in tags if MARKER_NAME.fullmatch(t) and t not in RESERVED_MARKERS]

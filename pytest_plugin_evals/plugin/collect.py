@@ -13,9 +13,10 @@ from typing import Literal
 
 import pytest
 
+from pytest_plugin_evals.engine.nodeids import marker_tags
 from pytest_plugin_evals.mocks.discover import MockPlan, load_plan
 from pytest_plugin_evals.model import Arm, Case, LoadError
-from pytest_plugin_evals.plugin.items import EvalItem, LoadErrorItem, marker_tags
+from pytest_plugin_evals.plugin.items import EvalItem, LoadErrorItem
 from pytest_plugin_evals.plugin.keys import reported_mocks_key, settings_key
 from pytest_plugin_evals.plugin.picks import case_picks_key
 from pytest_plugin_evals.suites.directory import load_case

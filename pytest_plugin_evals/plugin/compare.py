@@ -25,7 +25,7 @@ import pytest
 import pytest_plugin_evals.plugin.options as options
 from pytest_plugin_evals.plugin.keys import shared_key, stamp_key
 from pytest_plugin_evals.plugin.loaded import eval_items
-from pytest_plugin_evals.plugin.settings import EvalSettings, common_suite_root, results_dir
+from pytest_plugin_evals.settings import EvalSettings, common_suite_root, results_dir
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.reporting.result import SessionResult

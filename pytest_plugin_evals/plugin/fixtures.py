@@ -13,7 +13,6 @@ any run, not the same error on every item. Nothing is started to find out.
 from __future__ import annotations
 
 import os
-import shutil
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -34,7 +33,8 @@ from pytest_plugin_evals.plugin.keys import (
     soft_checks_key,
 )
 from pytest_plugin_evals.plugin.loaded import eval_items
-from pytest_plugin_evals.plugin.settings import EvalSettings
+from pytest_plugin_evals.settings import EvalSettings
+from pytest_plugin_evals.settings.agent import agent_problem, make_agent
 from pytest_plugin_evals.util.inert import mark_inert
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def eval_agent(eval_settings: EvalSettings, pytestconfig: pytest.Config) -> Agen
     if eval_settings.agents:
         return cast("Agent", None)
     try:
-        agent = _make_agent(eval_settings)
+        agent = make_agent(eval_settings)
     except AgentError as exc:
         problem = str(exc)
     else:
@@ -70,18 +70,6 @@ def eval_agent(eval_settings: EvalSettings, pytestconfig: pytest.Config) -> Agen
         return agent
     # Outside the except block, so the report is the one line, not a chain of exceptions.
     pytest.fail(problem, pytrace=False)
-
-
-def _make_agent(settings: EvalSettings, spec: str | None = None) -> Agent:
-    from pytest_plugin_evals.agents import make_agent
-
-    return make_agent(
-        settings.agent if spec is None else spec,
-        claude_bin=settings.claude_bin,
-        binaries=dict(settings.agent_bins),
-        grants=settings.allow_tools,
-        disallow=settings.disallow_tools,
-    )
 
 
 #: Makes each agent of ``--eval-agents`` once per process (a run made ahead asks from a thread).
@@ -97,7 +85,7 @@ def agent_for(config: pytest.Config, label: str) -> Agent:
         made = config.stash.setdefault(agents_key, {})
         agent = made.get(label)
         if agent is None:
-            agent = made[label] = _make_agent(settings, specs[label])
+            agent = made[label] = make_agent(settings, specs[label])
         return agent
 
 
@@ -108,38 +96,6 @@ def agent_for(config: pytest.Config, label: str) -> Agent:
 AGENT_PROBLEM_FILE = "agent-problem.txt"
 
 
-def agent_problem(settings: EvalSettings, labels: Sequence[str] = ()) -> str | None:
-    """Why the agent ``--eval-agent`` names (or an agent of ``--eval-agents`` among
-    ``labels``, those of the selected items) cannot be made or started, found without starting
-    anything: the adapter is made (a ``py:`` module is imported, the ``claude`` binary looked
-    up), and a ``cmd:`` program must exist and be executable (``PATH`` is searched for a bare
-    name, as when it runs)."""
-    if settings.agents:
-        specs = dict(settings.agents)
-        for label in labels:
-            problem = _spec_problem(settings, specs[label])
-            if problem is not None:
-                return f"--eval-agents {label}: {problem}"
-        return None
-    return _spec_problem(settings, None)
-
-
-def _spec_problem(settings: EvalSettings, spec: str | None) -> str | None:
-    from pytest_plugin_evals.agents import AgentError
-    from pytest_plugin_evals.agents.command import CommandAgent
-
-    try:
-        agent = _make_agent(settings, spec)
-    except AgentError as exc:
-        return str(exc)
-    if isinstance(agent, CommandAgent):
-        program = agent.argv[0]
-        reason = _not_startable(program)
-        if reason is not None:
-            return f"--eval-agent cmd: cannot start {program!r}: {reason}"
-    return None
-
-
 def _agent_labels(items: Sequence[pytest.Item]) -> list[str]:
     """The ``--eval-agents`` labels of the selected eval items, in the order first met."""
     labels: dict[str, None] = {}
@@ -148,19 +104,6 @@ def _agent_labels(items: Sequence[pytest.Item]) -> list[str]:
         if isinstance(label, str):
             labels.setdefault(label, None)
     return list(labels)
-
-
-def _not_startable(program: str) -> str | None:
-    if os.sep in program or (os.altsep and os.altsep in program):
-        path = Path(program).resolve()
-        if not path.exists():
-            return "no such file"
-        if path.is_dir():
-            return "it is a folder"
-        if not os.access(path, os.X_OK):
-            return "it is not executable"
-        return None
-    return None if shutil.which(program) else "not found on PATH"
 
 
 def _uses_our_agent(items: Sequence[pytest.Item]) -> bool:

@@ -6,18 +6,16 @@ so the controller's session reads the same thing with and without xdist.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_plugin_evals.engine.nodeids import marker_tags
 from pytest_plugin_evals.model import (
     ANSWER_LIMIT,
     SECOND_ARMS,
-    SKILL_NOT_LOADED,
     Arm,
     Case,
     LoadError,
@@ -34,6 +32,7 @@ from pytest_plugin_evals.records import (
     SkippedRun,
     encode,
 )
+from pytest_plugin_evals.records.prompts import PROMPT_ELSEWHERE, PROMPT_SHARED_OVER
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.mocks.discover import MockPlan
@@ -42,22 +41,6 @@ if TYPE_CHECKING:
 
 class EvalFailure(Exception):
     """A with-arm (or single-arm) run that did not pass its scored graders."""
-
-
-#: Marker names with a meaning of their own: a case tag by one of these names (``skip`` ...)
-#: stays a tag (``--eval-tag``) but is not made a marker, so it cannot skip or xfail the case.
-RESERVED_MARKERS = frozenset(
-    {"evals", "skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings"}
-)
-
-#: A tag that ``-m`` can name and ``markers`` can register (``smoke``, ``needs-net``, ``v1.2``).
-MARKER_NAME = re.compile(r"[^\W_][\w.+/-]*")
-
-
-def marker_tags(tags: Iterable[str]) -> list[str]:
-    """The case tags that become markers (``-m smoke``); any other tag (reserved, ``_private``,
-    ``two words``, ``a(b)``) is still a tag for ``--eval-tag``."""
-    return [t for t in tags if MARKER_NAME.fullmatch(t) and t not in RESERVED_MARKERS]
 
 
 def _run_eval(eval_run: RunOutcome, eval_settings: Any, request: Any) -> None:
@@ -80,101 +63,13 @@ def _run_eval(eval_run: RunOutcome, eval_settings: Any, request: Any) -> None:
     # A run that ended with an error (a timeout, a non-zero exit) is graded on what it
     # produced, as the document records it: the item passes when its scored graders do.
     if not result.passed:
+        from pytest_plugin_evals.reporting.failures import failure_message
+
         raise EvalFailure(failure_message(result))
-
-
-def failure_message(result: RunResult) -> str:
-    """The failure text of a run: its score, error and failed verdicts, safe for a terminal
-    (errors, names and explanations can quote the suite and the model's output)."""
-    from pytest_plugin_evals.reporting.terminal import plain
-
-    lines = [f"score {result.score:.2f} (run {result.run}, {result.arm} arm)"]
-    if result.error:
-        lines.append(f"run error: {result.error}")
-    if result.aborted is not None:
-        lines.append(result.aborted.message)
-    for verdict in result.verdicts:
-        if verdict.passed is False:
-            note = "" if verdict.scored else " [with-only, not scored]"
-            lines.append(f"✗ {verdict.name}{note}: {verdict.explanation}")
-        elif verdict.passed and SKILL_NOT_LOADED in verdict.explanation:
-            # Counted as a call (as the reference does), but the skill never loaded.
-            note = "" if verdict.scored else " [with-only, not scored]"
-            lines.append(f"⚠ {verdict.name}{note}: {verdict.explanation}")
-    for verdict in result.verdicts:
-        if verdict.passed is None:
-            lines.append(f"- {verdict.name}: {verdict.explanation}")
-    lines += tool_call_lines(result)
-    lines += answer_lines(result)
-    return plain("\n".join(lines), newlines=True)
-
-
-#: A failure section shows at most this many characters of the answer ...
-FAILURE_ANSWER_LIMIT = 1500
-#: ... and of each tool call's input.
-FAILURE_INPUT_LIMIT = 200
-
-
-def tool_call_lines(result: RunResult) -> list[str]:
-    """The run's tool calls in order, one line each: position, name, compact input, and a
-    failed call marked with its error text
-    (``@0 Skill {"skill":"pdf"} ✗ error: Unknown skill: pdf``)."""
-    if not result.tool_calls:
-        return ["tool calls: none"]
-    lines = [f"tool calls ({result.tool_calls}):"]
-    for index, call in enumerate(result.tool_call_list):
-        shown = call.input
-        if len(shown) > FAILURE_INPUT_LIMIT:
-            shown = shown[: FAILURE_INPUT_LIMIT - 1] + "…"
-        mark = " ✗ error" if call.is_error else ""
-        if call.is_error and call.error:
-            mark += f": {call.error}"
-        lines.append(f"  @{index} {call.name} {shown}{mark}")
-    more = result.tool_calls - len(result.tool_call_list)
-    if more > 0:
-        lines.append(f"  [… {more} more not listed]")
-    return lines
-
-
-def answer_lines(result: RunResult) -> list[str]:
-    """The run's final answer, indented, its first :data:`FAILURE_ANSWER_LIMIT` characters."""
-    answer = result.answer
-    if not answer.strip():
-        return ["answer: (empty)"]
-    total = f"{len(answer):,}{'+' if result.answer_truncated else ''}"
-    lines = [f"answer ({total} characters):"]
-    shown = answer[:FAILURE_ANSWER_LIMIT].replace("\r\n", "\n").rstrip("\n")
-    lines += [f"  {line}" for line in shown.split("\n")]  # a lone \r shows as ␍
-    if len(answer) > FAILURE_ANSWER_LIMIT or result.answer_truncated:
-        lines.append(f"  [… cut: the first {FAILURE_ANSWER_LIMIT:,} of {total} characters shown]")
-    return lines
 
 
 #: session: the node id of each case's first selected run (by the case's id).
 _first_runs_key: pytest.StashKey[dict[int, str]] = pytest.StashKey()
-
-#: The prompt a record carries when the case's first selected run carries it instead ...
-PROMPT_ELSEWHERE = "\0(the prompt is in the record of the case's first run)"
-#: ... which it does for a prompt of this many characters or more.
-PROMPT_SHARED_OVER = 1000
-
-
-def with_prompts(records: list[Record]) -> list[Record]:
-    """The records, each run's case with its prompt again (from its case's first run)."""
-    prompts: dict[tuple[str, str, str], str] = {}
-    for record in records:
-        if isinstance(record, (RunRecord, SkippedRun)) and record.case.prompt != PROMPT_ELSEWHERE:
-            case = record.case
-            prompts.setdefault((case.suite_root, case.path, case.name), case.prompt)
-    restored: list[Record] = []
-    for record in records:
-        if isinstance(record, (RunRecord, SkippedRun)) and record.case.prompt == PROMPT_ELSEWHERE:
-            case = record.case
-            prompt = prompts.get((case.suite_root, case.path, case.name), "")
-            record = replace(record, case=replace(case, prompt=prompt))
-        restored.append(record)
-    return restored
-
 
 #: The most characters a readable JUnit property holds.
 PROPERTY_LIMIT = 500

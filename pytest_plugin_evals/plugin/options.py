@@ -6,77 +6,31 @@ rules between options are the functions under "Between options"."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 
-import pytest_plugin_evals.plugin.parsers as p
+import pytest_plugin_evals.settings.parsers as p
 from pytest_plugin_evals.agents import CLI_AGENTS, agent_forms
 from pytest_plugin_evals.judges import JUDGE_KINDS
-from pytest_plugin_evals.plugin.parsers import Bad, Given, Parse, Whole
-from pytest_plugin_evals.plugin.settings import EvalSettings
+from pytest_plugin_evals.settings import EvalSettings
+from pytest_plugin_evals.settings.option import Option
+from pytest_plugin_evals.settings.parsers import Bad, Given, Whole
 from pytest_plugin_evals.util.ages import show_age
 
 IniType = Literal["bool", "args", "linelist", "paths"]
 GROUP = ("evals", "agent plugin evals (pytest-plugin-evals)")
 
 
-@dataclass(frozen=True)
-class Option:
-    """One option: ``flag`` (its ini key is derived), its help, how its value is read
-    (``parse``; None: the text as given), the :class:`EvalSettings` field it fills
-    (``name.key``: a ``(key, value)`` pair of a tuple field; a tuple: ``parse`` returns one
-    value per field; None: a rule between options reads it), ``kind`` (``value``, ``flag``,
-    ``list``: repeatable; ``lines``: repeatable, one ini entry a line; ``paths``: ini only),
-    and ``otherwise``: the default in words where the field's default does not say it."""
+def _baseline(given: Given) -> str:
+    """A plugin folder (a relative one from ``given.base``) or ``git:REF``, checked."""
+    from pytest_plugin_evals.plugin.baseline import check_spec
 
-    flag: str
-    help: str
-    parse: Parse | None = None
-    field: str | tuple[str, ...] | None = None
-    kind: str = "value"
-    metavar: str | None = None
-    otherwise: str | None = None
-    show: Callable[[Any], str] | None = None
+    return check_spec(str(given.raw), given.base, given.where)
 
-    @property
-    def ini(self) -> str:
-        return self.flag.lstrip("-").replace("-", "_")
-
-    @property
-    def key(self) -> str | None:
-        """The field the option is known by (the first it fills)."""
-        return self.field[0] if isinstance(self.field, tuple) else self.field
-
-    @property
-    def on_cli(self) -> bool:
-        return self.flag.startswith("--")
-
-    @property
-    def default(self) -> str | None:
-        """The default as ``--help`` and the docs show it (None: nothing, off or none)."""
-        if self.otherwise is not None:
-            return self.otherwise
-        if not isinstance(self.field, str) or self.field not in DEFAULTS:
-            return None
-        value = DEFAULTS[self.field]
-        if value in (None, False, ()):
-            return None
-        if self.show is not None:
-            return self.show(value)
-        return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-DEFAULTS: dict[str, Any] = {
-    f.name: f.default
-    for f in dataclasses.fields(EvalSettings)
-    if f.default is not dataclasses.MISSING
-}
 
 _AGENT_HELP = "the agent under test: " + agent_forms()
 _SECONDS = p.number("a number of seconds above 0", 0, 1e6, above=True)
@@ -98,7 +52,7 @@ OPTIONS: tuple[Option, ...] = (
            shown='"none" or "with-without"'), "ablation", metavar="none|with-without"),
     Option("--eval-baseline-plugin", "A/B: the second arm loads this plugin instead of none: "
            "a plugin folder, or git:REF (the plugin's folder at that commit of its repository, "
-           "e.g. git:HEAD~1)", p.baseline, "baseline_plugin", metavar="PATH|git:REF"),
+           "e.g. git:HEAD~1)", _baseline, "baseline_plugin", metavar="PATH|git:REF"),
     Option("--eval-threshold", "minimum case score (0-1); below 1 the session passes when "
            "every case's mean meets it", p.SHARE, "threshold", metavar="X"),
     Option("--eval-trigger-threshold", "trigger evals (trigger_eval.json): fail the session "

@@ -16,7 +16,7 @@ import pytest
 
 from pytest_plugin_evals.plugin.keys import stamp_key
 from pytest_plugin_evals.plugin.session import settle
-from pytest_plugin_evals.plugin.settings import EvalSettings, common_suite_root, results_dir
+from pytest_plugin_evals.settings import EvalSettings, common_suite_root, results_dir
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.reporting.result import SessionResult

@@ -38,8 +38,8 @@ from pytest_plugin_evals.plugin.reported import record_of
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.engine.progress import RunTally
-    from pytest_plugin_evals.plugin.settings import EvalSettings
     from pytest_plugin_evals.reporting.progress import Progress
+    from pytest_plugin_evals.settings import EvalSettings
 
 #: How often the live line is redrawn (its clocks count whole seconds).
 LIVE_SECONDS = 1.0

@@ -29,7 +29,6 @@ from pytest_plugin_evals.agents.base import spec_of
 from pytest_plugin_evals.agents.replay import ReplayAgent
 from pytest_plugin_evals.engine.reuse import NOT_REUSED, miss_note
 from pytest_plugin_evals.plugin.keys import stamp_key
-from pytest_plugin_evals.plugin.settings import EvalSettings, results_dir
 from pytest_plugin_evals.plugin.sharding import plugin_version
 from pytest_plugin_evals.recording import run_folder
 from pytest_plugin_evals.reuse import (
@@ -43,6 +42,7 @@ from pytest_plugin_evals.reuse import (
     write_stamp,
 )
 from pytest_plugin_evals.runner import execute_run
+from pytest_plugin_evals.settings import EvalSettings, results_dir
 from pytest_plugin_evals.util.digests import TooLarge, digest, file_digest, tree_digest
 from pytest_plugin_evals.util.environment import operator_environment
 from pytest_plugin_evals.util.process import output_of

@@ -26,7 +26,7 @@ from pytest_plugin_evals.plugin.keys import positions_key
 from pytest_plugin_evals.plugin.reported import record_of
 
 if TYPE_CHECKING:
-    from pytest_plugin_evals.plugin.settings import EvalSettings
+    from pytest_plugin_evals.settings import EvalSettings
 
 #: The key ``workerinput`` carries the channel under.
 CHANNEL_KEY = "eval_rounds"

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_plugin_evals.engine.limits import NoRoom, Ticket
 from pytest_plugin_evals.engine.wire import BudgetGone
 from pytest_plugin_evals.model import STOPPED
 from pytest_plugin_evals.plugin.interrupts import terminate_as_interrupt
@@ -39,8 +40,8 @@ from pytest_plugin_evals.plugin.keys import (
     stamp_key,
     stop_key,
 )
-from pytest_plugin_evals.plugin.limiter import NoRoom, Ticket, rate_limits
-from pytest_plugin_evals.plugin.settings import EvalSettings, common_suite_root, results_dir
+from pytest_plugin_evals.plugin.limiter import rate_limits
+from pytest_plugin_evals.settings import EvalSettings, common_suite_root, results_dir
 from pytest_plugin_evals.util.process import IdleMeter, stop_all
 
 if TYPE_CHECKING:

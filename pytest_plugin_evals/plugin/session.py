@@ -33,7 +33,7 @@ from pytest_plugin_evals.plugin.compare import earlier_key
 from pytest_plugin_evals.plugin.interrupts import interrupt_as_ctrl_c, terminate_as_interrupt
 from pytest_plugin_evals.plugin.keys import result_key, session_tag, shared_key, stop_key
 from pytest_plugin_evals.plugin.reported import record_of
-from pytest_plugin_evals.plugin.settings import EvalSettings, common_suite_root, results_dir
+from pytest_plugin_evals.settings import EvalSettings, common_suite_root, results_dir
 from pytest_plugin_evals.util.tempdirs import sweep_stale
 from pytest_plugin_evals.util.timestamps import utc_iso
 
@@ -259,8 +259,8 @@ class EvalSession:
         from pytest_plugin_evals.engine.controller import (
             settle as gates_of,
         )
-        from pytest_plugin_evals.plugin.items import with_prompts
         from pytest_plugin_evals.plugin.limiter import session_wait_seconds
+        from pytest_plugin_evals.records.prompts import with_prompts
         from pytest_plugin_evals.reporting.result import SessionFacts, summarize
 
         records = with_prompts(list(self.records.values()))

@@ -21,9 +21,9 @@ import pytest
 from pytest_plugin_evals.engine.nodeids import case_group
 from pytest_plugin_evals.plugin.keys import settings_key, shard_plan_key, shared_key
 from pytest_plugin_evals.plugin.loaded import eval_items
-from pytest_plugin_evals.plugin.settings import EvalSettings, common_suite_root
 from pytest_plugin_evals.recording import META, case_key
 from pytest_plugin_evals.reporting.document_read import read_plan
+from pytest_plugin_evals.settings import EvalSettings, common_suite_root
 from pytest_plugin_evals.shards import (
     Shard,
     ShardCase,

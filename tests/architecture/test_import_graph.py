@@ -33,6 +33,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "stats": frozenset(),
     "scoring": frozenset({"model", "records", "stats"}),
     "shards": frozenset(),
+    "settings": frozenset({"agents", "scoring", "shards", "stats", "util"}),
     "engine": frozenset(
         {"model", "records", "scoring", "stats", "reporting", "reuse", "shards", "util"}
     ),
@@ -61,6 +62,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "engine",
             "reporting",
             "runner",
+            "settings",
             "shards",
             "testing",
         }

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_plugin_evals.plugin.parsers import SHARD_VARIABLES
+from pytest_plugin_evals.settings.parsers import SHARD_VARIABLES
 from tests.helpers import write_tree
 
 # What crosses from the workers to the controller is tested: -n 0 and -n 2.

@@ -191,7 +191,7 @@ def test_the_shell_reads_the_rules_from_settings_of_the_same_names() -> None:
     from dataclasses import fields
 
     from pytest_plugin_evals.plugin.session import _RULES_SETTINGS
-    from pytest_plugin_evals.plugin.settings import EvalSettings
+    from pytest_plugin_evals.settings import EvalSettings
 
     names = {f.name for f in fields(SessionRules)}
     assert set(_RULES_SETTINGS) == names - {"scoring", "timed_out"}

@@ -21,8 +21,8 @@ from pytest_plugin_evals.model import (
     ToolCallBrief,
     brief_tool_calls,
 )
-from pytest_plugin_evals.plugin.items import FAILURE_ANSWER_LIMIT, failure_message
 from pytest_plugin_evals.records import LoadErrorRecord, RecordError, run_from_json, run_to_json
+from pytest_plugin_evals.reporting.failures import FAILURE_ANSWER_LIMIT, failure_message
 from pytest_plugin_evals.reporting.html import render_html
 from pytest_plugin_evals.suites import directory
 from pytest_plugin_evals.suites.validate import LoadErrors, Problems, Spot, check_keys

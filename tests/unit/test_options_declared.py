@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from pytest_plugin_evals.agents.confine.bounds import DEFAULT_BOUNDS, parse_size
-from pytest_plugin_evals.plugin.options import DEFAULTS, OPTIONS, Option
-from pytest_plugin_evals.plugin.parsers import Bad, Given, whole
-from pytest_plugin_evals.plugin.settings import EvalSettings
+from pytest_plugin_evals.plugin.options import OPTIONS
+from pytest_plugin_evals.settings import EvalSettings
+from pytest_plugin_evals.settings.option import DEFAULTS, Option
+from pytest_plugin_evals.settings.parsers import Bad, Given, whole
 from pytest_plugin_evals.stats import DEFAULT_MAX_RUNS
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "reference" / "options.md"

@@ -19,7 +19,7 @@ from pytest_plugin_evals.agents.permissions import (
     path_rule,
     plan_tools,
 )
-from pytest_plugin_evals.plugin.parsers import split_tools
+from pytest_plugin_evals.settings.parsers import split_tools
 from tests.helpers import write_tree
 
 HOME = Path("/runs/r1/home")

@@ -20,8 +20,8 @@ from pytest_plugin_evals.agents.base import RunRequest
 from pytest_plugin_evals.agents.claude.agent import ClaudeAgent
 from pytest_plugin_evals.agents.command import read_trace
 from pytest_plugin_evals.engine.budget import Budget
+from pytest_plugin_evals.engine.limits import NoRoom, RateLimits, SessionEnding, backoff_seconds
 from pytest_plugin_evals.model import Case, RunResult, Transcript
-from pytest_plugin_evals.plugin.limiter import NoRoom, RateLimits, SessionEnding, backoff_seconds
 from pytest_plugin_evals.records import run_from_json, run_to_json
 from pytest_plugin_evals.reporting.document import document_json
 from pytest_plugin_evals.reporting.terminal import rate_limit_lines

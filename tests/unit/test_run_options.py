@@ -11,8 +11,8 @@ from typing import Any
 from pytest_plugin_evals.agents.confine.bounds import Bounds
 from pytest_plugin_evals.agents.confine.network import Endpoint
 from pytest_plugin_evals.plugin.runs import RUN_DERIVED, RUN_GIVEN, run_options
-from pytest_plugin_evals.plugin.settings import EvalSettings
 from pytest_plugin_evals.runner import RunOptions
+from pytest_plugin_evals.settings import EvalSettings
 
 #: The settings that are the session's, the collectors' or the agent's, not a run's options.
 NOT_RUN_OPTIONS = frozenset(

@@ -12,7 +12,7 @@ import pytest
 
 from pytest_plugin_evals.agents.claude.auth import credential_notice
 from pytest_plugin_evals.plugin.ledger import StopSign
-from pytest_plugin_evals.plugin.settings import common_suite_root
+from pytest_plugin_evals.settings import common_suite_root
 from pytest_plugin_evals.util.process import (
     PidMark,
     kill_tagged,

@@ -22,9 +22,9 @@ from pytest_plugin_evals.model import (
     Verdict,
 )
 from pytest_plugin_evals.plugin.html_extras import HtmlColumns, extras_for
-from pytest_plugin_evals.plugin.items import failure_message
 from pytest_plugin_evals.plugin.keys import RECORD_PROPERTY
 from pytest_plugin_evals.records import encode
+from pytest_plugin_evals.reporting.failures import failure_message
 from pytest_plugin_evals.reporting.terminal import cut, plain, summary_lines
 from tests.helpers import run_record, summary
 

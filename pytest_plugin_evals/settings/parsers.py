@@ -1,9 +1,9 @@
 """How one option's given text becomes its value: a parser per kind of value.
 
 Each parser takes a :class:`Given` (the raw value, and where it came from) and returns the
-value, or raises :class:`Bad` with what the option accepts; :mod:`.options` names the option
-(its flag, or its ini key) in front of it. The modules a parser needs are imported when the
-option is given, so a session that does not give it never loads them.
+value, or raises :class:`Bad` with what the option accepts; the shell's options module names
+the option (its flag, or its ini key) in front of it. The modules a parser needs are imported
+when the option is given, so a session that does not give it never loads them.
 """
 
 from __future__ import annotations
@@ -249,7 +249,7 @@ def case_reducers(given: Given) -> tuple[tuple[str, str], ...]:
 def agent(given: Given) -> str:
     """The agent's form, checked now (one line, nothing runs); the adapter itself is made
     once collection finishes with eval items to run
-    (:func:`pytest_plugin_evals.plugin.fixtures.agent_problem`)."""
+    (:func:`pytest_plugin_evals.settings.agent.agent_problem`)."""
     from pytest_plugin_evals.agents import AgentError, check_spec
 
     try:
@@ -269,13 +269,6 @@ def agents(given: Given) -> tuple[tuple[tuple[str, str], ...], str]:
     except AgentError as exc:
         raise Whole(str(exc)) from None
     return found, found[0][1]
-
-
-def baseline(given: Given) -> str:
-    """A plugin folder (a relative one from ``given.base``) or ``git:REF``, checked."""
-    from pytest_plugin_evals.plugin.baseline import check_spec
-
-    return check_spec(str(given.raw), given.base, given.where)
 
 
 #: ``auto`` shards: the CI variables that number a parallel job, and whether the index counts

@@ -1,4 +1,5 @@
-"""The session's evaluation settings, read from options and ini keys (see ``options``)."""
+"""The session's evaluation settings, read from options and ini keys by the pytest shell
+(``plugin.options``); each option's value parsed by :mod:`.parsers`."""
 
 from __future__ import annotations
 

@@ -1,0 +1,75 @@
+"""The agent the settings name, made (``--eval-agent``, or one of ``--eval-agents``), and why
+it cannot be made or started, found without starting anything. The agents are imported when
+an agent is made, so a session without eval items never loads them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_plugin_evals.agents import Agent
+    from pytest_plugin_evals.settings import EvalSettings
+
+
+def make_agent(settings: EvalSettings, spec: str | None = None) -> Agent:
+    """The agent ``spec`` names (the session's ``--eval-agent`` when None), with the settings'
+    binaries and tool grants; :class:`~pytest_plugin_evals.agents.AgentError` when it cannot be
+    made."""
+    from pytest_plugin_evals.agents import make_agent as make
+
+    return make(
+        settings.agent if spec is None else spec,
+        claude_bin=settings.claude_bin,
+        binaries=dict(settings.agent_bins),
+        grants=settings.allow_tools,
+        disallow=settings.disallow_tools,
+    )
+
+
+def agent_problem(settings: EvalSettings, labels: Sequence[str] = ()) -> str | None:
+    """Why the agent ``--eval-agent`` names (or an agent of ``--eval-agents`` among
+    ``labels``, those of the selected items) cannot be made or started, found without starting
+    anything: the adapter is made (a ``py:`` module is imported, the ``claude`` binary looked
+    up), and a ``cmd:`` program must exist and be executable (``PATH`` is searched for a bare
+    name, as when it runs)."""
+    if settings.agents:
+        specs = dict(settings.agents)
+        for label in labels:
+            problem = _spec_problem(settings, specs[label])
+            if problem is not None:
+                return f"--eval-agents {label}: {problem}"
+        return None
+    return _spec_problem(settings, None)
+
+
+def _spec_problem(settings: EvalSettings, spec: str | None) -> str | None:
+    from pytest_plugin_evals.agents import AgentError
+    from pytest_plugin_evals.agents.command import CommandAgent
+
+    try:
+        agent = make_agent(settings, spec)
+    except AgentError as exc:
+        return str(exc)
+    if isinstance(agent, CommandAgent):
+        program = agent.argv[0]
+        reason = _not_startable(program)
+        if reason is not None:
+            return f"--eval-agent cmd: cannot start {program!r}: {reason}"
+    return None
+
+
+def _not_startable(program: str) -> str | None:
+    if os.sep in program or (os.altsep and os.altsep in program):
+        path = Path(program).resolve()
+        if not path.exists():
+            return "no such file"
+        if path.is_dir():
+            return "it is a folder"
+        if not os.access(path, os.X_OK):
+            return "it is not executable"
+        return None
+    return None if shutil.which(program) else "not found on PATH"
