@@ -249,51 +249,8 @@ class EvalSession:
         cut_short = bool(self.expected) and exitstatus == pytest.ExitCode.INTERRUPTED
         if not self.records and not cut_short and (plan is None or plan.cases_of(plan.index)):
             return  # (a shard none of the selected cases fell to still writes its document)
-        # The engine's modules by their full names (a package's attribute could be a module
-        # pytester's in-process sessions have since taken out of sys.modules).
-        from pytest_plugin_evals.engine.controller import (
-            ablation,
-            not_started,
-            partial_reason,
-        )
-        from pytest_plugin_evals.engine.controller import (
-            settle as gates_of,
-        )
-        from pytest_plugin_evals.plugin.items import with_prompts
-        from pytest_plugin_evals.plugin.limiter import session_wait_seconds
-        from pytest_plugin_evals.reporting.result import SessionFacts, summarize
-
-        records = with_prompts(list(self.records.values()))
-        unstarted = not_started(self.expected, self.records)
-        maxfail = int(getattr(self.config.option, "maxfail", 0) or 0)
-        why_partial = partial_reason(
-            records,
-            interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
-            unfinished=bool(unstarted),
-            maxfail_reached=bool(maxfail) and self.failures >= maxfail,
-        )
-        concurrency = int(getattr(self.config.option, "numprocesses", 0) or 0) or 1
-        facts = SessionFacts(
-            started_at=self.started_iso,
-            duration_seconds=round(time.time() - self.started_at, 3),
-            ablation=ablation(records, self.settings.ablation),
-            concurrency=concurrency,
-            agent=self.settings.agent,
-            agents=self.settings.agents,
-            root=str(self.suite_root()),
-            case_filter=self.settings.case_glob,
-            tag_filters=self.settings.tags,
-            baseline_plugins=self._baseline_plugins(),
-            rate_limit_wait_seconds=session_wait_seconds(self.config),
-        )
-        result = summarize(
-            records,
-            facts,
-            self._rules(),
-            partial_reason=why_partial,
-            not_started=unstarted,
-            sequential=self._sequential(),
-        )
+        result = self._summarize(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+        from pytest_plugin_evals.engine.controller import settle as gates_of
         from pytest_plugin_evals.plugin.unselected import not_selected
 
         unselected = not_selected(self.config)
@@ -308,6 +265,47 @@ class EvalSession:
         self.config.stash[result_key] = result
         self.results_dir = self._results_dir()
         settle(session, gates_of(result, self.session_rules()).gates)
+
+    def _summarize(self, *, interrupted: bool) -> SessionResult:
+        """The session's result from its records and facts (the engine says what did not
+        start, why the result is partial and the ablation that ran)."""
+        # The engine's modules by their full names (a package's attribute could be a module
+        # pytester's in-process sessions have since taken out of sys.modules).
+        from pytest_plugin_evals.engine.controller import ablation, not_started, partial_reason
+        from pytest_plugin_evals.plugin.items import with_prompts
+        from pytest_plugin_evals.plugin.limiter import session_wait_seconds
+        from pytest_plugin_evals.reporting.result import SessionFacts, summarize
+
+        records = with_prompts(list(self.records.values()))
+        unstarted = not_started(self.expected, self.records)
+        maxfail = int(getattr(self.config.option, "maxfail", 0) or 0)
+        why_partial = partial_reason(
+            records,
+            interrupted=interrupted,
+            unfinished=bool(unstarted),
+            maxfail_reached=bool(maxfail) and self.failures >= maxfail,
+        )
+        facts = SessionFacts(
+            started_at=self.started_iso,
+            duration_seconds=round(time.time() - self.started_at, 3),
+            ablation=ablation(records, self.settings.ablation),
+            concurrency=int(getattr(self.config.option, "numprocesses", 0) or 0) or 1,
+            agent=self.settings.agent,
+            agents=self.settings.agents,
+            root=str(self.suite_root()),
+            case_filter=self.settings.case_glob,
+            tag_filters=self.settings.tags,
+            baseline_plugins=self._baseline_plugins(),
+            rate_limit_wait_seconds=session_wait_seconds(self.config),
+        )
+        return summarize(
+            records,
+            facts,
+            self._rules(),
+            partial_reason=why_partial,
+            not_started=unstarted,
+            sequential=self._sequential(),
+        )
 
     def session_rules(self) -> SessionRules:
         """What the engine's gates and notices read of the session's settings."""
