@@ -34,7 +34,7 @@ from pytest_plugin_evals.plugin.interrupts import interrupt_as_ctrl_c, terminate
 from pytest_plugin_evals.plugin.keys import result_key, session_tag, shared_key, stop_key
 from pytest_plugin_evals.plugin.reported import record_of
 from pytest_plugin_evals.plugin.settings import EvalSettings, common_suite_root, results_dir
-from pytest_plugin_evals.util.tempdirs import sweep_stale
+from pytest_plugin_evals.util.tempdirs import sweep_stale_sessions
 from pytest_plugin_evals.util.timestamps import utc_iso
 
 # Imported where used, on purpose: the records, scoring, the reports, the run-making, the
@@ -65,17 +65,6 @@ _RULES_SETTINGS = (
 
 #: The stop sign's reason once the session was interrupted (no run is recorded for it).
 INTERRUPTED = "interrupted"
-
-
-def _sweep_stale_sessions() -> None:
-    """Remove the temporary folders of sessions that were killed (SIGKILL: they could not
-    remove their own), and kill what their runs left running."""
-    from pytest_plugin_evals.util.process import SESSION_TAG, kill_tagged
-
-    def kill_what_it_left(folder: Path) -> None:
-        kill_tagged(SESSION_TAG, folder.name)
-
-    sweep_stale(kill_what_it_left)
 
 
 class EvalSession:
@@ -117,7 +106,7 @@ class EvalSession:
                 self._hold_output_dir()
                 self._say_credentials()
                 self._start_timeout()
-                _sweep_stale_sessions()
+                sweep_stale_sessions()
 
     def _start_timeout(self) -> None:
         """``--eval-session-timeout``: past it the session ends as on Ctrl-C (the runs in
