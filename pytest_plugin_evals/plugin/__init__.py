@@ -14,7 +14,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -35,9 +35,19 @@ from pytest_plugin_evals.plugin.loaded import eval_item_class
 from pytest_plugin_evals.plugin.options import add_options, read_settings
 from pytest_plugin_evals.plugin.picks import case_picks_key
 from pytest_plugin_evals.plugin.reported import record_of
+from pytest_plugin_evals.suites.discover import (
+    enclosing_evals,
+    has_evals,
+    is_evals_dir,
+    unread,
+    walk,
+)
 from pytest_plugin_evals.util.inert import is_inert
 from pytest_plugin_evals.util.tempdirs import mark_owner
 from pytest_plugin_evals.util.timestamps import folder_stamp
+
+if TYPE_CHECKING:
+    from pytest_plugin_evals.settings import EvalSettings
 
 # Imported in the hooks that need them, on purpose: the collectors and loaders (a project
 # without evals never loads them), the modules of one option (baseline, compare, sharding), the
@@ -48,9 +58,6 @@ pytest_plugins = [
     "pytest_plugin_evals.plugin.fixtures",
     "pytest_plugin_evals.testing.fixtures",
 ]
-
-#: Folders never collected as eval cases (their contents are the harness's, or a plugin's).
-SKIP_DIRS = frozenset({"results", "mocks", "node_modules", ".claude", "__pycache__"})
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -73,6 +80,13 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[stamp_key] = folder_stamp()
         shared = None
     _share(config, Path(shared) if shared else None)
+    _register_options(config, settings)
+    if workerinput is None:
+        _register_controller(config, settings)
+
+
+def _register_options(config: pytest.Config, settings: EvalSettings) -> None:
+    """The hooks of the options given, in every process."""
     if settings.baseline_plugin is not None:
         from pytest_plugin_evals.plugin.baseline import BaselineHooks
 
@@ -95,8 +109,11 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_plugin_evals.plugin.rounds import register
 
         register(config, settings)
-    if workerinput is not None:
-        return
+
+
+def _register_controller(config: pytest.Config, settings: EvalSettings) -> None:
+    """The controller's hooks: the session, its writers and what it shows (never on an xdist
+    worker)."""
     from pytest_plugin_evals.plugin.plan import register_plan
 
     register_plan(config, settings)
@@ -162,22 +179,6 @@ def _share(config: pytest.Config, folder: Path | None) -> None:
 # -- collection -------------------------------------------------------------------------------
 
 
-def _is_evals_dir(path: Path) -> bool:
-    return path.name == "evals" and path.is_dir()
-
-
-def _enclosing_evals(path: Path) -> Path | None:
-    """The evals folder that holds ``path`` (not through ``results/`` or ``mocks/``), if any."""
-    if path.name in SKIP_DIRS:
-        return None
-    for folder in path.parents:
-        if _is_evals_dir(folder):
-            return folder
-        if folder.name in SKIP_DIRS:
-            return None
-    return None
-
-
 def _may_name_a_case(arg: str, here: Path) -> bool:
     """Whether a command-line argument could name runs, a file or a folder of a case (a node id
     that is not a Python file's, or a path that is not a Python file)."""
@@ -220,11 +221,11 @@ def pytest_collection(session: pytest.Session) -> Any:
 def _evals_root(path: Path, parent: pytest.Collector) -> Path | None:
     """The evals folder ``path`` is, or (at the top of the collection tree) is inside."""
     configured = parent.config.stash[settings_key].eval_paths
-    if _is_evals_dir(path) or (configured and path.resolve() in configured):
+    if is_evals_dir(path) or (configured and path.resolve() in configured):
         return path
     # The top of the collection tree may be inside an evals folder (no ini file, and
     # ``pytest evals/group`` or ``cd evals/case && pytest``): its cases still belong to it.
-    return _enclosing_evals(path) if isinstance(parent, pytest.Session) else None
+    return enclosing_evals(path) if isinstance(parent, pytest.Session) else None
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -244,8 +245,6 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     found = None if collect is None else collect.eval_node(file_path, parent, "suite_file")
     if found is not None or file_path.name != "package.json":
         return found
-    from pytest_plugin_evals.suites.discover import has_evals
-
     if not has_evals(file_path):
         return None
     from pytest_plugin_evals.plugin.collect import PackageJsonFile
@@ -299,11 +298,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:
     config = terminalreporter.config
     here = config.invocation_params.dir
     named = [here / arg.partition("::")[0] for arg in config.args] or [here]
-    folders = [p for n in named for p in (n, n / "evals") if _is_evals_dir(p)]
+    folders = [p for n in named for p in (n, n / "evals") if is_evals_dir(p)]
     if not folders:
         return
     from pytest_plugin_evals.reporting.terminal import plain
-    from pytest_plugin_evals.suites.discover import unread, walk
 
     for folder in dict.fromkeys(folders):  # a JSON/YAML file that is no suite: one line why
         for path, why in unread(folder):

@@ -22,7 +22,6 @@ the lock that the hooks hold while pytest writes.
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import threading
 import time
@@ -35,6 +34,7 @@ from pytest_plugin_evals.engine.nodeids import case_group
 from pytest_plugin_evals.plugin.keys import AHEAD_ATTRIBUTE, budget_key
 from pytest_plugin_evals.plugin.loaded import eval_item_class, eval_items
 from pytest_plugin_evals.plugin.reported import record_of
+from pytest_plugin_evals.util.statusline import StatusOutput, redraws
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.engine.progress import RunTally
@@ -57,53 +57,10 @@ def register_progress(config: pytest.Config, settings: EvalSettings) -> None:
 PLUGIN_NAME = "plugin-evals-progress"
 
 
-class _Output:
-    """Where the status goes: a duplicate of ``stream``'s descriptor (a capture of the item in
-    flight may hold the descriptor itself), else ``stream`` (one without a descriptor)."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.encoding = getattr(stream, "encoding", None) or "utf-8"
-        self.fd: int | None = None
-        self.broken = False
-        with contextlib.suppress(AttributeError, OSError, ValueError):
-            self.fd = os.dup(stream.fileno())
-
-    def write(self, text: str) -> None:
-        """Write ``text``; an output that went away (a closed pipe) takes nothing more."""
-        if self.broken:
-            return
-        try:
-            if self.fd is None:
-                self._write_stream(text)
-                return
-            data = text.encode(self.encoding, "replace")
-            while data:
-                data = data[os.write(self.fd, data) :]
-        except (OSError, ValueError):
-            self.broken = True
-
-    def _write_stream(self, text: str) -> None:
-        try:
-            self.stream.write(text)
-        except UnicodeEncodeError:
-            self.stream.write(text.encode("ascii", "replace").decode("ascii"))
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-
-
 def _is_live(config: pytest.Config, stream: TextIO) -> bool:
     """Whether a live line can be drawn: a terminal that understands cursor moves, and no
     output of tests (``-s``) or live logs that could come between two of pytest's writes."""
-    try:
-        tty = stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-    if not tty or sys.platform == "win32" or os.environ.get("TERM") == "dumb":
+    if not redraws(stream):
         return False
     if getattr(config.option, "capture", None) == "no":
         return False
@@ -132,7 +89,7 @@ class EvalProgress:
         self.lock = threading.RLock()
         #: How deep in the hooks that write the main thread is.
         self.depth = 0
-        self.output: _Output | None = None
+        self.output: StatusOutput | None = None
         self.live = False
         #: The column pytest's cursor was at when the live line was drawn (None: not drawn).
         self.shown: int | None = None
@@ -310,7 +267,7 @@ class EvalProgress:
             return
         stream = sys.stdout  # pytest's terminal (its capture is suspended in this hook)
         self.live = _is_live(self.config, stream)
-        self.output = _Output(stream)
+        self.output = StatusOutput(stream)
         self.next_line = time.monotonic() + self.interval
         tick = LIVE_SECONDS if self.live else min(self.interval, LIVE_SECONDS)
         self.thread = threading.Thread(

@@ -13,8 +13,6 @@ spent when it was made, not in this session.
 from __future__ import annotations
 
 import contextlib
-import inspect
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -25,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pytest
 
 from pytest_plugin_evals.agents import capabilities_of
-from pytest_plugin_evals.agents.base import spec_of
+from pytest_plugin_evals.agents.identity import agent_identity, model_context
 from pytest_plugin_evals.agents.replay import ReplayAgent
 from pytest_plugin_evals.engine.reuse import NOT_REUSED, miss_note
 from pytest_plugin_evals.plugin.keys import stamp_key
@@ -43,9 +41,8 @@ from pytest_plugin_evals.reuse import (
 )
 from pytest_plugin_evals.runner import execute_run
 from pytest_plugin_evals.settings import EvalSettings, results_dir
-from pytest_plugin_evals.util.digests import TooLarge, digest, file_digest, tree_digest
+from pytest_plugin_evals.util.digests import TooLarge, digest, tree_digest
 from pytest_plugin_evals.util.environment import operator_environment
-from pytest_plugin_evals.util.process import output_of
 from pytest_plugin_evals.util.stampkey import StampKeyError, load_stamp_key
 
 if TYPE_CHECKING:
@@ -69,50 +66,21 @@ class RunMaker(Protocol):
     def results_for(self, item: EvalItem) -> Path: ...
 
 
-def agent_identity(agent: Agent) -> dict[str, Any]:
-    """The agent's name and version: an agent CLI's ``--version`` output (the bytes of its
-    binary when it prints none), a ``cmd:`` program's command line and the bytes of the files
-    it names, a ``py:`` callable's target and its module's source."""
-
-    name = str(getattr(agent, "name", type(agent).__name__))
-    found: dict[str, Any] = {"name": name, "type": type(agent).__qualname__}
-    spec = spec_of(agent)
-    binary = getattr(agent, "binary", None)
-    if spec is not None and isinstance(binary, str):
-        version = output_of([binary, *spec.version_args])
-        found["version"] = version or file_digest(Path(binary).resolve())
-    argv = getattr(agent, "argv", None)
-    if isinstance(argv, tuple):
-        found["argv"] = list(argv)
-        found["files"] = [file_digest(Path(a).resolve()) for a in argv if os.path.isfile(a)]
-    func = getattr(agent, "func", None)
-    if callable(func):
-        found["target"] = getattr(agent, "target", None)
-        try:
-            source = inspect.getsourcefile(func)
-        except TypeError:
-            source = None
-        found["source"] = file_digest(Path(source)) if source else None
-    return found
-
-
-def model_context(agent: Agent) -> dict[str, Any]:
-    """Where the agent's model answers and which model it runs when none is given: its
-    endpoint variables and its own ``*MODEL*`` variables (``ANTHROPIC_MODEL`` …), as set."""
-
-    spec = spec_of(agent)
-    if spec is None:
-        return {}
-    environ = operator_environment()
-    passed, prefixes = spec.passed, spec.passed.prefixes_in(environ)
-    return {
-        "endpoints": {v: environ.get(v, d) for v, d in sorted(spec.endpoints.items())},
-        "variables": {
-            k: v
-            for k, v in sorted(environ.items())
-            if "MODEL" in k and (k in passed.names or k.startswith(prefixes))
-        },
-    }
+def _tools_part(settings: EvalSettings) -> str:
+    """The fingerprint's part for what a run may do: its tools, sandbox and environment."""
+    read = {"read": [str(p) for p in settings.allow_read]} if settings.allow_read else {}
+    return digest(
+        {
+            "allow": settings.allow_tools,
+            "disallow": settings.disallow_tools,
+            "unconfined": settings.unconfined,
+            "network": settings.allow_network,
+            **read,
+            "bounds": settings.bounds,
+            "envPass": settings.env_pass,
+            "scaffold": settings.scaffold,
+        }
+    )
 
 
 class Reuse:
@@ -175,22 +143,7 @@ class Reuse:
                 "case": self._once(("case", id(case)), case_part, case),
                 "agent": self._agent_part(agent),
                 "model": digest((settings.model or case.model, model_context(agent))),
-                "tools": digest(
-                    {
-                        "allow": settings.allow_tools,
-                        "disallow": settings.disallow_tools,
-                        "unconfined": settings.unconfined,
-                        "network": settings.allow_network,
-                        **(
-                            {"read": [str(p) for p in settings.allow_read]}
-                            if settings.allow_read
-                            else {}
-                        ),
-                        "bounds": settings.bounds,
-                        "envPass": settings.env_pass,
-                        "scaffold": settings.scaffold,
-                    }
-                ),
+                "tools": _tools_part(settings),
                 "mocks": digest(
                     {
                         "mode": settings.mocks,

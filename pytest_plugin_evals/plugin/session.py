@@ -34,7 +34,7 @@ from pytest_plugin_evals.plugin.interrupts import interrupt_as_ctrl_c, terminate
 from pytest_plugin_evals.plugin.keys import result_key, session_tag, shared_key, stop_key
 from pytest_plugin_evals.plugin.reported import record_of
 from pytest_plugin_evals.settings import EvalSettings, common_suite_root, results_dir
-from pytest_plugin_evals.util.tempdirs import sweep_stale
+from pytest_plugin_evals.util.tempdirs import sweep_stale_sessions
 from pytest_plugin_evals.util.timestamps import utc_iso
 
 # Imported where used, on purpose: the records, scoring, the reports, the run-making, the
@@ -65,17 +65,6 @@ _RULES_SETTINGS = (
 
 #: The stop sign's reason once the session was interrupted (no run is recorded for it).
 INTERRUPTED = "interrupted"
-
-
-def _sweep_stale_sessions() -> None:
-    """Remove the temporary folders of sessions that were killed (SIGKILL: they could not
-    remove their own), and kill what their runs left running."""
-    from pytest_plugin_evals.util.process import SESSION_TAG, kill_tagged
-
-    def kill_what_it_left(folder: Path) -> None:
-        kill_tagged(SESSION_TAG, folder.name)
-
-    sweep_stale(kill_what_it_left)
 
 
 class EvalSession:
@@ -117,7 +106,7 @@ class EvalSession:
                 self._hold_output_dir()
                 self._say_credentials()
                 self._start_timeout()
-                _sweep_stale_sessions()
+                sweep_stale_sessions()
 
     def _start_timeout(self) -> None:
         """``--eval-session-timeout``: past it the session ends as on Ctrl-C (the runs in
@@ -249,51 +238,8 @@ class EvalSession:
         cut_short = bool(self.expected) and exitstatus == pytest.ExitCode.INTERRUPTED
         if not self.records and not cut_short and (plan is None or plan.cases_of(plan.index)):
             return  # (a shard none of the selected cases fell to still writes its document)
-        # The engine's modules by their full names (a package's attribute could be a module
-        # pytester's in-process sessions have since taken out of sys.modules).
-        from pytest_plugin_evals.engine.controller import (
-            ablation,
-            not_started,
-            partial_reason,
-        )
-        from pytest_plugin_evals.engine.controller import (
-            settle as gates_of,
-        )
-        from pytest_plugin_evals.plugin.limiter import session_wait_seconds
-        from pytest_plugin_evals.records.prompts import with_prompts
-        from pytest_plugin_evals.reporting.result import SessionFacts, summarize
-
-        records = with_prompts(list(self.records.values()))
-        unstarted = not_started(self.expected, self.records)
-        maxfail = int(getattr(self.config.option, "maxfail", 0) or 0)
-        why_partial = partial_reason(
-            records,
-            interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
-            unfinished=bool(unstarted),
-            maxfail_reached=bool(maxfail) and self.failures >= maxfail,
-        )
-        concurrency = int(getattr(self.config.option, "numprocesses", 0) or 0) or 1
-        facts = SessionFacts(
-            started_at=self.started_iso,
-            duration_seconds=round(time.time() - self.started_at, 3),
-            ablation=ablation(records, self.settings.ablation),
-            concurrency=concurrency,
-            agent=self.settings.agent,
-            agents=self.settings.agents,
-            root=str(self.suite_root()),
-            case_filter=self.settings.case_glob,
-            tag_filters=self.settings.tags,
-            baseline_plugins=self._baseline_plugins(),
-            rate_limit_wait_seconds=session_wait_seconds(self.config),
-        )
-        result = summarize(
-            records,
-            facts,
-            self._rules(),
-            partial_reason=why_partial,
-            not_started=unstarted,
-            sequential=self._sequential(),
-        )
+        result = self._summarize(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+        from pytest_plugin_evals.engine.controller import settle as gates_of
         from pytest_plugin_evals.plugin.unselected import not_selected
 
         unselected = not_selected(self.config)
@@ -308,6 +254,47 @@ class EvalSession:
         self.config.stash[result_key] = result
         self.results_dir = self._results_dir()
         settle(session, gates_of(result, self.session_rules()).gates)
+
+    def _summarize(self, *, interrupted: bool) -> SessionResult:
+        """The session's result from its records and facts (the engine says what did not
+        start, why the result is partial and the ablation that ran)."""
+        # The engine's modules by their full names (a package's attribute could be a module
+        # pytester's in-process sessions have since taken out of sys.modules).
+        from pytest_plugin_evals.engine.controller import ablation, not_started, partial_reason
+        from pytest_plugin_evals.plugin.limiter import session_wait_seconds
+        from pytest_plugin_evals.records.prompts import with_prompts
+        from pytest_plugin_evals.reporting.result import SessionFacts, summarize
+
+        records = with_prompts(list(self.records.values()))
+        unstarted = not_started(self.expected, self.records)
+        maxfail = int(getattr(self.config.option, "maxfail", 0) or 0)
+        why_partial = partial_reason(
+            records,
+            interrupted=interrupted,
+            unfinished=bool(unstarted),
+            maxfail_reached=bool(maxfail) and self.failures >= maxfail,
+        )
+        facts = SessionFacts(
+            started_at=self.started_iso,
+            duration_seconds=round(time.time() - self.started_at, 3),
+            ablation=ablation(records, self.settings.ablation),
+            concurrency=int(getattr(self.config.option, "numprocesses", 0) or 0) or 1,
+            agent=self.settings.agent,
+            agents=self.settings.agents,
+            root=str(self.suite_root()),
+            case_filter=self.settings.case_glob,
+            tag_filters=self.settings.tags,
+            baseline_plugins=self._baseline_plugins(),
+            rate_limit_wait_seconds=session_wait_seconds(self.config),
+        )
+        return summarize(
+            records,
+            facts,
+            self._rules(),
+            partial_reason=why_partial,
+            not_started=unstarted,
+            sequential=self._sequential(),
+        )
 
     def session_rules(self) -> SessionRules:
         """What the engine's gates and notices read of the session's settings."""

@@ -57,6 +57,19 @@ def is_evals_dir(path: Path) -> bool:
     return path.name == "evals" and path.is_dir()
 
 
+def enclosing_evals(path: Path) -> Path | None:
+    """The evals folder that holds ``path`` (not through a folder of :data:`SKIP_DIRS`), if
+    any."""
+    if path.name in SKIP_DIRS:
+        return None
+    for folder in path.parents:
+        if is_evals_dir(folder):
+            return folder
+        if folder.name in SKIP_DIRS:
+            return None
+    return None
+
+
 def walk(evals_dir: Path) -> list[Source]:
     """Every case dir and suite file under ``evals_dir``, sorted by path."""
     found: list[Source] = []

@@ -62,7 +62,7 @@ def temp_bases() -> list[Path]:
 
 
 def sweep_stale(
-    before_removing: Callable[[Path], None] = lambda folder: None,
+    before_removing: Callable[[Path], object] = lambda folder: None,
     bases: list[Path] | None = None,
 ) -> list[Path]:
     """Remove this user's temporary folders of the plugin whose owner has ended; each is
@@ -91,3 +91,11 @@ def sweep_stale(
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed
+
+
+def sweep_stale_sessions() -> list[Path]:
+    """Remove the temporary folders of sessions that were killed (SIGKILL: they could not
+    remove their own), and kill what their runs left running."""
+    from pytest_plugin_evals.util.process import SESSION_TAG, kill_tagged  # when sweeping only
+
+    return sweep_stale(lambda folder: kill_tagged(SESSION_TAG, folder.name))

@@ -5,13 +5,21 @@ are left alone."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from pytest_plugin_evals.util.tempdirs import OWNER_FILE, mark_owner, sweep_stale
+from pytest_plugin_evals.util.process import SESSION_TAG
+from pytest_plugin_evals.util.tempdirs import (
+    OWNER_FILE,
+    mark_owner,
+    sweep_stale,
+    sweep_stale_sessions,
+)
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux: /proc")
 
@@ -52,3 +60,23 @@ def test_a_reused_pid_is_not_taken_for_the_owner(tmp_path: Path) -> None:
     # This process's PID, but another start time: the owner that made it has ended.
     (folder / OWNER_FILE).write_text(f"{pid} {int(started) - 1}\n", encoding="utf-8")
     assert sweep_stale(bases=[tmp_path]) == [folder]
+
+
+def test_a_killed_sessions_folder_goes_with_what_its_runs_left_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    folder = tmp_path / "plugin-evals-killed"
+    folder.mkdir()
+    owned_by_an_ended_process(folder)
+    left = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"],
+        env={**os.environ, SESSION_TAG: folder.name},
+    )
+    try:
+        assert folder in sweep_stale_sessions()
+        assert left.wait(timeout=30) != 0  # killed, not ended on its own
+    finally:
+        left.kill()
+        left.wait()
+    assert not folder.exists()

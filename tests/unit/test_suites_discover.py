@@ -150,6 +150,16 @@ def test_is_evals_dir(tmp_path: Path) -> None:
     assert not discover.is_evals_dir(tmp_path / "missing" / "evals")
 
 
+def test_enclosing_evals_is_found_above_but_not_through_results_or_mocks(tmp_path: Path) -> None:
+    evals = tmp_path / "evals"
+    (evals / "group" / "case").mkdir(parents=True)
+    (evals / "results" / "run").mkdir(parents=True)
+    assert discover.enclosing_evals(evals / "group" / "case") == evals
+    assert discover.enclosing_evals(evals / "results" / "run") is None
+    assert discover.enclosing_evals(evals / "mocks") is None
+    assert discover.enclosing_evals(tmp_path / "elsewhere") is None
+
+
 def test_symlink_loop_does_not_hang(tmp_path: Path) -> None:
     evals = write_tree(tmp_path / "evals", {"group/a/prompt.md": "x"})
     (evals / "group" / "loop").symlink_to(evals / "group")
