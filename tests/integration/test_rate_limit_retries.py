@@ -232,7 +232,7 @@ def test_a_pause_one_worker_reports_holds_workers_on_other_hosts(
     pytester.makeconftest(OTHER_HOSTS)
     limited.setenv("EVAL_RL_CASES", "a")
     limited.setenv("EVAL_RL_REFUSE", "1")
-    limited.setenv("EVAL_RL_RETRY_AFTER", "3")
+    limited.setenv("EVAL_RL_RETRY_AFTER", "5")
     limited.setenv("EVAL_RL_NAP", "1.0")
     result = pytester.runpytest(
         "evals", "--tx", "3*popen", "--dist", "load", "-p", "no:cacheprovider",
@@ -242,13 +242,14 @@ def test_a_pause_one_worker_reports_holds_workers_on_other_hosts(
     assert len(list(pytester.path.glob("host-*"))) == 3
     doc = json.loads((pytester.path / "out.json").read_text())
     assert doc["aggregates"]["rateLimitRetries"] == 1
-    assert 3 <= doc["aggregates"]["rateLimitWaitSeconds"] < 30
+    assert 5 <= doc["aggregates"]["rateLimitWaitSeconds"] < 30
     log = attempts(pytester.path)
     (refusal,) = [a for a in log if a["refused"]]
-    # No worker started a run in the 3 s after the refusal (a start under way as it came is
-    # let be), and some would have: six runs of 1 s on three workers.
-    held = [a["start"] - refusal["end"] for a in log if 0.3 <= a["start"] - refusal["end"] < 3]
-    assert not held, f"runs started {held} s into a 3 s pause"
+    # No worker started a run in the 5 s after the refusal, and some would have: six runs of
+    # 1 s on three workers. A run the budget let start just before the refusal is let be: its
+    # agent logs its start only once its process is up, up to 2 s later on a loaded machine.
+    held = [a["start"] - refusal["end"] for a in log if 2 <= a["start"] - refusal["end"] < 5]
+    assert not held, f"runs started {held} s into a 5 s pause"
     assert any(a["case"] != "a" and a["start"] >= refusal["end"] for a in log)
 
 
@@ -416,7 +417,7 @@ def test_the_session_waits_out_rate_limits_only_so_long_in_all(
     # 50 retries of 2 s for 4 runs would be minutes; the bound keeps it to a few pauses.
     assert doc["aggregates"]["rateLimitWaitSeconds"] <= 5
     assert doc["aggregates"]["rateLimitRetries"] < 10  # of the 200 that 50 retries allow
-    assert elapsed < 60, elapsed
+    assert elapsed < 150, elapsed  # unbounded: 400 s of pauses; a loaded machine is slow
     notes = [n for run in all_runs(doc) for n in run["notes"]]
     assert any("(--eval-max-rate-limit-wait): not made again" in n for n in notes), notes
 
