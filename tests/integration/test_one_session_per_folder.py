@@ -44,7 +44,7 @@ def env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 
 
-def wait_for(path: Path, proc: subprocess.Popen[bytes], seconds: float = 60) -> None:
+def wait_for(path: Path, proc: subprocess.Popen[bytes], seconds: float = 180) -> None:
     deadline = time.monotonic() + seconds
     while not path.exists():
         assert proc.poll() is None, proc.communicate()
@@ -146,5 +146,5 @@ def test_a_claim_lock_held_elsewhere_is_one_line_not_a_hang(
         f"{out / '.runs.lock'} for more than 5 s; wait for it to end, or give this session "
         "another --eval-output-dir"
     ]
-    assert waited < 60
+    assert waited < 120  # the lock is given up after 5 s; a loaded machine starts slowly
     assert not (out / "runs").exists()
