@@ -126,6 +126,8 @@ class EarlierSession:
             cases=frozenset(cases),
             agent_kind=agent_kind(settings.agent),
             agent_labels=tuple(sorted(label for label, _ in settings.agents)),
+            same_arms=True,
+            baseline=settings.baseline_plugin,
         )
         results_root = suite_root / "results"
         own = results_dir(settings, suite_root, self.config.stash[stamp_key])

@@ -71,9 +71,8 @@ class ReplayLast:
             self._share(AGENT_PROBLEM_FILE, problem)
             return
         folder = picked.document.parent
-        self.use(folder, [f"{REPLAY_LAST}: replayed {folder}, the newest comparable session"])
-        if passed:
-            self.notices.append(passed)
+        said = f"{REPLAY_LAST}: replayed {folder}, the newest comparable session"
+        self.use(folder, [f"{said}; {passed}" if passed else said])
         if hasattr(config, "workerinput"):
             self._share(PICKED_FILE, json.dumps({"folder": str(folder), "notices": self.notices}))
 

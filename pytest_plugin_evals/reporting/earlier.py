@@ -10,7 +10,11 @@ passed over is said with why. A session is comparable when it
   the same place: they are compared only when named by path);
 * is complete (not partial: no rejected credential, cost ceiling, interruption, ``-x`` stop
   or run that could not be made);
-* is not a replay (it graded recorded runs again, so it measured no agent);
+* is not a replay (it graded recorded runs again, so it measured no agent: a replay shows how
+  today's graders read old runs, not how the plugin does now);
+* has the same arms, when the arms matter (``--eval-compare``): a with/without session is
+  compared only with a with/without one, an A/B (``--eval-baseline-plugin``) session only with
+  an A/B against the same baseline: the second arm's scores mean something else otherwise;
 * ran the same agents (the same kind, ``claude``, ``codex``, ``cmd`` …; under
   ``--eval-agents`` the same labels), unless any agent will do (a replay);
 * covers this session's selected cases, when it was itself a subset (``-k``, ``-m``,
@@ -63,6 +67,10 @@ class Wanted:
     recorded_runs: bool = False
     #: A replay will do (``--eval-plan`` reads only its runs' spread, cost and time).
     replays: bool = False
+    #: The earlier session must have the same arms: ``baseline`` is this session's
+    #: ``--eval-baseline-plugin`` (None: a with/without session).
+    same_arms: bool = False
+    baseline: str | None = None
 
 
 @dataclass(frozen=True)
@@ -74,26 +82,26 @@ class Picked:
     #: (folder name, why), newest first.
     passed_over: tuple[tuple[str, str], ...] = ()
 
-    def passed_over_line(self) -> str | None:
-        """``passed over 2 newer: 2026-…Z (it is a replay), 2026-…Z (…)`` (None: none)."""
+    def passed_over_line(self, folder: str = "") -> str | None:
+        """``passed over results/2026-…Z (it is a replay), results/…`` (None: none)."""
         if not self.passed_over:
             return None
-        said = "; ".join(f"{name} ({why})" for name, why in self.passed_over)
-        count = len(self.passed_over)
-        return f"passed over {count} newer results folder{'s' if count > 1 else ''}: {said}"
+        said = ", ".join(f"{folder}{name} ({why})" for name, why in self.passed_over)
+        return f"passed over {said}"
 
     def notices(self, where: str, results_root: Path) -> list[str]:
-        """What the summary says of ``where`` (``--eval-compare last``): which session it took,
-        or that it found none, and the newer ones it passed over."""
+        """What the summary says of ``where`` (``--eval-compare last``), in one line: which
+        session it took, or that it found none, and the newer ones it passed over, with why."""
+        folder = f"{results_root.name}/"
         found = "earlier comparable session" if self.passed_over else "earlier results folder"
-        said = [
+        said = (
             f"{where} last: no {found} under {results_root} — nothing to compare with"
             if self.document is None
-            else f"{where} last: compared with {self.document.parent.name}, the newest "
+            else f"{where} last: took {folder}{self.document.parent.name}, the newest "
             "comparable session"
-        ]
-        passed = self.passed_over_line()
-        return said + ([passed] if passed else [])
+        )
+        passed = self.passed_over_line(folder)
+        return [f"{said}; {passed}" if passed else said]
 
 
 class EarlierError(ValueError):
@@ -207,6 +215,15 @@ def _subset(result: SessionResult) -> bool:
     )
 
 
+def _baseline(result: SessionResult) -> str | None:
+    """What the session's second arm loaded instead of no plugin (None: a with/without or a
+    with-only session)."""
+    if not result.baseline:
+        return None
+    specs = sorted({b.spec for b in result.suite.baseline_plugins})
+    return ", ".join(specs) or "a baseline plugin"
+
+
 def why_not(doc: Mapping[str, Any], result: SessionResult, wanted: Wanted) -> str | None:
     """Why the earlier session is not comparable with this one (None: it is)."""
     if _written_by_reference(doc):
@@ -217,6 +234,12 @@ def why_not(doc: Mapping[str, Any], result: SessionResult, wanted: Wanted) -> st
     specs = [result.suite.agent, *(a.spec for a in result.agents)]
     if not wanted.replays and any(agent_kind(s) == "replay" for s in specs if s):
         return "it is a replay"
+    if wanted.same_arms:
+        theirs = _baseline(result)
+        if theirs != wanted.baseline:
+            return (
+                "a with/without session" if theirs is None else f"an A/B session against {theirs}"
+            )
     if wanted.agent_kind is not None:
         labels = tuple(sorted(a.label for a in result.agents))
         if wanted.agent_labels or labels:

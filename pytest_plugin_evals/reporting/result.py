@@ -89,6 +89,12 @@ class CaseResult:
         return (*self.with_runs, *self.without_runs)
 
     @property
+    def trigger_query(self) -> bool:
+        """A query of a skill's ``trigger_eval.json``: counted in trigger accuracy, never as a
+        case (in the suite score, the case count or the threshold)."""
+        return self.case.source == "trigger_eval"
+
+    @property
     def cost_usd(self) -> float:
         return sum(r.result.cost_usd for r in self.runs)
 
@@ -204,7 +210,7 @@ def agent_summaries(
     """Per agent of ``agents`` (``(label, spec)``, in order), the numbers of its cases."""
     summaries = []
     for label, spec in agents:
-        own = [c for c in cases if c.agent == label]
+        own = [c for c in cases if c.agent == label and not c.trigger_query]
         scored = [c.aggregates for c in own if c.aggregates.score is not None]
         deltas = [a.delta for a in scored if a.delta is not None]
         runs = [r.result for c in own for r in c.runs]
@@ -407,20 +413,14 @@ def summarize(
         slot.runs.append(record)
         slot.two_arm = slot.two_arm or record.arm in SECOND_ARMS
 
-    cases = tuple(
-        with_case_verdicts(
-            [
-                _case_result(slot, rules, sequential)
-                for _, slot in sorted(slots.items())
-                if slot.runs
-            ]
-        )
-    )
+    made = [_case_result(s, rules, sequential) for _, s in sorted(slots.items()) if s.runs]
+    cases = tuple(with_case_verdicts(made))
     every_run = [r.result for c in cases for r in c.runs]
     errors = Counter(str(r.infra_error) for r in every_run if r.infra_error)
     partial = bool(partial_reason) or bool(errors) or bool(not_started)
     roots = {c.case.suite_root for c in cases if c.case.suite_root}
-    scored = [c.aggregates for c in cases if c.aggregates.score is not None]
+    counted = [c for c in cases if not c.trigger_query]
+    scored = [c.aggregates for c in counted if c.aggregates.score is not None]
     deltas = [a.delta for a in scored if a.delta is not None]
     result_gate, ungated = session_gate(cases, threshold)
     started = {r.nodeid for c in cases for r in c.runs}
@@ -433,8 +433,8 @@ def summarize(
         )
     ]
     aggregates = SuiteAggregates(
-        cases_total=len(cases) + len(unseen),
-        cases_passed=sum(1 for c in cases if c.aggregates.passed),
+        cases_total=len(counted) + len(unseen),
+        cases_passed=sum(1 for c in counted if c.aggregates.passed),
         overall_score=mean([a.score for a in scored if a.score is not None]),
         overall_pass_rate=mean([a.pass_rate for a in scored if a.pass_rate is not None]),
         mean_delta=mean(deltas) if deltas else None,
@@ -450,10 +450,10 @@ def summarize(
         threshold_met=result_gate.met and not not_started,
         mean_delta_interval=(interval := suite_delta_interval(scored)),
         mean_delta_significant=None if interval is None else stats.excludes_zero(interval),
-        mean_delta_decision=mean_delta_decision(cases, margin),
+        mean_delta_decision=mean_delta_decision(counted, margin),
         margin=margin,
         reducer=rules.reducer,
-        cases_unstable=sum(1 for c in cases if c.aggregates.unstable),
+        cases_unstable=sum(1 for c in counted if c.aggregates.unstable),
         timing=timing([r for r in every_run if r.graded]),
         rate_limit_retries=sum(r.retries for r in every_run),
         # The session's pause when it is known, else what its runs waited (which overlap).
@@ -511,8 +511,8 @@ def session_gate(cases: Sequence[CaseResult], threshold: float) -> tuple[Gate, s
     """The threshold applied to the cases with a with-arm run (without-arm runs alone are
     measurements); the second value says why no gate applies, when none does."""
     # Trigger queries are decided by their own verdict (and eval_trigger_threshold).
-    gated = [c for c in cases if c.with_runs and c.case.source != "trigger_eval"]
-    if cases and not gated and all(c.case.source == "trigger_eval" for c in cases):
+    gated = [c for c in cases if c.with_runs and not c.trigger_query]
+    if cases and not gated and all(c.trigger_query for c in cases):
         met = all(c.aggregates.passed for c in cases if c.with_runs)
         return Gate(met=met, message="" if met else TRIGGERS_WRONG), None
     if cases and not gated:

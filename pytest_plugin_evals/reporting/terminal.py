@@ -20,7 +20,7 @@ from pathlib import PurePath
 from pytest_plugin_evals.model import LAYOUT_TOLD
 from pytest_plugin_evals.reporting.compare import Comparison
 from pytest_plugin_evals.reporting.result import INFRA_PARTIAL_REASON, CaseResult, SessionResult
-from pytest_plugin_evals.reporting.triggers import trigger_lines, trigger_results
+from pytest_plugin_evals.reporting.triggers import cases_counted, trigger_lines, trigger_results
 from pytest_plugin_evals.reporting.verdict_lines import comparison_family, verdict_lines
 from pytest_plugin_evals.scoring import Timing
 from pytest_plugin_evals.stats import Interval, runs_for_width, width
@@ -385,10 +385,7 @@ def summary_lines(result: SessionResult, *, report_paths: Sequence[str] = ()) ->
         if two_arm
         else f"score {_num(agg.overall_score)}"
     )
-    counted = f"{len(result.cases)} case(s)"
-    if result.agents:  # a case on each agent is a row: say the cases and the agents
-        cases = len({(c.case.suite_root, c.case.path, c.name) for c in result.cases})
-        counted = f"{cases} case(s) × {len(result.agents)} agent(s)"
+    counted = cases_counted(result.cases, len(result.agents))
     lines.append(
         f"{counted} · {headline} · {_duration(result.duration_seconds)} · {_spend(result)}"
         + (

@@ -121,6 +121,20 @@ def _input(text: str) -> Any:
         return None
 
 
+def cases_counted(cases: Sequence[Any], agents: int) -> str:
+    """``5 case(s) + 20 trigger queries`` of a session's cases (:class:`CaseResult`): a
+    trigger query is trigger accuracy, its own table, never a case; under several agents a
+    case on each agent is a row: ``5 case(s) × 2 agent(s)``."""
+    own = [c for c in cases if not c.trigger_query]
+    counted = f"{len(own)} case(s)"
+    if agents:
+        rows = len({(c.case.suite_root, c.case.path, c.name) for c in own})
+        counted = f"{rows} case(s) × {agents} agent(s)"
+    if queries := len(cases) - len(own):
+        counted += f" + {queries} trigger quer{'y' if queries == 1 else 'ies'}"
+    return counted
+
+
 def trigger_results(cases: Sequence[Any]) -> tuple[SkillTriggers, ...]:
     """The trigger results of a session's cases (:class:`CaseResult`), skill by skill; in an
     A/B (``--eval-baseline-plugin``) each skill also has the baseline arm's (``baseline``)."""

@@ -14,6 +14,7 @@ import pytest
 from tests.browser.headless import headless
 from tests.browser.test_report_escaping import assert_inert, open_page
 from tests.helpers import write_tree
+from tests.integration.test_trigger_cases import mixed_suite
 
 AGENT = Path(__file__).parent.parent / "agents" / "trigger_agent.py"
 HOSTILE = '<img src=x onerror="window.__pwned=1">'
@@ -60,3 +61,25 @@ def test_the_trigger_section_reads_as_a_person_sees_it(
         wrong = section.locator(".trigger-queries tr.wrong td:first-child").all_inner_texts()
         assert wrong == ["B " + HOSTILE, "C fires on runs 1"]
         page.close()
+
+
+def test_the_cards_count_cases_and_trigger_accuracy_apart(
+    pytester: pytest.Pytester, chromium: str
+) -> None:
+    """Two cases and four trigger queries: the suite score and "Cases" are the two cases', and
+    the queries have their own card (they once read "Cases 4 of 6")."""
+    agent = mixed_suite(pytester)
+    pytester.runpytest(
+        "skills/olympiad/evals", "-p", "no:cacheprovider", "--eval-agent", agent,
+        "--eval-runs", "1", "--eval-threshold", "0.5", "--eval-report", "r.html",
+    )  # fmt: skip
+    with headless(chromium) as browser:
+        page, found = open_page(browser, (pytester.path / "r.html").as_uri(), ".cards")
+        assert_inert(found)
+        cards = {
+            str(card.locator(".label").text_content()): card.locator(".value").inner_text()
+            for card in page.locator(".cards .card").all()
+        }
+        assert cards["Suite score · with plugin"] == "50%"
+        assert cards["Cases"] == "1 of 2"
+        assert cards["Trigger accuracy"] == "3 of 4 queries"

@@ -303,9 +303,9 @@ def test_an_unreadable_last_document_is_passed_over(
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(
         [
-            "--eval-compare last: no earlier comparable session under * — nothing to compare with",
-            "passed over 1 newer results folder: 2020-01-01T00-00-00-000Z (not a result "
-            "document this version reads: not JSON: *)",
+            "--eval-compare last: no earlier comparable session under * — nothing to compare "
+            "with; passed over results/2020-01-01T00-00-00-000Z (not a result document this "
+            "version reads: not JSON: *)",
         ]
     )
     assert "Traceback" not in result.stdout.str() + result.stderr.str()

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import write_tree
 from tests.integration.test_compare import RUNS, add_case, document, results, verdicts
 
 Agent = Callable[[list[dict[str, Any]]], str]
@@ -89,12 +90,12 @@ def test_last_passes_over_what_is_not_comparable(
     assert verdicts(doc) == {"breaks": "worse", "other": "inconclusive", "steady": "inconclusive"}
     second.stdout.fnmatch_lines(
         [
-            f"--eval-compare last: compared with {earliest.name}, the newest comparable session",
-            "passed over 6 newer results folders: linked (the folder is a symbolic link: "
-            "refused); codex (another agent (codex)); reference (written by claude plugin "
-            "eval); stopped (it stopped at a rejected credential); "
-            f"{replay_folder.name} (it is a replay); {subset_folder.name} (a subset that did "
-            "not run breaks, other)",
+            f"--eval-compare last: took results/{earliest.name}, the newest comparable "
+            "session; passed over results/linked (the folder is a symbolic link: refused), "
+            "results/codex (another agent (codex)), results/reference (written by claude "
+            "plugin eval), results/stopped (it stopped at a rejected credential), "
+            f"results/{replay_folder.name} (it is a replay), results/{subset_folder.name} (a "
+            "subset that did not run breaks, other)",
         ]
     )
 
@@ -154,9 +155,8 @@ def test_replay_last_replays_the_newest_comparable_session(
         assert replayed.ret == pytest.ExitCode.OK
         replayed.assert_outcomes(passed=2 * RUNS)
         replayed.stdout.fnmatch_lines(
-            [f"replay:last: replayed {recorded}, the newest comparable session"]
+            [f"replay:last: replayed {recorded}, the newest comparable session; passed over *"]
         )
-        replayed.stdout.fnmatch_lines(["passed over * newer results folder*"])
         if seen:  # the first replay: breaks failed then, and fails in the replay too
             (own,) = set(results(pytester)) - seen
             doc = document(own)
@@ -183,3 +183,68 @@ def test_replay_last_without_a_recorded_session_is_one_usage_line(
         ]
     )
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_last_takes_a_session_of_the_same_arms(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
+) -> None:
+    """After a with/without session, a -k subset, a replay and an A/B session, a with/without
+    session compares with the with/without one; an A/B one with the A/B against its baseline."""
+    manifest = '{"name": "demo", "version": "1.0.0"}'
+    write_tree(
+        pytester.path,
+        {
+            "plugin/.claude-plugin/plugin.json": manifest,
+            "old/.claude-plugin/plugin.json": manifest,
+            **{
+                f"plugin/evals/{name}/{path}": text
+                for name in ("steady", "breaks")
+                for path, text in (
+                    ("prompt.md", f"---\nruns: {RUNS}\n---\nTask {name}\n"),
+                    ("graders/ok.md", "---\ntype: regex\npattern: ok\n---\n"),
+                )
+            },
+        },
+    )
+    root = pytester.path / "plugin" / "evals" / "results"
+    ok = scripted_agent([{"reply": "ok"}])
+    made: list[Path] = []
+
+    def session(*args: str) -> pytest.RunResult:
+        ran = pytester.runpytest("plugin/evals", *plugin_args, "--eval-threshold", "0", *args)
+        assert ran.ret == pytest.ExitCode.OK, ran.stdout.str()
+        (folder,) = set(root.iterdir()) - set(made)
+        age(folder, 100 - len(made))
+        made.append(folder)
+        return ran
+
+    session("--eval-agent", ok)
+    assert document(made[0])["suite"]["ablation"] == "with-without"
+    session("--eval-agent", ok, "-k", "steady")
+    session("--eval-agent", f"replay:{made[0]}")
+    session("--eval-agent", ok, "--eval-baseline-plugin", str(pytester.path / "old"))
+    assert document(made[3])["suite"]["ablation"] == "with-baseline"
+    both, subset, replay, ab = (f"results/{f.name}" for f in made)
+
+    broken = scripted_agent([{"match": "Task breaks", "reply": "nope"}, {"reply": "ok"}])
+    again = session("--eval-agent", broken, "--eval-compare", "last")
+    assert document(made[4])["comparison"]["against"] == str(made[0] / DOC)
+    again.stdout.fnmatch_lines(
+        [
+            f"--eval-compare last: took {both}, the newest comparable session; passed over "
+            f"{ab} (an A/B session against {pytester.path / 'old'}), {replay} (it is a "
+            f"replay), {subset} (a subset that did not run breaks)"
+        ]
+    )
+    # An A/B session compares with the A/B against the same baseline, not the newer with/without.
+    ab_again = session(
+        "--eval-agent", broken, "--eval-baseline-plugin", str(pytester.path / "old"),
+        "--eval-compare", "last",
+    )  # fmt: skip
+    assert document(made[5])["comparison"]["against"] == str(made[3] / DOC)
+    ab_again.stdout.fnmatch_lines(
+        [
+            f"--eval-compare last: took {ab}, * passed over results/{made[4].name} (a "
+            "with/without session)"
+        ]
+    )

@@ -93,3 +93,49 @@ def test_a_bad_trigger_threshold_is_one_line(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(
         ["ERROR: --eval-trigger-threshold must be a number between 0 and 1 (got '2')"]
     )
+
+
+def mixed_suite(pytester: pytest.Pytester) -> str:
+    """Two cases (one passes, one fails: score 0.5) beside four trigger queries of which three
+    are judged right; the ``--eval-agent`` value that runs them."""
+    queries = [{"query": f"Q{n} fires on runs 1", "should_trigger": True} for n in range(3)]
+    write_tree(
+        pytester.path,
+        {
+            ".claude-plugin/plugin.json": '{"name": "kit"}',
+            "skills/olympiad/SKILL.md": "---\nname: olympiad\ndescription: d\n---\nx\n",
+            "skills/olympiad/evals/trigger_eval.json": json.dumps(
+                [*queries, {"query": "Q3", "should_trigger": True}]
+            ),
+            **{
+                f"skills/olympiad/evals/{name}/{path}": text
+                for name, pattern in (("passes", "done"), ("fails", "nothing"))
+                for path, text in (
+                    ("prompt.md", "Say it.\n"),
+                    ("graders/g.md", f"---\ntype: regex\npattern: {pattern}\n---\n"),
+                )
+            },
+        },
+    )
+    return "cmd:" + shlex.join([sys.executable, str(AGENT)])
+
+
+def test_trigger_queries_are_not_counted_as_cases(
+    pytester: pytest.Pytester, plugin_args: list[str], read_doc: Any
+) -> None:
+    """The suite score, the case counts and the threshold are the cases'; the queries are
+    trigger accuracy (a suite of 2 cases and 4 queries once read "Cases 4 of 6")."""
+    agent = mixed_suite(pytester)
+    result = pytester.runpytest(
+        "skills/olympiad/evals", *plugin_args, "--eval-agent", agent, "--eval-runs", "1",
+        "--eval-threshold", "0.5", "--eval-json", "o.json",
+    )  # fmt: skip
+    agg = read_doc("o.json")["aggregates"]
+    assert (agg["casesTotal"], agg["casesPassed"]) == (2, 1)
+    assert agg["overallScore"] == pytest.approx(0.5)
+    (triggers,) = read_doc("o.json")["triggers"]
+    assert triggers["matrix"] == {"tp": 3, "fp": 0, "fn": 1, "tn": 0}
+    result.stdout.fnmatch_lines(["2 case(s) + 4 trigger queries · mean Δ +0.00 *"])
+    # The threshold gates the two cases only: one of them fails it, the queries do not count.
+    result.stdout.fnmatch_lines(["1 of 2 case(s) below the threshold 0.50: fails (0.00)"])
+    assert result.ret == 1
