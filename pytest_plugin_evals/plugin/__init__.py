@@ -188,15 +188,22 @@ def _may_name_a_case(arg: str, here: Path) -> bool:
     return bool(sep) or (here / path).exists()
 
 
-def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+@pytest.hookimpl(wrapper=True)
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> Any:
     """Kept runs are never collected: what an agent produced is not the project's tests; nor
-    is what an evals folder's ``results/`` and ``mocks/`` hold."""
+    is what an evals folder's ``results/`` and ``mocks/`` hold. A case folder is collected
+    though pytest's default ``norecursedirs`` would pass over its name (``evals/build``)."""
+    ignored = yield
     if is_inert(collection_path):
         return True
     collect = sys.modules.get("pytest_plugin_evals.plugin.collect")
-    if collect is not None and collect.never_collected(collection_path, config):
+    if collect is None:
+        return ignored
+    if collect.never_collected(collection_path, config):
         return True
-    return None
+    if ignored and collect.kept_case(collection_path, config):
+        return False
+    return ignored
 
 
 @pytest.hookimpl(wrapper=True)

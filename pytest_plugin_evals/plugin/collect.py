@@ -6,6 +6,7 @@ loaders, the YAML parser and the mock plans load here, never for a project witho
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -61,6 +62,42 @@ def eval_node(
     node = (CaseDir if kind == "case_dir" else SuiteFile).from_parent(parent, path=path)
     node.suite_root = found[0]
     return node
+
+
+#: pytest's default ``norecursedirs``.
+PYTEST_NORECURSEDIRS = [
+    "*.egg",
+    ".*",
+    "_darcs",
+    "build",
+    "CVS",
+    "dist",
+    "node_modules",
+    "venv",
+    "{arch}",
+]
+
+
+def kept_case(path: Path, config: pytest.Config) -> bool:
+    """Whether ``path`` is a case folder that pytest's default ``norecursedirs`` passes over
+    for its name alone (``build``, ``dist``, ``venv``…): a case never vanishes for its name, as
+    the reference runs it. ``--ignore``, ``--ignore-glob`` and the project's own
+    ``norecursedirs`` still hold."""
+    if list(config.getini("norecursedirs")) != PYTEST_NORECURSEDIRS:
+        return False  # the project chose its own: it holds for cases too
+    if not any(fnmatch.fnmatch(path.name, pattern) for pattern in PYTEST_NORECURSEDIRS):
+        return False  # passed over for another reason (a conftest's collect_ignore)
+    found = _tree(config, path)
+    source = found[1].get(path) if found is not None else None
+    if source is None or source.kind != "case_dir":
+        return False
+    here = config.invocation_params.dir
+    if any(
+        path == Path(os.path.abspath(here / given)) for given in config.getoption("ignore") or ()
+    ):
+        return False
+    globs = config.getoption("ignore_glob") or ()
+    return not any(fnmatch.fnmatch(str(path), os.path.abspath(here / g)) for g in globs)
 
 
 def never_collected(path: Path, config: pytest.Config) -> bool:

@@ -123,6 +123,21 @@ def test_selection(suite: pytest.Pytester, args: list[str], expected: list[str])
     assert "Traceback" not in result.stdout.str()
 
 
+@pytest.mark.parametrize(
+    ("args", "collected_build"),
+    [([], True), (["--ignore=evals/build"], False), (["-o", "norecursedirs=build"], False)],
+)
+def test_a_case_named_like_a_build_folder_is_collected(
+    suite: pytest.Pytester, args: list[str], collected_build: bool
+) -> None:
+    """pytest's default ``norecursedirs`` passes over ``build``, ``dist`` and ``venv``: a case
+    folder so named is still a case (the reference runs it), unless the project says not."""
+    write_tree(suite.path, {"evals/build/prompt.md": "---\nruns: 1\n---\nBuild it.\n"})
+    result = suite.runpytest("--collect-only", "-q", "-p", "no:cacheprovider", *args)
+    assert ("evals/build::build" in collected(result)) is collected_build
+    assert len(collected(result)) == len(ALL) + collected_build
+
+
 def test_a_conftest_in_an_evals_folder_is_pytest_s(suite: pytest.Pytester) -> None:
     """A conftest.py in an evals folder or a group of cases acts there as anywhere: its
     ``collect_ignore`` leaves cases out, as it would leave out tests."""
