@@ -205,7 +205,9 @@ def test_three_workers_on_other_hosts_one_ceiling_no_overspend(
     pytester.makeconftest(OTHER_HOSTS)
     usage = {"input_tokens": 10, "output_tokens": 1, "cost_usd": 1.0}
     agent = scripted_agent([{"match": "Case", "reply": "ok", "sleep": 0.5, "usage": usage}])
-    result = pytester.runpytest(
+    # In a process of its own: execnet's gateways leave their sockets to the garbage collector,
+    # which would warn in whichever test of this process runs next.
+    result = pytester.runpytest_subprocess(
         str(pytester.path / "evals"), *tx, "--dist", "load", "-p", "no:cacheprovider",
         "--eval-agent", agent, "--eval-max-cost-usd", "3", "--eval-json", "out.json", "-rs",
     )  # fmt: skip
