@@ -205,9 +205,10 @@ def blind_line(label: str, splits: Sequence[GraderSplit]) -> str | None:
         said = f'grader "{only.name}" {verb} in both arms ({only.counts})'
         return f"{label}: {said} — it cannot tell them apart"
     parts = [
-        f"grader{'s' if len(group) > 1 else ''} {_quoted(group)} "
-        f"{verb if len(group) > 1 else verb + 's'} in both arms"
-        for group, verb in ((both, "pass"), (neither, "fail"))
+        f"graders {_quoted(group)} {many} in both arms"
+        if len(group) > 1
+        else f"grader {_quoted(group)} {one} in both arms"
+        for group, one, many in ((both, "passes", "pass"), (neither, "fails", "fail"))
         if group
     ]
     return f"{label}: {'; '.join(parts)} — they cannot tell the arms apart"

@@ -141,6 +141,10 @@ def test_the_line_names_graders_that_cannot_tell_the_arms_apart() -> None:
         'alpha: graders "mentions-version" (3/3, 3/3) and "x" (2/2, 3/3) pass in both arms; '
         'grader "cites-rfc" (0/3, 0/2) fails in both arms — they cannot tell the arms apart'
     )
+    assert blind_line("alpha", [version, never]) == (
+        'alpha: grader "mentions-version" (3/3, 3/3) passes in both arms; '
+        'grader "cites-rfc" (0/3, 0/2) fails in both arms — they cannot tell the arms apart'
+    )
     many = [split(f"g{i}", BOTH, (1, 1, 1, 1)) for i in range(6)]
     line = blind_line("beta", many)
     assert line is not None and '"g3" (1/1, 1/1) and 2 more pass in both arms' in line
