@@ -26,7 +26,7 @@ no such run in an arm (a with-only indicator, a single-arm session) there is no 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pytest_plugin_evals import stats
 from pytest_plugin_evals.model import RunResult
@@ -105,19 +105,19 @@ def _tally(runs: Sequence[RunResult], names: dict[str, None]) -> dict[str, _Tall
     return tallies
 
 
-def _flag(
-    passes_with: int,
-    runs_with: int,
-    passes_without: int,
-    runs_without: int,
-    low: float,
-    high: float,
-) -> str:
-    if passes_with == runs_with and passes_without == runs_without:
+def _flag(split: GraderSplit) -> str | None:
+    if split.delta_interval is None:
+        return None
+    if split.passes_with == split.runs_with and split.passes_without == split.runs_without:
         return BOTH
-    if passes_with == 0 and passes_without == 0:
+    if split.passes_with == 0 and split.passes_without == 0:
         return NEITHER
+    low, high = split.delta_interval
     return DISCRIMINATES if low > 0 or high < 0 else NOT_SHOWN
+
+
+def _outcomes(tally: _Tally) -> list[float]:
+    return [1.0] * tally.passes + [0.0] * (tally.runs - tally.passes)
 
 
 def _split(name: str, with_: _Tally, without: _Tally | None) -> GraderSplit:
@@ -127,16 +127,12 @@ def _split(name: str, with_: _Tally, without: _Tally | None) -> GraderSplit:
     split = GraderSplit(name, scored, with_.passes, with_.runs, without.passes, without.runs)
     if not with_.runs or not without.runs:
         return split
-    ones = [1.0] * with_.passes + [0.0] * (with_.runs - with_.passes)
-    ones_without = [1.0] * without.passes + [0.0] * (without.runs - without.passes)
-    interval = stats.difference_interval(ones, ones_without)
-    if interval is None:  # pragma: no cover - both arms have runs
-        return split
-    delta = round(with_.passes / with_.runs - without.passes / without.runs, 10)
-    flag = _flag(with_.passes, with_.runs, without.passes, without.runs, *interval)
-    return GraderSplit(
-        name, scored, with_.passes, with_.runs, without.passes, without.runs, delta, interval, flag
+    split = replace(
+        split,
+        delta=round(with_.passes / with_.runs - without.passes / without.runs, 10),
+        delta_interval=stats.difference_interval(_outcomes(with_), _outcomes(without)),
     )
+    return replace(split, flag=_flag(split))
 
 
 def split_graders(

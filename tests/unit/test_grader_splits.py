@@ -95,6 +95,18 @@ def test_runs_not_graded_and_verdicts_not_judged_are_left_out() -> None:
     assert (none_judged.runs_without, none_judged.delta, none_judged.flag) == (0, None, None)
 
 
+def test_a_run_that_ended_in_an_error_counts_where_it_was_graded() -> None:
+    """A timeout is graded on what the run produced (it counts, as in the score); a run whose
+    agent failed before grading holds no verdict, so it counts for no grader."""
+    with_ = [
+        *runs(False, error="timed out after 300s"),
+        RunResult(arm="with", run=2, error="scaffold failed"),  # graded, no verdict
+        *runs(True),
+    ]
+    split = only(with_, runs(False, False, arm="without"))
+    assert (split.passes_with, split.runs_with, split.flag) == (1, 2, NOT_SHOWN)
+
+
 def test_a_single_arm_has_one_rate_and_no_flag() -> None:
     split = only(runs(True, False, True, arm="single"), None)
     assert (split.counts, split.runs_without, split.delta, split.flag) == ("2/3", None, None, None)
