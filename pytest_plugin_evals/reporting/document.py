@@ -30,6 +30,7 @@ from pytest_plugin_evals.reporting.document_error import DocumentError as Docume
 from pytest_plugin_evals.reporting.document_read import SCHEMA_VERSION as SCHEMA_VERSION
 from pytest_plugin_evals.reporting.document_read import load_document as load_document
 from pytest_plugin_evals.reporting.document_read import read_document as read_document
+from pytest_plugin_evals.reporting.grader_splits import grader_splits, split_json
 from pytest_plugin_evals.reporting.result import (
     AgentSummary,
     CaseResult,
@@ -153,6 +154,11 @@ def case_json(case: CaseResult) -> JSONObject:
         "graders": described["graders"],
         "arms": arms,
         "aggregates": _aggregates_json(case.aggregates, case.two_arm),
+        **(
+            {}
+            if case.trigger_query
+            else {"graderSplits": list(map(split_json, grader_splits(case)))}
+        ),
         "notes": case.notes,
     }
 

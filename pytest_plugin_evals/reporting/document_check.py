@@ -29,6 +29,7 @@ from pytest_plugin_evals.records.shape import (
     Strs,
 )
 from pytest_plugin_evals.reporting.document_error import DocumentError as DocumentError
+from pytest_plugin_evals.reporting.grader_split_shape import GraderSplit, split_range
 from pytest_plugin_evals.reporting.trigger_shape import TriggerSkill, trigger_range
 from pytest_plugin_evals.util.jsonlines import json_path
 
@@ -109,6 +110,7 @@ class Case(CaseInfo):
     suiteDir: Str = None
     arms: Arms | None = None
     aggregates: CaseAggregates | None = None
+    graderSplits: list[GraderSplit | None] | None = None
     notes: Str = None
 
 
@@ -325,6 +327,8 @@ def check_document(doc: Any, schema_version: int) -> Document:
             what = _EXPECTED["greater_than_equal"]
         if loc[:1] == ("triggers",) and error["type"] in ("greater_than_equal", "less_than_equal"):
             what = trigger_range(loc)
+        if error["type"] in ("greater_than_equal", "less_than_equal"):
+            what = split_range(loc) or what
         if error["type"] == "too_long":
             what = "a list of two numbers (low, high)"
         if _nullable(loc):

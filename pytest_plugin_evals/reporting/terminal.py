@@ -19,6 +19,7 @@ from pathlib import PurePath
 
 from pytest_plugin_evals.model import LAYOUT_TOLD
 from pytest_plugin_evals.reporting.compare import Comparison
+from pytest_plugin_evals.reporting.grader_splits import grader_lines
 from pytest_plugin_evals.reporting.result import INFRA_PARTIAL_REASON, CaseResult, SessionResult
 from pytest_plugin_evals.reporting.triggers import cases_counted, trigger_lines, trigger_results
 from pytest_plugin_evals.reporting.verdict_lines import comparison_family, verdict_lines
@@ -270,7 +271,7 @@ def baseline_lines(result: SessionResult) -> list[str]:
 
 
 def evidence_lines(result: SessionResult) -> list[str]:
-    """What the numbers are worth: significant Δ, timing, unstable cases, the more-runs hint."""
+    """What the numbers are worth: significant Δ, timing, unstable cases, blind graders, hints."""
     lines = []
     lines.extend(verdict_lines(result))
     timing = timing_line(result.aggregates.timing)
@@ -286,6 +287,7 @@ def evidence_lines(result: SessionResult) -> list[str]:
             f"unstable: {len(unstable)} case(s) whose runs disagree within an arm: "
             + _names(unstable)
         )
+    lines.extend(grader_lines(result.cases))
     hint = _more_runs(result)
     if hint:
         lines.append(hint)

@@ -300,3 +300,23 @@ def test_the_merge_does_not_write_over_a_shard_or_a_foreign_folder(tmp_path: Pat
     (tmp_path / "mine" / "runs").mkdir(parents=True)
     with pytest.raises(MergeError, match="holds no recorded runs"):
         write(merged, given, tmp_path / "mine")
+
+
+def test_the_merge_computes_each_graders_split_from_the_runs(tmp_path: Path) -> None:
+    """A shard's ``graderSplits`` are never taken: the merged ones are the whole session's."""
+    folders = [shard_folder(tmp_path, i) for i in (1, 2)]
+    for folder in folders:
+        path = folder / "aggregate-result.json"
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        for entry in doc["cases"]:
+            entry["graderSplits"] = [{"name": "answer", "passWith": 99, "flag": "both"}]
+        path.write_text(json.dumps(doc), encoding="utf-8")
+    merged = document_json(merge([read_shard(f) for f in folders]).result)
+    every = [r for n in sorted(CASES) for r in records_of(n)]
+    whole = document_json(summary(every, threshold=0.5, agent="cmd:agent"))
+    splits = {c["name"]: c["graderSplits"] for c in merged["cases"]}
+    assert splits == {c["name"]: c["graderSplits"] for c in whole["cases"]}
+    assert [(s["passWith"], s["passWithout"], s["flag"]) for s in splits["alpha"]] == [
+        (2, 0, "discriminates")
+    ]
+    assert [s["flag"] for s in splits["gamma"]] == ["neither"]

@@ -1,0 +1,222 @@
+"""Which graders discriminate: each grader's pass rate per arm, their Δ and its interval, and a
+flag for the graders that cannot tell the arms apart (pure).
+
+A case's score mixes its graders. A grader every run passes in both arms (the baseline cannot
+fail it), or that every run fails in both, adds the same to both arms' scores: it measures
+nothing about the plugin. :func:`grader_splits` counts, for each grader of a case, the graded
+runs of each arm that judged it and those it passed; :func:`grader_lines` names, one line per
+case, the graders flagged ``both`` or ``neither``.
+
+What counts (docs/explanation/arms-and-scoring.md#which-graders-discriminate says it for users):
+
+* a run that was not graded (an infrastructure error, a grader that could not reach a verdict)
+  counts for no grader, as it counts in no score;
+* a verdict that did not judge (``passed`` is None: a paid grader skipped under the cost
+  ceiling or ``--eval-no-judge``) is not counted for its grader in that run: ``runs*`` are the
+  runs that judged it;
+* several verdicts of one name in one run (a document written elsewhere) are one: the run
+  passed it when every one passed.
+
+The flag (two arms, each with a run that judged the grader): ``both`` when every such run
+passed it in both arms, ``neither`` when every one failed it, else ``discriminates`` when the
+95% interval of Δ (Newcombe's, the one a case's Δ gets) excludes 0, else ``not-shown``. With
+no such run in an arm (a with-only indicator, a single-arm session) there is no flag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from pytest_plugin_evals import stats
+from pytest_plugin_evals.model import RunResult
+from pytest_plugin_evals.records import JSONObject
+from pytest_plugin_evals.reporting.result import CaseResult
+from pytest_plugin_evals.stats import Interval
+
+#: Every graded run that judged the grader passed it, in both arms.
+BOTH = "both"
+#: Every one failed it, in both arms.
+NEITHER = "neither"
+#: Δ's 95% interval excludes 0.
+DISCRIMINATES = "discriminates"
+#: The arms differ in some run, but not beyond noise (yet).
+NOT_SHOWN = "not-shown"
+FLAGS = (BOTH, NEITHER, DISCRIMINATES, NOT_SHOWN)
+#: The flags the terminal names: the grader cannot tell the arms apart in these runs.
+BLIND = (BOTH, NEITHER)
+
+#: Graders named on one terminal line before "and N more".
+NAMES_SHOWN = 4
+
+
+@dataclass(frozen=True)
+class GraderSplit:
+    """One grader of one case: its passes and judged runs per arm, Δ and the flag."""
+
+    name: str
+    #: Whether it counts in the score (a with-only indicator does not).
+    scored: bool
+    passes_with: int
+    runs_with: int
+    #: None in a single-arm case.
+    passes_without: int | None = None
+    runs_without: int | None = None
+    #: ``rate_with − rate_without``, with its 95% interval (Newcombe's).
+    delta: float | None = None
+    delta_interval: Interval | None = None
+    #: One of :data:`FLAGS`, or None (one arm, or an arm with no run that judged it).
+    flag: str | None = None
+
+    @property
+    def counts(self) -> str:
+        """``3/3, 0/3`` (with, then the second arm), or ``3/3`` in one arm."""
+        shown = f"{self.passes_with}/{self.runs_with}"
+        if self.runs_without is None:
+            return shown
+        return f"{shown}, {self.passes_without}/{self.runs_without}"
+
+
+@dataclass
+class _Tally:
+    passes: int = 0
+    runs: int = 0
+    scored: bool = False
+
+
+def _tally(runs: Sequence[RunResult], names: dict[str, None]) -> dict[str, _Tally]:
+    """Per grader name: the graded runs that judged it and those it passed (in ``names``,
+    the order names were first seen)."""
+    tallies: dict[str, _Tally] = {}
+    for run in runs:
+        if not run.graded:
+            continue
+        passed: dict[str, bool] = {}
+        for verdict in run.verdicts:
+            if verdict.passed is None:
+                continue
+            names.setdefault(verdict.name)
+            passed[verdict.name] = passed.get(verdict.name, True) and verdict.passed
+            tally = tallies.setdefault(verdict.name, _Tally())
+            tally.scored = tally.scored or verdict.scored
+        for name, ok in passed.items():
+            tallies[name].runs += 1
+            tallies[name].passes += int(ok)
+    return tallies
+
+
+def _flag(split: GraderSplit) -> str | None:
+    if split.delta_interval is None:
+        return None
+    if split.passes_with == split.runs_with and split.passes_without == split.runs_without:
+        return BOTH
+    if split.passes_with == 0 and split.passes_without == 0:
+        return NEITHER
+    low, high = split.delta_interval
+    return DISCRIMINATES if low > 0 or high < 0 else NOT_SHOWN
+
+
+def _outcomes(tally: _Tally) -> list[float]:
+    return [1.0] * tally.passes + [0.0] * (tally.runs - tally.passes)
+
+
+def _split(name: str, with_: _Tally, without: _Tally | None) -> GraderSplit:
+    if without is None:
+        return GraderSplit(name, with_.scored, with_.passes, with_.runs)
+    scored = with_.scored or without.scored
+    split = GraderSplit(name, scored, with_.passes, with_.runs, without.passes, without.runs)
+    if not with_.runs or not without.runs:
+        return split
+    split = replace(
+        split,
+        delta=round(with_.passes / with_.runs - without.passes / without.runs, 10),
+        delta_interval=stats.difference_interval(_outcomes(with_), _outcomes(without)),
+    )
+    return replace(split, flag=_flag(split))
+
+
+def split_graders(
+    with_runs: Sequence[RunResult], without_runs: Sequence[RunResult] | None
+) -> tuple[GraderSplit, ...]:
+    """Every grader judged in a case's graded runs, in the order first seen (with arm first);
+    ``without_runs`` is None in a single-arm case (the second arm's runs otherwise: without,
+    or the baseline's in an A/B)."""
+    names: dict[str, None] = {}
+    with_ = _tally(with_runs, names)
+    without = _tally(without_runs, names) if without_runs is not None else None
+    empty = _Tally()
+    return tuple(
+        _split(name, with_.get(name, empty), None if without is None else without.get(name, empty))
+        for name in names
+    )
+
+
+def grader_splits(case: CaseResult) -> tuple[GraderSplit, ...]:
+    """A case's splits, computed from its runs; none for a trigger query (trigger accuracy is
+    its own table)."""
+    if case.trigger_query:
+        return ()
+    with_runs = [r.result for r in case.with_runs]
+    without_runs = [r.result for r in case.without_runs] if case.two_arm else None
+    return split_graders(with_runs, without_runs)
+
+
+def split_json(split: GraderSplit) -> JSONObject:
+    """One entry of a case's ``graderSplits`` in the document."""
+    doc: JSONObject = {
+        "name": split.name,
+        "scored": split.scored,
+        "passWith": split.passes_with,
+        "runsWith": split.runs_with,
+    }
+    if split.runs_without is not None:
+        doc.update(
+            passWithout=split.passes_without,
+            runsWithout=split.runs_without,
+            delta=split.delta,
+            deltaInterval=None if split.delta_interval is None else list(split.delta_interval),
+            flag=split.flag,
+        )
+    return doc
+
+
+def _quoted(splits: Sequence[GraderSplit]) -> str:
+    shown = [f'"{s.name}" ({s.counts})' for s in splits[:NAMES_SHOWN]]
+    more = len(splits) - len(shown)
+    if more:
+        return ", ".join(shown) + f" and {more} more"
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def blind_line(label: str, splits: Sequence[GraderSplit]) -> str | None:
+    """``alpha: grader "mentions-version" passes in both arms (3/3, 3/3) — it cannot tell
+    them apart``, or None when no grader of the case is flagged ``both`` or ``neither``."""
+    both = [s for s in splits if s.flag == BOTH]
+    neither = [s for s in splits if s.flag == NEITHER]
+    if not both and not neither:
+        return None
+    if len(both) + len(neither) == 1:
+        (only,) = both or neither
+        verb = "passes" if both else "fails"
+        said = f'grader "{only.name}" {verb} in both arms ({only.counts})'
+        return f"{label}: {said} — it cannot tell them apart"
+    parts = [
+        f"graders {_quoted(group)} {many} in both arms"
+        if len(group) > 1
+        else f"grader {_quoted(group)} {one} in both arms"
+        for group, one, many in ((both, "passes", "pass"), (neither, "fails", "fail"))
+        if group
+    ]
+    return f"{label}: {'; '.join(parts)} — they cannot tell the arms apart"
+
+
+def grader_lines(cases: Sequence[CaseResult]) -> list[str]:
+    """One line per two-arm case where a grader cannot tell the arms apart (see
+    :func:`blind_line`); nothing when every grader can."""
+    lines = []
+    for case in cases:
+        if case.two_arm:
+            line = blind_line(case.label, grader_splits(case))
+            if line is not None:
+                lines.append(line)
+    return lines
