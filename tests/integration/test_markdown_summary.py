@@ -136,3 +136,41 @@ def test_a_report_address_that_is_not_http_is_one_line(pytester: pytest.Pytester
          "(got 'javascript:alert(1)')"]
     )  # fmt: skip
     assert "Traceback" not in str(result.stderr)
+
+
+def test_the_merge_of_shards_writes_the_summary_of_the_whole_suite(
+    pytester: pytest.Pytester,
+) -> None:
+    """``merge --markdown`` summarizes every shard's cases, linking the merged report."""
+    import sys
+
+    make_suite(pytester)
+    for k in (1, 2):
+        shard = (
+            "--eval-shard",
+            f"{k}/2",
+            "--eval-output-dir",
+            f"shard-{k}",
+            "--eval-threshold",
+            "0",
+        )
+        assert run(pytester, "-p", "no:cacheprovider", *shard).ret == 0
+    merged = pytester.run(
+        sys.executable, "-m", "pytest_plugin_evals", "merge", "shard-1", "shard-2",
+        "--output-dir", "merged", "--markdown", "pr/merged.md",
+    )  # fmt: skip
+    assert merged.ret == 0
+    target = pytester.path / "pr" / "merged.md"
+    merged.stdout.fnmatch_lines([f"Markdown: pr{os.sep}merged.md"])
+    text = target.read_text(encoding="utf-8")
+    assert text.startswith(MARKER + "\n## Plugin evals: passed\n")
+    page = rendered(text)
+    assert {row[0].replace(ZWSP, "") for row in page.rows[1:]} == {"greets", HOSTILE[:39] + "…"}
+    (link,) = page.named("a")
+    assert link["href"] == "../merged/report.html"
+    bad = pytester.run(
+        sys.executable, "-m", "pytest_plugin_evals", "merge", "shard-1", "--markdown", "x.md",
+        "--report-url", "file:///etc/passwd",
+    )  # fmt: skip
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    assert "must be an http:// or https:// address (got 'file:///etc/passwd')" in bad.stderr.str()
