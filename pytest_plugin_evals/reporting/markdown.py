@@ -116,6 +116,9 @@ def _suite(result: SessionResult) -> list[str]:
     )
     if result.ungated:
         text = f"**No threshold:** {result.ungated}."
+    elif not gated:
+        queries = any(c.trigger_query for c in result.cases)
+        text = "**No case** ran with the plugin" + (": trigger queries only." if queries else ".")
     lines = wrap(text)
     if result.two_arm:
         delta = _signed(agg.mean_delta, agg.mean_delta_interval)

@@ -240,3 +240,20 @@ def test_a_long_table_shows_the_cases_a_reviewer_must_see() -> None:
     below = [r for r in rows if int(r[0].split("-")[1]) % 2 == 0]
     assert len(below) == 75  # every case below the threshold, then the first others
     assert f"{ROWS} of {ROWS + 50} cases shown" in text
+
+
+def test_trigger_queries_are_trigger_accuracy_not_cases(tmp_path: Path) -> None:
+    from pytest_plugin_evals.model import Case as Loaded
+    from tests.unit.test_triggers import _record, load
+
+    queries = [c for c in load(tmp_path, [
+        {"query": "a", "should_trigger": True},
+        {"query": "b", "should_trigger": False},
+    ]) if isinstance(c, Loaded)]  # fmt: skip
+    records = [_record(queries[0], n, True) for n in (1, 2, 3)]
+    records += [_record(queries[1], n, n == 1) for n in (1, 2, 3)]
+    page = rendered(render_markdown(summary(records, ablation="none")))
+    assert page.rows == []  # no case table: a query is not a case
+    body = " ".join(" ".join(page.text).split())
+    assert "No case ran with the plugin: trigger queries only." in body
+    assert "Trigger accuracy" in body and "TRIGGERS olympiad: 2 queries" in body
