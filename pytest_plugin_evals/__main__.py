@@ -16,7 +16,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from pytest_plugin_evals.reporting.result import SessionResult
 
 #: The exit status of bad arguments (as pytest's usage error): 2 means "partial" here.
 USAGE_ERROR = 4
@@ -72,8 +75,27 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="X",
         help="the minimum case score (0-1) to gate on (default: the shards' --eval-threshold)",
     )
+    merge.add_argument(
+        "--markdown",
+        metavar="PATH",
+        help="also write the merged verdict as Markdown here, for a pull request (as "
+        "--eval-markdown writes a session's)",
+    )
+    merge.add_argument(
+        "--report-url",
+        type=_url,
+        metavar="URL",
+        help="the address the Markdown links the HTML report at (default: a path relative to "
+        "the Markdown file)",
+    )
     _add_init(commands)
     return parser
+
+
+def _url(text: str) -> str:
+    if not text.startswith(("http://", "https://")) or any(c.isspace() or c in "<>" for c in text):
+        raise argparse.ArgumentTypeError(f"must be an http:// or https:// address (got {text!r})")
+    return text
 
 
 def _positive(text: str) -> int:
@@ -164,7 +186,7 @@ def _init(args: argparse.Namespace) -> int:
         return 130
 
 
-def _merge(folders: Sequence[str], output_dir: str, threshold: float | None) -> int:
+def _merge(args: argparse.Namespace) -> int:
     from pytest_plugin_evals.reporting.merge import (
         MergeError,
         check,
@@ -176,12 +198,17 @@ def _merge(folders: Sequence[str], output_dir: str, threshold: float | None) -> 
     )
     from pytest_plugin_evals.reporting.terminal import plain, summary_lines
 
-    out = Path(output_dir)
+    out = Path(args.output_dir)
     try:
-        shards = [read_shard(Path(folder)) for folder in folders]
-        check(shards, threshold_given=threshold is not None)
-        merged = merge(shards, threshold=threshold, runs_dir=out.resolve() / "runs")
+        shards = [read_shard(Path(folder)) for folder in args.folders]
+        check(shards, threshold_given=args.threshold is not None)
+        merged = merge(shards, threshold=args.threshold, runs_dir=out.resolve() / "runs")
         written = write(merged, shards, out)
+        if args.markdown is not None:
+            summary = _markdown(
+                merged.result, Path(args.markdown), written.paths[1], args.report_url
+            )
+            written.paths.append(summary)
     except MergeError as exc:
         print(f"merge: {plain(str(exc))}", file=sys.stderr)
         return USAGE_ERROR
@@ -197,10 +224,25 @@ def _merge(folders: Sequence[str], output_dir: str, threshold: float | None) -> 
     return exit_status(merged.result)
 
 
+def _markdown(result: SessionResult, target: Path, report: Path, url: str | None) -> Path:
+    """The merged result's Markdown summary, written to ``target``: it links the merged HTML
+    report at ``url``, else by its path from ``target``'s folder."""
+    import os
+
+    from pytest_plugin_evals.reporting.markdown import ReportLink, render_markdown
+    from pytest_plugin_evals.reporting.merge import exit_status
+
+    href = url or Path(os.path.relpath(report.resolve(), target.resolve().parent)).as_posix()
+    text = render_markdown(result, exit_status=exit_status(result), report=ReportLink(href=href))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    return target
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "merge":
-        return _merge(args.folders, args.output_dir, args.threshold)
+        return _merge(args)
     if args.command == "init":
         return _init(args)
     return USAGE_ERROR  # pragma: no cover - argparse requires a known command

@@ -118,7 +118,7 @@ def _register_controller(config: pytest.Config, settings: EvalSettings) -> None:
 
     register_plan(config, settings)
     from pytest_plugin_evals.plugin.session import EvalSession, session_key
-    from pytest_plugin_evals.plugin.writers import HtmlWriter, JsonWriter
+    from pytest_plugin_evals.plugin.writers import register_writers
 
     session = EvalSession(config, settings, config.stash[stamp_key])
     config.stash[session_key] = session
@@ -127,9 +127,7 @@ def _register_controller(config: pytest.Config, settings: EvalSettings) -> None:
         from pytest_plugin_evals.plugin.skill_creator import SkillCreatorWriter
 
         config.pluginmanager.register(SkillCreatorWriter(session), "plugin-evals-skill-creator")
-    # The summary lists files in the order they were written: the JSON document first.
-    config.pluginmanager.register(HtmlWriter(session), "plugin-evals-html-report")
-    config.pluginmanager.register(JsonWriter(session), "plugin-evals-json")
+    register_writers(config, session)
     if config.pluginmanager.hasplugin("xdist"):
         from pytest_plugin_evals.plugin.xdist import XdistHooks
 

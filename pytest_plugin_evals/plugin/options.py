@@ -63,6 +63,15 @@ OPTIONS: tuple[Option, ...] = (
            metavar="PATH"),
     Option("--eval-report", "write the HTML report here", p.path, "report_path",
            metavar="PATH"),
+    Option("--eval-markdown", "also write a Markdown summary of the session here, for a pull "
+           "request: the verdicts, Δ, what got worse, cost, the runs not made and a link to the "
+           "HTML report", p.path, "markdown_path", metavar="PATH"),
+    Option("--eval-step-summary", "also add the Markdown summary to the file "
+           "$GITHUB_STEP_SUMMARY names (a GitHub Actions job's summary)",
+           field="step_summary", kind="flag"),
+    Option("--eval-report-url", "the address the Markdown summary links the HTML report at "
+           "(e.g. the CI run's page, where the report is an artifact)", p.url, "report_url",
+           metavar="URL", otherwise="a path relative to the Markdown file"),
     Option("--eval-skill-creator-workspace", "also write skill-creator's layout", p.path,
            "skill_creator_workspace", metavar="DIR"),
     Option("--eval-compare", "compare each case with an earlier session: its results folder "

@@ -1,5 +1,6 @@
 """The files a session writes, one controller-only plugin each: the JSON result document (in the
-results folder, and where ``--eval-json`` says) and the HTML report.
+results folder, and where ``--eval-json`` says), the HTML report, and the Markdown summary
+(``--eval-markdown``, ``--eval-step-summary``).
 
 Each runs in ``pytest_sessionfinish`` after the session has computed its result (the session's
 hook runs first), writes its file, and tells the session where it is so the summary lists it.
@@ -8,6 +9,7 @@ A file that cannot be written is said once; it never changes the exit status.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,7 +30,10 @@ class _Writer:
         self.session = session
 
     @pytest.hookimpl
-    def pytest_sessionfinish(self) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.write()
+
+    def write(self) -> None:
         session = self.session
         if session.result is None or session.results_dir is None:
             return
@@ -58,14 +63,11 @@ class JsonWriter(_Writer):
         if self.session.settings.json_path is not None:
             targets.append(self.session.settings.json_path)
         files = [(target, text) for target in targets]
-        from pytest_plugin_evals.reporting.syntic import REPORT_FILE, report_json, syntic_cases
+        from pytest_plugin_evals.reporting.syntic import REPORT_FILE, report_text, syntic_cases
 
         if syntic_cases(result):  # an evals.json suite: the report its system writes, too
-            from pytest_plugin_evals.records import dumps
-
             here = str(self.session.config.invocation_params.dir)
-            report = dumps(report_json(result, here), indent=2) + "\n"
-            files.insert(1, (folder / REPORT_FILE, report))
+            files.insert(1, (folder / REPORT_FILE, report_text(result, here)))
         return files
 
 
@@ -79,6 +81,75 @@ class HtmlWriter(_Writer):
 
         target = self.session.settings.report_path or folder / "report.html"
         return [(target, render_html(result))]
+
+
+class MarkdownWriter(_Writer):
+    """``--eval-markdown``'s summary for a pull request, and the same added to the job's
+    summary (``--eval-step-summary``). Runs after the HTML writer, so it links its report."""
+
+    label = "Markdown"
+    #: The session's exit status once its gates are settled (its outcome in the heading).
+    exit_status: int | None = None
+
+    @pytest.hookimpl
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.exit_status = int(session.exitstatus)
+        self.write()
+        if self.session.result is not None and self.session.settings.step_summary:
+            _add_step_summary(self.session, self.text(self.session.result, None))
+
+    def files(self, result: SessionResult, folder: Path) -> list[tuple[Path, str]]:
+        target = self.session.settings.markdown_path
+        return [] if target is None else [(target, self.text(result, target.parent))]
+
+    def text(self, result: SessionResult, beside: Path | None) -> str:
+        """The summary; its link to the HTML report relative to ``beside`` (None: the report's
+        path as text, unless ``--eval-report-url`` gives its address)."""
+        from pytest_plugin_evals.reporting.markdown import ReportLink, render_markdown
+
+        settings, report = self.session.settings, None
+        html = [path for label, path in self.session.paths if label == HtmlWriter.label]
+        if settings.report_url is not None:
+            report = ReportLink(href=settings.report_url)
+        elif html and beside is not None:
+            report = ReportLink(href=Path(os.path.relpath(html[0], beside)).as_posix())
+        elif html:
+            here = self.session.config.invocation_params.dir
+            report = ReportLink(path=os.path.relpath(html[0], here))
+        return render_markdown(result, exit_status=self.exit_status, report=report)
+
+
+#: The variable GitHub Actions names the job's summary file in.
+STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
+
+
+def _add_step_summary(session: EvalSession, text: str) -> None:
+    target = os.environ.get(STEP_SUMMARY, "")
+    if not target:
+        said = f"--eval-step-summary: ${STEP_SUMMARY} is not set (not a GitHub Actions job?): "
+        _said(session, said + "no step summary was written")
+        return
+    try:
+        with open(target, "a", encoding="utf-8") as summary:
+            summary.write(text)
+    except OSError as exc:
+        _said(session, f"--eval-step-summary: could not add to ${STEP_SUMMARY}: {exc}")
+
+
+def _said(session: EvalSession, line: str) -> None:
+    """One more line among the session's write errors (said once, as a warning)."""
+    session.write_error = line if session.write_error is None else f"{session.write_error}; {line}"
+
+
+def register_writers(config: pytest.Config, session: EvalSession) -> None:
+    """The writers, registered so that they run (the last registered first) and the summary
+    lists their files in this order: the JSON document, the HTML report, then the Markdown
+    summary, which links the report."""
+    settings = session.settings
+    if settings.markdown_path is not None or settings.step_summary:
+        config.pluginmanager.register(MarkdownWriter(session), "plugin-evals-markdown")
+    config.pluginmanager.register(HtmlWriter(session), "plugin-evals-html-report")
+    config.pluginmanager.register(JsonWriter(session), "plugin-evals-json")
 
 
 def _runs_were_made(session: EvalSession) -> bool:

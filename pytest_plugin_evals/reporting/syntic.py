@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import PurePath
 
-from pytest_plugin_evals.records import JSONObject, RunRecord
+from pytest_plugin_evals.records import JSONObject, RunRecord, dumps
 from pytest_plugin_evals.reporting.result import CaseResult, SessionResult
 
 #: The suite format this report is for (``CaseInfo.source``).
@@ -116,6 +116,11 @@ def report_json(result: SessionResult, here: str | None = None) -> JSONObject:
         "score": round(sum(scores) / len(scores), 3) if scores else 0.0,
         "cases": [_case(c) for c in cases],
     }
+
+
+def report_text(result: SessionResult, here: str | None = None) -> str:
+    """:func:`report_json` as ``report.json`` holds it."""
+    return dumps(report_json(result, here), indent=2) + "\n"
 
 
 def summary_line(result: SessionResult) -> str | None:

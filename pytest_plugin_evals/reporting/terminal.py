@@ -147,7 +147,7 @@ def _runs_made(case: CaseResult) -> str:
     return str(made) if made == len(case.runs) else f"{made} of {len(case.runs)} made"
 
 
-def _spend(result: SessionResult) -> str:
+def spend(result: SessionResult) -> str:
     """The session's cost; a replay's agent cost was recorded, not spent (its judges were)."""
     if result.agents or not result.suite.agent.startswith("replay:"):
         return _money(result.cost_usd)
@@ -169,7 +169,7 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     ]
 
 
-def _partial_lines(result: SessionResult) -> list[str]:
+def partial_lines(result: SessionResult) -> list[str]:
     lines = []
     if result.errors:
         kinds = ", ".join(f"{kind} {count}" for kind, count in result.errors.items())
@@ -322,9 +322,8 @@ def comparison_lines(comparison: Comparison) -> list[str]:
 
 
 def _report_line(path: str) -> str:
-    lower = path.lower()
-    label = "JSON" if lower.endswith(".json") else "HTML" if lower.endswith(".html") else "Report"
-    return f"{label}: {path}"
+    label = {".json": "JSON", ".html": "HTML", ".md": "Markdown"}.get(PurePath(path).suffix.lower())
+    return f"{label or 'Report'}: {path}"
 
 
 def rate_limit_lines(result: SessionResult) -> list[str]:
@@ -389,7 +388,7 @@ def summary_lines(result: SessionResult, *, report_paths: Sequence[str] = ()) ->
     )
     counted = cases_counted(result.cases, len(result.agents))
     lines.append(
-        f"{counted} · {headline} · {_duration(result.duration_seconds)} · {_spend(result)}"
+        f"{counted} · {headline} · {_duration(result.duration_seconds)} · {spend(result)}"
         + (
             ""
             if all(c.cost_known for c in result.cases)
@@ -407,7 +406,7 @@ def summary_lines(result: SessionResult, *, report_paths: Sequence[str] = ()) ->
     lines.extend(baseline_lines(result))
     lines.extend(evidence_lines(result))
     lines.extend(rate_limit_lines(result))
-    lines.extend(_partial_lines(result))
+    lines.extend(partial_lines(result))
     load_errors = len(result.load_errors)
     if load_errors:
         files = "case file could" if load_errors == 1 else "case files could"

@@ -34,6 +34,11 @@ class EvalSettings:
     output_dir: Path | None = None
     json_path: Path | None = None
     report_path: Path | None = None
+    #: Where the Markdown summary goes, whether it is added to ``$GITHUB_STEP_SUMMARY``, and
+    #: the address it links the HTML report at (None: a path relative to the Markdown file).
+    markdown_path: Path | None = None
+    step_summary: bool = False
+    report_url: str | None = None
     skill_creator_workspace: Path | None = None
     agent: str = "claude"
     #: Every agent of a session that runs several, ``(label, spec)`` in order (empty: one

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,6 +115,14 @@ def runs(given: Given) -> tuple[int | None, int | None]:
 
 def path(given: Given) -> Path:
     return Path(given.start, text(given)).resolve()
+
+
+def url(given: Given) -> str:
+    """An http(s) address, as given."""
+    found = text(given)
+    if not re.fullmatch(r"https?://[^\s<>]+", found):
+        raise Bad(f"must be an http:// or https:// address (got {found!r})")
+    return found
 
 
 def json_path(given: Given) -> Path:

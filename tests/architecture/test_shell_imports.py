@@ -141,6 +141,7 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
             "records",
             "reporting.document",
             "reporting.html",
+            "reporting.markdown",
             "reporting.syntic",
         },
     }.items()

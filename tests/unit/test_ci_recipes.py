@@ -139,7 +139,49 @@ def test_the_gitlab_jobs_cover_every_shard_and_the_merge_gets_them_all(
     assert merge["artifacts"]["when"] == "always"
 
 
-@pytest.mark.parametrize("name", ["github-actions.yml", "gitlab-ci.yml"])
+@pytest.mark.parametrize("name", ["github-actions.yml", "gitlab-ci.yml", "github-pr-comment.yml"])
 def test_the_ci_page_shows_the_recipes_as_they_are(name: str) -> None:
     page = (RECIPES.parents[1] / "docs" / "how-to" / "ci.md").read_text(encoding="utf-8")
     assert f"```yaml\n{(RECIPES / name).read_text(encoding='utf-8')}```" in page
+
+
+def test_the_pull_request_recipe_comments_the_summary_its_session_writes(
+    pytester: pytest.Pytester,
+) -> None:
+    """The comment step posts the file ``--eval-markdown`` names and finds its own comment by
+    the summary's marker (its jq filter run on comments as GitHub's API lists them); the token
+    may write pull requests and nothing more; a fork's pull request is left to the job's
+    summary."""
+    import json
+    import shutil
+    import subprocess
+
+    from pytest_plugin_evals.reporting.markdown import MARKER
+
+    doc = load("github-pr-comment.yml")
+    assert doc["permissions"] == {"contents": "read", "pull-requests": "write"}
+    (job,) = doc["jobs"].values()
+    assert eval_flags(yaml.safe_dump(doc)) <= FLAGS
+    args = command(job, "pytest")
+    url = "https://github.com/o/r/actions/runs/7"
+    settings = configured(pytester, [a.replace("${{github.server_url}}/${{github.repository}}"
+                                               "/actions/runs/${{github.run_id}}", url)
+                                     for a in args])  # fmt: skip
+    assert settings.step_summary and settings.report_url == url
+    assert settings.markdown_path is not None
+    (post,) = [s for s in job["steps"] if "gh api" in s.get("run", "")]
+    assert f"body=@{settings.markdown_path.name}" in post["run"]
+    assert "head.repo.full_name == github.repository" in post["if"]
+    program = re.search(r"--jq '(.*?)'", post["run"], re.DOTALL)
+    assert program is not None and MARKER in program[1]
+    if shutil.which("jq") is None:
+        pytest.skip("no jq to run the comment step's filter")
+    listed = [
+        {"id": 1, "user": {"login": "someone"}, "body": MARKER + "\ncopied"},
+        {"id": 2, "user": {"login": "github-actions[bot]"}, "body": "another bot comment"},
+        {"id": 3, "user": {"login": "github-actions[bot]"}, "body": MARKER + "\r\n## Plugin"},
+    ]
+    found = subprocess.run(
+        ["jq", program[1]], input=json.dumps(listed), capture_output=True, text=True, check=True
+    )
+    assert found.stdout.split() == ["3"]

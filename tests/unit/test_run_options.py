@@ -25,6 +25,7 @@ NOT_RUN_OPTIONS = frozenset(
         "margin", "verdict_gate", "compare", "fail_on_regression",
         # where it writes
         "output_dir", "json_path", "report_path", "progress_seconds", "skill_creator_workspace",
+        "markdown_path", "step_summary", "report_url",
         # the agents and the judge the fixtures make (their tools granted and denied)
         "agent", "agents", "agent_bins", "allow_tools", "disallow_tools", "judge_given",
         # the session's limits on runs as a whole, and reuse of earlier runs
