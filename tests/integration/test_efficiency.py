@@ -7,6 +7,7 @@ below."""
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -112,3 +113,57 @@ def test_one_arm_has_no_efficiency(
     doc = read_doc("o.json")
     assert "efficiency" not in doc["aggregates"]
     assert all("efficiency" not in c["aggregates"] for c in doc["cases"])
+
+
+def test_a_merge_recomputes_efficiency_from_the_shards_runs(pytester: pytest.Pytester) -> None:
+    """Each shard holds one case; the merged document pools both, as one session would."""
+    shard_docs = []
+    for k in (1, 2):
+        result = _session(
+            pytester, "-n0", "-p", "no:cacheprovider", "--eval-shard", f"{k}/2",
+            "--eval-output-dir", f"made/shard-{k}",
+        )  # fmt: skip
+        assert result.ret == 0, result.stdout.str()
+        text = (pytester.path / "made" / f"shard-{k}" / "aggregate-result.json").read_text()
+        shard_docs.append(json.loads(text))
+    assert [d["aggregates"]["efficiency"]["cases"] for d in shard_docs] == [1, 1]
+    merged = pytester.run(
+        sys.executable, "-m", "pytest_plugin_evals", "merge", "made/shard-1", "made/shard-2",
+        "--output-dir", "merged",
+    )  # fmt: skip
+    assert merged.ret == 0, merged.stdout.str() + merged.stderr.str()
+    doc = json.loads((pytester.path / "merged" / "aggregate-result.json").read_text())
+    suite = doc["aggregates"]["efficiency"]
+    assert suite["cases"] == 2
+    assert suite["cost"]["with"]["runs"] == 6 and suite["inputTokens"]["with"]["leftOut"] == 1
+    assert suite["cost"]["ratio"] == pytest.approx(2.0, rel=0.01)
+    by_name = {c["name"]: c["aggregates"]["efficiency"] for c in doc["cases"]}
+    for shard in shard_docs:
+        (case,) = shard["cases"]
+        assert by_name[case["name"]] == case["aggregates"]["efficiency"]
+
+
+def test_a_cmd_agents_reported_usage_is_compared(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, read_doc: Any
+) -> None:
+    """The ``cmd:`` protocol's usage lines (the scripted agent's) reach the ratios."""
+    pytester.makefile(".json", **{".claude-plugin/plugin": PLUGIN_JSON})
+    pytester.makefile(".md", **{"evals/one/prompt": "---\nruns: 2\n---\nSay hi\n"})
+    pytester.makefile(".md", **{"evals/one/graders/said": "---\ntype: regex\npattern: hi\n---\n"})
+    rules = [
+        {"match": "Say hi", "arm": arm, "reply": "hi", "usage": usage}
+        for arm, usage in (
+            ("with", {"input_tokens": 1200, "output_tokens": 40, "cost_usd": 0.0056}),
+            ("without", {"input_tokens": 1000, "output_tokens": 20, "cost_usd": 0.004}),
+        )
+    ]
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", scripted_agent(rules), "--eval-json", "o.json",
+        "--eval-fail-on-cost-regression", "1.2",
+    )  # fmt: skip
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["--eval-fail-on-cost-regression 1.2: *cost ×1.4 [[]1.4, 1.4]*"])
+    found = read_doc("o.json")["aggregates"]["efficiency"]
+    assert found["cost"]["ratio"] == pytest.approx(1.4)
+    assert found["inputTokens"]["ratio"] == pytest.approx(1.2)
+    assert found["outputTokens"]["ratio"] == pytest.approx(2.0)
