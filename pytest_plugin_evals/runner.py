@@ -8,7 +8,6 @@ failure or an error. What the runner does for an agent follows the agent's
 from __future__ import annotations
 
 import dataclasses
-import math
 import shutil
 import time
 import uuid
@@ -25,6 +24,7 @@ from pytest_plugin_evals.agents.base import (
 )
 from pytest_plugin_evals.agents.confine.bounds import DEFAULT_BOUNDS, Bounds
 from pytest_plugin_evals.agents.confine.network import Endpoint
+from pytest_plugin_evals.agents.usage import refuse_invalid_cost, usable_usage
 from pytest_plugin_evals.agents.workspace import run_scaffold
 from pytest_plugin_evals.graders import grade_all, judge_cost
 from pytest_plugin_evals.judges import Judge
@@ -237,7 +237,7 @@ def execute_run(
     # included, and nothing the session writes holds them.
     declared = credentials_of(agent)  # its credentials, whatever their names say
     redactor = Redactor({**secrets_in(operator, declared), **secrets_in(env, declared)})
-    transcript = _refuse_invalid_cost(redactor.scrub(transcript))
+    transcript = refuse_invalid_cost(usable_usage(redactor.scrub(transcript)))
     duration = transcript.duration_seconds or (time.monotonic() - start)
     grades = _Grades(infra_error=transcript.infra_error, error=transcript.error)
     if transcript.infra_error is None and not transcript.skip_grading:
@@ -321,20 +321,6 @@ def stage_input_files(case: Case, cwd: Path) -> str | None:
         except OSError as exc:
             return f"input file {rel} could not be copied into the run: {exc.strerror or exc}"
     return None
-
-
-def _refuse_invalid_cost(transcript: Transcript) -> Transcript:
-    """A cost that is not a price (negative, NaN, infinite) is refused: the run is an error,
-    its cost counts as nothing, and the cost ceiling and the totals never see it."""
-    cost = transcript.cost_usd
-    if math.isfinite(cost) and cost >= 0:
-        return transcript
-    return dataclasses.replace(
-        transcript,
-        cost_usd=0.0,
-        infra_error="invalid_cost",
-        error=f"agent reported an invalid cost ({cost!r} USD); the run is not scored",
-    )
 
 
 def _grade(

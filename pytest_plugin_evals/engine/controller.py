@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pytest_plugin_evals.engine.gates import (
     Gate,
+    cost_gate,
     partial_gate,
     regression_gate,
     shard_gate,
@@ -47,6 +48,8 @@ class SessionRules:
     trigger_threshold: float | None = None
     fail_on_regression: bool = False
     verdict_gate: str | None = None
+    #: ``--eval-fail-on-cost-regression`` (None: not asked).
+    cost_regression: float | None = None
     #: ``--eval-ablation`` as asked (``auto``: as the cases have it).
     ablation: str = "auto"
     #: ``--eval-reuse`` (None: not asked).
@@ -77,7 +80,7 @@ class Settled:
     gates: tuple[Gate | None, ...]
     #: The partial, shard or threshold gate's line (said as information).
     first: str | None = None
-    #: The trigger, regression and verdict gates' lines (said as failures).
+    #: The trigger, regression, verdict and cost gates' lines (said as failures).
     failed: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -130,7 +133,7 @@ def ablation(records: Iterable[Record], asked: str) -> str:
 
 def settle(result: SessionResult, rules: SessionRules) -> Settled:
     """The session's gates, in order: the shard's, else the partial result's or the
-    threshold's; then the triggers', the regressions' and the verdicts'."""
+    threshold's; then the triggers', the regressions', the verdicts' and the cost's."""
     shard = shard_gate(result)
     first = shard or (
         partial_gate(result, rules.max_cost_usd, rules.timed_out)
@@ -140,11 +143,12 @@ def settle(result: SessionResult, rules: SessionRules) -> Settled:
         trigger_gate(result, rules.trigger_threshold),
         regression_gate(result, rules.fail_on_regression),
         verdicts_gate(result, rules.verdict_gate),
+        cost_gate(result, rules.cost_regression),
     )
     return Settled(
         (first, *failed),
         None if first is None or shard is not None else first.reason,
-        tuple(g.reason for g in (failed[1], failed[0], failed[2]) if g is not None),
+        tuple(g.reason for g in (failed[1], failed[0], failed[2], failed[3]) if g is not None),
     )
 
 

@@ -9,9 +9,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pytest_plugin_evals.model import ExitStatus
+from pytest_plugin_evals.reporting.efficiency import ratio_text, suite_efficiency
 from pytest_plugin_evals.reporting.result import SessionResult, session_gate
 from pytest_plugin_evals.reporting.triggers import trigger_results
 from pytest_plugin_evals.reporting.verdicts import verdict_gate
+from pytest_plugin_evals.stats.efficiency import above_with_evidence
 
 #: pytest's status when no item was selected.
 NO_TESTS_COLLECTED = 5
@@ -146,3 +148,17 @@ def verdicts_gate(result: SessionResult, gate: str | None) -> Gate | None:
     """``--eval-gate not-worse|better``: verdicts that fail it turn OK into 1."""
     failed = None if gate is None else verdict_gate(result, gate)
     return None if failed is None else Gate(ExitStatus.FAILED, failed)
+
+
+def cost_gate(result: SessionResult, most: float | None) -> Gate | None:
+    """``--eval-fail-on-cost-regression RATIO``: the suite's agent cost with/without above
+    RATIO with evidence (its 95% interval's lower bound above RATIO) turns OK into 1."""
+    found = None if most is None else suite_efficiency(result.cases)
+    if most is None or found is None or not above_with_evidence(found.of("cost"), most):
+        return None
+    return Gate(
+        ExitStatus.FAILED,
+        f"--eval-fail-on-cost-regression {most:g}: the plugin's runs cost "
+        f"{ratio_text(found.of('cost'))} what they cost without it (95% interval above "
+        f"×{most:g}, {found.cases} case(s))",
+    )

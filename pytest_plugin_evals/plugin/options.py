@@ -184,6 +184,10 @@ OPTIONS: tuple[Option, ...] = (
            "the suite is worse than the second arm or the compared session) or better (the "
            "suite's mean Δ is better)", p.choice("not-worse", "better"), "verdict_gate",
            metavar="not-worse|better"),
+    Option("--eval-fail-on-cost-regression", "fail the session when the suite's agent cost "
+           "with the plugin is more than RATIO times the cost without, with evidence (the 95%% "
+           "interval of the ratio lies above RATIO; e.g. 1.2)", p.number("a ratio above 0", 0,
+           1e6, above=True), "cost_regression", metavar="RATIO"),
     Option("--eval-plan", "start no agent: print the runs per arm and the cases it would take "
            "to detect a Δ of {min_effect} at 80 percent power, from the newest earlier "
            "session, and their cost and time", field="plan", kind="flag"),

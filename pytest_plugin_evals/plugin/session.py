@@ -59,6 +59,7 @@ _RULES_SETTINGS = (
     "trigger_threshold",
     "fail_on_regression",
     "verdict_gate",
+    "cost_regression",
     "ablation",
     "reuse",
 )

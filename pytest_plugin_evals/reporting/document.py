@@ -30,6 +30,7 @@ from pytest_plugin_evals.reporting.document_error import DocumentError as Docume
 from pytest_plugin_evals.reporting.document_read import SCHEMA_VERSION as SCHEMA_VERSION
 from pytest_plugin_evals.reporting.document_read import load_document as load_document
 from pytest_plugin_evals.reporting.document_read import read_document as read_document
+from pytest_plugin_evals.reporting.efficiency import case_efficiency, efficiency_json, suite_figures
 from pytest_plugin_evals.reporting.grader_splits import grader_splits, split_json
 from pytest_plugin_evals.reporting.result import (
     AgentSummary,
@@ -153,7 +154,10 @@ def case_json(case: CaseResult) -> JSONObject:
         "suiteRoot": root,
         "graders": described["graders"],
         "arms": arms,
-        "aggregates": _aggregates_json(case.aggregates, case.two_arm),
+        "aggregates": {
+            **_aggregates_json(case.aggregates, case.two_arm),
+            **({"efficiency": efficiency_json(found)} if (found := case_efficiency(case)) else {}),
+        },
         **(
             {}
             if case.trigger_query
@@ -241,6 +245,7 @@ def document_json(result: SessionResult) -> JSONObject:
         "tokens": tokens,
         "rateLimitRetries": agg.rate_limit_retries,
         "rateLimitWaitSeconds": agg.rate_limit_wait_seconds,
+        **({"efficiency": figures} if (figures := suite_figures(result)) else {}),
     }
     return {
         "schemaVersion": SCHEMA_VERSION,

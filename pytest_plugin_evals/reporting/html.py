@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_plugin_evals.model import ANSWER_LIMIT, SKILL_NOT_LOADED, JudgeVote, Verdict
 from pytest_plugin_evals.reporting.document import document_json
+from pytest_plugin_evals.reporting.efficiency import case_table, suite_table
 from pytest_plugin_evals.reporting.grader_splits import grader_splits
 from pytest_plugin_evals.reporting.html_views import comparison_view, interval_pts, overview
 from pytest_plugin_evals.reporting.result import SessionResult
@@ -134,6 +135,7 @@ def _environment() -> jinja2.Environment:
     )
     env.globals["not_loaded"] = SKILL_NOT_LOADED
     env.globals["grader_splits"] = grader_splits
+    env.globals["efficiency_of"] = case_table
     return env
 
 
@@ -335,6 +337,7 @@ def render_html(result: SessionResult, document: Mapping[str, Any] | None = None
         baseline_label=_baseline_label(result),
         agents=_agents(result),
         sequential=_sequential_rows(result),
+        suite_efficiency=suite_table(result.cases),
         answer_limit=ANSWER_LIMIT,
         files_listed=FILES_LISTED,
         css=Markup(_resource("report.css")),

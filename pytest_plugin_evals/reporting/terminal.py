@@ -19,6 +19,7 @@ from pathlib import PurePath
 
 from pytest_plugin_evals.model import LAYOUT_TOLD
 from pytest_plugin_evals.reporting.compare import Comparison
+from pytest_plugin_evals.reporting.efficiency import efficiency_line
 from pytest_plugin_evals.reporting.grader_splits import grader_lines
 from pytest_plugin_evals.reporting.result import INFRA_PARTIAL_REASON, CaseResult, SessionResult
 from pytest_plugin_evals.reporting.triggers import cases_counted, trigger_lines, trigger_results
@@ -277,6 +278,7 @@ def evidence_lines(result: SessionResult) -> list[str]:
     timing = timing_line(result.aggregates.timing)
     if timing:
         lines.append(timing)
+    lines.extend(line for line in [efficiency_line(result)] if line is not None)
     unstable = [
         f"{c.label} ({', '.join(c.aggregates.unstable)})"
         for c in result.cases

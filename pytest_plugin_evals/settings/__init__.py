@@ -109,6 +109,8 @@ class EvalSettings:
     margin: float = 0.1
     #: Fail the session on the verdicts: ``not-worse``, ``better`` or None.
     verdict_gate: str | None = None
+    #: Fail the session when the suite's cost ratio with/without is above this with evidence.
+    cost_regression: float | None = None
     #: Print the plan and start no agent, for a Δ of ``min_effect``.
     plan: bool = False
     min_effect: float = 0.2

@@ -241,7 +241,16 @@ def mean_delta_interval(
     rule: the mean's low end is ``Δ̄ − √Σ(Δ_c − low_c)² / C``, its high end likewise), so that
     one case gives back its own interval. Scaled to ``z``; clipped to ``[-1, 1]``. None
     without a Δ, or with one Δ and nothing to say how sure it is."""
-    count = len(deltas)
+    found = cluster_interval(deltas, bounds, z)
+    return None if found is None else _round(_clip(found, -1.0, 1.0))
+
+
+def cluster_interval(
+    values: Sequence[float], bounds: Sequence[Interval] = (), z: float = Z95
+) -> Interval | None:
+    """:func:`mean_delta_interval`'s interval of the mean of ``values`` (one per cluster),
+    neither clipped nor rounded: for any measure of a case, a log ratio too."""
+    deltas, count = values, len(values)
     if count == 0:
         return None
     centre = sum(deltas) / count
@@ -257,7 +266,7 @@ def mean_delta_interval(
         below, above = max(below, scale * low / count), max(above, scale * high / count)
     elif count < 2:
         return None
-    return _round(_clip((centre - below, centre + above), -1.0, 1.0))
+    return centre - below, centre + above
 
 
 def new_case_interval(deltas: Sequence[float], z: float = Z95) -> Interval | None:

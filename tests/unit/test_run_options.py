@@ -22,7 +22,7 @@ NOT_RUN_OPTIONS = frozenset(
         "shard_durations", "plan", "min_effect", "baseline_plugin",
         # how the session scores, gates and compares
         "threshold", "threshold_given", "trigger_threshold", "reducer", "case_reducers",
-        "margin", "verdict_gate", "compare", "fail_on_regression",
+        "margin", "verdict_gate", "compare", "fail_on_regression", "cost_regression",
         # where it writes
         "output_dir", "json_path", "report_path", "progress_seconds", "skill_creator_workspace",
         "markdown_path", "step_summary", "report_url",
