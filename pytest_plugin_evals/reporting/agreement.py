@@ -63,6 +63,12 @@ class JudgeAgreement:
     def flagged(self) -> tuple[GraderAgreement, ...]:
         return tuple(r for r in self.rows if r.flagged)
 
+    @property
+    def compared(self) -> bool:
+        """Whether a second judge or people gave verdicts to compare with (a merged document
+        keeps the second judge's verdicts, not its name)."""
+        return self.labelled or any(r.judges is not None for r in self.rows)
+
 
 @dataclass
 class _Tally:
@@ -249,7 +255,7 @@ def agreement_lines(result: SessionResult) -> list[str]:
         return []
     pooled = found.rows[0]
     lines = [f"JUDGE AGREEMENT ({pooled.split} of {pooled.verdicts} judge verdicts split 2-1)"]
-    if found.second_judge is None and not found.labelled:
+    if not found.compared:
         return lines if pooled.split else []
     for row in found.rows:
         parts = []
@@ -277,13 +283,14 @@ def agreement_view(found: JudgeAgreement | None) -> dict[str, Any] | None:
         return None
     pooled = found.rows[0]
     note = f"{pooled.split} of {pooled.verdicts} judge verdicts were split votes (2-1)."
-    compared = found.second_judge is not None or found.labelled
+    compared = found.compared
     if found.second_judge is not None:
         note += f" Second judge: {found.second_judge} (recorded, never scored)."
-    note += (
-        f" Cohen's κ with a 95% bootstrap interval; κ under {LOW_KAPPA:g} is flagged; under"
-        f" {FEW} verdicts the interval is rough."
-    )
+    if compared:
+        note += (
+            f" Cohen's κ with a 95% bootstrap interval; κ under {LOW_KAPPA:g} is flagged; under"
+            f" {FEW} verdicts the interval is rough."
+        )
     rows = [
         {
             "name": row.name,

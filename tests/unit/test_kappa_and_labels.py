@@ -137,3 +137,35 @@ def test_split_votes_and_the_second_judges_reading() -> None:
     assert not judged(["FAIL"] * 3, None).judgement.split  # type: ignore[union-attr]
     failing = Judgement(cost_usd=0.001, error="judge call failed: 500")
     assert failing.passed is None
+
+
+def test_a_document_read_back_keeps_the_split_votes_and_the_second_judges_verdicts() -> None:
+    """A merged or compared document is read back: the agreement is measured again from the
+    verdicts it holds (the second judge's name is not among them)."""
+    import dataclasses
+
+    from pytest_plugin_evals.reporting.agreement import agreement_lines, judge_agreement
+    from pytest_plugin_evals.reporting.document import document_json, load_document
+    from tests.browser import synthetic
+    from tests.helpers import run_record, summary
+
+    case = synthetic.make_case("pick-version")
+    plan = [(["PASS", "FAIL", "PASS"], "FAIL"), (["FAIL"] * 3, "FAIL"), (["PASS"] * 3, "PASS")]
+    records = [
+        run_record(case, "single", n, [judged(votes, [second] * 3)])
+        for n, (votes, second) in enumerate(plan, start=1)
+    ]
+    result = dataclasses.replace(summary(records), second_judge="openai:other")
+    doc = document_json(result)
+    pooled = doc["judgeAgreement"]["graders"][0]
+    # First P F P, second F F P: agree on 2 of 3; one split vote.
+    assert (pooled["splitVotes"], pooled["judges"]["agreed"], pooled["judges"]["n"]) == (1, 2, 3)
+    assert pooled["judges"]["kappa"] == pytest.approx(0.4)  # p_o 2/3, p_e 4/9
+    again = judge_agreement(load_document(doc))
+    first = judge_agreement(result)
+    assert again is not None and first is not None and again.second_judge is None
+    assert again.rows[0].split == 1 and again.rows[0].judges == first.rows[0].judges
+    assert (
+        agreement_lines(load_document(doc))[0]
+        == "JUDGE AGREEMENT (1 of 3 judge verdicts split 2-1)"
+    )
