@@ -169,3 +169,19 @@ def test_a_document_read_back_keeps_the_split_votes_and_the_second_judges_verdic
         agreement_lines(load_document(doc))[0]
         == "JUDGE AGREEMENT (1 of 3 judge verdicts split 2-1)"
     )
+
+
+@pytest.mark.parametrize(
+    ("spec", "backend", "model"),
+    [
+        ("sonnet", "claude", "sonnet"),
+        ("openai:qwen2.5:7b", "openai", "qwen2.5:7b"),
+        ("qwen2.5:7b", "claude", "qwen2.5:7b"),  # not a backend: a model with a colon
+        ("Anthropic:claude-sonnet-4-5", "anthropic", "claude-sonnet-4-5"),
+        ("openai:", "openai", None),
+    ],
+)
+def test_second_judge_spec(spec: str, backend: str, model: str | None) -> None:
+    from pytest_plugin_evals.judges import second_judge_spec
+
+    assert second_judge_spec(spec, "claude") == (backend, model)
