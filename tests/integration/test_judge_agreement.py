@@ -140,3 +140,28 @@ def test_skill_creator_feedback_json_gives_each_judge_agreement_with_people(
     }  # fmt: skip
     assert pooled["secondJudgeWithPeople"]["agreed"] == 2
     assert doc["judgeAgreement"]["labelled"] is True
+
+
+def test_labels_of_one_session_measure_the_judges_on_its_replayed_runs(
+    pytester: pytest.Pytester, scripted_agent: Any, judges: ScriptedModel
+) -> None:
+    make_suite(pytester)
+    agent = scripted_agent(
+        [{"match": "version", "reply": "Ship 1.4.1."}, {"match": "release", "reply": "Maybe 2.0."}]
+    )
+    run(pytester, agent)  # the session whose answers a person reviewed
+    labels = pytester.path / "labels.jsonl"
+    labels.write_text(
+        json.dumps({"case": "bad", "arm": "with", "run": 2, "grader": "rubric", "passed": False})
+        + "\n",
+        encoding="utf-8",
+    )
+    _, doc = run(pytester, "replay:last", "--eval-labels", str(labels))
+    assert {c["name"]: [r["answer"] for r in c["arms"]["with"]] for c in doc["cases"]} == {
+        "bad": ["Maybe 2.0.", "Maybe 2.0."],
+        "good": ["Ship 1.4.1.", "Ship 1.4.1."],
+    }  # the same answers, judged again
+    pooled = doc["judgeAgreement"]["graders"][0]
+    assert pooled["firstJudgeWithPeople"]["n"] == 1
+    assert pooled["firstJudgeWithPeople"]["agreed"] == 1
+    assert pooled["secondJudgeWithPeople"] is None  # no second judge this time
