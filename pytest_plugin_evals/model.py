@@ -361,11 +361,26 @@ class JudgeVote:
 
 @dataclass(frozen=True)
 class Judgement:
-    """What a judge grader asked and answered: the votes, what the judge was shown, the cost."""
+    """What a judge grader asked and answered: the votes, what the judge was shown, the cost;
+    the second judge's reading (``--eval-judge-second``: never scored), and why a judge reached
+    no verdict (``error``)."""
 
     votes: tuple[JudgeVote, ...] = ()
     evidence: str | None = None
     cost_usd: float = 0.0
+    second: Judgement | None = None
+    error: str | None = None
+
+    @property
+    def passed(self) -> bool | None:
+        """Whether most votes are PASS (None: no verdict); ``split``: the votes disagreed."""
+        if self.error is not None or not self.votes:
+            return None
+        return sum(v.vote == "PASS" for v in self.votes) * 2 > len(self.votes)
+
+    @property
+    def split(self) -> bool:
+        return len({v.vote for v in self.votes}) > 1
 
 
 @dataclass(frozen=True)

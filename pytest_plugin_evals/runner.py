@@ -65,6 +65,8 @@ class RunOptions:
     scaffold: bool = False
     #: The judge of llm / baseline / meetsCriteria graders (None: they are skipped).
     judge: Judge | None = None
+    #: The second judge (``--eval-judge-second``): asked what the judge is, never scored.
+    second_judge: Judge | None = None
     #: Why paid graders are skipped on purpose (``--eval-no-judge``), if they are.
     no_judge_reason: str | None = None
     #: ``on``: MCP stand-ins from the mocks folders; ``off``: the plugin's real servers.
@@ -346,6 +348,7 @@ def _grade(
         case=case,
         judge=judge,
         time_limit=options.grader_timeout,
+        second_judge=None if judge is None else options.second_judge,
     )
     verdicts = []
     skipped_paid = False

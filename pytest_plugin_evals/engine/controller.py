@@ -32,6 +32,7 @@ from pytest_plugin_evals.engine.notices import (
 )
 from pytest_plugin_evals.engine.reuse import reuse_notices
 from pytest_plugin_evals.records import Record, RunRecord, SkippedRun
+from pytest_plugin_evals.reporting.agreement import agreement_lines, low_agreement_lines
 from pytest_plugin_evals.reporting.result import NotStarted, SessionResult
 from pytest_plugin_evals.scoring import ScoringRules
 
@@ -165,6 +166,8 @@ def summary_notices(
         *unpriced(result, rules.max_cost_usd),
         *unconfined(result),
         *reuse_notices(result, rules.reuse, said.suite_root, said.results_dir),
+        *notices(INFO, agreement_lines(result)),
+        *notices(WARNING, low_agreement_lines(result)),
         *notices(INFO, [said.recordings, settled.first]),
         *notices(WARNING, said.compare),
         *notices(INFO, said.replay),

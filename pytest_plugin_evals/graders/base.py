@@ -87,10 +87,13 @@ class GradeContext:
         *,
         dialect: str | None = None,
         time_limit: float | None = None,
+        second_judge: AnyJudge | None = None,
     ) -> None:
         self.transcript = transcript
         self.case = case
         self.judge = judge
+        #: A second judge asked the same prompts, its verdicts recorded and never scored.
+        self.second_judge = second_judge
         #: Seconds each grader may take matching patterns (None: no limit).
         self.time_limit = time_limit
         self._dialect = dialect

@@ -126,8 +126,10 @@ def grade_all(
     case: Case | None = None,
     judge: AnyJudge | None = None,
     time_limit: float | None = None,
+    second_judge: AnyJudge | None = None,
 ) -> list[Verdict]:
     """Grade one run with several graders, reading the trace and tool inputs once for all;
-    each grader's patterns may take ``time_limit`` seconds (None: no limit)."""
-    ctx = GradeContext(transcript, case, judge, time_limit=time_limit)
+    each grader's patterns may take ``time_limit`` seconds (None: no limit). A
+    ``second_judge`` is asked what ``judge`` is, its verdicts recorded beside."""
+    ctx = GradeContext(transcript, case, judge, time_limit=time_limit, second_judge=second_judge)
     return [grade_in(spec, ctx) for spec in specs]

@@ -12,6 +12,8 @@ A judge call that fails, or a reply that cannot be read, is no verdict: the grad
 :class:`JudgeFailure`, which ``grade()`` and ``grade_all()`` let through so the run becomes an
 infrastructure error. Each verdict keeps the votes with their reasons (``judgeVotes``), what the
 judge was shown (``evidence``) and the exact cost of its three calls (``judgeCostUsd``).
+A second judge (``--eval-judge-second``) is asked the same, its votes kept beside (never scored;
+its failure is recorded, never an error).
 The prompts open as the reference's do (the same first lines and criterion), but every text an
 agent wrote (its answer, trace, files, tool calls; a baseline's trajectory too) is fenced between
 markers that carry a random nonce it cannot know, and the judge is told the fenced text is data.
@@ -179,8 +181,11 @@ def parse_vote(reply: str) -> bool:
 
 
 def judge_cost(verdicts: Iterable[Verdict]) -> float:
-    """The judge cost of a run: the sum of its verdicts' ``judgeCostUsd``."""
-    return round_cost(sum(v.judgement.cost_usd for v in verdicts if v.judgement is not None))
+    """The judge cost of a run: the sum of its verdicts' ``judgeCostUsd``, and of the second
+    judge's calls (``--eval-judge-second``)."""
+    judged = [v.judgement for v in verdicts if v.judgement is not None]
+    seconds = sum(j.second.cost_usd for j in judged if j.second is not None)
+    return round_cost(sum(j.cost_usd for j in judged) + seconds)
 
 
 def elide_text(text: str) -> str:
@@ -255,14 +260,9 @@ def _shown_reply(text: str, limit: int = 200) -> str:
     return json.dumps(text if len(text) <= limit else text[: limit - 1] + "…", ensure_ascii=False)
 
 
-def _ask(
-    spec: GraderSpec,
-    ctx: GradeContext,
-    prompt: str,
-    evidence: str,
-    images: Sequence[JudgeImage] = (),
-) -> Outcome:
-    judge = as_judge(ctx.judge)
+def _votes(judge: Judge, spec: GraderSpec, prompt: str, images: Sequence[JudgeImage]) -> Judgement:
+    """The judge's :data:`VOTES` votes on ``prompt`` and their cost; :class:`JudgeFailure`
+    when a call fails or a reply cannot be read (its ``cost_usd``: what the calls before cost)."""
     votes: list[JudgeVote] = []
     cost = 0.0
     for _ in range(VOTES):
@@ -284,11 +284,27 @@ def _ask(
         if len(reason) > REASON_LIMIT:
             reason = reason[: REASON_LIMIT - 1] + "…"
         votes.append(JudgeVote(verdict, reason))
-    names = [v.vote for v in votes]
+    return Judgement(tuple(votes), cost_usd=round_cost(cost))
+
+
+def _ask(
+    spec: GraderSpec,
+    ctx: GradeContext,
+    prompt: str,
+    evidence: str,
+    images: Sequence[JudgeImage] = (),
+) -> Outcome:
+    first = _votes(as_judge(ctx.judge), spec, prompt, images)
+    second = None
+    if ctx.second_judge is not None:  # asked the same; a failure is recorded, never raised
+        try:
+            second = _votes(as_judge(ctx.second_judge), spec, prompt, images)
+        except JudgeFailure as exc:
+            second = Judgement(cost_usd=exc.cost_usd, error=exc.message)
     return Outcome(
-        names.count("PASS") * 2 > len(names),
-        "judge votes: " + " ".join(names),
-        judgement=Judgement(tuple(votes), evidence, round_cost(cost)),
+        first.passed,
+        "judge votes: " + " ".join(v.vote for v in first.votes),
+        judgement=Judgement(first.votes, evidence, first.cost_usd, second),
     )
 
 

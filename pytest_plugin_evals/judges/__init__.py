@@ -77,13 +77,26 @@ def make_judge(
     raise JudgeSetupError(f'unknown judge "{kind}": choose one of {", ".join(JUDGE_KINDS)}')
 
 
+def second_judge_spec(spec: str, kind: str) -> tuple[str, str | None]:
+    """``--eval-judge-second``'s ``[BACKEND:]MODEL`` as (backend, model): the backend is
+    ``kind`` (the first judge's) unless the text starts with a known one and a colon
+    (``openai:qwen2.5:7b``; a model named ``qwen2.5:7b`` keeps its colon)."""
+    head, colon, rest = spec.partition(":")
+    if colon and head.strip().lower() in JUDGE_KINDS:
+        return head.strip().lower(), rest.strip() or None
+    return kind, spec.strip() or None
+
+
 #: Imported from :mod:`.base` on first use: validating ``--eval-judge`` at start-up does not.
 _FROM_BASE = (
     "SYSTEM_PROMPT", "Backend", "Judge", "JudgeError", "JudgeImage", "JudgeProblem",
     "JudgeReply", "JudgeSetupError",
 )  # fmt: skip
 
-__all__ = ["DEFAULT_JUDGE", "DEFAULT_TIMEOUT", "JUDGE_KINDS", "make_judge", *_FROM_BASE]
+__all__ = [
+    "DEFAULT_JUDGE", "DEFAULT_TIMEOUT", "JUDGE_KINDS", "make_judge", "second_judge_spec",
+    *_FROM_BASE,
+]  # fmt: skip
 
 
 __getattr__ = lazy_exports(__name__, dict.fromkeys(_FROM_BASE, "base"))

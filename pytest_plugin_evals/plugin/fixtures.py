@@ -28,6 +28,7 @@ from pytest_plugin_evals.plugin.keys import (
     next_item_key,
     outcome_key,
     runs_ahead_key,
+    second_judge_key,
     settings_key,
     shared_key,
     soft_checks_key,
@@ -179,7 +180,7 @@ def eval_checks(request: pytest.FixtureRequest) -> SoftChecks:
 def eval_judge(eval_settings: EvalSettings, pytestconfig: pytest.Config) -> Iterator[Judge | None]:
     """The judge of llm, baseline and meetsCriteria graders (``--eval-judge``), or None under
     ``--eval-no-judge``. Built the first time a case with such a grader runs."""
-    from pytest_plugin_evals.judges import JudgeSetupError, make_judge
+    from pytest_plugin_evals.judges import JudgeSetupError, make_judge, second_judge_spec
 
     if eval_settings.no_judge:
         pytestconfig.stash[judge_key] = None
@@ -197,11 +198,20 @@ def eval_judge(eval_settings: EvalSettings, pytestconfig: pytest.Config) -> Iter
         yield None
         return
     pytestconfig.stash[judge_key] = judge
+    second = None
+    if eval_settings.judge_second is not None:  # --eval-judge-second: recorded, never scored
+        kind, model = second_judge_spec(eval_settings.judge_second, eval_settings.judge)
+        try:
+            second = make_judge(kind, model, claude_bin=eval_settings.claude_bin)
+        except JudgeSetupError as exc:
+            pytest.fail(f"--eval-judge-second: {exc}", pytrace=False)
+    pytestconfig.stash[second_judge_key] = second
     yield judge
-    del pytestconfig.stash[judge_key]
-    close = getattr(judge, "close", None)
-    if callable(close):
-        close()
+    del pytestconfig.stash[judge_key], pytestconfig.stash[second_judge_key]
+    for made in (judge, second):
+        close = getattr(made, "close", None)
+        if callable(close):
+            close()
 
 
 def _judge_for(request: pytest.FixtureRequest, case: Case) -> Judge | None:

@@ -69,6 +69,8 @@ agent_key: pytest.StashKey[Agent] = pytest.StashKey()
 agents_key: pytest.StashKey[dict[str, Agent]] = pytest.StashKey()
 #: config: the judge the ``eval_judge`` fixture made (None: no judge), once it made it.
 judge_key: pytest.StashKey[Judge | None] = pytest.StashKey()
+#: config: the second judge (``--eval-judge-second``), once the ``eval_judge`` fixture made it.
+second_judge_key: pytest.StashKey[Judge | None] = pytest.StashKey()
 #: config: how the selected cases were split (``--eval-shard``), once this process split them.
 shard_plan_key: pytest.StashKey[ShardPlan] = pytest.StashKey()
 #: item: the item that runs after it in this process (pytest's ``nextitem``).

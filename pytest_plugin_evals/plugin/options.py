@@ -16,6 +16,7 @@ import pytest
 import pytest_plugin_evals.settings.parsers as p
 from pytest_plugin_evals.agents import CLI_AGENTS, agent_forms
 from pytest_plugin_evals.judges import JUDGE_KINDS
+from pytest_plugin_evals.reporting.labels import LabelsError, read_labels
 from pytest_plugin_evals.settings import EvalSettings
 from pytest_plugin_evals.settings.option import Option
 from pytest_plugin_evals.settings.parsers import Bad, Given, Whole
@@ -138,6 +139,12 @@ OPTIONS: tuple[Option, ...] = (
            + ", ".join(JUDGE_KINDS)), "judge", metavar="|".join(JUDGE_KINDS)),
     Option("--eval-judge-model", "the judge's model (required for openai)",
            field="judge_model", metavar="MODEL", otherwise="the judge's own"),
+    Option("--eval-judge-second", "a second judge of the same answers, [BACKEND:]MODEL (the "
+           "backend: {judge}'s unless named): its verdicts are recorded and compared, never "
+           "scored", field="judge_second", metavar="MODEL"),
+    Option("--eval-labels", "verdicts people gave on this session's runs, to measure each "
+           "judge against: a JSON lines file, or skill-creator's feedback.json (repeatable)",
+           p.readable, "labels", "list", metavar="FILE"),
     Option("--eval-no-judge", "skip paid graders (llm, baseline, meetsCriteria) on purpose",
            field="no_judge", kind="flag"),
     Option("--eval-mocks", "on: MCP servers are answered by the mocks folders' stand-ins; "
@@ -328,6 +335,16 @@ def _judge_model(given: Givens, fields: Found) -> Found:
     return {}
 
 
+def _labels_readable(given: Givens, fields: Found) -> Found:
+    """Every ``--eval-labels`` file read once, before any run: one that cannot be read is one
+    line naming the file and line."""
+    try:
+        read_labels(fields.get("labels", ()))
+    except LabelsError as exc:
+        raise pytest.UsageError(f"{given['labels'].where}: {exc}") from None
+    return {}
+
+
 def _needs_compare(given: Givens, fields: Found) -> Found:
     if fields.get("fail_on_regression") and "compare" not in fields:
         where, compare = given["fail_on_regression"].where, FIELD["compare"].flag
@@ -357,6 +374,7 @@ def _baseline_needs_two_arms(given: Givens, fields: Found) -> Found:
 RULES: tuple[Callable[[Givens, Found], Found], ...] = (
     _given_or_not,
     _judge_model,
+    _labels_readable,
     _needs_compare,
     _reuse_not_own,
     _baseline_needs_two_arms,

@@ -35,6 +35,7 @@ from pytest_plugin_evals.plugin.keys import (
     agents_key,
     judge_key,
     positions_key,
+    second_judge_key,
     session_tag,
     shared_key,
     stamp_key,
@@ -116,7 +117,7 @@ RUN_DERIVED: dict[str, tuple[tuple[str, ...], Callable[[EvalSettings], Any]]] = 
     "allow_network": (("allow_network",), lambda s: _endpoints(s.allow_network)),
 }
 #: The run options the run maker gives each run: not settings.
-RUN_GIVEN = frozenset({"runs_dir", "judge", "session_tag"})
+RUN_GIVEN = frozenset({"runs_dir", "judge", "second_judge", "session_tag"})
 
 
 def run_options(settings: EvalSettings) -> RunOptions:
@@ -237,6 +238,7 @@ class RunMaker:
             self.run_options,
             runs_dir=self.results_for(item) / "runs",
             judge=judge,
+            second_judge=self.config.stash.get(second_judge_key, None) if judge else None,
             session_tag=session_tag(self.config),
         )
 

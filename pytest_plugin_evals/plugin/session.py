@@ -287,6 +287,8 @@ class EvalSession:
             tag_filters=self.settings.tags,
             baseline_plugins=self._baseline_plugins(),
             rate_limit_wait_seconds=session_wait_seconds(self.config),
+            second_judge=self.settings.judge_second,
+            labels=self.settings.labels,
         )
         return summarize(
             records,

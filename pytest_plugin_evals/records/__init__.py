@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from pytest_plugin_evals.model import (
     Arm,
     GraderSpec,
+    Judgement,
     MockSummary,
     PluginInfo,
     RunResult,
@@ -123,6 +124,21 @@ def verdict_to_json(verdict: Verdict) -> JSONObject:
         if judged.evidence is not None:
             doc["evidence"] = judged.evidence
         doc["judgeCostUsd"] = judged.cost_usd
+        if judged.votes:
+            doc["splitVote"] = judged.split
+        if judged.second is not None:
+            doc["secondJudge"] = second_judge_to_json(judged.second)
+    return doc
+
+
+def second_judge_to_json(second: Judgement) -> JSONObject:
+    doc: JSONObject = {
+        "passed": second.passed,
+        "votes": [{"vote": v.vote, "reason": v.reason} for v in second.votes],
+        "costUsd": second.cost_usd,
+    }
+    if second.error is not None:
+        doc["error"] = second.error
     return doc
 
 

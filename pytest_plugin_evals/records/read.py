@@ -116,11 +116,17 @@ def case(doc: shape.CaseInfo) -> CaseInfo:
     )
 
 
+def second_judge(doc: shape.SecondJudge) -> Judgement:
+    votes = tuple(JudgeVote(v.vote or "", v.reason or "") for v in present(doc.votes))
+    return Judgement(votes, cost_usd=real(doc.costUsd), error=doc.error)
+
+
 def verdict(doc: shape.Verdict) -> Verdict:
     judgement = None
     if {"judgeVotes", "judgeCostUsd"} & doc.model_fields_set:
         votes = tuple(JudgeVote(v.vote or "", v.reason or "") for v in present(doc.judgeVotes))
-        judgement = Judgement(votes, doc.evidence, real(doc.judgeCostUsd))
+        second = None if doc.secondJudge is None else second_judge(doc.secondJudge)
+        judgement = Judgement(votes, doc.evidence, real(doc.judgeCostUsd), second)
     settled = doc.skipped is None and doc.error is None
     return Verdict(
         name=doc.name or "",

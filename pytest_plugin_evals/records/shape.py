@@ -45,6 +45,12 @@ class Vote(Shape):
     reason: Str = None
 
 
+class SecondJudge(Shape):
+    votes: list[Vote | None] | None = None
+    costUsd: Num = None
+    error: Str = None
+
+
 class Verdict(Shape):
     name: Str = None
     type: Str = None
@@ -58,6 +64,7 @@ class Verdict(Shape):
     judgeVotes: list[Vote | None] | None = None
     evidence: Str = None
     judgeCostUsd: Num = None
+    secondJudge: SecondJudge | None = None
 
 
 class MockTool(Shape):

@@ -22,6 +22,7 @@ from pytest_plugin_evals.records import (
     plugin_to_json,
     run_to_json,
 )
+from pytest_plugin_evals.reporting.agreement import judge_agreement_json
 from pytest_plugin_evals.reporting.compare import (
     comparison_json,
     decision_json,
@@ -304,6 +305,7 @@ def document_json(result: SessionResult) -> JSONObject:
             else {}
         ),
         **({"shard": plan_to_json(result.shard)} if result.shard is not None else {}),
+        **judge_agreement_json(result),
         **({"shards": [source_to_json(s) for s in result.shards]} if result.shards else {}),
     }
 

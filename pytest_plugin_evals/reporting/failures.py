@@ -3,7 +3,7 @@ verdicts, its tool calls and its answer, safe for a terminal."""
 
 from __future__ import annotations
 
-from pytest_plugin_evals.model import SKILL_NOT_LOADED, RunResult
+from pytest_plugin_evals.model import SKILL_NOT_LOADED, RunResult, Verdict
 from pytest_plugin_evals.reporting.terminal import plain
 
 
@@ -18,7 +18,9 @@ def failure_message(result: RunResult) -> str:
     for verdict in result.verdicts:
         if verdict.passed is False:
             note = "" if verdict.scored else " [with-only, not scored]"
-            lines.append(f"✗ {verdict.name}{note}: {verdict.explanation}")
+            lines.append(f"✗ {verdict.name}{note}: {verdict.explanation}{judge_note(verdict)}")
+        elif verdict.passed and judge_note(verdict):
+            lines.append(f"✓ {verdict.name}: {verdict.explanation}{judge_note(verdict)}")
         elif verdict.passed and SKILL_NOT_LOADED in verdict.explanation:
             # Counted as a call (as the reference does), but the skill never loaded.
             note = "" if verdict.scored else " [with-only, not scored]"
@@ -29,6 +31,24 @@ def failure_message(result: RunResult) -> str:
     lines += tool_call_lines(result)
     lines += answer_lines(result)
     return plain("\n".join(lines), newlines=True)
+
+
+def judge_note(verdict: Verdict) -> str:
+    """`` [split vote 2-1; second judge: FAIL]``: a judge verdict's split votes and the second
+    judge's verdict, when there is either (else empty)."""
+    judged = verdict.judgement
+    if judged is None or not judged.votes:
+        return ""
+    notes = []
+    if judged.split:
+        passes = sum(v.vote == "PASS" for v in judged.votes)
+        fewest = min(passes, len(judged.votes) - passes)
+        notes.append(f"split vote {len(judged.votes) - fewest}-{fewest}")
+    second = judged.second
+    if second is not None:
+        said = "no verdict" if second.passed is None else "PASS" if second.passed else "FAIL"
+        notes.append(f"second judge: {said}")
+    return f" [{'; '.join(notes)}]" if notes else ""
 
 
 #: A failure section shows at most this many characters of the answer ...

@@ -21,6 +21,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from pytest_plugin_evals.model import ANSWER_LIMIT, SKILL_NOT_LOADED, JudgeVote, Verdict
+from pytest_plugin_evals.reporting.agreement import agreement_view, judge_agreement
 from pytest_plugin_evals.reporting.document import document_json
 from pytest_plugin_evals.reporting.efficiency import case_table, suite_table
 from pytest_plugin_evals.reporting.grader_splits import grader_splits
@@ -28,6 +29,7 @@ from pytest_plugin_evals.reporting.html_views import comparison_view, interval_p
 from pytest_plugin_evals.reporting.result import SessionResult
 from pytest_plugin_evals.reporting.triggers import trigger_json, trigger_results
 from pytest_plugin_evals.stats import FDR, Decision, counts, describe
+from pytest_plugin_evals.stats.agreement import LOW_KAPPA
 
 if TYPE_CHECKING:
     import jinja2
@@ -206,6 +208,10 @@ def _banners(result: SessionResult) -> list[str]:
         if agg.runs_skipped:
             text += f" {agg.runs_skipped} run(s) were not started."
         out.append(text)
+    found = judge_agreement(result)
+    if found is not None and found.flagged:
+        names = ", ".join(r.name for r in found.flagged)
+        out.append(f"⚠ Low judge agreement (κ under {LOW_KAPPA:g}): {names}.")
     if agg.runs_errored:
         out.append(
             f"⚠ {agg.runs_errored} run(s) ended with an error and were graded on what they"
@@ -338,6 +344,7 @@ def render_html(result: SessionResult, document: Mapping[str, Any] | None = None
         agents=_agents(result),
         sequential=_sequential_rows(result),
         suite_efficiency=suite_table(result.cases),
+        agreement=agreement_view(judge_agreement(result)),
         answer_limit=ANSWER_LIMIT,
         files_listed=FILES_LISTED,
         css=Markup(_resource("report.css")),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import PurePath
+from pathlib import Path, PurePath
 
 from pytest_plugin_evals import stats
 from pytest_plugin_evals.model import SECOND_ARMS, BaselinePlugin, PluginInfo
@@ -270,6 +270,10 @@ class SessionResult:
     shards: tuple[ShardSource, ...] = ()
     #: Each agent's numbers, in a session of several agents (``--eval-agents``).
     agents: tuple[AgentSummary, ...] = ()
+    #: The second judge (``--eval-judge-second``) and the files of people's verdicts
+    #: (``--eval-labels``) the judges are measured against (``reporting.agreement``).
+    second_judge: str | None = None
+    labels: tuple[Path, ...] = ()
 
     @property
     def two_arm(self) -> bool:
@@ -370,6 +374,8 @@ class SessionFacts:
     baseline_plugins: tuple[BaselinePlugin, ...] = ()
     #: The session's pause for rate limits, when it is known (None: what its runs waited).
     rate_limit_wait_seconds: float | None = None
+    second_judge: str | None = None
+    labels: tuple[Path, ...] = ()
 
 
 def summarize(
@@ -496,6 +502,8 @@ def summarize(
         not_started=tuple(sorted(not_started, key=lambda n: (n.nodeid, n.agent or ""))),
         ungated=ungated,
         agents=agent_summaries(cases, agents, margin),
+        second_judge=session.second_judge,
+        labels=session.labels,
     )
 
 

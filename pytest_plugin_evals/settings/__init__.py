@@ -70,6 +70,11 @@ class EvalSettings:
     #: Whether the judge was chosen (a default judge that cannot be built is no judge at all).
     judge_given: bool = False
     judge_model: str | None = None
+    #: The second judge, ``[BACKEND:]MODEL`` (``--eval-judge-second``): recorded, never scored.
+    judge_second: str | None = None
+    #: Files of verdicts people gave (``--eval-labels``): JSON lines, or skill-creator's
+    #: ``feedback.json``.
+    labels: tuple[Path, ...] = ()
     no_judge: bool = False
     mocks: str = "on"
     allow_real_servers: bool = False

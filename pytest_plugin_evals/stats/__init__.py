@@ -10,7 +10,8 @@ where):
 * :mod:`.planning`: ``--eval-plan``'s runs and cases needed to detect a Δ, its table of
   operating characteristics, what a design cannot decide;
 * :mod:`.operating`: a design's exact operating characteristics for pass/fail runs;
-* :mod:`.efficiency`: cost, tokens, turns and time with/without, ratios on a log scale.
+* :mod:`.efficiency`: cost, tokens, turns and time with/without, ratios on a log scale;
+* :mod:`.agreement`: the judges' agreement, Cohen's κ with a bootstrap interval.
 
 The names below are the ones other rooms use; the modules import one another by their own
 names, never through this package.

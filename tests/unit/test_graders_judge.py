@@ -363,3 +363,40 @@ def test_elision() -> None:
     assert lines[12] == "[…6 messages elided…]"
     assert lines[13:] == events[-12:]
     assert elide_events(events[:24]).split("\n") == events[:24]
+
+
+def test_a_second_judge_reads_the_same_prompts_and_never_decides() -> None:
+    first = ScriptedJudge("FAIL", "PASS", "FAIL", cost=0.1)
+    second = ScriptedJudge("PASS", "PASS", "FAIL: terse", cost=0.2)
+    spec = GraderSpec("c", "llm", {}, criteria="Says hi")
+    (v,) = grade_all([spec], Transcript(final_message="hi"), judge=first, second_judge=second)
+    assert v.passed is False and v.judgement is not None and v.judgement.split
+    assert second.prompts == first.prompts
+    assert v.judgement.second is not None and v.judgement.second.passed is True
+    assert verdict_to_json(v)["secondJudge"] == {
+        "passed": True,
+        "votes": [
+            {"vote": "PASS", "reason": "PASS"},
+            {"vote": "PASS", "reason": "PASS"},
+            {"vote": "FAIL", "reason": "FAIL: terse"},
+        ],
+        "costUsd": 0.6,
+    }
+    assert verdict_to_json(v)["splitVote"] is True
+    assert judge_cost([v]) == pytest.approx(0.9)  # both judges' calls
+
+
+def test_a_second_judge_that_fails_is_recorded_not_an_error() -> None:
+    spec = GraderSpec("c", "llm", {}, criteria="Says hi")
+    first = ScriptedJudge("PASS", "PASS", "PASS")
+    (v,) = grade_all([spec], Transcript(), judge=first, second_judge=BrokenJudge())
+    assert v.passed is True and v.error is None
+    assert v.judgement is not None and v.judgement.second is not None
+    assert v.judgement.second.passed is None
+    assert v.judgement.second.error == "judge call failed: API Error: 500 fake 500 api_error"
+    unreadable = ScriptedJudge("Hard to say.")
+    (w,) = grade_all(
+        [spec], Transcript(), judge=ScriptedJudge(*["PASS"] * 3), second_judge=unreadable
+    )
+    assert w.judgement is not None and w.judgement.second is not None
+    assert w.judgement.second.error == 'judge reply is neither PASS nor FAIL: "Hard to say."'

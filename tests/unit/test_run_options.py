@@ -28,6 +28,9 @@ NOT_RUN_OPTIONS = frozenset(
         "markdown_path", "step_summary", "report_url",
         # the agents and the judge the fixtures make (their tools granted and denied)
         "agent", "agents", "agent_bins", "allow_tools", "disallow_tools", "judge_given",
+        "judge_second",
+        # what the session's reports compare the judges with
+        "labels",
         # the session's limits on runs as a whole, and reuse of earlier runs
         "max_cost_usd", "max_concurrency", "max_rate_limit_wait", "session_timeout",
         "run_ahead", "reuse", "reuse_max_age",
