@@ -77,7 +77,7 @@ def check_typical_pair(page: Page) -> None:
     diff = page.locator("section.trace-diff")
     caption = diff.locator(".diff-shown .diff-caption").inner_text()
     assert caption == (
-        "Run 1 with plugin beside run 1 without plugin: the most typical run of each arm."
+        "With plugin, run 1, beside Without plugin, run 1: the most typical run of each arm."
         " They part at step 0."
     )
     steps = rows(page)
@@ -124,7 +124,7 @@ def check_other_pair(page: Page) -> None:
     assert diff.locator("template").count() == 3  # 2 × 2 pairs, one on the page
     diff.get_by_label("Without plugin run").select_option("2")
     caption = diff.locator(".diff-shown .diff-caption").inner_text()
-    assert caption == "Run 1 with plugin beside run 2 without plugin. They part at step 0."
+    assert caption == "With plugin, run 1, beside Without plugin, run 2. They part at step 0."
     assert rows(page)[2] == ["2 only here", f'tool {IMG} {{"q":"{SCRIPT}"}}', "—"]
     page.evaluate(SETTLE)
     found = page.evaluate(FOUND_ACTIVE)

@@ -199,3 +199,31 @@ def test_a_run_of_many_files_aligns_the_first_of_them_and_says_so() -> None:
     assert [s.name for s in steps(many) if s.kind == "file"][-1] == f"f{FILES_ALIGNED - 1:02}"
     view = pair_view(many, run())
     assert view.left.files_unlisted == 5 and view.right.files_unlisted == 0
+
+
+def test_an_ab_case_sets_its_runs_beside_the_baseline_plugins() -> None:
+    records = [
+        run_record(CASE, "with", 1, verdicts(True)),
+        run_record(CASE, "baseline", 1, verdicts(False)),
+    ]
+    (case,) = summary(records).cases
+    view = diff_view(case)
+    assert view is not None and [p.key for p in view.pairs] == ["1-1"]
+    assert view.pairs[0].right.run.arm == "baseline"
+    assert view.summary[1].left == "1.00" and view.summary[1].right == "0.00"
+
+
+def test_the_report_shows_an_ab_cases_diff_under_its_arms_names() -> None:
+    from pytest_plugin_evals.reporting.html import render_html
+    from tests.helpers import trace_diffs
+
+    records = [
+        run_record(CASE, "with", 1, verdicts(True), answer="1.4.1"),
+        run_record(CASE, "baseline", 1, verdicts(False), answer="2.0.0"),
+    ]
+    (diff,) = trace_diffs(render_html(summary(records))).values()
+    assert diff["caption"] == (
+        "With plugin (this version), run 1, beside Baseline plugin (--eval-baseline-plugin),"
+        " run 1: the most typical run of each arm. They part at step 0."
+    )
+    assert diff["rows"] == [["0 first divergence", "answer 1.4.1", "answer 2.0.0"]]
