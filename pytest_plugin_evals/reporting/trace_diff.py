@@ -20,7 +20,13 @@ from dataclasses import dataclass
 from itertools import zip_longest
 from typing import Any, Literal
 
-from pytest_plugin_evals.model import RunResult, ToolCallBrief, fired_skill
+from pytest_plugin_evals.model import (
+    TOOL_CALLS_KEPT,
+    TOOL_INPUT_LIMIT,
+    RunResult,
+    ToolCallBrief,
+    fired_skill,
+)
 
 StepKind = Literal["skill", "tool", "file", "error", "answer"]
 RowStatus = Literal["same", "changed", "left", "right"]
@@ -48,11 +54,16 @@ class Step:
     @property
     def key(self) -> tuple[str, ...]:
         """What two runs must share for this step to be the same step. A tool call: its name,
-        its input (paths made relative to the run's folder) and whether it failed; the answer
-        and a run error line up with the other run's whatever they say."""
+        its input (paths made relative to the run's folder) and whether it failed; a skill: its
+        name, however it was loaded; the answer and a run error line up with the other run's
+        whatever they say."""
         if self.kind in ("answer", "error"):
             return (self.kind,)
-        text = _RUN_FOLDER.sub(".", self.text) if self.kind == "tool" else self.text
+        if self.kind == "skill":
+            return (self.kind, self.name)
+        text = self.text
+        if self.kind == "tool":  # a record's input is cut at its limit; a longer one, read as is
+            text = _RUN_FOLDER.sub(".", text[:TOOL_INPUT_LIMIT]) + text[TOOL_INPUT_LIMIT:]
         return (self.kind, self.name, text, "failed" if self.failed else "")
 
 
@@ -78,7 +89,7 @@ def steps(run: RunResult) -> tuple[Step, ...]:
     """``run``'s steps in order: its kept tool calls (a call that loaded a skill as the skill),
     the first :data:`FILES_ALIGNED` files it wrote (by name, sorted), its error, its answer."""
     found: list[Step] = []
-    for call in run.tool_call_list:
+    for call in run.tool_call_list[:TOOL_CALLS_KEPT]:
         skill = fired_skill(call.name, _input(call), call.is_error)
         if skill is not None:
             found.append(Step("skill", skill, call.input))
@@ -117,7 +128,7 @@ def first_divergence(rows: Sequence[Row]) -> int | None:
 
 
 def _profile(run: RunResult) -> Counter[str]:
-    return Counter(call.name for call in run.tool_call_list)
+    return Counter(call.name for call in run.tool_call_list[:TOOL_CALLS_KEPT])
 
 
 def typical(runs: Sequence[RunResult]) -> RunResult | None:
@@ -132,14 +143,14 @@ def typical(runs: Sequence[RunResult]) -> RunResult | None:
         return None
     mean_score = sum(r.score for r in graded) / len(graded)
     profiles = [_profile(r) for r in graded]
-    tools = set().union(*profiles)
+    tools = sorted(set().union(*profiles))
     centre = {t: sum(p[t] for p in profiles) / len(graded) for t in tools}
     scale = max(1.0, sum(centre.values()))
 
     def distance(pair: tuple[RunResult, Counter[str]]) -> tuple[float, int]:
         run, profile = pair
         calls = sum(abs(profile[t] - centre[t]) for t in tools) / scale
-        return abs(run.score - mean_score) + calls, run.run
+        return round(abs(run.score - mean_score) + calls, 9), run.run
 
     return min(zip(graded, profiles, strict=True), key=distance)[0]
 
@@ -175,9 +186,8 @@ def arm_summary(runs: Sequence[RunResult]) -> ArmSummary:
     files: Counter[str] = Counter()
     for run in graded:
         calls.update(_profile(run))
-        loaded = {s.name for s in steps(run) if s.kind == "skill"}
-        skills.update(loaded)
-        files.update(set(run.files_created))
+        skills.update(sorted({s.name for s in steps(run) if s.kind == "skill"}))
+        files.update(sorted(set(run.files_created)))
     skill_runs = sum(1 for r in graded if any(s.kind == "skill" for s in steps(r)))
     return ArmSummary(
         runs=n,

@@ -180,7 +180,8 @@ def _summary(a: ArmSummary, b: ArmSummary) -> tuple[SummaryRow, ...]:
     def skills(s: ArmSummary) -> str:
         said = _share(s.skill_runs, s.runs)
         names = ", ".join(k[:NAME_SHOWN] for k in list(s.skills)[:3])
-        return f"{said}: {names}" if names else said
+        more = f" and {len(s.skills) - 3} more" if len(s.skills) > 3 else ""
+        return f"{said}: {names}{more}" if names else said
 
     return (
         _row("runs graded", str(a.runs), str(b.runs)),
@@ -192,7 +193,7 @@ def _summary(a: ArmSummary, b: ArmSummary) -> tuple[SummaryRow, ...]:
 
 def _tools(a: ArmSummary, b: ArmSummary) -> tuple[SummaryRow, ...]:
     names = sorted(
-        set(a.calls) | set(b.calls), key=lambda t: -(a.calls.get(t, 0) + b.calls.get(t, 0))
+        set(a.calls) | set(b.calls), key=lambda t: (-(a.calls.get(t, 0) + b.calls.get(t, 0)), t)
     )
     return tuple(
         _row(t, _number(a.calls.get(t, 0.0)), _number(b.calls.get(t, 0.0)))

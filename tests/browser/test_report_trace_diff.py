@@ -39,7 +39,7 @@ RULES: list[dict[str, Any]] = [
     },
 ]
 
-PROMPT = "---\nruns: 2\n---\nWe fixed two bugs since v1.4.0. What is the next version?\n"
+PROMPT = "---\nruns: 4\n---\nWe fixed two bugs since v1.4.0. What is the next version?\n"
 ANSWER = f"---\ntype: regex\npattern: '1\\.4\\.1'\n---\n{IMG}\n"
 
 
@@ -52,7 +52,7 @@ def test_the_trace_diff_shows_hostile_steps_as_text_and_swaps_pairs(
     result = pytester.runpytest(
         "evals", "-p", "no:cacheprovider", "--eval-agent", agent, "--eval-report", "ours.html"
     )
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=8)
     url = (pytester.path / "ours.html").as_uri()
 
     # The browser starts only now: Playwright must not be open while pytester runs pytest.
@@ -111,17 +111,18 @@ def check_typical_pair(page: Page) -> None:
 def check_summary(page: Page) -> None:
     table = page.locator("section.trace-diff table.diff-summary tbody tr")
     lines = [" ".join(t.split()) for t in table.all_inner_texts()]
-    assert "runs graded 2 2" in lines
-    assert "a skill loaded 2 of 2 (100%): release-helper:next-version 0 of 2 (0%)" in lines
+    assert "runs graded 4 4" in lines
+    assert "a skill loaded 4 of 4 (100%): release-helper:next-version 0 of 4 (0%)" in lines
     assert "files written per run 1.00 0.00" in lines
     assert "Read 1.00 1.00" in lines
     assert f"{IMG} 1.00 0.00" in lines
-    assert f"{FILE} 2 of 2 (100%) 0 of 2 (0%)" in lines
+    assert f"{FILE} 4 of 4 (100%) 0 of 4 (0%)" in lines
 
 
 def check_other_pair(page: Page) -> None:
     diff = page.locator("section.trace-diff")
-    assert diff.locator("template").count() == 3  # 2 × 2 pairs, one on the page
+    # 4 × 4 pairs: those that keep a run of the typical pair, one of them on the page.
+    assert diff.locator("template").count() == 6
     diff.get_by_label("Without plugin run").select_option("2")
     caption = diff.locator(".diff-shown .diff-caption").inner_text()
     assert caption == "With plugin, run 1, beside Without plugin, run 2. They part at step 0."
@@ -129,6 +130,12 @@ def check_other_pair(page: Page) -> None:
     page.evaluate(SETTLE)
     found = page.evaluate(FOUND_ACTIVE)
     assert (found["pwned"], found["handlers"], found["scripts"]) == (None, [], [])
+    diff.get_by_label("With plugin run").select_option("2")  # 2-2: not kept
+    assert diff.locator(".diff-shown").inner_text() == (
+        "This pair is not in the report: with many runs it keeps only the pairs that share a"
+        " run with the most typical pair."
+    )
+    diff.get_by_label("With plugin run").select_option("1")
     # Back to the typical pair: the same nodes as the page was served with.
     diff.get_by_label("Without plugin run").select_option("1")
     assert "the most typical run of each arm" in diff.locator(".diff-caption").inner_text()

@@ -98,6 +98,12 @@ def test_a_skill_that_did_not_load_is_a_failed_call_not_a_skill() -> None:
     assert left.right is not None and left.right.kind == "tool" and left.right.failed
 
 
+def test_a_skill_loaded_by_reading_its_file_is_the_same_skill() -> None:
+    read = call("Read", file_path="/tmp/x/home/.claude/skills/next-version/SKILL.md")
+    by_tool = call("Skill", skill="next-version")
+    assert [r.status for r in align(steps(run(read)), steps(run(by_tool)))] == ["same", "same"]
+
+
 def test_paths_in_each_runs_own_folder_are_the_same_path() -> None:
     a = call("Write", file_path="/tmp/s1/run-a/home/cwd/NOTES.md")
     b = call("Write", file_path="/tmp/s1/run-b/home/cwd/NOTES.md")
@@ -227,3 +233,20 @@ def test_the_report_shows_an_ab_cases_diff_under_its_arms_names() -> None:
         " run 1: the most typical run of each arm. They part at step 0."
     )
     assert diff["rows"] == [["0 first divergence", "answer 1.4.1", "answer 2.0.0"]]
+
+
+def test_a_run_read_from_elsewhere_is_bounded_as_a_session_keeps_it() -> None:
+    """A document written elsewhere may hold more calls, and longer inputs, than a session
+    keeps: the first calls are aligned, and a long input costs no more than its length."""
+    import time
+
+    from pytest_plugin_evals.model import TOOL_CALLS_KEPT
+
+    slow = ToolCallBrief("Bash", "/" * 200_000)  # no run folder in it: the worst case
+    many = run(*[slow] * (TOOL_CALLS_KEPT + 10))
+    started = time.process_time()
+    found = steps(many)
+    rows = align(found, found)
+    assert len([s for s in found if s.kind == "tool"]) == TOOL_CALLS_KEPT
+    assert first_divergence(rows) is None
+    assert time.process_time() - started < 5
