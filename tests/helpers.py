@@ -249,3 +249,63 @@ SYNTIC_SEED_SUITE: dict[str, list[dict[str, Any]]] = {
         {"name": "answers something", "prompt": "Summarise what the release helper can do."},
     ]
 }
+
+
+def trace_diffs(page: str) -> dict[str, dict[str, Any]]:
+    """The trace diffs an HTML report shows without script, by case section id: each one's
+    caption and the rows of its step table, each cell's text with its whitespace runs made
+    one space (the pairs kept in ``<template>`` elements are left out)."""
+    from html.parser import HTMLParser
+
+    void = {"area", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
+
+    class Diffs(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.found: dict[str, dict[str, Any]] = {}
+            self.stack: list[tuple[str, str]] = []  # (tag, class)
+            self.current: dict[str, Any] | None = None
+            self.text: list[str] | None = None
+
+        def within(self, cls: str) -> bool:
+            return any(cls in c.split() for _, c in self.stack)
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            got = dict(attrs)
+            if tag in void:
+                return
+            self.stack.append((tag, got.get("class") or ""))
+            if tag == "section" and "trace-diff" in (got.get("class") or "").split():
+                self.current = self.found.setdefault(got.get("id") or "", {"rows": []})
+            if self.current is None or any(t == "template" for t, _ in self.stack):
+                return
+            body = any(t == "tbody" for t, _ in self.stack)
+            if tag == "tr" and body and self.within("diff-steps") and self.within("diff-shown"):
+                self.current["rows"].append([])
+            elif self.within("diff-shown") and (
+                tag == "td" or (tag == "p" and "diff-caption" in (got.get("class") or "").split())
+            ):
+                self.text = []
+
+        def handle_endtag(self, tag: str) -> None:
+            if self.text is not None and tag in ("td", "p") and self.current is not None:
+                said = " ".join("".join(self.text).split())
+                if tag == "td":
+                    self.current["rows"][-1].append(said)
+                else:
+                    self.current["caption"] = said
+                self.text = None
+            while self.stack:
+                if self.stack.pop()[0] == tag:
+                    break
+            if tag == "section":
+                self.current = None
+
+        def handle_data(self, data: str) -> None:
+            if self.text is not None:
+                self.text.append(data)
+
+    parser = Diffs()
+    parser.feed(page)
+    parser.close()
+    return parser.found

@@ -27,6 +27,7 @@ from pytest_plugin_evals.reporting.efficiency import case_table, suite_table
 from pytest_plugin_evals.reporting.grader_splits import grader_splits
 from pytest_plugin_evals.reporting.html_views import comparison_view, interval_pts, overview
 from pytest_plugin_evals.reporting.result import SessionResult
+from pytest_plugin_evals.reporting.trace_diff_view import diff_views
 from pytest_plugin_evals.reporting.triggers import trigger_json, trigger_results
 from pytest_plugin_evals.stats import FDR, Decision, counts, describe
 from pytest_plugin_evals.stats.agreement import LOW_KAPPA
@@ -331,9 +332,11 @@ def render_html(result: SessionResult, document: Mapping[str, Any] | None = None
 
     doc = document_json(result) if document is None else document
     template = _environment().get_template("report.html.j2")
+    view = overview(result)
     return template.render(
         result=result,
-        overview=overview(result),
+        overview=view,
+        diffs=diff_views([case.case for case in view.cases]),
         comparison=comparison_view(doc),
         triggers=trigger_json(trigger_results(result.cases)),
         plugins=_plugins(result),
@@ -347,7 +350,7 @@ def render_html(result: SessionResult, document: Mapping[str, Any] | None = None
         agreement=agreement_view(judge_agreement(result)),
         answer_limit=ANSWER_LIMIT,
         files_listed=FILES_LISTED,
-        css=Markup(_resource("report.css")),
-        js=Markup(_resource("report.js")),
+        css=Markup(_resource("report.css") + _resource("trace_diff.css")),
+        js=Markup(_resource("report.js") + _resource("trace_diff.js")),
         data=Markup(embedded_json(doc)),
     )

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, delay, error, text, tool_use
+from tests.helpers import trace_diffs
 
 SKILL = "release-helper:next-version"
 LAUNCHED = f"Launching skill: {SKILL}"
@@ -77,7 +78,7 @@ def test_skill_fires_and_delta_is_right(
 ) -> None:
     make_plugin(pytester)
     scripted_model.add(*skill_rules())
-    result, doc = run_evals(workers)
+    result, doc = run_evals(workers, "--eval-report=report.html")
     result.assert_outcomes(passed=2)
     (case,) = doc["cases"]
     with_run, without_run = case["arms"]["with"][0], case["arms"]["without"][0]
@@ -91,6 +92,13 @@ def test_skill_fires_and_delta_is_right(
     tool_results = [r["tool_result"] for r in scripted_model.message_requests if r["tool_result"]]
     assert any("Unknown skill" in t for t in tool_results)
     assert any(t.startswith(LAUNCHED) for t in tool_results)
+    # The report's trace diff: the two runs part at the skill, then in their answers.
+    (diff,) = trace_diffs((pytester.path / "report.html").read_text(encoding="utf-8")).values()
+    assert diff["caption"].endswith("the most typical run of each arm. They part at step 0.")
+    (first, with_skill, without_skill), answers = diff["rows"]
+    assert (first, with_skill) == ("0 first divergence", f"skill loaded {SKILL}")
+    assert without_skill.startswith(f'tool Skill {{"skill":"{SKILL}"}} error Unknown skill')
+    assert answers == ["1 differs", "answer 1.4.1: fixes only.", "answer Let us say 2.0.0."]
 
 
 def test_agent_cannot_read_a_grader_file(
