@@ -175,6 +175,17 @@ def found(value: Any) -> str:
     return kind(value)
 
 
+def camel(name: str) -> str:
+    """A field's name as our documents spell their keys: ``started_at`` → ``startedAt``."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def camel_fields(obj: object, *names: str) -> dict[str, Any]:
+    """The attributes ``names`` of ``obj`` as fields of a document, keyed by :func:`camel`."""
+    return {camel(name): getattr(obj, name) for name in names}
+
+
 def json_path(parts: list[str | int]) -> str:
     """``["cases", 0, "costUsd"]`` as ``$.cases[0].costUsd`` (odd keys quoted, escaped)."""
     text = "$"
