@@ -330,30 +330,31 @@ def _baseline(doc: shape.BaselinePlugin | None) -> tuple[BaselinePlugin, ...]:
     )
 
 
+#: What a case's change since an earlier session reads back by.
+_CHANGE: Readers = {
+    **dict.fromkeys(("before", "after", "change", "delta_before", "delta_after"), number),
+    "change_interval": interval,
+    "decision": decision_of,
+}
+
+
 def _comparison(doc: shape.Comparison | None) -> Comparison | None:
     if doc is None:
         return None
     cases = []
     for c in present(doc.cases):
         verdict = OLD_VERDICTS.get(str(c.verdict), str(c.verdict))
-        cases.append(
-            CaseChange(
-                name=c.name or "",
-                dir=c.dir or "",
-                before=number(c.before),
-                after=number(c.after),
-                change=number(c.change),
-                change_interval=interval(c.changeInterval),
-                delta_before=number(c.deltaBefore),
-                delta_after=number(c.deltaAfter),
-                verdict=verdict if verdict in VERDICTS else "inconclusive",
-                decision=decision_of(c.decision),
-            )
-        )
+        verdict = verdict if verdict in VERDICTS else "inconclusive"
+        fields = _fields(c, _CHANGE)
+        cases.append(CaseChange(name=c.name or "", dir=c.dir or "", verdict=verdict, **fields))
     return Comparison(doc.against or "", doc.againstStartedAt or "", tuple(cases))
 
 
 # -- shards ----------------------------------------------------------------------------------
+
+
+#: A shard's case's runs, cost and shard number.
+_SHARD_CASE: Readers = dict.fromkeys(("runs", "cost", "shard"), count)
 
 
 def plan_of(doc: shape.Shard | None) -> ShardPlan | None:
@@ -366,12 +367,7 @@ def plan_of(doc: shape.Shard | None) -> ShardPlan | None:
         weights=doc.weights or "runs",
         cases=tuple(
             ShardCase(
-                nodeid=c.nodeid or "",
-                name=c.name or "",
-                key=c.key or "",
-                runs=count(c.runs),
-                cost=count(c.cost),
-                shard=count(c.shard),
+                nodeid=c.nodeid or "", name=c.name or "", key=c.key or "", **_fields(c, _SHARD_CASE)
             )
             for c in present(doc.suiteCases)
         ),
