@@ -31,7 +31,7 @@ class AgentError(Exception):
 OPEN_KINDS = ("cmd", "py", "replay")
 
 
-#: The agent CLIs the registry declares (``agents/<name>/spec.py``), in its order, each with
+#: The agent CLIs the registry declares (``agents/<name>/spec.yaml``), in its order, each with
 #: its binary: what the options need at start-up (the names, ``--eval-<name>-bin``) without
 #: importing every spec module. tests/unit/test_agent_registry.py checks it against the
 #: registry: an agent added there is added here too.

@@ -1,12 +1,37 @@
-"""A run's tool calls as an agent's stream tells them: each call when it is made, its result
-later, found again by the call's id (the bookkeeping every stream reader shares)."""
+"""What every reader of an agent's stream shares: the run's tool calls as the stream tells them
+(each call when it is made, its result later, found again by the call's id), the stream's
+first and last events, and the trace file read line by line."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, TypeVar
 
-from pytest_plugin_evals.model import ToolCall
+from pytest_plugin_evals.model import ToolCall, Transcript
+
+_Summary = TypeVar("_Summary")
+
+
+@dataclass
+class StreamEnds:
+    """A stream's first and last events: its ``init`` (the run under way) and its ``result``
+    (the run over); None where the stream has none (the CLI ended before)."""
+
+    init: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None
+
+
+def read_trace(
+    path: Path, parse: Callable[[Iterable[str]], tuple[Transcript, _Summary]]
+) -> tuple[Transcript, _Summary]:
+    """The trace file at ``path`` read line by line through ``parse`` (a stream's
+    ``parse_events``), its transcript knowing its file."""
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        transcript, summary = parse(fh)
+    transcript.trace_path = path
+    return transcript, summary
 
 
 class CallLog:

@@ -24,9 +24,8 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 from pytest_plugin_evals.agents.base import AgentError, RunRequest
 from pytest_plugin_evals.agents.cli import UNCONFINED_NOTE, Reach, did_not_start, run_cli
-from pytest_plugin_evals.agents.spec import AgentSpec, Capabilities
+from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.model import Transcript
-from pytest_plugin_evals.util.environment import Passed
 from pytest_plugin_evals.util.process import ProcessResult, exit_text, format_timeout
 
 #: The note of a tool the case lists that the operator did not grant.
@@ -122,7 +121,8 @@ _Agent = TypeVar("_Agent", bound="CliAgent")
 @dataclass(frozen=True)
 class CliAgent:
     """What an agent CLI's adapter shares: its binary and the operator's grants and
-    disallowed tools; its name, capabilities and operator variables from its declaration; its
+    disallowed tools; its declaration (``spec``: its name, capabilities and operator variables,
+    read by :func:`~.base.capabilities_of` and :func:`~.base.passed_of`); its
     binary found by :func:`find_cli`; and its run made by :func:`run_launch`."""
 
     binary: str
@@ -150,10 +150,6 @@ class CliAgent:
     def name(self) -> str:
         return self.spec.name
 
-    @property
-    def capabilities(self) -> Capabilities:
-        return self.spec.capabilities
-
     def unfinished(self, transcript: Transcript, returncode: int | None, *events: object) -> bool:
         """When one of the stream's ``events`` (its start, its result) is missing, the CLI
         ended before its run did: an ``agent_start`` error (:func:`.cli.did_not_start`);
@@ -162,10 +158,6 @@ class CliAgent:
             return False
         did_not_start(transcript, f"{exited(self.name, returncode)} without finishing the run")
         return True
-
-    @property
-    def passed(self) -> Passed:
-        return self.spec.passed
 
     def launch(self, request: RunRequest) -> Launch | Transcript:
         raise NotImplementedError

@@ -1,5 +1,5 @@
-"""The agent CLIs this version knows: every ``agents/<name>/spec.py`` that declares a ``SPEC``
-(:class:`~pytest_plugin_evals.agents.spec.AgentSpec`), found by looking, in their ``rank``
+"""The agent CLIs this version knows: every ``agents/<name>/spec.yaml``
+(:func:`~pytest_plugin_evals.agents.spec.declared`), found by looking, in their ``rank``
 order. Adding an agent is adding its package; nothing here names one.
 
 What is derived from the registry: ``--eval-agent``'s and ``--eval-agents``' accepted names
@@ -12,12 +12,11 @@ canonical tool names (:mod:`.canonical`) and the agents' table in the docs
 
 from __future__ import annotations
 
-import importlib
 import pkgutil
 from functools import cache
 from pathlib import Path
 
-from pytest_plugin_evals.agents.spec import AgentSpec
+from pytest_plugin_evals.agents.spec import SPEC_FILE, AgentSpec, declared
 
 _HERE = Path(__file__).resolve().parent
 
@@ -25,16 +24,11 @@ _HERE = Path(__file__).resolve().parent
 @cache
 def specs() -> tuple[AgentSpec, ...]:
     """Every agent CLI's declaration, by rank then name."""
-    found: list[AgentSpec] = []
-    for info in pkgutil.iter_modules([str(_HERE)]):
-        if not info.ispkg or not (_HERE / info.name / "spec.py").is_file():
-            continue
-        module = importlib.import_module(f"{__package__}.{info.name}.spec")
-        spec = getattr(module, "SPEC", None)
-        if isinstance(spec, AgentSpec):
-            if spec.name != info.name:
-                raise RuntimeError(f"agents/{info.name}/spec.py declares the agent {spec.name!r}")
-            found.append(spec)
+    found = [
+        declared(info.name)
+        for info in pkgutil.iter_modules([str(_HERE)])
+        if info.ispkg and (_HERE / info.name / SPEC_FILE).is_file()
+    ]
     return tuple(sorted(found, key=lambda s: (s.rank, s.name)))
 
 

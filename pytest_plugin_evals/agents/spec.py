@@ -2,8 +2,9 @@
 (an agent CLI: its binary, endpoint and credential variables, tool names, capabilities and
 where its adapter is).
 
-Each agent CLI's package (``agents/<name>/``) declares one ``SPEC`` in its ``spec.py``, which
-imports nothing heavier than this module; :mod:`.registry` finds them. Everything the rest of
+Each agent CLI's package (``agents/<name>/``) declares itself in its ``spec.yaml``: the fields
+of :class:`AgentSpec` but its name (its folder's), read by :func:`declared`; :mod:`.registry`
+finds them. Everything the rest of
 the package says about the agents is read from there: ``--eval-agent`` and ``--eval-agents``,
 the ``--eval-<name>-bin`` options, the operator variables a run may see, the values the
 session redacts, the note of a run whose cost the agent cannot report, and the table in the
@@ -15,6 +16,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -119,3 +122,60 @@ class AgentSpec:
         return getattr(importlib.import_module(module), function)(
             binary, grants=grants, disallow=disallow
         )
+
+
+#: The file of an agent's package that declares it.
+SPEC_FILE = "spec.yaml"
+
+_HERE = Path(__file__).resolve().parent
+
+
+@cache
+def declared(name: str) -> AgentSpec:
+    """The agent CLI ``agents/<name>/spec.yaml`` declares (see :func:`read_spec`)."""
+    return read_spec(_HERE / name)
+
+
+def read_spec(folder: Path) -> AgentSpec:
+    """The agent CLI ``folder``'s ``spec.yaml`` declares: its keys are :class:`AgentSpec`'s
+    fields but ``name`` (the folder's); ``passed`` holds ``names``, ``prefixes`` and
+    ``switched`` (a switch variable → the prefixes it turns on), ``capabilities``
+    :class:`Capabilities`' fields. A file that does not say so is one line naming it."""
+    import yaml
+
+    name, path = folder.name, folder / SPEC_FILE
+    try:
+        fields = dict(yaml.safe_load(path.read_text(encoding="utf-8")))
+        passed = fields.pop("passed", {})
+        switched = passed.pop("switched", {})
+        spec = AgentSpec(
+            name=name,
+            passed=Passed(
+                names=frozenset(passed.pop("names", ())),
+                prefixes=tuple(passed.pop("prefixes", ())),
+                switched=tuple((k, tuple(v)) for k, v in switched.items()),
+                **passed,
+            ),
+            capabilities=Capabilities(**fields.pop("capabilities", {})),
+            credentials=tuple(fields.pop("credentials", ())),
+            version_args=tuple(fields.pop("version_args", ("--version",))),
+            **fields,
+        )
+    except (OSError, yaml.YAMLError, TypeError, ValueError, AttributeError) as exc:
+        raise RuntimeError(f"agents/{name}/{SPEC_FILE}: {exc}") from None
+    _check_types(spec)
+    return spec
+
+
+def _check_types(spec: AgentSpec) -> None:
+    """Every text field a string, every flag a bool, the rank a whole number (YAML reads
+    ``1.0`` or ``yes`` as something else)."""
+    texts = [spec.title, spec.package, spec.version, spec.binary, spec.plugin_loading]
+    texts += [*spec.endpoints, *spec.credentials, *spec.tools, *spec.tools.values()]
+    texts += [*spec.passed.names, *spec.passed.prefixes, *spec.version_args]
+    texts += [u for u in spec.endpoints.values() if u is not None]
+    flags = vars(spec.capabilities).values()
+    if not all(isinstance(t, str) for t in texts) or not all(isinstance(f, bool) for f in flags):
+        raise RuntimeError(f"agents/{spec.name}/{SPEC_FILE}: a value of the wrong type")
+    if not isinstance(spec.rank, int) or isinstance(spec.rank, bool):
+        raise RuntimeError(f"agents/{spec.name}/{SPEC_FILE}: rank is not a whole number")

@@ -7,7 +7,7 @@ A grader is a function ``(spec, ctx) -> Outcome``. ``grade()`` turns the outcome
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pytest_plugin_evals.util.jsregex import JSPattern, Pattern, compile_pattern
@@ -72,6 +72,7 @@ def skip(reason: str) -> Outcome:
     return Outcome(passed=None, explanation=f"skipped: {reason}", skipped=reason)
 
 
+@dataclass(eq=False)
 class GradeContext:
     """One transcript being graded, with what is costly to compute read once.
 
@@ -79,35 +80,28 @@ class GradeContext:
     every grader graded in the same context (see ``grade_all``).
     """
 
-    def __init__(
-        self,
-        transcript: Transcript,
-        case: Case | None = None,
-        judge: AnyJudge | None = None,
-        *,
-        dialect: str | None = None,
-        time_limit: float | None = None,
-        second_judge: AnyJudge | None = None,
-    ) -> None:
-        self.transcript = transcript
-        self.case = case
-        self.judge = judge
-        #: A second judge asked the same prompts, its verdicts recorded and never scored.
-        self.second_judge = second_judge
-        #: Seconds each grader may take matching patterns (None: no limit).
-        self.time_limit = time_limit
-        self._dialect = dialect
-        self._trace: str | None = None
-        self._inputs: dict[int, str] = {}
+    transcript: Transcript
+    case: Case | None = None
+    judge: AnyJudge | None = None
+    _: KW_ONLY
+    #: The regex dialect, whatever the case says (None: the case's).
+    dialect: str | None = None
+    #: Seconds each grader may take matching patterns (None: no limit).
+    time_limit: float | None = None
+    #: A second judge asked the same prompts, its verdicts recorded and never scored.
+    second_judge: AnyJudge | None = None
+    _trace: str | None = field(default=None, init=False, repr=False)
+    _inputs: dict[int, str] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def case_name(self) -> str | None:
         return self.case.name if self.case is not None else None
 
-    def dialect(self, default: str = "js") -> str:
-        """The case's regex dialect; ``default`` (the grader type's own) without a case."""
-        if self._dialect is not None:
-            return self._dialect
+    def dialect_for(self, default: str = "js") -> str:
+        """The regex dialect: the one given, else the case's; ``default`` (the grader type's
+        own) without either."""
+        if self.dialect is not None:
+            return self.dialect
         return self.case.regex_dialect if self.case is not None else default
 
     def pattern(self, source: str, flags: str = "", *, default_dialect: str = "js") -> Pattern:
@@ -116,7 +110,7 @@ class GradeContext:
         JavaScript's ``d`` flag (match indices) never changes what matches, so it is dropped
         before compiling: the embedded engine does not know it.
         """
-        dialect = self.dialect(default_dialect)
+        dialect = self.dialect_for(default_dialect)
         if dialect == "js" and "d" in flags and flags.count("d") == 1:
             flags = flags.replace("d", "")
         return compile_pattern(source, flags, dialect)

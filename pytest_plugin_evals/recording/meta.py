@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast, get_args
 
 from pytest_plugin_evals.model import Abort, InfraKind, MockCall, ToolCall, Transcript
-from pytest_plugin_evals.util.jsonlines import json_path
+from pytest_plugin_evals.util.jsonlines import camel_fields, json_path
 from pytest_plugin_evals.util.plainfiles import relative_name
 
 if TYPE_CHECKING:
@@ -20,14 +20,8 @@ class MetaError(ValueError):
 
 
 def _call_json(call: ToolCall) -> dict[str, Any]:
-    return {
-        "name": call.name,
-        "input": call.input,
-        "output": call.output,
-        "isError": call.is_error,
-        "id": call.id,
-        **({"originalName": call.original_name} if call.original_name else {}),
-    }
+    fields = camel_fields(call, "name", "input", "output", "is_error", "id")
+    return {**fields, **({"originalName": call.original_name} if call.original_name else {})}
 
 
 def transcript_meta(transcript: Transcript, agent: str) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from pytest_plugin_evals.records.shape import (
 from pytest_plugin_evals.reporting.document_error import DocumentError as DocumentError
 from pytest_plugin_evals.reporting.grader_split_shape import GraderSplit, split_range
 from pytest_plugin_evals.reporting.trigger_shape import TriggerSkill, trigger_range
-from pytest_plugin_evals.util.jsonlines import json_path
+from pytest_plugin_evals.util.jsonlines import found, json_path
 
 _Shape = Shape
 
@@ -283,22 +283,6 @@ _EXPECTED = {
 _NOT_NULL_MAPS = ("errors", "skipped")
 
 
-def _found(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)[:30]
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "an object"
-    return type(value).__name__  # pragma: no cover - JSON holds nothing else
-
-
 def _nullable(loc: tuple[Any, ...]) -> bool:
     """Whether the field at ``loc`` may be null (all but a few may)."""
     if len(loc) == 2 and loc[0] in _NOT_NULL_MAPS:
@@ -310,7 +294,7 @@ def check_document(doc: Any, schema_version: int) -> Document:
     """``doc`` (a parsed JSON value) as the result document of ``schema_version`` it is;
     :class:`DocumentError` unless every field read back has the type the writer gives it."""
     if not isinstance(doc, Mapping):
-        raise DocumentError(f"not a result document: expected an object, found {_found(doc)}")
+        raise DocumentError(f"not a result document: expected an object, found {found(doc)}")
     if doc.get("schemaVersion") != schema_version or isinstance(doc.get("schemaVersion"), bool):
         raise DocumentError(f"not a schemaVersion {schema_version} result document")
     try:
@@ -333,5 +317,5 @@ def check_document(doc: Any, schema_version: int) -> Document:
             what = "a list of two numbers (low, high)"
         if _nullable(loc):
             what += " or null"
-        found = _found(error["input"])
-        raise DocumentError(f"expected {what}, found {found}", json_path(list(loc))) from None
+        got = found(error["input"])
+        raise DocumentError(f"expected {what}, found {got}", json_path(list(loc))) from None

@@ -9,7 +9,7 @@ where a case's folder is.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +44,7 @@ from pytest_plugin_evals.reporting.result import (
 from pytest_plugin_evals.scoring import CaseAggregates, Timing
 from pytest_plugin_evals.shards import ShardCase, ShardPlan, ShardSource
 from pytest_plugin_evals.stats import DEFAULT_MARGIN, CaseStop, Stop, decisions
+from pytest_plugin_evals.util.jsonlines import JSONFileError, camel, load_strict
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.records import shape as records_shape
@@ -58,8 +59,6 @@ def read_document(text: str) -> SessionResult:
     :class:`DocumentError` of one line (what is wrong, and where) when the text is not JSON,
     holds a number JSON cannot hold (NaN, Infinity, ``1e400``), or is not a result document
     of this schema whose fields have the types the writer gives them."""
-    from pytest_plugin_evals.util.jsonlines import JSONFileError, load_strict
-
     try:
         doc = load_strict(text)
     except JSONFileError as exc:
@@ -208,36 +207,6 @@ def _sequential(doc: shape.Sequential | None) -> CaseStop | None:
     return CaseStop(int(rounds), int(most), stop)
 
 
-def _case_aggregates(doc: shape.CaseAggregates | None) -> CaseAggregates:
-    doc = doc or _blank("CaseAggregates")
-    return CaseAggregates(
-        score=number(doc.score),
-        pass_rate=number(doc.passRate),
-        passed=doc.passed is True,
-        score_without=number(doc.scoreWithout),
-        pass_rate_without=number(doc.passRateWithout),
-        delta=number(doc.delta),
-        delta_note=doc.deltaNote or None,
-        runs_graded=count(doc.runsGraded),
-        runs_errored=count(doc.runsErrored),
-        runs_not_made=count(doc.runsNotMade),
-        score_interval=interval(doc.scoreInterval),
-        pass_rate_interval=interval(doc.passRateInterval),
-        score_without_interval=interval(doc.scoreWithoutInterval),
-        pass_rate_without_interval=interval(doc.passRateWithoutInterval),
-        delta_interval=interval(doc.deltaInterval),
-        delta_significant=doc.deltaSignificant,
-        delta_decision=decision_of(doc.deltaDecision),
-        sequential=_sequential(doc.sequential),
-        reducer=doc.reducer or "mean",
-        unstable=tuple(present(doc.unstable)),
-        timing=_timing(doc.latency, doc.tokens, count(doc.runsGraded)),
-    )
-
-
-# -- the suite's numbers ---------------------------------------------------------------------
-
-
 def decision_of(doc: shape.Decision | None) -> decisions.Decision | None:
     """The verdict on a difference a document holds (None when it holds none we know)."""
     if doc is None or doc.verdict not in decisions.VERDICTS:
@@ -253,6 +222,70 @@ def decision_of(doc: shape.Decision | None) -> decisions.Decision | None:
     )
 
 
+#: Fields of a dataclass, each with what reads its value from the document's.
+Readers = Mapping[str, Callable[[Any], Any]]
+
+
+def _fields(doc: Any, readers: Readers) -> dict[str, Any]:
+    """The fields ``readers`` name, each read by its reader from the document's field of the
+    same name in camelCase (``pass_rate`` from ``passRate``)."""
+    return {name: read(getattr(doc, camel(name))) for name, read in readers.items()}
+
+
+def _as_is(value: Any) -> Any:
+    return value  # the check typed it (``true``, ``false`` or null)
+
+
+def _flag(value: Any) -> bool:
+    return value is True
+
+
+#: The numbers of a case's arms, each with its interval.
+_ARM_NUMBERS = ("score", "pass_rate", "score_without", "pass_rate_without", "delta")
+#: A difference's interval, whether it excludes 0, and its verdict (``<name>_…``).
+_DIFFERENCE: Readers = {"interval": interval, "significant": _as_is, "decision": decision_of}
+#: What a case's numbers read back by.
+_CASE: Readers = {
+    **dict.fromkeys(_ARM_NUMBERS, number),
+    **{f"{name}_interval": interval for name in _ARM_NUMBERS},
+    **{f"delta_{part}": read for part, read in _DIFFERENCE.items()},
+    **dict.fromkeys(("runs_graded", "runs_errored", "runs_not_made"), count),
+    "passed": _flag,
+}
+#: What the suite's and each agent's numbers read back by.
+_TOTALS: Readers = {
+    "cases_passed": count,
+    "mean_delta": number,
+    **{f"mean_delta_{part}": read for part, read in _DIFFERENCE.items()},
+    "runs_total": count,
+    "runs_graded": count,
+}
+_SUITE: Readers = {
+    **_TOTALS,
+    **dict.fromkeys(("overall_score", "overall_pass_rate", "overall_score_without"), number),
+    **dict.fromkeys(("cases_total", "cases_unstable", "rate_limit_retries"), count),
+    **dict.fromkeys(("runs_errored", "runs_not_made", "runs_skipped", "runs_not_started"), count),
+    "threshold_met": _flag,
+    "rate_limit_wait_seconds": real,
+}
+_AGENT: Readers = {**_TOTALS, "cases": count, "cost_usd": real, "cost_unknown": _flag}
+
+
+def _case_aggregates(doc: shape.CaseAggregates | None) -> CaseAggregates:
+    doc = doc or _blank("CaseAggregates")
+    return CaseAggregates(
+        **_fields(doc, _CASE),
+        delta_note=doc.deltaNote or None,
+        sequential=_sequential(doc.sequential),
+        reducer=doc.reducer or "mean",
+        unstable=tuple(present(doc.unstable)),
+        timing=_timing(doc.latency, doc.tokens, count(doc.runsGraded)),
+    )
+
+
+# -- the suite's numbers ---------------------------------------------------------------------
+
+
 def _margin(value: Any) -> float:
     margin = number(value)
     return DEFAULT_MARGIN if margin is None or not 0 <= margin <= 1 else margin
@@ -261,52 +294,23 @@ def _margin(value: Any) -> float:
 def _suite_aggregates(doc: shape.Aggregates | None) -> SuiteAggregates:
     if doc is None:
         return SuiteAggregates()
-    graded = count(doc.runsGraded)
     return SuiteAggregates(
-        cases_total=count(doc.casesTotal),
-        cases_passed=count(doc.casesPassed),
-        overall_score=number(doc.overallScore),
-        overall_pass_rate=number(doc.overallPassRate),
-        mean_delta=number(doc.meanDelta),
-        overall_score_without=number(doc.overallScoreWithout),
-        runs_total=count(doc.runsTotal),
-        runs_graded=graded,
-        runs_errored=count(doc.runsErrored),
-        runs_not_made=count(doc.runsNotMade),
-        runs_skipped=count(doc.runsSkipped),
-        runs_not_started=count(doc.runsNotStarted),
-        threshold_met=doc.thresholdMet is True,
-        mean_delta_interval=interval(doc.meanDeltaInterval),
-        mean_delta_significant=doc.meanDeltaSignificant,
-        mean_delta_decision=decision_of(doc.meanDeltaDecision),
+        **_fields(doc, _SUITE),
         margin=_margin(doc.margin),
         reducer=doc.reducer or "mean",
-        cases_unstable=count(doc.casesUnstable),
-        timing=_timing(doc.latency, doc.tokens, graded),
-        rate_limit_retries=count(doc.rateLimitRetries),
-        rate_limit_wait_seconds=real(doc.rateLimitWaitSeconds),
+        timing=_timing(doc.latency, doc.tokens, count(doc.runsGraded)),
     )
 
 
 def _agent(doc: shape.Agent) -> AgentSummary:
-    graded = count(doc.runsGraded)
     return AgentSummary(
+        **_fields(doc, _AGENT),
         label=doc.agent or "",
         spec=doc.spec or "",
-        cases=count(doc.cases),
-        cases_passed=count(doc.casesPassed),
         score=number(doc.overallScore),
         score_without=number(doc.overallScoreWithout),
-        mean_delta=number(doc.meanDelta),
-        mean_delta_interval=interval(doc.meanDeltaInterval),
-        mean_delta_significant=doc.meanDeltaSignificant,
-        mean_delta_decision=decision_of(doc.meanDeltaDecision),
-        runs_total=count(doc.runsTotal),
-        runs_graded=graded,
         errors={k: count(v) for k, v in (doc.errors or {}).items() if isinstance(v, int)},
-        cost_usd=real(doc.costUsd),
-        cost_unknown=doc.costUnknown is True,
-        timing=_timing(doc.latency, doc.tokens, graded),
+        timing=_timing(doc.latency, doc.tokens, count(doc.runsGraded)),
     )
 
 
@@ -326,30 +330,31 @@ def _baseline(doc: shape.BaselinePlugin | None) -> tuple[BaselinePlugin, ...]:
     )
 
 
+#: What a case's change since an earlier session reads back by.
+_CHANGE: Readers = {
+    **dict.fromkeys(("before", "after", "change", "delta_before", "delta_after"), number),
+    "change_interval": interval,
+    "decision": decision_of,
+}
+
+
 def _comparison(doc: shape.Comparison | None) -> Comparison | None:
     if doc is None:
         return None
     cases = []
     for c in present(doc.cases):
         verdict = OLD_VERDICTS.get(str(c.verdict), str(c.verdict))
-        cases.append(
-            CaseChange(
-                name=c.name or "",
-                dir=c.dir or "",
-                before=number(c.before),
-                after=number(c.after),
-                change=number(c.change),
-                change_interval=interval(c.changeInterval),
-                delta_before=number(c.deltaBefore),
-                delta_after=number(c.deltaAfter),
-                verdict=verdict if verdict in VERDICTS else "inconclusive",
-                decision=decision_of(c.decision),
-            )
-        )
+        verdict = verdict if verdict in VERDICTS else "inconclusive"
+        fields = _fields(c, _CHANGE)
+        cases.append(CaseChange(name=c.name or "", dir=c.dir or "", verdict=verdict, **fields))
     return Comparison(doc.against or "", doc.againstStartedAt or "", tuple(cases))
 
 
 # -- shards ----------------------------------------------------------------------------------
+
+
+#: A shard's case's runs, cost and shard number.
+_SHARD_CASE: Readers = dict.fromkeys(("runs", "cost", "shard"), count)
 
 
 def plan_of(doc: shape.Shard | None) -> ShardPlan | None:
@@ -362,12 +367,7 @@ def plan_of(doc: shape.Shard | None) -> ShardPlan | None:
         weights=doc.weights or "runs",
         cases=tuple(
             ShardCase(
-                nodeid=c.nodeid or "",
-                name=c.name or "",
-                key=c.key or "",
-                runs=count(c.runs),
-                cost=count(c.cost),
-                shard=count(c.shard),
+                nodeid=c.nodeid or "", name=c.name or "", key=c.key or "", **_fields(c, _SHARD_CASE)
             )
             for c in present(doc.suiteCases)
         ),

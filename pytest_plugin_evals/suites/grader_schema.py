@@ -291,21 +291,32 @@ def _tool_used(m: Any, raw: dict[str, Any], spot: Spot, body: str, body_line: in
     return {"tool": m.tool, "input_match": input_match, "min": m.min, "max": m.max}, None
 
 
+def tool_entry(value: Value, keys: tuple[str, str]) -> tuple[str, Value | None]:
+    """A tool named alone or as ``{<name>, <detail>}`` (the two ``keys``): its name, and the
+    detail's value (None when it is absent or null); one clear line for anything else."""
+    name_key, detail_key = keys
+    shape = f"{{{name_key}, {detail_key}}}"
+    if isinstance(value.raw, str):
+        return v.string(value), None
+    if not isinstance(value.raw, dict):
+        value.fail(f"must be a tool name or {shape} (got {v.kind(value.raw)})")
+    inner = value.spot.child(value.key, f"{value.label}.")
+    v.check_keys(value.raw, inner, keys, "key")
+    name_value = inner.value(value.raw, name_key)
+    if name_value is None:
+        value.fail(f"needs a {name_key}: {shape}")
+    detail = inner.value(value.raw, detail_key)
+    return v.string(name_value), None if detail is None or detail.raw is None else detail
+
+
 def _order_side(value: Value | None, spot: Spot, side: str) -> str | dict[str, Any]:
     if value is None:
         spot.fail(f"{spot.label(side)} is required (a tool name, or {{tool, input_match}})")
+    tool, match_value = tool_entry(value, ("tool", "input_match"))
     if isinstance(value.raw, str):
-        return v.string(value)
-    if not isinstance(value.raw, dict):
-        value.fail(f"must be a tool name or {{tool, input_match}} (got {v.kind(value.raw)})")
-    inner = value.spot.child(value.key, f"{value.label}.")
-    v.check_keys(value.raw, inner, ("tool", "input_match"), "key")
-    tool_value = inner.value(value.raw, "tool")
-    if tool_value is None:
-        value.fail("needs a tool: {tool, input_match}")
-    found: dict[str, Any] = {"tool": v.string(tool_value)}
-    match_value = inner.value(value.raw, "input_match")
-    if match_value is not None and match_value.raw is not None:
+        return tool
+    found: dict[str, Any] = {"tool": tool}
+    if match_value is not None:
         found["input_match"] = _compile(match_value)
     return found
 

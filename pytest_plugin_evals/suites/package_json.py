@@ -15,6 +15,7 @@ from typing import Any
 from pytest_plugin_evals.model import MATCHER_OPERATORS, Case, GraderSpec, LoadError
 from pytest_plugin_evals.suites import validate as v
 from pytest_plugin_evals.suites.file_case import file_case
+from pytest_plugin_evals.suites.grader_schema import tool_entry
 from pytest_plugin_evals.suites.json_lines import JSONProblem, load_json
 from pytest_plugin_evals.suites.validate import Spot, Value
 from pytest_plugin_evals.util import jsregex as patterns
@@ -134,21 +135,9 @@ def _expectation(item: Any, parent: Spot, index: int) -> GraderSpec:
 
 
 def _calls_tool(value: Value, path: str, line: int | None) -> GraderSpec:
-    if isinstance(value.raw, str):
-        tool = v.string(value)
-        config: dict[str, Any] = {"name": tool, "arguments": None}
-        return GraderSpec(f"calls tool {tool}", "callsTool", config, path=path, line=line)
-    if not isinstance(value.raw, dict):
-        value.fail(f"must be a tool name or {{name, arguments}} (got {v.kind(value.raw)})")
-    inner = value.spot.child(value.key, f"{value.label}.")
-    v.check_keys(value.raw, inner, ("name", "arguments"), "key")
-    name_value = inner.value(value.raw, "name")
-    if name_value is None:
-        value.fail("needs a name: {name, arguments}")
-    tool = v.string(name_value)
-    arguments_value = inner.value(value.raw, "arguments")
+    tool, arguments_value = tool_entry(value, ("name", "arguments"))
     arguments = None
-    if arguments_value is not None and arguments_value.raw is not None:
+    if arguments_value is not None:
         arguments = v.mapping(arguments_value)
         _check_matcher(arguments_value)
     shown = f" ({', '.join(map(str, arguments))})" if arguments else ""

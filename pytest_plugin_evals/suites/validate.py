@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field, StrictBool, StrictStr, TypeAdapter, Valid
 from pydantic_core import ErrorDetails
 
 from pytest_plugin_evals.model import Case, LoadError
-from pytest_plugin_evals.util import safeload
+from pytest_plugin_evals.util import jsonlines, safeload
 from pytest_plugin_evals.util.frontmatter import Located
 from pytest_plugin_evals.util.suggest import did_you_mean
 
@@ -101,33 +101,16 @@ def read_source(path: Path) -> str:
 
 
 def kind(value: Any) -> str:
-    """What a value is, in words: ``a string``, ``a number``, ``a list`` ..."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    return f"a {type(value).__name__}"
+    """What a value is, in words: ``a string``, ``a number``, ``a list``, ``a mapping`` ..."""
+    return jsonlines.kind(value, mapping="a mapping")
 
 
 def show(value: Any) -> str:
-    """A value as a message quotes it: scalars literally, containers by kind."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
+    """A value as a message quotes it: a string quoted, other scalars literally, containers by
+    kind."""
     if isinstance(value, str):
         return f'"{value}"'
-    return kind(value)
+    return kind(value) if isinstance(value, (list, tuple, Mapping)) else jsonlines.found(value)
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from . import gemini
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 #: Text and tool input are streamed in deltas of at most this many characters.
 DELTA_SIZE = 16
+
+_Answer = TypeVar("_Answer", ChatAnswer, ResponsesAnswer)
 
 _SECRET_HEADERS = frozenset({"x-api-key", "authorization", "x-goog-api-key"})
 
@@ -137,18 +139,9 @@ class Handler(BaseHTTPRequestHandler):
         return self._error(ApiError(404, "not_found_error", f"{method} {path} is not served here"))
 
     def _chat(self, body: Any, summary: Request) -> None:
-        model = self.model
-        chosen = self._chosen(body, summary)
-        if chosen is None:
+        answer = self._answer(body, summary, ChatAnswer, cost=self.model.openai_cost)
+        if answer is None:
             return None
-        answer = ChatAnswer(
-            chosen,
-            summary.model,
-            usage=model.usage,
-            cost=model.openai_cost,
-            next_id=model._next_id,
-            default_text=model.default_text,
-        )
         if not self.entry["stream"]:
             return self._json(200, answer.completion())
         options = body.get("stream_options")
@@ -156,21 +149,30 @@ class Handler(BaseHTTPRequestHandler):
         self._stream(sse_chunks(answer.chunks(include_usage, DELTA_SIZE)))
 
     def _responses(self, body: Any, summary: Request) -> None:
-        model = self.model
-        chosen = self._chosen(body, summary)
-        if chosen is None:
+        answer = self._answer(body, summary, ResponsesAnswer, tools=offered_tools(body))
+        if answer is None:
             return None
-        answer = ResponsesAnswer(
-            chosen,
-            summary.model,
-            tools=offered_tools(body),
-            usage=model.usage,
-            next_id=model._next_id,
-            default_text=model.default_text,
-        )
         if not self.entry["stream"]:
             return self._json(200, answer.response())
         self._stream(sse_events(answer.events(DELTA_SIZE)))
+
+    def _answer(
+        self, body: Any, summary: Request, make: Callable[..., _Answer], **extra: Any
+    ) -> _Answer | None:
+        """The OpenAI-shaped answer (``make``: its builder) to the rule the request matches;
+        None when :meth:`_chosen` has answered with an error."""
+        chosen = self._chosen(body, summary)
+        if chosen is None:
+            return None
+        model = self.model
+        return make(
+            chosen,
+            summary.model,
+            usage=model.usage,
+            next_id=model._next_id,
+            default_text=model.default_text,
+            **extra,
+        )
 
     def _gemini(self, path: str, body: Any, summary: Request) -> None:
         model, method = self.model, gemini.gemini_method(path)

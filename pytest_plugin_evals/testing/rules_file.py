@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..util.jsonlines import found
 from ..util.safeload import OverBound, compose_yaml, json_data
 from .rules import Reply, Rule, delay, error, text, tool_use
 
@@ -108,20 +109,6 @@ class _At(Exception):
         self.message = message
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "nothing"
-    if isinstance(value, bool):
-        return "true or false"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, (int, float)):
-        return f"the number {value}"
-    return f"the string {str(value)[:40]!r}"
-
-
 def _plain(node: _Node) -> Any:
     if isinstance(node.value, dict):
         return {k: _plain(v) for k, v in node.value.items()}
@@ -132,7 +119,7 @@ def _plain(node: _Node) -> Any:
 
 def _keys(node: _Node, allowed: tuple[str, ...], where: str) -> dict[str, _Node]:
     if not isinstance(node.value, dict):
-        raise _At(node.line, f"{where}: expected a mapping, found {_kind(node.value)}")
+        raise _At(node.line, f"{where}: expected a mapping, found {found(node.value)}")
     for key, value in node.value.items():
         if key not in allowed:
             raise _At(value.line, f"{where}: unknown key {key!r} (keys: {', '.join(allowed)})")
@@ -154,7 +141,7 @@ def _match(node: _Node, where: str) -> str | re.Pattern[str]:
 
 def _number(node: _Node, where: str) -> float:
     if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
-        raise _At(node.line, f"{where}: expected a number, found {_kind(node.value)}")
+        raise _At(node.line, f"{where}: expected a number, found {found(node.value)}")
     return float(node.value)
 
 
@@ -169,7 +156,7 @@ def _part(node: _Node, where: str) -> Reply:
     try:
         if kind == "text":
             if not isinstance(value.value, str):
-                raise _At(value.line, f"{at}: expected a string, found {_kind(value.value)}")
+                raise _At(value.line, f"{at}: expected a string, found {found(value.value)}")
             return text(value.value)
         if kind == "delay":
             return delay(_number(value, at))
@@ -210,7 +197,7 @@ def _str_or_none(node: _Node | None, where: str) -> str | None:
     if node is None or node.value is None:
         return None
     if not isinstance(node.value, str):
-        raise _At(node.line, f"{where}: expected a string, found {_kind(node.value)}")
+        raise _At(node.line, f"{where}: expected a string, found {found(node.value)}")
     return node.value
 
 
@@ -259,7 +246,7 @@ def _file(root: _Node) -> RulesFile:
             raise _At(root.line, "the file: needs rules: a list of rules")
         listed = top["rules"]
     if not isinstance(listed.value, list):
-        raise _At(listed.line, f"rules: expected a list, found {_kind(listed.value)}")
+        raise _At(listed.line, f"rules: expected a list, found {found(listed.value)}")
     rules = tuple(_rule(n, f"rules[{i}]") for i, n in enumerate(listed.value))
     default = top.get("default_text")
     usage = top.get("usage")

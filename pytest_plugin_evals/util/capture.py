@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
@@ -66,41 +67,33 @@ def _join_inside_string(head: bytes, tail: bytes, marker: bytes) -> bytes | None
     return None
 
 
+@dataclass(eq=False)
 class Capture:
     """One output stream of a process, written to ``sink`` within a budget (see module doc)."""
 
-    def __init__(
-        self,
-        sink: BinaryIO,
-        *,
-        json_lines: bool,
-        budget: int = KEEP_BYTES,
-        line_limit: int = LINE_LIMIT,
-        line_end: int = LINE_END,
-        tail_keep: int = TAIL_KEEP,
-    ) -> None:
-        self.sink = sink
-        self.json_lines = json_lines
-        self.budget = budget
-        self.line_limit = line_limit
-        self.line_end = line_end
-        self.tail_keep = tail_keep
-        self.written = 0
-        self.seen = 0
-        #: The current line, while it is short.
-        self.line = bytearray()
-        #: The current line's first bytes, once it is long; its last bytes; its length.
-        self.long_head: bytes | None = None
-        self.long_tail = bytearray()
-        self.long_size = 0
-        #: Once over the budget: blocks of whole lines, the newest last.
-        self.tail: deque[bytes] = deque()
-        self.tail_size = 0
-        self.dropped_lines = 0
-        self.dropped_bytes = 0
-        self.cut_lines = 0
-        self.cut_bytes = 0
-        self.closed = False
+    sink: BinaryIO
+    _: KW_ONLY
+    json_lines: bool
+    budget: int = KEEP_BYTES
+    line_limit: int = LINE_LIMIT
+    line_end: int = LINE_END
+    tail_keep: int = TAIL_KEEP
+    written: int = field(default=0, init=False)
+    seen: int = field(default=0, init=False)
+    #: The current line, while it is short.
+    line: bytearray = field(default_factory=bytearray, init=False)
+    #: The current line's first bytes, once it is long; its last bytes; its length.
+    long_head: bytes | None = field(default=None, init=False)
+    long_tail: bytearray = field(default_factory=bytearray, init=False)
+    long_size: int = field(default=0, init=False)
+    #: Once over the budget: blocks of whole lines, the newest last.
+    tail: deque[bytes] = field(default_factory=deque, init=False)
+    tail_size: int = field(default=0, init=False)
+    dropped_lines: int = field(default=0, init=False)
+    dropped_bytes: int = field(default=0, init=False)
+    cut_lines: int = field(default=0, init=False)
+    cut_bytes: int = field(default=0, init=False)
+    closed: bool = field(default=False, init=False)
 
     # -- input ------------------------------------------------------------------------------
 

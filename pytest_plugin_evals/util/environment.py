@@ -70,21 +70,16 @@ class Passed:
         return tuple(found)
 
 
-#: Claude Code's: its endpoint, key and settings, and a cloud provider's when selected.
-CLAUDE = Passed(
+#: What a judge or a model playing an MCP server may read: every provider's own variables
+#: (it runs in the harness, never in a run's sandbox): OpenAI's, and Claude Code's (a cloud
+#: provider's when selected), as its declaration lists them (``agents/claude/spec.yaml``).
+JUDGES = Passed(
+    names=frozenset({"OPENAI_BASE_URL", "OPENAI_API_KEY"}),
     prefixes=("ANTHROPIC_", "CLAUDE_CODE_"),
     switched=(
         ("CLAUDE_CODE_USE_BEDROCK", ("AWS_",)),
         ("CLAUDE_CODE_USE_VERTEX", ("GOOGLE_", "CLOUD_ML_", "VERTEX_")),
     ),
-)
-
-#: What a judge or a model playing an MCP server may read: every provider's own variables
-#: (it runs in the harness, never in a run's sandbox).
-JUDGES = Passed(
-    names=frozenset({"OPENAI_BASE_URL", "OPENAI_API_KEY"}),
-    prefixes=CLAUDE.prefixes,
-    switched=CLAUDE.switched,
 )
 
 

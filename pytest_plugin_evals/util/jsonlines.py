@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 #: How deep a kept value may nest; deeper parts are replaced by :data:`TOO_DEEP`.
@@ -144,6 +144,46 @@ class _Unheld:
 _FLOAT_DIGITS = 309
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def kind(value: Any, *, mapping: str = "an object") -> str:
+    """What a value of a JSON or YAML document is, in words: ``null``, ``a boolean``, ``a
+    number``, ``a string``, ``a list``, or ``mapping`` (the word for a mapping: ``an object``
+    in JSON's, ``a mapping`` in YAML's)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, Mapping):
+        return mapping
+    return f"a {type(value).__name__}"
+
+
+def found(value: Any) -> str:
+    """A value as a message says it found it: ``true``, ``false``, a number (at most 30
+    characters), else its :func:`kind`: never text of the document, which may be anyone's."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)[:30]
+    return kind(value)
+
+
+def camel(name: str) -> str:
+    """A field's name as our documents spell their keys: ``started_at`` → ``startedAt``."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def camel_fields(obj: object, *names: str) -> dict[str, Any]:
+    """The attributes ``names`` of ``obj`` as fields of a document, keyed by :func:`camel`."""
+    return {camel(name): getattr(obj, name) for name in names}
 
 
 def json_path(parts: list[str | int]) -> str:

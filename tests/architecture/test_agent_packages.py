@@ -16,7 +16,7 @@ PREFIX = "pytest_plugin_evals.agents."
 
 def adapter_packages() -> list[str]:
     """The folders of ``agents/`` that are an agent's own package (they declare a spec)."""
-    return sorted(p.parent.name for p in AGENTS.glob("*/spec.py"))
+    return sorted(p.parent.name for p in AGENTS.glob("*/spec.yaml"))
 
 
 def imported(path: Path, root: Path = AGENTS) -> list[tuple[str, int]]:

@@ -20,24 +20,6 @@ from tests.e2e.release_kit import make_skill_plugin as make_plugin
 from tests.e2e.tracker_kit import CREATE, SEARCH, make_tracker, markers
 
 
-def test_only_the_tools_the_run_may_use_are_offered(
-    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_qwen: Run
-) -> None:
-    make_plugin(
-        pytester, tools="[Bash, Skill]", graders={"ok": "---\ntype: regex\npattern: OK\n---\n"}
-    )
-    result, doc = run_qwen("--eval-ablation", "none")
-    result.assert_outcomes(passed=1)
-    firsts = [r for r in first_requests(scripted_model.chat_requests) if r["tools"]]
-    assert firsts
-    for first in firsts:
-        offered = set(first["tools"])
-        assert {"skill", "read_file", "glob", "grep_search"} <= offered
-        assert not offered & {"run_shell_command", "write_file", "edit", "web_fetch", "agent"}
-    (run,) = doc["cases"][0]["arms"]["with"]
-    assert "not granted (add --eval-allow-tools): Bash" in run["notes"]
-
-
 def test_stand_ins_answer_with_claude_codes_names_in_the_with_arm_only(
     pytester: pytest.Pytester, scripted_model: ScriptedModel, run_qwen: Run
 ) -> None:
@@ -76,12 +58,23 @@ def test_stand_ins_answer_with_claude_codes_names_in_the_with_arm_only(
     assert markers(with_run) == markers(without_run) == set()
 
 
-def test_a_rejected_key_is_an_infrastructure_error(
+def test_a_rejected_key_is_an_infrastructure_error_and_only_granted_tools_are_offered(
     pytester: pytest.Pytester, scripted_model: ScriptedModel, run_qwen: Run
 ) -> None:
-    make_plugin(pytester, graders={"ok": "---\ntype: regex\npattern: OK\n---\n"})
+    """The case lists Bash, which the session does not grant: the request the key was refused
+    for offered the readers and the skill tool, no shell, and the run says why."""
+    make_plugin(
+        pytester, tools="[Bash, Skill]", graders={"ok": "---\ntype: regex\npattern: OK\n---\n"}
+    )
     scripted_model.add(Rule(reply=error(401)))
     result, doc = run_qwen("--eval-ablation", "none")
     (run,) = doc["cases"][0]["arms"]["with"]
     assert run["infraError"] == "auth", run
     result.assert_outcomes(errors=1)
+    firsts = [r for r in first_requests(scripted_model.chat_requests) if r["tools"]]
+    assert firsts
+    for first in firsts:
+        offered = set(first["tools"])
+        assert {"skill", "read_file", "glob", "grep_search"} <= offered
+        assert not offered & {"run_shell_command", "write_file", "edit", "web_fetch", "agent"}
+    assert "not granted (add --eval-allow-tools): Bash" in run["notes"]

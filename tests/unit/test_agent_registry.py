@@ -29,6 +29,7 @@ from pytest_plugin_evals.agents.registry import (
     names,
     specs,
 )
+from pytest_plugin_evals.agents.spec import read_spec
 from pytest_plugin_evals.plugin.options import OPTIONS
 from pytest_plugin_evals.util.environment import allowed_environment
 from pytest_plugin_evals.util.redact import Redactor, secrets_in
@@ -238,3 +239,50 @@ def test_a_count_of_agent_clis_is_the_registrys(path: Path) -> None:
         assert match.group(1).lower() == declared, (
             f"{path.name}: {match.group(0)!r}, where the registry declares {declared}"
         )
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("title: [a list]\npackage: p\nversion: '1'\nendpoints: {}\ncredentials: []\ntools: {}\n",
+         "a value of the wrong type"),
+        ("title: t\npackage: p\nversion: 1.0\nendpoints: {}\ncredentials: []\ntools: {}\n",
+         "a value of the wrong type"),
+        ("title: t\npackage: p\nversion: '1'\nendpoints: {}\ncredentials: []\ntools: {}\n"
+         "rank: 1.5\n", "rank is not a whole number"),
+        ("title: t\npackage: p\nversion: '1'\nendpoints: {}\ncredentials: []\ntools: {}\n"
+         "capabilities: {prices: yes please}\n", "a value of the wrong type"),
+        ("title: t\npackage: p\nversion: '1'\nendpoints: {}\ncredentials: []\ntools: {}\n"
+         "colour: blue\n", "unexpected keyword argument 'colour'"),
+        ("- a list\n", "agents/newcli/spec.yaml: "),
+    ],
+)  # fmt: skip
+def test_a_declaration_of_the_wrong_shape_is_one_line_naming_its_file(
+    tmp_path: Path, text: str, says: str
+) -> None:
+    folder = tmp_path / "newcli"
+    folder.mkdir()
+    (folder / "spec.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(RuntimeError, match=re.escape(says)) as caught:
+        read_spec(folder)
+    assert str(caught.value).startswith("agents/newcli/spec.yaml: ")
+    assert "\n" not in str(caught.value)
+
+
+def test_a_declaration_reads_every_field_of_the_spec(tmp_path: Path) -> None:
+    folder = tmp_path / "newcli"
+    folder.mkdir()
+    (folder / "spec.yaml").write_text(
+        "title: New CLI\npackage: new-cli\nversion: 2.0.1\nendpoints: {NEW_URL: null}\n"
+        "passed: {names: [NEW_KEY], prefixes: [NEW_], switched: {NEW_CLOUD: [CLOUD_]}}\n"
+        "credentials: [NEW_KEY]\ntools: {sh: Bash}\ncapabilities: {prices: false}\nrank: 7\n"
+        "binary: newcli-bin\nversion_args: [version]\n",
+        encoding="utf-8",
+    )
+    spec = read_spec(folder)
+    assert (spec.name, spec.binary, spec.version, spec.rank) == ("newcli", "newcli-bin", "2.0.1", 7)
+    assert spec.passed.prefixes_in({"NEW_CLOUD": "1"}) == ("NEW_", "CLOUD_")
+    assert spec.passed.names == {"NEW_KEY"} and spec.credentials == ("NEW_KEY",)
+    assert dict(spec.endpoints) == {"NEW_URL": None} and dict(spec.tools) == {"sh": "Bash"}
+    assert spec.version_args == ("version",)
+    assert spec.cost_note == "cost unknown: newcli reports tokens, no price"

@@ -26,18 +26,20 @@ from pytest_plugin_evals.agents.claude.shell import (
     sandbox_settings,
     shell_tools,
 )
-from pytest_plugin_evals.agents.claude.spec import ENDPOINTS, SPEC
 from pytest_plugin_evals.agents.claude.stream_json import StreamSummary, parse_file, run_error
 from pytest_plugin_evals.agents.cli import check_answered, failed_outside, reach_of
 from pytest_plugin_evals.agents.confine import INSIDE_TMPDIR
 from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended
 from pytest_plugin_evals.agents.permissions import plan_tools
 from pytest_plugin_evals.agents.plugins import has_hooks, plugin_contents
+from pytest_plugin_evals.agents.spec import declared
 from pytest_plugin_evals.agents.workspace import copy_add_dirs, original_add_dirs
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.claude import ClaudeNotFound, find_claude
 from pytest_plugin_evals.util.manifest import is_plugin, skill_root
 from pytest_plugin_evals.util.process import ProcessResult
+
+SPEC = declared("claude")
 
 #: The endpoints of the cloud providers Claude Code can use instead (when selected).
 BEDROCK_ENDPOINTS: dict[str, str | None] = {"ANTHROPIC_BEDROCK_BASE_URL": None}
@@ -50,7 +52,7 @@ VERTEX_ENDPOINTS: dict[str, str | None] = {
 def endpoint_variables(env: dict[str, str]) -> dict[str, str | None]:
     """The variables naming the endpoints of Claude Code's provider in ``env``: Anthropic's,
     or Bedrock's (its region's runtime) or Vertex AI's when one is selected."""
-    found = dict(ENDPOINTS)
+    found = dict(SPEC.endpoints)
     if env.get("CLAUDE_CODE_USE_BEDROCK", "") not in ("", "0", "false"):
         region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1"
         found.update(BEDROCK_ENDPOINTS)

@@ -12,18 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_plugin_evals.agents.calls import CallLog
+from pytest_plugin_evals.agents.calls import CallLog, StreamEnds, read_trace
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.jsonlines import amount, count, load_events, number
 from pytest_plugin_evals.util.message_text import content_text
 
 
 @dataclass
-class StreamSummary:
+class StreamSummary(StreamEnds):
     """What the trace says beyond the transcript: the init event and how the run ended."""
 
-    init: dict[str, Any] | None = None
-    result: dict[str, Any] | None = None
     api_error_status: int | None = None
     api_error_text: str | None = None
     #: Claude Code's name for the API error (``authentication_failed``, ``rate_limit`` …).
@@ -150,10 +148,7 @@ def parse_events(lines: Iterable[str]) -> tuple[Transcript, StreamSummary]:
 
 
 def parse_file(path: Path) -> tuple[Transcript, StreamSummary]:
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        transcript, summary = parse_events(fh)
-    transcript.trace_path = path
-    return transcript, summary
+    return read_trace(path, parse_events)
 
 
 def run_error(summary: StreamSummary) -> str | None:

@@ -45,14 +45,19 @@ from pytest_plugin_evals.agents.cli import (
 )
 from pytest_plugin_evals.agents.codex.events import StreamSummary, parse_file
 from pytest_plugin_evals.agents.codex.servers import codex_servers, failed_servers
-from pytest_plugin_evals.agents.codex.spec import ENDPOINTS, OPENAI_URL, SPEC
 from pytest_plugin_evals.agents.credentials import without_openai_key
 from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended, exited
 from pytest_plugin_evals.agents.permissions import base_tool, plan_confined_tools
+from pytest_plugin_evals.agents.spec import declared
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.manifest import plugin_name
 from pytest_plugin_evals.util.process import ProcessResult
+
+SPEC = declared("codex")
+#: The variable naming Codex's endpoint, and OpenAI's (when the operator sets none).
+ENDPOINTS = SPEC.endpoints
+OPENAI_URL = ENDPOINTS["OPENAI_BASE_URL"] or ""
 
 #: The one line of a run refused because Codex's sandbox does not confine a shell's reads.
 #: The name of the run's model provider and of the plugin's marketplace.

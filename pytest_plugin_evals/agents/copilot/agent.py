@@ -25,14 +25,16 @@ from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import RunRequest, infra_kind
 from pytest_plugin_evals.agents.cli import check_answered, failed_outside, reach_of
 from pytest_plugin_evals.agents.copilot.events import CopilotSummary, parse_file
-from pytest_plugin_evals.agents.copilot.spec import SPEC
 from pytest_plugin_evals.agents.copilot.tools import CopilotMcp, CopilotTools, plan_mcp, plan_tools
 from pytest_plugin_evals.agents.credentials import credential_names
 from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended
 from pytest_plugin_evals.agents.plugins import plugin_contents
+from pytest_plugin_evals.agents.spec import declared
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import InfraKind, Transcript
 from pytest_plugin_evals.util.process import ProcessResult
+
+SPEC = declared("copilot")
 
 #: Copilot's ``session.error`` types, as infrastructure error kinds.
 ERROR_TYPES: dict[str, InfraKind] = {

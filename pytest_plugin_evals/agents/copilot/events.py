@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_plugin_evals.agents.calls import read_trace
 from pytest_plugin_evals.agents.canonical import canonical, mcp_name
 from pytest_plugin_evals.agents.mcp import McpPlan
 from pytest_plugin_evals.model import ToolCall, Transcript
@@ -194,7 +195,4 @@ def parse_events(
 
 
 def parse_file(path: Path, plan: McpPlan | None = None) -> tuple[Transcript, CopilotSummary]:
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        transcript, summary = parse_events(fh, plan)
-    transcript.trace_path = path
-    return transcript, summary
+    return read_trace(path, lambda lines: parse_events(lines, plan))

@@ -29,14 +29,16 @@ from pytest_plugin_evals.agents.cli import (
     run_step,
 )
 from pytest_plugin_evals.agents.gemini.extension import Extension, translate
-from pytest_plugin_evals.agents.gemini.spec import ENDPOINTS, SPEC
 from pytest_plugin_evals.agents.gemini.stream_json import StreamSummary, api_status, parse_file
 from pytest_plugin_evals.agents.gemini.tools import GeminiTools, plan_tools
 from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended
 from pytest_plugin_evals.agents.mcp_settings import mcp_servers
+from pytest_plugin_evals.agents.spec import declared
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.process import ProcessResult
+
+SPEC = declared("gemini")
 
 #: The model when neither the case, ``--eval-model`` nor ``$GEMINI_MODEL`` names a Gemini one.
 DEFAULT_MODEL = "gemini-2.5-flash"
@@ -205,7 +207,7 @@ class GeminiAgent(CliAgent):
                     cwd=box.cwd,
                 )
         argv = self.argv(request, model, extension.name if extension else None)
-        reach = reach_of(request, self.binary, env=env, endpoint_variables=ENDPOINTS, mcp=plan)
+        reach = reach_of(request, self.binary, env=env, endpoint_variables=SPEC.endpoints, mcp=plan)
         notes.extend(tools.notes)
         if model_note:
             notes.append(model_note)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_plugin_evals.agents.calls import CallLog
+from pytest_plugin_evals.agents.calls import CallLog, StreamEnds, read_trace
 from pytest_plugin_evals.agents.canonical import canonical, mcp_name
 from pytest_plugin_evals.agents.mcp import McpPlan
 from pytest_plugin_evals.model import Transcript
@@ -38,9 +38,7 @@ from pytest_plugin_evals.util.jsonlines import amount, count, load_events
 
 
 @dataclass
-class StreamSummary:
-    init: dict[str, Any] | None = None
-    result: dict[str, Any] | None = None
+class StreamSummary(StreamEnds):
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -142,10 +140,7 @@ def parse_events(
 def parse_file(
     path: Path, mcp: McpPlan | None = None, own_servers: Iterable[str] = ()
 ) -> tuple[Transcript, StreamSummary]:
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        transcript, summary = parse_events(fh, mcp, own_servers)
-    transcript.trace_path = path
-    return transcript, summary
+    return read_trace(path, lambda lines: parse_events(lines, mcp, own_servers))
 
 
 _CODE = re.compile(r'"code"\s*:\s*(\d{3})')

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 from pytest_plugin_evals.agents import mcp
@@ -44,13 +45,24 @@ from pytest_plugin_evals.agents.opencode.config import (
 )
 from pytest_plugin_evals.agents.opencode.events import StreamSummary, parse_file
 from pytest_plugin_evals.agents.opencode.plugin import PluginFolder, plugin_config_dir
-from pytest_plugin_evals.agents.opencode.spec import PROVIDER_ENDPOINTS, PROVIDER_VARIABLES, SPEC
 from pytest_plugin_evals.agents.permissions import plan_confined_tools
 from pytest_plugin_evals.agents.plugins import plugin_contents
+from pytest_plugin_evals.agents.spec import declared
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import STOPPED, Transcript
 from pytest_plugin_evals.util.environment import Passed
 from pytest_plugin_evals.util.process import ProcessResult
+
+SPEC = declared("opencode")
+
+#: Each provider's variables (of those its declaration lists: its key, its endpoint) by their
+#: prefix: a run sees and reaches only those of the provider its model names.
+PROVIDER_PREFIXES = {
+    "anthropic": "ANTHROPIC_",
+    "openai": "OPENAI_",
+    "google": "GOOGLE_GENERATIVE_AI_",
+    "openrouter": "OPENROUTER_",
+}
 
 #: What the run's environment sets, whatever the operator's says.
 FIXED_ENV = {
@@ -96,9 +108,15 @@ def provider_of(model: str | None) -> str:
     return model_id(model).partition("/")[0]
 
 
+def _own(names: Iterable[str], model: str | None) -> list[str]:
+    """Those of the variables ``names`` that are the provider's the model names."""
+    prefix = PROVIDER_PREFIXES.get(provider_of(model))
+    return [n for n in names if prefix is not None and n.startswith(prefix)]
+
+
 def endpoint_variables(model: str, env: dict[str, str]) -> dict[str, str | None]:
     """The endpoints of the run's provider (the one its model names)."""
-    return dict(PROVIDER_ENDPOINTS.get(provider_of(model), {}))
+    return {name: SPEC.endpoints[name] for name in _own(SPEC.endpoints, model)}
 
 
 class OpencodeAgent(CliAgent):
@@ -106,7 +124,7 @@ class OpencodeAgent(CliAgent):
 
     def passed_for(self, model: str | None) -> Passed:
         """The variables of the one provider the run's model names (its key, its endpoint)."""
-        return Passed(names=frozenset(PROVIDER_VARIABLES.get(provider_of(model), ())))
+        return Passed(names=frozenset(_own(SPEC.passed.names, model)))
 
     def launch(self, request: RunRequest) -> Launch | Transcript:
         box, case = request.sandbox, request.case

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_plugin_evals.agents.calls import read_trace
 from pytest_plugin_evals.agents.canonical import canonical
 from pytest_plugin_evals.model import ToolCall, Transcript
 from pytest_plugin_evals.util.jsonlines import amount, count, load_events, number
@@ -186,7 +187,6 @@ def parse_file(
     qualify_skill: dict[str, str] | None = None,
     mcp_name: Callable[[str], str | None] | None = None,
 ) -> tuple[Transcript, StreamSummary]:
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        transcript, summary = parse_events(fh, qualify_skill=qualify_skill, mcp_name=mcp_name)
-    transcript.trace_path = path
-    return transcript, summary
+    return read_trace(
+        path, lambda lines: parse_events(lines, qualify_skill=qualify_skill, mcp_name=mcp_name)
+    )

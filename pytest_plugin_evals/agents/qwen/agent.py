@@ -44,12 +44,14 @@ from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended
 from pytest_plugin_evals.agents.mcp_settings import mcp_servers
 from pytest_plugin_evals.agents.permissions import base_tool, plan_confined_tools
 from pytest_plugin_evals.agents.plugins import plugin_contents
-from pytest_plugin_evals.agents.qwen.spec import SPEC
 from pytest_plugin_evals.agents.qwen.stream import StreamSummary, api_status, parse_file
+from pytest_plugin_evals.agents.spec import declared
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.manifest import plugin_name
 from pytest_plugin_evals.util.process import ProcessResult
+
+SPEC = declared("qwen")
 
 #: Canonical tools a run may always use: they only read (Qwen Code confines them to its
 #: workspace), and ``Skill`` as Claude Code offers it whatever a case lists.

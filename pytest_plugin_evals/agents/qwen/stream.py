@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_plugin_evals.agents.calls import CallLog
+from pytest_plugin_evals.agents.calls import CallLog, StreamEnds, read_trace
 from pytest_plugin_evals.agents.canonical import canonical
 from pytest_plugin_evals.agents.mcp import McpPlan
 from pytest_plugin_evals.model import Transcript
@@ -36,9 +36,7 @@ from pytest_plugin_evals.util.jsonlines import count, load_events
 
 
 @dataclass
-class StreamSummary:
-    init: dict[str, Any] | None = None
-    result: dict[str, Any] | None = None
+class StreamSummary(StreamEnds):
     slash_commands: list[str] = field(default_factory=list)
 
     @property
@@ -140,10 +138,7 @@ def parse_events(
 
 
 def parse_file(path: Path, mcp: McpPlan | None = None) -> tuple[Transcript, StreamSummary]:
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        transcript, summary = parse_events(fh, mcp)
-    transcript.trace_path = path
-    return transcript, summary
+    return read_trace(path, lambda lines: parse_events(lines, mcp))
 
 
 _STATUS = re.compile(r"\b(4\d\d|5\d\d)\b")
