@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from pytest_plugin_evals.model import ExitStatus
+from pytest_plugin_evals.reporting.efficiency import efficiency_line
 from pytest_plugin_evals.reporting.markdown_text import inline, table, wrap
 from pytest_plugin_evals.reporting.result import CaseResult, SessionResult
 from pytest_plugin_evals.reporting.terminal import (
@@ -58,11 +59,9 @@ def render_markdown(
     *,
     exit_status: int | None = None,
     report: ReportLink | None = None,
-    efficiency: Sequence[str] = (),
 ) -> str:
     """The summary of ``result`` as Markdown. ``exit_status`` is the session's (its outcome in
-    the heading); ``efficiency``: lines of the plugin's effect on cost, tokens and time, said
-    under "Cost and time" as given (they hold numbers only)."""
+    the heading)."""
     blocks = [
         [MARKER, _heading(result, exit_status)],
         _suite(result),
@@ -70,7 +69,7 @@ def render_markdown(
         _below_threshold(result),
         _triggers(result),
         _compared(result),
-        _cost(result, efficiency),
+        _cost(result),
         _not_run(result),
         _report(report),
     ]
@@ -258,8 +257,9 @@ def _compared(result: SessionResult) -> list[str]:
     return lines
 
 
-def _cost(result: SessionResult, efficiency: Sequence[str]) -> list[str]:
-    """What the session cost and how long its runs took: the pooled latency and tokens."""
+def _cost(result: SessionResult) -> list[str]:
+    """What the session cost and how long its runs took: the pooled latency and tokens, and
+    the plugin's effect on them (the efficiency line, when both arms ran)."""
     agg = result.aggregates
     known = "" if all(c.cost_known for c in result.cases) else " + unknown"
     made = f"{agg.runs_graded} of {agg.runs_total} run(s) graded"
@@ -267,9 +267,9 @@ def _cost(result: SessionResult, efficiency: Sequence[str]) -> list[str]:
     timing = timing_line(agg.timing)
     if timing is not None:
         lines += ["", *wrap(timing + ".")]
-    # The plugin's effect on cost, tokens and time (an efficiency Δ), when the session has one.
-    for line in efficiency:
-        lines += ["", *wrap(inline(line, 200))]
+    effect = efficiency_line(result)
+    if effect is not None:  # numbers and labels only: nothing of the agent's in it
+        lines += ["", *wrap(inline(effect, 400) + ".")]
     return lines
 
 

@@ -140,15 +140,26 @@ def test_one_arm_partial_and_efficiency() -> None:
         run_record(c, "single", 2, score=0.0, two_arm=False, nodeid="solo[2]", infra="timeout"),
     ]
     result = summary(records, ablation="none")
-    text = render_markdown(result, efficiency=["cost with/without ×1.40 [1.10, 1.80]"])
+    text = render_markdown(result)
     page = rendered(text)
     assert page.rows[0] == ["case", "score [95% interval]", "runs", "passed"]
     body = " ".join(page.text)
     assert "Plugin evals: partial" in body and "Mean Δ" not in body
     assert "partial: 1 run(s) could not be made (timeout 1)" in body
-    # The efficiency line sits under cost and time.
+    assert "Efficiency" not in body  # one arm: nothing to compare
+
+
+def test_the_efficiency_line_sits_under_cost_and_time() -> None:
+    c = case("dear")
+    records = [
+        *(run_record(c, "with", n, score=1.0, cost=cost) for n, cost in enumerate((0.2, 0.3), 1)),
+        *(run_record(c, "without", n, score=0.0, cost=0.1) for n in (1, 2)),
+    ]
+    text = render_markdown(summary(records))
     cost = text.index("### Cost and time")
-    assert cost < text.index("cost with/without ×1.40") < text.index("### Partial result")
+    line = next(x for x in text.splitlines() if x.startswith("Efficiency"))
+    assert cost < text.index(line)
+    assert re.search(r"Efficiency \(with vs without\): cost ×2\.45", " ".join(rendered(text).text))
 
 
 HOSTILE = (
