@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import math
 import random
 import threading
 import time
@@ -275,3 +276,16 @@ class RateLimits:
 
 def _times(count: int) -> str:
     return "once" if count == 1 else f"{count} times"
+
+
+#: Runs in flight per CPU in a session by default: a ``claude`` run spends 0.6-0.8 s of CPU
+#: in the three seconds or more a real model makes it take, so four per CPU keep the CPUs busy.
+RUNS_PER_CPU = 4
+
+
+def process_share(cap: int | None, cpus: int, processes: int) -> int:
+    """The most runs one of the session's ``processes`` keeps in flight: its share of ``cap``
+    (``--eval-max-concurrency``), by default of :data:`RUNS_PER_CPU` × ``cpus``; at least two
+    (its item's run, and the next one's)."""
+    total = cap if cap is not None else RUNS_PER_CPU * cpus
+    return max(2, math.ceil(total / max(1, processes)))

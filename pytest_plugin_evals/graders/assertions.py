@@ -164,6 +164,15 @@ class SoftChecks:
         """The recorded verdicts that did not pass."""
         return [v for v in self.verdicts if v.passed is not True]
 
+    def failed_too(self) -> str | None:
+        """What a test that failed on its own adds to its error: the checks that failed before
+        (None when none did)."""
+        failed = self.failures
+        if not failed:
+            return None
+        listed = "\n".join(f"{v.name}: {v.explanation}" for v in failed)
+        return f"and {len(failed)} soft check(s) failed:\n{listed}"
+
     def assert_all(self) -> None:
         """Raise one :class:`GradeFailure` naming every failed verdict, one per line."""
         __tracebackhide__ = True

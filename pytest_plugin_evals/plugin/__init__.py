@@ -1,20 +1,23 @@
 """The pytest entry point (``pytest11: evals``): options, collection hooks, the controller session.
 
 Only what the suite formats name is collected: folders named ``evals`` (and ``eval_paths``),
-and a ``package.json`` that has ``ai.evals``. A project without evals collects nothing extra,
-and pays next to nothing for the plugin being installed: this module imports no more than the
-options and the items, and the loaders, graders, agents and reports are imported by the hook
-that first needs them.
+and a ``package.json`` that has ``ai.evals``. pytest imports this module in every session of
+an environment the plugin is installed in, evals or none, so it imports no more than the
+options and what the collection hooks ask of every path. The controller's hooks (the session,
+its writers, the progress line, the pytest-xdist and pytest-html hooks) are registered when
+the session turns out to be an eval session: at once when an eval option is given or pytest-xdist
+distributes the tests (its controller collects nothing, so it cannot wait for the first eval
+item), else when the first eval item is collected. The loaders, graders, agents and reports
+are imported by the hook that first needs them (``tests/architecture/test_start_up.py``).
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
@@ -35,19 +38,17 @@ from pytest_plugin_evals.plugin.loaded import eval_item_class
 from pytest_plugin_evals.plugin.options import add_options, read_settings
 from pytest_plugin_evals.plugin.picks import case_picks_key
 from pytest_plugin_evals.plugin.reported import record_of
+from pytest_plugin_evals.settings import EvalSettings
 from pytest_plugin_evals.suites.discover import (
     enclosing_evals,
+    folder_notes,
     has_evals,
     is_evals_dir,
-    unread,
-    walk,
+    may_name_a_case,
 )
 from pytest_plugin_evals.util.inert import is_inert
 from pytest_plugin_evals.util.tempdirs import mark_owner
 from pytest_plugin_evals.util.timestamps import folder_stamp
-
-if TYPE_CHECKING:
-    from pytest_plugin_evals.settings import EvalSettings
 
 # Imported in the hooks that need them, on purpose: the collectors and loaders (a project
 # without evals never loads them), the modules of one option (baseline, compare, sharding), the
@@ -76,13 +77,33 @@ def pytest_configure(config: pytest.Config) -> None:
     if workerinput is not None:
         config.stash[stamp_key] = workerinput.get("eval_stamp") or folder_stamp()
         shared = workerinput.get("eval_shared")
+        _share(config, Path(shared) if shared else None)
     else:
         config.stash[stamp_key] = folder_stamp()
-        shared = None
-    _share(config, Path(shared) if shared else None)
+        if settings != EvalSettings() or _distributes(config):
+            _share(config, None)  # an eval session from the start: the option hooks share it
     _register_options(config, settings)
-    if workerinput is None:
+    if workerinput is None and shared_key in config.stash:
         _register_controller(config, settings)
+
+
+def _distributes(config: pytest.Config) -> bool:
+    """Whether pytest-xdist runs the tests in workers (as its own ``pytest_configure`` decides
+    to make its session): this process then collects nothing and hands its workers the shared
+    folder and the budget when it starts them, before any eval item could be seen."""
+    option = config.option
+    return getattr(option, "dist", "no") != "no" and not getattr(option, "collectonly", False)
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """The first eval item of a session that had no eval option starts the controller's hooks
+    (before the items are modified and their collection is finished, which they watch)."""
+    config = item.config
+    if shared_key in config.stash or hasattr(config, "workerinput"):
+        return
+    if eval_item_class() is not None:  # the items module is imported with the collectors
+        _share(config, None)
+        _register_controller(config, config.stash[settings_key])
 
 
 def _register_options(config: pytest.Config, settings: EvalSettings) -> None:
@@ -177,15 +198,6 @@ def _share(config: pytest.Config, folder: Path | None) -> None:
 # -- collection -------------------------------------------------------------------------------
 
 
-def _may_name_a_case(arg: str, here: Path) -> bool:
-    """Whether a command-line argument could name runs, a file or a folder of a case (a node id
-    that is not a Python file's, or a path that is not a Python file)."""
-    path, sep, _ = arg.partition("::")
-    if path.endswith(".py"):
-        return False
-    return bool(sep) or (here / path).exists()
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> Any:
     """Kept runs are never collected: what an agent produced is not the project's tests; nor
@@ -208,7 +220,8 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> Any:
 def pytest_collection(session: pytest.Session) -> Any:
     """Collect what a directory case's node id, or a file of a case, names on the command line."""
     config = session.config
-    if not any(_may_name_a_case(arg, config.invocation_params.dir) for arg in config.args):
+    here, eval_paths = config.invocation_params.dir, config.stash[settings_key].eval_paths
+    if not any(may_name_a_case(arg, here, eval_paths) for arg in config.args):
         return (yield)  # folders and Python files only: nothing to look up
     from pytest_plugin_evals.plugin.selection import case_arguments
 
@@ -299,7 +312,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:
     """An ``evals`` folder without a case, in a session that collected nothing: one line that
-    says what a case is, rather than pytest's bare "no tests ran"."""
+    says what a case is, rather than pytest's bare "no tests ran"; and a JSON/YAML file there
+    that is no suite: one line why."""
     config = terminalreporter.config
     here = config.invocation_params.dir
     named = [here / arg.partition("::")[0] for arg in config.args] or [here]
@@ -308,32 +322,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:
         return
     from pytest_plugin_evals.reporting.terminal import plain
 
-    for folder in dict.fromkeys(folders):  # a JSON/YAML file that is no suite: one line why
-        for path, why in unread(folder):
-            terminalreporter.write_line(plain(f"{_shown(path, here)}: {why}"), yellow=True)
-    if exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED:
-        return
-
-    empty = [folder for folder in dict.fromkeys(folders) if not walk(folder)]
-
-    for folder in empty:
-        shown = _shown(folder, here)
-        terminalreporter.write_line(
-            plain(
-                f"no eval cases found in {shown}{os.sep}: a case is a folder there holding a "
-                "prompt.md or a case.yaml, or a suite file (evals.json, a .yaml suite); see "
-                "docs/reference/case-formats.md"
-            ),
-            yellow=True,
-        )
-
-
-def _shown(path: Path, here: Path) -> Path:
-    """``path`` relative to the invocation folder when it is inside it."""
-    try:
-        return path.relative_to(here)
-    except ValueError:
-        return path
+    nothing = exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
+    for note in folder_notes(folders, here, nothing_collected=nothing):
+        terminalreporter.write_line(plain(note), yellow=True)
 
 
 # -- running ----------------------------------------------------------------------------------
@@ -356,9 +347,9 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     except BaseException as exc:
         # The test failed on its own: the soft checks that failed before are said too.
         checks = item.stash.get(soft_checks_key, None)
-        if checks is not None and checks.failures and hasattr(exc, "add_note"):
-            listed = "\n".join(f"{v.name}: {v.explanation}" for v in checks.failures)
-            exc.add_note(f"and {len(checks.failures)} soft check(s) failed:\n{listed}")
+        note = None if checks is None else checks.failed_too()
+        if note is not None and hasattr(exc, "add_note"):
+            exc.add_note(note)
         raise
     checks = item.stash.get(soft_checks_key, None)
     if checks is not None and checks.failures:

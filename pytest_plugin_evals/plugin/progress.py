@@ -34,7 +34,7 @@ from pytest_plugin_evals.engine.nodeids import case_group
 from pytest_plugin_evals.plugin.keys import AHEAD_ATTRIBUTE, budget_key
 from pytest_plugin_evals.plugin.loaded import eval_item_class, eval_items
 from pytest_plugin_evals.plugin.reported import record_of
-from pytest_plugin_evals.util.statusline import StatusOutput, redraws
+from pytest_plugin_evals.util.statusline import StatusOutput, draw, erase, redraws
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.engine.progress import RunTally
@@ -307,10 +307,6 @@ class EvalProgress:
         column = int(tw.width_of_current_line)
         return column if 0 <= column < tw.fullwidth else None
 
-    def _back(self, column: int) -> str:
-        """Up from the status line, back to pytest's cursor."""
-        return "\x1b[1A\r" + (f"\x1b[{column}C" if column else "")
-
     def _show(self) -> None:
         """Draw (or redraw) the live line under pytest's current line."""
         if not self.live or self.output is None or self.closed:
@@ -325,14 +321,13 @@ class EvalProgress:
         line = progress_line(self.progress(), width=max(tw.fullwidth - 1, 1))
         if tw.hasmarkup:
             line = tw.markup(line, cyan=True)
-        down = "\x1b[1B\r" if self.shown is not None else "\n\r"
-        self.output.write(f"{down}{line}\x1b[K{self._back(column)}")
+        self.output.write(draw(line, column, shown=self.shown is not None))
         self.shown = column
 
     def _hide(self) -> None:
         if self.shown is None or self.output is None:
             return
-        self.output.write(f"\x1b[1B\r\x1b[K{self._back(self.shown)}")
+        self.output.write(erase(self.shown))
         self.shown = None
 
     def _plain_line(self) -> None:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_plugin_evals.engine.limits import NoRoom, Ticket
+from pytest_plugin_evals.engine.limits import NoRoom, Ticket, process_share
 from pytest_plugin_evals.engine.wire import BudgetGone
 from pytest_plugin_evals.model import STOPPED
 from pytest_plugin_evals.plugin.interrupts import terminate_as_interrupt
@@ -318,18 +318,13 @@ class RunMaker:
 
 #: The share of CPU time that must have gone unused lately for a run to be started ahead.
 MIN_IDLE = 0.05
-#: Runs in flight per CPU in a session by default: a ``claude`` run spends 0.6-0.8 s of CPU
-#: in the three seconds or more a real model makes it take, so four per CPU keep the CPUs busy.
-RUNS_PER_CPU = 4
 
 
 def runs_in_flight(config: pytest.Config, cap: int | None) -> int:
-    """The most runs one process keeps in flight: its share of ``--eval-max-concurrency``
-    (``cap``), by default of :data:`RUNS_PER_CPU` × the machine's CPUs, among the session's
-    processes (xdist's workers); at least two (its item's run, and the next one's)."""
+    """The most runs this process keeps in flight (:func:`~pytest_plugin_evals.engine.limits.
+    process_share` among xdist's workers)."""
     workers = getattr(config, "workerinput", {}).get("workercount", 1)
-    total = cap if cap is not None else RUNS_PER_CPU * (os.cpu_count() or 1)
-    return max(2, math.ceil(total / max(1, int(workers))))
+    return process_share(cap, os.cpu_count() or 1, int(workers))
 
 
 def upcoming(item: pytest.Item, nextitem: pytest.Item | None, limit: int) -> list[pytest.Item]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -257,3 +258,44 @@ def has_evals(path: Path) -> bool:
         return True
     ai = data.get("ai") if isinstance(data, dict) else None
     return isinstance(ai, dict) and "evals" in ai
+
+
+def folder_notes(folders: Iterable[Path], here: Path, *, nothing_collected: bool) -> list[str]:
+    """What a session says of the evals folders it was given: each JSON/YAML file there that
+    is no suite, with why, and (when the session collected nothing) each folder without a case,
+    with what a case is. Paths are shown relative to ``here`` when they are inside it."""
+    notes: list[str] = []
+    unique = list(dict.fromkeys(folders))
+    for folder in unique:
+        notes += [f"{_shown(path, here)}: {why}" for path, why in unread(folder)]
+    if not nothing_collected:
+        return notes
+    for folder in unique:
+        if not walk(folder):
+            notes.append(
+                f"no eval cases found in {_shown(folder, here)}{os.sep}: a case is a folder there "
+                "holding a prompt.md or a case.yaml, or a suite file (evals.json, a .yaml "
+                "suite); see docs/reference/case-formats.md"
+            )
+    return notes
+
+
+def _shown(path: Path, here: Path) -> Path:
+    """``path`` relative to ``here`` when it is inside it."""
+    try:
+        return path.relative_to(here)
+    except ValueError:
+        return path
+
+
+def may_name_a_case(arg: str, here: Path, eval_paths: tuple[Path, ...]) -> bool:
+    """Whether a command-line argument (given in ``here``) could name runs, a file or a folder
+    of a case: a node id that is not a Python file's, or a path inside an evals folder (named
+    ``evals``, or one of ``eval_paths``) that is not a Python file. Cheap: no folder is read."""
+    path, sep, _ = arg.partition("::")
+    if path.endswith(".py"):
+        return False
+    if sep:
+        return True
+    full = Path(os.path.abspath(here / path))
+    return (bool(eval_paths) or "evals" in full.parts) and full.exists()

@@ -1,5 +1,6 @@
-"""Where a status line that a thread redraws goes: a duplicate of the terminal's descriptor, and
-whether that terminal can redraw a line in place (``plugin.progress`` draws it)."""
+"""A status line that a thread redraws under the terminal's current line: where it goes (a
+duplicate of the terminal's descriptor), whether that terminal can redraw a line in place, and
+the cursor moves that draw and erase it (``plugin.progress`` draws it)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,23 @@ def redraws(stream: TextIO) -> bool:
     except (AttributeError, ValueError):
         return False
     return tty and sys.platform != "win32" and os.environ.get("TERM") != "dumb"
+
+
+def back_to(column: int) -> str:
+    """Up from the status line to the line above, the cursor at ``column`` of it."""
+    return "\x1b[1A\r" + (f"\x1b[{column}C" if column else "")
+
+
+def draw(line: str, column: int, *, shown: bool) -> str:
+    """``line`` drawn under the cursor's line (on a new line, unless one is ``shown`` there
+    already), the rest of that line cleared, the cursor back at ``column`` above."""
+    down = "\x1b[1B\r" if shown else "\n\r"
+    return f"{down}{line}\x1b[K{back_to(column)}"
+
+
+def erase(column: int) -> str:
+    """The status line under the cursor's line cleared, the cursor back at ``column`` above."""
+    return f"\x1b[1B\r\x1b[K{back_to(column)}"
 
 
 class StatusOutput:

@@ -49,13 +49,13 @@ KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
 #: each may import inside a function. Every one is deliberate, for start-up time:
 #:
 #: * the modules loaded in every pytest session, eval cases or none (the entry point, options,
-#:   fixtures, the controller's session and what it loads: compare, plan, progress, writers,
-#:   html_extras) import the loaders, collectors, records, scoring, reports, agents, judges and
-#:   the run-making where they are used, and the modules of one option (baseline, compare,
-#:   sharding, plan) only when it is given;
-#: * the entry point imports the controller's modules (session, writers, plan, progress) after
-#:   it knows it is not an xdist worker, and the pytest-xdist and pytest-html hooks only when
-#:   those plugins are active;
+#:   fixtures), and in every eval session's controller (its session and what it loads:
+#:   compare, plan, progress, writers, html_extras) import the loaders, collectors, records,
+#:   scoring, reports, agents, judges and the run-making where they are used, and the modules
+#:   of one option (baseline, compare, sharding, plan) only when it is given;
+#: * the entry point imports the controller's modules (session, writers, plan, progress) once
+#:   the session turns out to hold evals and it knows it is not an xdist worker, and the
+#:   pytest-xdist and pytest-html hooks only when those plugins are active;
 #: * items import the terminal's escaping (which loads the reports) only to write a failure;
 #:   the run-making imports the runner, the agents' confinement and the results folder's hold
 #:   only when a run is made (the runner loads the MCP SDK); interrupts import the stopping of

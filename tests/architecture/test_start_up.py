@@ -30,19 +30,69 @@ def test_the_entry_point_imports_no_agent_declaration() -> None:
     assert not {name for name in loaded if name.endswith(".spec")}
 
 
+#: What the entry point must not import: the controller's hooks (registered once the session
+#: turns out to hold evals), the collectors and what they load, the engine, the reports. A
+#: module named here loading at start-up costs every pytest session of the environment.
+NOT_AT_START = (
+    "engine",
+    "model",
+    "records",
+    "runner",
+    "scoring",
+    "stats",
+    "recording",
+    "reporting",
+    "graders",
+    "mocks",
+    "agents.registry",
+    "suites.directory",
+    "plugin.session",
+    "plugin.writers",
+    "plugin.plan",
+    "plugin.progress",
+    "plugin.xdist",
+    "plugin.limiter",
+    "plugin.html_extras",
+    "plugin.collect",
+    "plugin.items",
+    "plugin.runs",
+    "plugin.selection",
+)
+
+
+def _heavy(loaded: set[str]) -> set[str]:
+    return {
+        name
+        for name in loaded
+        for heavy in NOT_AT_START
+        if name == f"pytest_plugin_evals.{heavy}"
+        or name.startswith(f"pytest_plugin_evals.{heavy}.")
+    }
+
+
+def test_the_entry_point_imports_options_and_hooks_only() -> None:
+    loaded = loaded_after("import pytest_plugin_evals.plugin")
+    assert "pytest_plugin_evals.plugin.options" in loaded
+    assert not _heavy(loaded)
+
+
 def test_a_project_without_evals_loads_no_eval_machinery(tmp_path: Path) -> None:
     """The plugin installed costs an ordinary pytest run its options and hooks, not the model,
-    the loaders or the agents."""
+    the loaders, the agents, nor the controller's session and writers."""
     (tmp_path / "test_one.py").write_text("def test_one():\n    pass\n", encoding="utf-8")
     code = f"import pytest\npytest.main(['-q', '-p', 'no:cacheprovider', {str(tmp_path)!r}])"
     loaded = loaded_after(code)
-    assert "pytest_plugin_evals.plugin.session" in loaded  # the plugin was loaded
-    heavy = {
-        "model",
-        "records",
-        "runner",
-        "suites.directory",
-        "agents.registry",
-        "reporting.result",
-    }
-    assert not {m for m in heavy if f"pytest_plugin_evals.{m}" in loaded}
+    assert "pytest_plugin_evals.plugin.fixtures" in loaded  # the plugin was loaded
+    assert not _heavy(loaded)
+
+
+def test_a_project_with_evals_starts_the_controller(tmp_path: Path) -> None:
+    """The check above is not vacuous: a session that collects an eval case loads them."""
+    case = tmp_path / "evals" / "hello"
+    case.mkdir(parents=True)
+    (case / "prompt.md").write_text("say hello\n", encoding="utf-8")
+    code = (
+        f"import pytest\npytest.main(['-q', '--co', '-p', 'no:cacheprovider', {str(tmp_path)!r}])"
+    )
+    loaded = loaded_after(code)
+    assert {"pytest_plugin_evals.plugin.session", "pytest_plugin_evals.plugin.items"} <= loaded

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pytest_plugin_evals.engine.budget import Budget, Refused
+from pytest_plugin_evals.engine.limits import RUNS_PER_CPU, process_share
 
 
 def test_no_ceiling_never_refuses() -> None:
@@ -34,3 +35,10 @@ def test_would_be_reached_by_the_runs_in_flight() -> None:
         "$1.0000 each): run not started",
         "cost_ceiling",
     )
+
+
+def test_each_process_keeps_its_share_of_the_runs_in_flight() -> None:
+    assert process_share(None, cpus=2, processes=1) == 2 * RUNS_PER_CPU  # four a CPU
+    assert process_share(None, cpus=2, processes=3) == 3  # 8 among three: rounded up
+    assert process_share(6, cpus=64, processes=2) == 3  # --eval-max-concurrency over the CPUs
+    assert process_share(1, cpus=1, processes=4) == 2  # never below its run and the next one's

@@ -136,3 +136,11 @@ def test_soft_checks_all_passing() -> None:
     checks.check(contains("abc", "a"))
     checks.assert_all()
     assert checks.failures == []
+
+
+def test_soft_checks_say_what_failed_before_a_test_failed_on_its_own() -> None:
+    checks = SoftChecks()
+    checks.check(contains("abc", "a"))
+    assert checks.failed_too() is None
+    checks.check(contains("abc", "z", name="mentions z"))
+    assert checks.failed_too() == 'and 1 soft check(s) failed:\nmentions z: missing "z"'
