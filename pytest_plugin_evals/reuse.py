@@ -313,29 +313,13 @@ def _altered(run_dir: Path, stamp: Stamp, key: bytes) -> str | None:
     return None
 
 
-def newest_with_stamps(results_root: Path, own: Path) -> Path | None:
-    """The newest results folder under ``results_root`` (by when its session began) that
-    holds a stamped run, other than ``own``; links are not followed."""
+def holds_stamps(folder: Path) -> bool:
+    """Whether the results folder ``folder`` holds a stamped run; links are not followed."""
+    runs = folder / "runs"
     try:
-        folders = list(results_root.iterdir())
-    except OSError:
-        return None
-    own_resolved = own.resolve()
-    found: list[tuple[int, str, Path]] = []
-    for folder in folders:
-        try:
-            runs = folder / "runs"
-            if folder.is_symlink() or not plain_folder(runs) or folder.resolve() == own_resolved:
-                continue
-            began = os.lstat(runs).st_mtime_ns
-            owner = runs / ".session"
-            if os.path.isfile(owner) and not os.path.islink(owner):
-                began = os.lstat(owner).st_mtime_ns
-            if _has_stamp(runs):
-                found.append((began, folder.name, folder))
-        except (OSError, NotPlain):
-            continue
-    return max(found)[2] if found else None
+        return not folder.is_symlink() and plain_folder(runs) and _has_stamp(runs)
+    except (OSError, NotPlain):
+        return False
 
 
 def _has_stamp(runs: Path, limit: int = 10_000) -> bool:

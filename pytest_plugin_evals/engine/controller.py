@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_plugin_evals.engine.aa import aa_gate, aa_notices
 from pytest_plugin_evals.engine.gates import (
     Gate,
     cost_gate,
@@ -30,7 +31,8 @@ from pytest_plugin_evals.engine.notices import (
     unconfined,
     unpriced,
 )
-from pytest_plugin_evals.engine.reuse import reuse_notices
+from pytest_plugin_evals.engine.reuse import reuse_notices, same_kind
+from pytest_plugin_evals.model import ExitStatus
 from pytest_plugin_evals.records import Record, RunRecord, SkippedRun
 from pytest_plugin_evals.reporting.agreement import agreement_lines, low_agreement_lines
 from pytest_plugin_evals.reporting.result import NotStarted, SessionResult
@@ -53,8 +55,13 @@ class SessionRules:
     cost_regression: float | None = None
     #: ``--eval-ablation`` as asked (``auto``: as the cases have it).
     ablation: str = "auto"
-    #: ``--eval-reuse`` (None: not asked).
+    #: ``--eval-reuse`` (None: not asked), and the kind of session ``last`` takes.
     reuse: str | None = None
+    #: The session's kind (its agents, baseline, A/A or not): what ``--eval-reuse last`` takes.
+    agent: str = "claude"
+    agents: tuple[tuple[str, str], ...] = ()
+    baseline_plugin: str | None = None
+    aa: bool = False
     #: ``--eval-session-timeout``, when it ended the session.
     timed_out: float | None = None
 
@@ -134,8 +141,19 @@ def ablation(records: Iterable[Record], asked: str) -> str:
 
 def settle(result: SessionResult, rules: SessionRules) -> Settled:
     """The session's gates, in order: the shard's, else the partial result's or the
-    threshold's; then the triggers', the regressions', the verdicts' and the cost's."""
+    threshold's; then the triggers', the regressions', the verdicts' and the cost's. An A/A
+    session's (:mod:`.aa`): the shard's or the partial result's, then its wiring faults'."""
     shard = shard_gate(result)
+    if result.suite.aa:
+        first = shard or partial_gate(result, rules.max_cost_usd, rules.timed_out)
+        wiring = aa_gate(result)
+        if wiring is not None and wiring.status == ExitStatus.OK:  # said, as information
+            first, wiring = first or wiring, None
+        return Settled(
+            (first, wiring),
+            None if first is None or shard is not None else first.reason,
+            () if wiring is None else (wiring.reason,),
+        )
     first = shard or (
         partial_gate(result, rules.max_cost_usd, rules.timed_out)
         or threshold_gate(result, rules.scoring.threshold)
@@ -165,7 +183,14 @@ def summary_notices(
         *skipped_judges(records),
         *unpriced(result, rules.max_cost_usd),
         *unconfined(result),
-        *reuse_notices(result, rules.reuse, said.suite_root, said.results_dir),
+        *reuse_notices(
+            result,
+            rules.reuse,
+            said.suite_root,
+            said.results_dir,
+            same_kind(rules.agent, rules.agents, rules.baseline_plugin, rules.aa),
+        ),
+        *aa_notices(result),
         *notices(INFO, agreement_lines(result)),
         *notices(WARNING, low_agreement_lines(result)),
         *notices(INFO, [said.recordings, settled.first]),

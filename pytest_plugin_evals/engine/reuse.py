@@ -4,12 +4,15 @@ note each such run keeps), and the summary's notices on what was reused and from
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from pytest_plugin_evals.engine.notices import INFO, WARNING, Notice
 from pytest_plugin_evals.model import RunResult
+from pytest_plugin_evals.reporting.earlier import Picked, Wanted, agent_kind, pick
 from pytest_plugin_evals.reporting.result import SessionResult
-from pytest_plugin_evals.reuse import LAST, PARTS, REUSABLE_ARMS, Miss, newest_with_stamps
+from pytest_plugin_evals.reuse import LAST, PARTS, REUSABLE_ARMS, Miss, holds_stamps
 from pytest_plugin_evals.stats.operating import top_up_warning
 
 #: How many reasons for runs made although reuse was asked the summary lists.
@@ -34,11 +37,57 @@ def miss_note(miss: Miss) -> str | None:
     return f"{NOT_REUSED}: {miss.detail}"
 
 
+def same_kind(
+    agent: str, agents: Sequence[tuple[str, str]], baseline: str | None, aa: bool
+) -> Wanted:
+    """The kind of session ``--eval-reuse last`` takes for a session of ``agent`` (or of
+    ``agents``, ``(label, spec)``), against ``baseline`` (None: the without arm), A/A or not."""
+    return Wanted(
+        agent_kind=agent_kind(agent),
+        agent_labels=tuple(sorted(label for label, _ in agents)),
+        same_arms=True,
+        baseline=baseline,
+        aa=aa,
+    )
+
+
+def last_session(results_root: Path, own: Path, wanted: Wanted) -> Picked:
+    """``--eval-reuse last``: the newest earlier session of this session's kind (its arms,
+    its baseline, A/A or not, its agents; partial will do, a replay will not) that holds
+    reusable runs, and the newer ones passed over with why."""
+    same_kind = replace(wanted, same_arms=True, partial=True, replays=False, recorded_runs=False)
+    return pick(results_root, own, same_kind, _reusable)
+
+
+def _reusable(folder: Path) -> str | None:
+    return None if holds_stamps(folder) else "it holds no reusable runs"
+
+
+def last_line(picked: Picked, results_root: Path) -> str:
+    """Which session ``--eval-reuse last`` took, or that none would do, and why newer ones
+    were passed over."""
+    folder = f"{results_root.name}/"
+    said = (
+        f"--eval-reuse last: no earlier session of this kind with reusable runs under "
+        f"{results_root} — every run was made"
+        if picked.document is None
+        else f"--eval-reuse last: took {folder}{picked.document.parent.name}, the newest "
+        "session of this kind with reusable runs"
+    )
+    passed = picked.passed_over_line(folder)
+    return f"{said}; {passed}" if passed else said
+
+
 def reuse_notices(
-    result: SessionResult, reuse: str | None, suite_root: Path | None, own: Path | None
+    result: SessionResult,
+    reuse: str | None,
+    suite_root: Path | None,
+    own: Path | None,
+    wanted: Wanted | None = None,
 ) -> list[Notice]:
     """How many runs of each reusable arm were reused and from where, what their agents cost
-    when they were made, and why the others were made (none without ``--eval-reuse``)."""
+    when they were made, and why the others were made (none without ``--eval-reuse``); under
+    ``last``, which session it took (``wanted``: this session's kind)."""
     if reuse is None:
         return []
     runs = [r.result for c in result.cases for r in c.runs]
@@ -62,20 +111,9 @@ def reuse_notices(
                 f"{sources} (their agent cost, ${cost:.4f}, was spent when they were made)",
             )
         )
-    if (
-        reuse == LAST
-        and suite_root is not None
-        and own is not None
-        and not any(r.reused_from for r in runs)
-        and newest_with_stamps(suite_root / "results", own) is None
-    ):
-        said.append(
-            Notice(
-                INFO,
-                f"--eval-reuse last: no earlier results folder with reusable runs under "
-                f"{suite_root / 'results'} — every run was made",
-            )
-        )
+    if reuse == LAST and suite_root is not None and own is not None and wanted is not None:
+        results_root = suite_root / "results"
+        said.append(Notice(INFO, last_line(last_session(results_root, own, wanted), results_root)))
     return [*said, *top_up_notices(result), *_made_notices(runs)]
 
 

@@ -212,6 +212,9 @@ def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
         settings.ablation == "auto" and plugin is not None and not case.history_file
     )
     trigger = case.source == "trigger_eval"
+    if settings.aa and (trigger or not two_arm or plugin is None):
+        yield from _not_aa(parent, case, trigger)
+        return
     if trigger:  # does the skill fire? asked of the with arm (and of the baseline, in an A/B)
         if plugin is None:
             problem = LoadError(
@@ -234,7 +237,8 @@ def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
             parent, name=case.name, error=problem, suite_root=case.suite_root
         )
         return
-    baseline = None  # --eval-baseline-plugin: the second arm loads it (an A/B)
+    # --eval-baseline-plugin: the second arm loads it (an A/B); --eval-aa: the plugin itself
+    baseline = plugin if settings.aa else None
     if two_arm and plugin is not None and settings.baseline_plugin is not None:
         from pytest_plugin_evals.plugin.baseline import baseline_for
 
@@ -268,6 +272,29 @@ def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
                 item.baseline = baseline
                 item.runs_per_case = runs
                 yield item
+
+
+#: config: the cases (a trigger file once) already reported as not able to run an A/A.
+_not_aa_key: pytest.StashKey[set[str]] = pytest.StashKey()
+
+
+def _not_aa(parent: pytest.Collector, case: Case, trigger: bool) -> Iterator[pytest.Item]:
+    """Under ``--eval-aa``, a case that cannot run two arms of the plugin under test: one load
+    error (once per trigger file, whose queries are asked of one arm)."""
+    reported = parent.config.stash.setdefault(_not_aa_key, set())
+    key = f"{case.path}" if trigger else f"{case.path}:{case.name}"
+    if key in reported:
+        return
+    reported.add(key)
+    why = (
+        "a trigger query is asked of the with arm only"
+        if trigger
+        else "it runs one arm (no plugin under test resolves, or its ablation is none)"
+    )
+    problem = LoadError(case.path, f"--eval-aa needs two arms of the plugin: {why}", case.line)
+    yield LoadErrorItem.from_parent(
+        parent, name=case.name, error=problem, suite_root=case.suite_root
+    )
 
 
 def _mock_errors(

@@ -128,6 +128,7 @@ class EarlierSession:
             agent_labels=tuple(sorted(label for label, _ in settings.agents)),
             same_arms=True,
             baseline=settings.baseline_plugin,
+            aa=settings.aa,
         )
         results_root = suite_root / "results"
         own = results_dir(settings, suite_root, self.config.stash[stamp_key])

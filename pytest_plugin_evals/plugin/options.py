@@ -54,6 +54,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--eval-baseline-plugin", "A/B: the second arm loads this plugin instead of none: "
            "a plugin folder, or git:REF (the plugin's folder at that commit of its repository, "
            "e.g. git:HEAD~1)", _baseline, "baseline_plugin", metavar="PATH|git:REF"),
+    Option("--eval-aa", "A/A calibration: the second arm loads the plugin under test too, so "
+           "every difference called is a false call; reports the false-call rate and wiring "
+           "faults, and gates on wiring faults only", field="aa", kind="flag"),
     Option("--eval-threshold", "minimum case score (0-1); below 1 the session passes when "
            "every case's mean meets it", p.SHARE, "threshold", metavar="X"),
     Option("--eval-trigger-threshold", "trigger evals (trigger_eval.json): fail the session "
@@ -371,6 +374,27 @@ def _baseline_needs_two_arms(given: Givens, fields: Found) -> Found:
     return {}
 
 
+def _aa_needs_two_arms_of_one_plugin(given: Givens, fields: Found) -> Found:
+    if not fields.get("aa"):
+        return {}
+    where = given["aa"].where
+    if "baseline_plugin" in fields:
+        raise pytest.UsageError(
+            f"{where} and {given['baseline_plugin'].where} cannot be given together: an A/A "
+            "session's second arm loads the plugin under test, an A/B's another plugin"
+        )
+    if fields.get("ablation") == "none":
+        raise pytest.UsageError(
+            f"{where} needs two arms, but the ablation is none (one arm, nothing to compare)"
+        )
+    if "reuse" in fields:
+        raise pytest.UsageError(
+            f"{where} and {given['reuse'].where} cannot be given together: both arms of an A/A "
+            "load the plugin under test, whose runs are never reused"
+        )
+    return {}
+
+
 RULES: tuple[Callable[[Givens, Found], Found], ...] = (
     _given_or_not,
     _judge_model,
@@ -378,4 +402,5 @@ RULES: tuple[Callable[[Givens, Found], Found], ...] = (
     _needs_compare,
     _reuse_not_own,
     _baseline_needs_two_arms,
+    _aa_needs_two_arms_of_one_plugin,
 )

@@ -25,7 +25,7 @@ import pytest
 from pytest_plugin_evals.agents import capabilities_of
 from pytest_plugin_evals.agents.identity import agent_identity, model_context
 from pytest_plugin_evals.agents.replay import ReplayAgent
-from pytest_plugin_evals.engine.reuse import NOT_REUSED, miss_note
+from pytest_plugin_evals.engine.reuse import NOT_REUSED, last_session, miss_note, same_kind
 from pytest_plugin_evals.plugin.keys import stamp_key
 from pytest_plugin_evals.plugin.sharding import plugin_version
 from pytest_plugin_evals.recording import run_folder
@@ -36,7 +36,6 @@ from pytest_plugin_evals.reuse import (
     Miss,
     case_part,
     look_up,
-    newest_with_stamps,
     write_stamp,
 )
 from pytest_plugin_evals.runner import execute_run
@@ -127,6 +126,8 @@ class Reuse:
 
         if item.arm not in REUSABLE_ARMS or not capabilities_of(agent).spends:
             return None
+        if self.settings.aa:  # both arms load the plugin under test: as the with arm, never
+            return None
         settings, case = self.settings, item.case
         plan = item.mock_plan
         active = (
@@ -172,7 +173,11 @@ class Reuse:
                 stamp = self.config.stash[stamp_key]
                 own = results_dir(self.settings, item.case.suite_root, stamp)
                 if wanted == LAST:
-                    self._source = newest_with_stamps(item.case.suite_root / "results", own)
+                    results = item.case.suite_root / "results"
+                    s = self.settings
+                    kind = same_kind(s.agent, s.agents, s.baseline_plugin, s.aa)
+                    found = last_session(results, own, kind).document
+                    self._source = None if found is None else found.parent
                 elif wanted is not None:
                     self._source = Path(wanted)
                 self._looked = True

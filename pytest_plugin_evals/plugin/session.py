@@ -62,6 +62,7 @@ _RULES_SETTINGS = (
     "cost_regression",
     "ablation",
     "reuse",
+    *("agent", "agents", "baseline_plugin", "aa"),  # the kind of session --eval-reuse last takes
 )
 
 #: The stop sign's reason once the session was interrupted (no run is recorded for it).
@@ -212,7 +213,7 @@ class EvalSession:
         every run of a case: under xdist a case's runs land on different workers, and a
         worker's ``pytest_runtest_makereport`` knows only its own
         (docs/explanation/architecture.md)."""
-        if report.failed:
+        if report.failed or self.settings.aa:  # an A/A session gates on its wiring only
             return
         from pytest_plugin_evals.reporting.result import decide_case
         from pytest_plugin_evals.reporting.terminal import plain
@@ -289,6 +290,7 @@ class EvalSession:
             rate_limit_wait_seconds=session_wait_seconds(self.config),
             second_judge=self.settings.judge_second,
             labels=self.settings.labels,
+            aa=self.settings.aa,
         )
         return summarize(
             records,

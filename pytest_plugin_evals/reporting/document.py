@@ -22,6 +22,7 @@ from pytest_plugin_evals.records import (
     plugin_to_json,
     run_to_json,
 )
+from pytest_plugin_evals.reporting.aa import calibrate, calibration_json
 from pytest_plugin_evals.reporting.agreement import judge_agreement_json
 from pytest_plugin_evals.reporting.compare import (
     comparison_json,
@@ -275,6 +276,7 @@ def document_json(result: SessionResult) -> JSONObject:
                 if suite.not_selected
                 else {}
             ),
+            **({"aa": True} if suite.aa else {}),
         },
         **({"agents": [agent_json(a) for a in result.agents]} if result.agents else {}),
         "cases": [case_json(c) for c in result.cases],
@@ -284,6 +286,7 @@ def document_json(result: SessionResult) -> JSONObject:
             else {}
         ),
         "aggregates": aggregates,
+        **({"aa": calibration_json(aa)} if (aa := calibrate(result)) is not None else {}),
         "loadErrors": [
             {"path": e.path, "line": e.line, "message": e.message} for e in result.load_errors
         ],

@@ -142,6 +142,7 @@ class Suite(_Shape):
     plugins: list[Plugin | None] | None = None
     baselinePlugin: BaselinePlugin | None = None
     notSelected: list[NamedCase | None] | None = None
+    aa: Bool = None
 
 
 class Agent(_Timed):

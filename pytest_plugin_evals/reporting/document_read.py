@@ -1,5 +1,4 @@
-"""Reading a result document back: from its checked shape
-(:mod:`~pytest_plugin_evals.reporting.document_check`) to the
+"""Reading a result document back: from its checked shape (:mod:`.document_check`) to the
 :class:`~pytest_plugin_evals.reporting.result.SessionResult` it describes (ours or the
 reference's).
 
@@ -97,6 +96,7 @@ def session_of(doc: shape.Document) -> SessionResult:
             plugins=plugins,
             baseline_plugins=_baseline(suite.baselinePlugin),
             not_selected=tuple((n.name or "", n.dir or "") for n in present(suite.notSelected)),
+            aa=bool(suite.aa),
         ),
         cases=tuple(_case(c, root, plugins) for c in present(doc.cases)),
         aggregates=_suite_aggregates(doc.aggregates),

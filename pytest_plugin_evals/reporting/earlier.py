@@ -14,7 +14,8 @@ passed over is said with why. A session is comparable when it
   today's graders read old runs, not how the plugin does now);
 * has the same arms, when the arms matter (``--eval-compare``): a with/without session is
   compared only with a with/without one, an A/B (``--eval-baseline-plugin``) session only with
-  an A/B against the same baseline: the second arm's scores mean something else otherwise;
+  an A/B against the same baseline, an A/A (``--eval-aa``) only with an A/A: the second
+  arm's scores mean something else otherwise;
 * ran the same agents (the same kind, ``claude``, ``codex``, ``cmd`` …; under
   ``--eval-agents`` the same labels), unless any agent will do (a replay);
 * covers this session's selected cases, when it was itself a subset (``-k``, ``-m``,
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,10 @@ class Wanted:
     #: ``--eval-baseline-plugin`` (None: a with/without session).
     same_arms: bool = False
     baseline: str | None = None
+    #: With ``same_arms``: this session is an A/A one (``--eval-aa``), and takes only another.
+    aa: bool = False
+    #: A partial session will do (``--eval-reuse``: the runs it made are as good).
+    partial: bool = False
 
 
 @dataclass(frozen=True)
@@ -224,22 +229,26 @@ def _baseline(result: SessionResult) -> str | None:
     return ", ".join(specs) or "a baseline plugin"
 
 
+def _arms(baseline: str | None) -> str:
+    return "a with/without session" if baseline is None else f"an A/B session against {baseline}"
+
+
 def why_not(doc: Mapping[str, Any], result: SessionResult, wanted: Wanted) -> str | None:
     """Why the earlier session is not comparable with this one (None: it is)."""
     if _written_by_reference(doc):
         return "written by claude plugin eval"
-    if result.partial:
+    if result.partial and not wanted.partial:
         reason = result.partial_reason or ""
         return _PARTIAL.get(reason, f"it is partial ({reason or 'runs could not be made'})")
     specs = [result.suite.agent, *(a.spec for a in result.agents)]
     if not wanted.replays and any(agent_kind(s) == "replay" for s in specs if s):
         return "it is a replay"
-    if wanted.same_arms:
+    if wanted.same_arms and result.suite.aa != wanted.aa:
+        return "an A/A session" if result.suite.aa else _arms(_baseline(result))
+    if wanted.same_arms and not wanted.aa:
         theirs = _baseline(result)
         if theirs != wanted.baseline:
-            return (
-                "a with/without session" if theirs is None else f"an A/B session against {theirs}"
-            )
+            return _arms(theirs)
     if wanted.agent_kind is not None:
         labels = tuple(sorted(a.label for a in result.agents))
         if wanted.agent_labels or labels:
@@ -264,8 +273,14 @@ def _plain_dir(path: Path) -> bool:
         return False
 
 
-def pick(results_root: Path, own: Path, wanted: Wanted) -> Picked:
-    """The newest comparable session under ``results_root`` other than ``own``."""
+def pick(
+    results_root: Path,
+    own: Path,
+    wanted: Wanted,
+    holds: Callable[[Path], str | None] | None = None,
+) -> Picked:
+    """The newest comparable session under ``results_root`` other than ``own``; ``holds``
+    says why a comparable session's folder will not do (None: it will)."""
     passed: list[tuple[str, str]] = []
     for _, name, document in _documents(results_root, own):
         read = _read(document)
@@ -276,6 +291,8 @@ def pick(results_root: Path, own: Path, wanted: Wanted) -> Picked:
         why = why_not(doc, result, wanted)
         if why is None and wanted.recorded_runs and not _plain_dir(document.parent / "runs"):
             why = "it holds no recorded runs"
+        if why is None and holds is not None:
+            why = holds(document.parent)
         if why is not None:
             passed.append((name, why))
             continue

@@ -21,6 +21,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from pytest_plugin_evals.model import ANSWER_LIMIT, SKILL_NOT_LOADED, JudgeVote, Verdict
+from pytest_plugin_evals.reporting.aa import calibrate
 from pytest_plugin_evals.reporting.agreement import agreement_view, judge_agreement
 from pytest_plugin_evals.reporting.document import document_json
 from pytest_plugin_evals.reporting.efficiency import case_table, suite_table
@@ -165,6 +166,8 @@ def _plugins(result: SessionResult) -> str:
 
 def _baseline_label(result: SessionResult) -> str:
     """The baseline plugin of an A/B: ``demo v1.0.0 from git:HEAD~1 (3f2c1a9e0b7d)``."""
+    if result.suite.aa:
+        return "the plugin under test again (--eval-aa: an A/A)"
     labels = [
         p.name
         + (f" v{p.version}" if p.version else "")
@@ -338,6 +341,7 @@ def render_html(result: SessionResult, document: Mapping[str, Any] | None = None
         overview=view,
         diffs=diff_views([case.case for case in view.cases]),
         comparison=comparison_view(doc),
+        aa=calibrate(result),
         triggers=trigger_json(trigger_results(result.cases)),
         plugins=_plugins(result),
         meta=_meta(result),

@@ -23,6 +23,7 @@ from typing import Any
 
 from pytest_plugin_evals.model import ExitStatus, within_session_caps
 from pytest_plugin_evals.records import Record, RunRecord
+from pytest_plugin_evals.reporting.aa import calibrate, calibration_line
 from pytest_plugin_evals.reporting.document import DocumentError, dumps_document, read_document
 from pytest_plugin_evals.reporting.result import (
     NotStarted,
@@ -411,6 +412,7 @@ def merge(
         case_filter=suite.case_filter,
         tag_filters=suite.tag_filters,
         baseline_plugins=suite.baseline_plugins,
+        aa=any(s.result.suite.aa for s in shards),
         # Each shard's own pause (its processes slow down together); the shards' add up.
         rate_limit_wait_seconds=sum(s.result.aggregates.rate_limit_wait_seconds for s in shards),
     )
@@ -460,9 +462,10 @@ def exit_status(result: SessionResult) -> ExitStatus:
     if reason in (MISSING_SHARDS, "cost_ceiling", "auth_failed", "interrupted"):
         return ExitStatus.PARTIAL
     verdict, ungated = session_gate(result.cases, result.threshold)
-    failed = (
-        bool(result.load_errors) or bool(result.errors) or (ungated is None and not verdict.met)
-    )
+    met = verdict.met or ungated is not None
+    if (aa := calibrate(result)) is not None:  # an A/A gates on its wiring faults only
+        met = not aa.faults
+    failed = bool(result.load_errors) or bool(result.errors) or not met
     if reason == "maxfail":
         return ExitStatus.FAILED if failed else ExitStatus.PARTIAL
     return ExitStatus.FAILED if failed else ExitStatus.OK
@@ -498,6 +501,10 @@ def gate_lines(merged: Merged) -> list[str]:
             "interrupted": "a shard was interrupted",
         }[reason]
         lines.append(f"{why}: the result is partial and no threshold is met")
+        return lines
+    if (aa := calibrate(result)) is not None:
+        lines.append(calibration_line(aa))
+        lines.extend(f"--eval-aa wiring fault: {f.message}" for f in aa.faults)
         return lines
     verdict, ungated = session_gate(result.cases, result.threshold)
     lines.append(ungated or verdict.message)

@@ -43,6 +43,7 @@ from pytest_plugin_evals.shards import (
     ShardSource,
 )
 from pytest_plugin_evals.stats import CaseStop, Decision, Interval, decisions
+from pytest_plugin_evals.util.trigger_files import is_trigger_file
 
 #: ``partialReason`` when runs could not be made and no other reason was given.
 INFRA_PARTIAL_REASON = "infra_errors"
@@ -118,6 +119,8 @@ class SuiteInfo:
     baseline_plugins: tuple[BaselinePlugin, ...] = ()
     #: The cases collected but not selected (``-k``, ``-m``, ``--eval-case`` …): (name, dir).
     not_selected: tuple[tuple[str, str], ...] = ()
+    #: An A/A session (``--eval-aa``): the second arm loaded the plugin under test too.
+    aa: bool = False
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,11 @@ class NotStarted:
     runs: int
     #: The agent's label in a session of several agents (``--eval-agents``).
     agent: str | None = None
+
+    @property
+    def trigger_query(self) -> bool:
+        """A query of a trigger file: trigger accuracy, never a case."""
+        return is_trigger_file(PurePath(self.nodeid.partition("::")[0]).name)
 
 
 @dataclass(frozen=True)
@@ -376,6 +384,8 @@ class SessionFacts:
     rate_limit_wait_seconds: float | None = None
     second_judge: str | None = None
     labels: tuple[Path, ...] = ()
+    #: An A/A session (``--eval-aa``).
+    aa: bool = False
 
 
 def summarize(
@@ -439,7 +449,7 @@ def summarize(
         )
     ]
     aggregates = SuiteAggregates(
-        cases_total=len(counted) + len(unseen),
+        cases_total=len(counted) + sum(1 for n in unseen if not n.trigger_query),
         cases_passed=sum(1 for c in counted if c.aggregates.passed),
         overall_score=mean([a.score for a in scored if a.score is not None]),
         overall_pass_rate=mean([a.pass_rate for a in scored if a.pass_rate is not None]),
@@ -493,6 +503,7 @@ def summarize(
             tag_filters=session.tag_filters,
             plugins=tuple(plugins[k] for k in sorted(plugins)),
             baseline_plugins=session.baseline_plugins,
+            aa=session.aa,
         ),
         cases=cases,
         aggregates=aggregates,

@@ -263,6 +263,8 @@ def baseline_lines(result: SessionResult) -> list[str]:
     """``BASE: demo 1.0.0 from git:HEAD~1 (3f2c1a9e0b7d) · Δ = WITH − BASE`` in an A/B."""
     if not result.baseline:
         return []
+    if result.suite.aa:
+        return ["BASE: the plugin under test again (--eval-aa: an A/A) · Δ = WITH − BASE"]
     lines = []
     for plugin in result.suite.baseline_plugins:
         named = plugin.name + (f" {plugin.version}" if plugin.version else "")

@@ -97,6 +97,8 @@ class EvalSettings:
     #: The plugin the second arm loads instead of none: ``git:REF``, or a plugin folder
     #: (absolute).
     baseline_plugin: str | None = None
+    #: An A/A session: the second arm loads the plugin under test too (``--eval-aa``).
+    aa: bool = False
     #: The earlier session to compare with: ``last``, or the absolute path of a results folder
     #: or of its ``aggregate-result.json``.
     compare: str | None = None
@@ -136,7 +138,7 @@ class EvalSettings:
         """Whether a case's with-arm runs are measurements (their items pass) and the case is
         decided when its last run reports: under a threshold below 1, and under a reducer for
         which one failed run does not decide the case (``any``, ``at-least:M``)."""
-        return self.threshold < 1 or self.reducer_for(case_name) not in ("mean", "all")
+        return self.aa or self.threshold < 1 or self.reducer_for(case_name) not in ("mean", "all")
 
     def selects(self, case_name: str, tags: tuple[str, ...]) -> bool:
         """The reference's filters: the case glob on the name AND any of the tags."""

@@ -156,6 +156,26 @@ def _betainc(a: float, b: float, x: float) -> float:
     return 1.0 - front * _betacf(b, a, 1.0 - x) / b
 
 
+def clopper_pearson(successes: int, n: int, level: float = LEVEL) -> Interval | None:
+    """The exact (Clopper–Pearson) interval of a proportion ``successes / n``: each bound is
+    where the binomial tail beyond the count is ``(1 − level) / 2``, found by bisection on
+    the beta distribution's CDF (:func:`_betainc`). Never narrower than the level promises."""
+    if n <= 0 or not 0 <= successes <= n:
+        return None
+    tail = (1.0 - level) / 2.0
+
+    def quantile(q: float, a: float, b: float) -> float:
+        low, high = 0.0, 1.0
+        for _ in range(100):
+            mid = (low + high) / 2.0
+            low, high = (mid, high) if _betainc(a, b, mid) < q else (low, mid)
+        return (low + high) / 2.0
+
+    lower = 0.0 if successes == 0 else quantile(tail, successes, n - successes + 1)
+    upper = 1.0 if successes == n else quantile(1.0 - tail, successes + 1, n - successes)
+    return _round((lower, upper))
+
+
 def t_cdf(t: float, df: float) -> float:
     """P(T ≤ t) for Student's t with ``df`` degrees of freedom (``df`` need not be whole)."""
     tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))

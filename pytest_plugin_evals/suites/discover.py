@@ -24,6 +24,8 @@ from typing import Literal
 
 from pytest_plugin_evals.util.inert import INERT_MARKER
 from pytest_plugin_evals.util.safeload import OverBound, json_data, read_text, yaml_data
+from pytest_plugin_evals.util.trigger_files import TRIGGER_FILE as TRIGGER_FILE
+from pytest_plugin_evals.util.trigger_files import is_trigger_file as is_trigger_file
 
 PROMPT_FILE = "prompt.md"
 CASE_FILE = "case.yaml"
@@ -33,8 +35,6 @@ SUITE_SUFFIXES = frozenset({".json", ".yaml", ".yml"})
 #: Names that are suites by name alone (a broken one must still be reported).
 SUITE_NAMES = frozenset({"evals.json", "evals.yaml", "evals.yml"})
 NOT_SUITES = frozenset({"package.json", "package-lock.json", CASE_FILE})
-#: skill-creator's trigger evals (a list, not a mapping with ``cases``).
-TRIGGER_FILE = "trigger_eval.json"
 #: Keys of a session's JSON result document, which also has ``cases``: never a suite.
 RESULT_KEYS = frozenset({"schemaVersion", "cases", "aggregates"})
 #: skill-creator's folder of input files: a JSON/YAML file there is no suite, and expected not
@@ -85,11 +85,6 @@ def unread(evals_dir: Path) -> list[tuple[Path, str]]:
     if evals_dir.is_dir():
         _walk(evals_dir, [], set(), skipped)
     return sorted(skipped, key=lambda found: found[0].parts)
-
-
-def is_trigger_file(name: str) -> bool:
-    """``trigger_eval.json``, or one named for its skill (``pdf_trigger_eval.json``)."""
-    return name == TRIGGER_FILE or (name.endswith(TRIGGER_FILE) and name[-18] in "_-.")
 
 
 def _walk(

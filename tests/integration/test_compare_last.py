@@ -188,8 +188,9 @@ def test_replay_last_without_a_recorded_session_is_one_usage_line(
 def test_last_takes_a_session_of_the_same_arms(
     pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
 ) -> None:
-    """After a with/without session, a -k subset, a replay and an A/B session, a with/without
-    session compares with the with/without one; an A/B one with the A/B against its baseline."""
+    """After a with/without session, a -k subset, a replay, an A/B and an A/A session, a
+    with/without session compares with the with/without one; an A/B one with the A/B against
+    its baseline; an A/A one with the A/A."""
     manifest = '{"name": "demo", "version": "1.0.0"}'
     write_tree(
         pytester.path,
@@ -224,16 +225,18 @@ def test_last_takes_a_session_of_the_same_arms(
     session("--eval-agent", f"replay:{made[0]}")
     session("--eval-agent", ok, "--eval-baseline-plugin", str(pytester.path / "old"))
     assert document(made[3])["suite"]["ablation"] == "with-baseline"
-    both, subset, replay, ab = (f"results/{f.name}" for f in made)
+    session("--eval-agent", ok, "--eval-aa")
+    assert document(made[4])["suite"]["aa"] is True
+    both, subset, replay, ab, aa = (f"results/{f.name}" for f in made)
 
     broken = scripted_agent([{"match": "Task breaks", "reply": "nope"}, {"reply": "ok"}])
     again = session("--eval-agent", broken, "--eval-compare", "last")
-    assert document(made[4])["comparison"]["against"] == str(made[0] / DOC)
+    assert document(made[5])["comparison"]["against"] == str(made[0] / DOC)
     again.stdout.fnmatch_lines(
         [
             f"--eval-compare last: took {both}, the newest comparable session; passed over "
-            f"{ab} (an A/B session against {pytester.path / 'old'}), {replay} (it is a "
-            f"replay), {subset} (a subset that did not run breaks)"
+            f"{aa} (an A/A session), {ab} (an A/B session against {pytester.path / 'old'}), "
+            f"{replay} (it is a replay), {subset} (a subset that did not run breaks)"
         ]
     )
     # An A/B session compares with the A/B against the same baseline, not the newer with/without.
@@ -241,10 +244,22 @@ def test_last_takes_a_session_of_the_same_arms(
         "--eval-agent", broken, "--eval-baseline-plugin", str(pytester.path / "old"),
         "--eval-compare", "last",
     )  # fmt: skip
-    assert document(made[5])["comparison"]["against"] == str(made[3] / DOC)
+    assert document(made[6])["comparison"]["against"] == str(made[3] / DOC)
     ab_again.stdout.fnmatch_lines(
         [
-            f"--eval-compare last: took {ab}, * passed over results/{made[4].name} (a "
+            f"--eval-compare last: took {ab}, * passed over results/{made[5].name} (a "
+            f"with/without session), {aa} (an A/A session)"
+        ]
+    )
+    # An A/A session compares with the A/A, and gates on its wiring only: no regression gate.
+    aa_again = session(
+        "--eval-agent", broken, "--eval-aa", "--eval-compare", "last", "--eval-fail-on-regression",
+    )  # fmt: skip
+    assert document(made[7])["comparison"]["against"] == str(made[4] / DOC)
+    aa_again.stdout.fnmatch_lines(
+        [
+            f"--eval-compare last: took {aa}, * passed over results/{made[6].name} (an A/B "
+            f"session against {pytester.path / 'old'}), results/{made[5].name} (a "
             "with/without session)"
         ]
     )

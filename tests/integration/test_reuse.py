@@ -283,7 +283,36 @@ def test_a_run_altered_without_the_stamp_key_is_refused_and_made(sessions: Sessi
 def test_nothing_to_reuse_says_so_and_makes_every_run(sessions: Sessions) -> None:
     result, made, _ = sessions.run("--eval-reuse", "last")
     assert arms_made(made) == {"with": 6, "without": 6}
-    result.stdout.fnmatch_lines(["--eval-reuse last: no earlier results folder with reusable*"])
+    result.stdout.fnmatch_lines(
+        ["--eval-reuse last: no earlier session of this kind with reusable runs under *"]
+    )
+
+
+@pytest.mark.workers
+def test_last_takes_a_session_of_the_same_kind_and_says_why_not_the_newer(
+    sessions: Sessions,
+) -> None:
+    """After a with/without session, an A/A one and an A/B one, a with/without session reuses
+    the with/without one's runs, and says which it took and why it passed over the newer."""
+    root = sessions.pytester.path
+    results = root / "evals" / "results"
+    sessions.run()
+    _, made, doc = sessions.run("--eval-aa")
+    assert arms_made(made) == {"with": 6, "baseline": 6}
+    assert doc["suite"]["aa"] is True
+    write_tree(root, {"old/.claude-plugin/plugin.json": '{"name": "helper"}'})
+    _, made, _ = sessions.run("--eval-baseline-plugin", str(root / "old"))
+    assert arms_made(made) == {"with": 6, "baseline": 6}
+    result, made, doc = sessions.run("--eval-reuse", "last")
+    assert arms_made(made) == {"with": 6}
+    assert {r["reusedFrom"] for r in runs_of(doc, "without")} == {str(results / "s1")}
+    result.stdout.fnmatch_lines(
+        [
+            "--eval-reuse last: took results/s1, the newest session of this kind with reusable "
+            f"runs; passed over results/s3 (an A/B session against {root / 'old'}), results/s2 "
+            "(an A/A session)"
+        ]
+    )
 
 
 @pytest.mark.parametrize(

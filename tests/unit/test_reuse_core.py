@@ -19,8 +19,8 @@ from pytest_plugin_evals.reuse import (
     Found,
     Miss,
     case_part,
+    holds_stamps,
     look_up,
-    newest_with_stamps,
     parse_age,
     write_stamp,
 )
@@ -157,19 +157,18 @@ def test_a_huge_meta_is_not_read(tmp_path: Path) -> None:
     assert isinstance(miss, Miss) and "larger than 16 MB" in miss.detail
 
 
-def test_last_is_the_newest_folder_with_stamped_runs(tmp_path: Path) -> None:
+def test_a_folder_holds_stamped_runs_or_not(tmp_path: Path) -> None:
+    """What ``--eval-reuse last`` asks of a session of its kind's folder (which session is of
+    its kind: ``reporting.earlier``, tests/integration/test_compare_last.py)."""
     results = tmp_path / "results"
-    older, newer, own = results / "s1", results / "s2", results / "s3"
-    recorded(older)
-    recorded(newer)
-    recorded(own)
+    stamped = results / "s1"
+    recorded(stamped)
     (results / "s4" / "runs").mkdir(parents=True)  # a replay's: nothing stamped
-    (results / "s5").symlink_to(older)
-    for age, folder in ((300, older), (200, newer), (100, own)):
-        os.utime(folder / "runs", (NOW - age, NOW - age))
-    os.utime(results / "s4" / "runs", (NOW, NOW))
-    assert newest_with_stamps(results, own) == newer
-    assert newest_with_stamps(tmp_path / "nowhere", own) is None
+    (results / "s5").symlink_to(stamped)
+    assert holds_stamps(stamped)
+    assert not holds_stamps(results / "s4")
+    assert not holds_stamps(results / "s5")
+    assert not holds_stamps(tmp_path / "nowhere")
 
 
 def test_the_document_reader_knows_reused_from() -> None:

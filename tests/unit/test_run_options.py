@@ -19,7 +19,7 @@ NOT_RUN_OPTIONS = frozenset(
     {
         # what is collected and how it is selected, split and planned
         "runs", "runs_auto", "ablation", "case_glob", "tags", "eval_paths", "shard",
-        "shard_durations", "plan", "min_effect", "baseline_plugin",
+        "shard_durations", "plan", "min_effect", "baseline_plugin", "aa",
         # how the session scores, gates and compares
         "threshold", "threshold_given", "trigger_threshold", "reducer", "case_reducers",
         "margin", "verdict_gate", "compare", "fail_on_regression", "cost_regression",

@@ -1,0 +1,138 @@
+"""``--eval-aa`` as users run it, with a ``cmd:`` agent: an A/A session is not gated by the
+threshold (its runs are measurements), and what it cannot combine with is one line. (The real
+``claude`` binary's A/A sessions, wiring faults included: tests/e2e/test_aa_claude.py.)"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from typing import Any
+
+import pytest
+
+from tests.helpers import write_tree
+
+#: Says "fine" in run 1 of either arm, "nope" otherwise: every case scores 1/3 in both arms.
+AGENT = """\
+import os, sys
+sys.stdin.read()
+print("fine" if os.environ["EVAL_RUN"] == "1" else "nope")
+"""
+
+
+def aa_suite(pytester: pytest.Pytester, **more: str) -> str:
+    write_tree(
+        pytester.path,
+        {
+            "agent.py": AGENT,
+            ".claude-plugin/plugin.json": '{"name": "kit", "version": "1.0.0"}',
+            **{
+                f"evals/{name}/{path}": text
+                for name in ("one", "two")
+                for path, text in (
+                    ("prompt.md", "---\nruns: 3\n---\nDo it.\n"),
+                    ("graders/fine.md", "---\ntype: regex\npattern: fine\n---\n"),
+                )
+            },
+            **more,
+        },
+    )
+    return "cmd:" + shlex.join([sys.executable, str(pytester.path / "agent.py")])
+
+
+def test_an_aa_session_is_not_gated_by_the_threshold(
+    pytester: pytest.Pytester, plugin_args: list[str]
+) -> None:
+    agent = aa_suite(pytester)
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent, "--eval-aa", "--eval-json", "out.json",
+        "--eval-gate", "not-worse",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.assert_outcomes(passed=12)  # runs below the threshold 1 are measurements
+    doc: dict[str, Any] = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    assert doc["aggregates"]["thresholdMet"] is False  # as the numbers say; it gates nothing
+    assert [r["arm"] for r in doc["cases"][0]["arms"]["baseline"]] == ["baseline"] * 3
+    assert doc["aa"]["casesWithVerdict"] == 2 and doc["aa"]["casesCalled"] == 0
+    result.stdout.fnmatch_lines(
+        [
+            "--eval-aa: 0 of 2 case(s) with a verdict called a difference; *",
+            "--eval-aa: an A/A session gates on its wiring faults only (none found)*",
+        ]
+    )
+    assert "below the threshold" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["--eval-baseline-plugin", "."],
+            "ERROR: --eval-aa and --eval-baseline-plugin cannot be given together: an A/A "
+            "session's second arm loads the plugin under test, an A/B's another plugin",
+        ),
+        (
+            ["--eval-ablation", "none"],
+            "ERROR: --eval-aa needs two arms, but the ablation is none (one arm, nothing to "
+            "compare)",
+        ),
+        (
+            ["--eval-reuse", "last"],
+            "ERROR: --eval-aa and --eval-reuse cannot be given together: both arms of an A/A "
+            "load the plugin under test, whose runs are never reused",
+        ),
+    ],
+)
+def test_what_an_aa_session_cannot_combine_with_is_one_line(
+    pytester: pytest.Pytester, args: list[str], line: str
+) -> None:
+    agent = aa_suite(pytester)
+    result = pytester.runpytest(
+        "evals", "-p", "no:cacheprovider", "--eval-agent", agent, "--eval-aa", *args
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([line])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_trigger_file_under_aa_is_one_load_error(
+    pytester: pytest.Pytester, plugin_args: list[str]
+) -> None:
+    queries = [{"query": f"Q{n}", "should_trigger": True} for n in range(4)]
+    agent = aa_suite(
+        pytester,
+        **{
+            "skills/greet/SKILL.md": "---\nname: greet\ndescription: d\n---\nx\n",
+            "skills/greet/evals/trigger_eval.json": json.dumps(queries),
+        },
+    )
+    result = pytester.runpytest(
+        "evals", "skills/greet/evals", *plugin_args, "--eval-agent", agent, "--eval-aa"
+    )
+    result.assert_outcomes(passed=12, errors=1)  # one error for the file's four queries
+    result.stdout.fnmatch_lines(
+        ["*trigger_eval.json*: --eval-aa needs two arms of the plugin: a trigger query is asked "
+         "of the with arm only*"]
+    )  # fmt: skip
+
+
+def test_an_aa_session_run_in_shards_merges_as_one(pytester: pytest.Pytester) -> None:
+    """The merge of an A/A session's shards is an A/A result: its calibration recomputed from
+    the runs, and gated on its wiring faults only (the threshold 1 is not met)."""
+    agent = aa_suite(pytester)
+    for k in (1, 2):
+        shard = pytester.runpytest(
+            "evals", "-p", "no:cacheprovider", "--eval-agent", agent, "--eval-aa",
+            "--eval-shard", f"{k}/2", "--eval-output-dir", f"shard-{k}",
+        )  # fmt: skip
+        assert shard.ret == pytest.ExitCode.OK, shard.stdout.str()
+    merged = pytester.run(
+        sys.executable, "-m", "pytest_plugin_evals", "merge", "shard-1", "shard-2",
+        "--output-dir", "merged",
+    )  # fmt: skip
+    assert merged.ret == 0, merged.stdout.str()
+    doc = json.loads((pytester.path / "merged" / "aggregate-result.json").read_text("utf-8"))
+    assert doc["suite"]["aa"] is True
+    assert doc["aa"]["casesWithVerdict"] == 2 and doc["aa"]["wiringFaults"] == []
+    merged.stdout.fnmatch_lines(["--eval-aa: 0 of 2 case(s) with a verdict called a difference*"])
