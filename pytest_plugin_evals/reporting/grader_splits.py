@@ -33,6 +33,7 @@ from pytest_plugin_evals.model import RunResult
 from pytest_plugin_evals.records import JSONObject
 from pytest_plugin_evals.reporting.result import CaseResult
 from pytest_plugin_evals.stats import Interval
+from pytest_plugin_evals.util.jsonlines import camel_fields
 
 #: Every graded run that judged the grader passed it, in both arms.
 BOTH = "both"
@@ -57,10 +58,10 @@ class GraderSplit:
     name: str
     #: Whether it counts in the score (a with-only indicator does not).
     scored: bool
-    passes_with: int
+    pass_with: int
     runs_with: int
     #: None in a single-arm case.
-    passes_without: int | None = None
+    pass_without: int | None = None
     runs_without: int | None = None
     #: ``rate_with − rate_without``, with its 95% interval (Newcombe's).
     delta: float | None = None
@@ -71,10 +72,10 @@ class GraderSplit:
     @property
     def counts(self) -> str:
         """``3/3, 0/3`` (with, then the second arm), or ``3/3`` in one arm."""
-        shown = f"{self.passes_with}/{self.runs_with}"
+        shown = f"{self.pass_with}/{self.runs_with}"
         if self.runs_without is None:
             return shown
-        return f"{shown}, {self.passes_without}/{self.runs_without}"
+        return f"{shown}, {self.pass_without}/{self.runs_without}"
 
 
 @dataclass
@@ -108,9 +109,9 @@ def _tally(runs: Sequence[RunResult], names: dict[str, None]) -> dict[str, _Tall
 def _flag(split: GraderSplit) -> str | None:
     if split.delta_interval is None:
         return None
-    if split.passes_with == split.runs_with and split.passes_without == split.runs_without:
+    if split.pass_with == split.runs_with and split.pass_without == split.runs_without:
         return BOTH
-    if split.passes_with == 0 and split.passes_without == 0:
+    if split.pass_with == 0 and split.pass_without == 0:
         return NEITHER
     low, high = split.delta_interval
     return DISCRIMINATES if low > 0 or high < 0 else NOT_SHOWN
@@ -163,20 +164,11 @@ def grader_splits(case: CaseResult) -> tuple[GraderSplit, ...]:
 
 def split_json(split: GraderSplit) -> JSONObject:
     """One entry of a case's ``graderSplits`` in the document."""
-    doc: JSONObject = {
-        "name": split.name,
-        "scored": split.scored,
-        "passWith": split.passes_with,
-        "runsWith": split.runs_with,
-    }
+    doc: JSONObject = camel_fields(split, "name", "scored", "pass_with", "runs_with")
     if split.runs_without is not None:
-        doc.update(
-            passWithout=split.passes_without,
-            runsWithout=split.runs_without,
-            delta=split.delta,
-            deltaInterval=None if split.delta_interval is None else list(split.delta_interval),
-            flag=split.flag,
-        )
+        doc.update(camel_fields(split, "pass_without", "runs_without", "delta"))
+        interval = split.delta_interval
+        doc.update(deltaInterval=None if interval is None else list(interval), flag=split.flag)
     return doc
 
 
