@@ -29,6 +29,7 @@ from pytest_plugin_evals.reporting.grader_splits import (
     split_graders,
 )
 from pytest_plugin_evals.reporting.terminal import summary_lines
+from pytest_plugin_evals.stats.intervals import newcombe
 from tests.helpers import run_record, summary
 
 ROOT = Path("/suite/evals")
@@ -136,7 +137,9 @@ def test_one_name_twice_in_a_run_passes_only_when_both_did() -> None:
 
 
 def split(name: str, flag: str, counts: tuple[int, int, int, int]) -> GraderSplit:
-    return GraderSplit(name, True, *counts, flag=flag)
+    made = GraderSplit(name, True, *counts, delta_interval=newcombe(*counts))
+    assert made.flag == flag
+    return made
 
 
 def test_the_line_names_graders_that_cannot_tell_the_arms_apart() -> None:
