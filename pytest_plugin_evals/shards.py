@@ -22,6 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_plugin_evals.util.jsonlines import camel_fields
+
 #: ``K/N``, with spaces allowed around the slash.
 _SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 
@@ -156,32 +158,17 @@ def per_run_costs(durations: Mapping[str, Sequence[float]]) -> tuple[dict[str, f
 
 def plan_to_json(plan: ShardPlan) -> dict[str, Any]:
     return {
-        "index": plan.index,
-        "total": plan.total,
-        "weights": plan.weights,
-        "version": plan.version,
+        **camel_fields(plan, "index", "total", "weights", "version"),
         "settings": dict(plan.settings),
         "suiteRoot": plan.root,
         "suiteCases": [
-            {
-                "name": c.name,
-                "nodeid": c.nodeid,
-                "key": c.key,
-                "runs": c.runs,
-                "cost": c.cost,
-                "shard": c.shard,
-            }
-            for c in plan.cases
+            camel_fields(c, "name", "nodeid", "key", "runs", "cost", "shard") for c in plan.cases
         ],
     }
 
 
 def source_to_json(source: ShardSource) -> dict[str, Any]:
     return {
-        "path": source.path,
-        "index": source.index,
-        "total": source.total,
-        "startedAt": source.started_at,
-        "durationSeconds": source.duration_seconds,
+        **camel_fields(source, "path", "index", "total", "started_at", "duration_seconds"),
         "cases": list(source.cases),
     }

@@ -35,8 +35,8 @@ from pytest_plugin_evals.records.kinds import Record as Record
 from pytest_plugin_evals.records.kinds import RecordError as RecordError
 from pytest_plugin_evals.records.kinds import RunRecord as RunRecord
 from pytest_plugin_evals.records.kinds import SkippedRun as SkippedRun
+from pytest_plugin_evals.util.jsonlines import camel_fields, json_path
 from pytest_plugin_evals.util.jsonlines import dumps as dumps
-from pytest_plugin_evals.util.jsonlines import json_path
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -87,18 +87,11 @@ def run_from_json(doc: Any) -> RunResult:
 
 def case_to_json(case: CaseInfo) -> JSONObject:
     return {
-        "name": case.name,
-        "source": case.source,
-        "path": case.path,
-        "dir": case.dir,
-        "suiteRoot": case.suite_root,
+        **camel_fields(case, "name", "source", "path", "dir", "suite_root"),
         "promptMarkdown": case.prompt,
         "description": case.description,
         "tags": list(case.tags),
-        "runsPerCase": case.runs_per_case,
-        "model": case.model,
-        "maxTurns": case.max_turns,
-        "timeoutSeconds": case.timeout_seconds,
+        **camel_fields(case, "runs_per_case", "model", "max_turns", "timeout_seconds"),
         "graders": [grader_to_json(g) for g in case.graders],
         "expectedOutput": case.expected_output,
     }
@@ -173,28 +166,20 @@ def mocks_to_json(mocks: MockSummary) -> JSONObject:
     }
 
 
+#: A run's fields the document writes as they are (keys in camelCase): the reference's, then
+#: (after its graders) ours.
+_RUN_FIELDS = ("score", "passed", "turns", "cost_usd", "judge_cost_usd", "duration_seconds",
+               "started_at", "error", "trace_path", "skipped_paid_graders")  # fmt: skip
+_OUR_RUN_FIELDS = ("arm", "run", "infra_error", "answer", "answer_truncated", "input_tokens",
+                   "output_tokens", "tool_calls")  # fmt: skip
+
+
 def run_to_json(result: RunResult) -> JSONObject:
     """A run as the result document lists it (the reference's field names, then ours)."""
     doc: JSONObject = {
-        "score": result.score,
-        "passed": result.passed,
-        "turns": result.turns,
-        "costUsd": result.cost_usd,
-        "judgeCostUsd": result.judge_cost_usd,
-        "durationSeconds": result.duration_seconds,
-        "startedAt": result.started_at,
-        "error": result.error,
-        "tracePath": result.trace_path,
-        "skippedPaidGraders": result.skipped_paid_graders,
+        **camel_fields(result, *_RUN_FIELDS),
         "graders": [verdict_to_json(v) for v in result.verdicts],
-        "arm": result.arm,
-        "run": result.run,
-        "infraError": result.infra_error,
-        "answer": result.answer,
-        "answerTruncated": result.answer_truncated,
-        "inputTokens": result.input_tokens,
-        "outputTokens": result.output_tokens,
-        "toolCalls": result.tool_calls,
+        **camel_fields(result, *_OUR_RUN_FIELDS),
         "toolCallList": [tool_call_to_json(c) for c in result.tool_call_list],
         **({} if result.cost_known else {"costUnknown": True}),
         "filesCreated": list(result.files_created),
@@ -203,7 +188,7 @@ def run_to_json(result: RunResult) -> JSONObject:
         doc["notes"] = list(result.notes)
     if result.aborted is not None:
         aborted = result.aborted
-        doc["aborted"] = {"server": aborted.server, "tool": aborted.tool, "reason": aborted.reason}
+        doc["aborted"] = camel_fields(aborted, "server", "tool", "reason")
     if result.mocks is not None:
         doc["mocks"] = mocks_to_json(result.mocks)
     if result.mock_calls is not None:
@@ -227,11 +212,7 @@ def to_json(record: Record) -> JSONObject:
         return {
             "schema": RECORD_SCHEMA,
             "kind": "load_error",
-            "nodeid": record.nodeid,
-            "path": record.path,
-            "line": record.line,
-            "message": record.message,
-            "suiteRoot": record.suite_root,
+            **camel_fields(record, "nodeid", "path", "line", "message", "suite_root"),
         }
     doc: JSONObject = {
         "schema": RECORD_SCHEMA,
@@ -239,9 +220,7 @@ def to_json(record: Record) -> JSONObject:
         "nodeid": record.nodeid,
         "case": case_to_json(record.case),
         "plugin": plugin_to_json(record.plugin) if record.plugin else None,
-        "twoArm": record.two_arm,
-        "arm": record.arm,
-        "run": record.run,
+        **camel_fields(record, "two_arm", "arm", "run"),
     }
     if record.agent is not None:
         doc["agent"] = record.agent

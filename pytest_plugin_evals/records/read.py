@@ -30,6 +30,7 @@ from pytest_plugin_evals.model import (
     tool_error_text,
 )
 from pytest_plugin_evals.records.kinds import CaseInfo
+from pytest_plugin_evals.util import jsonlines
 
 T = TypeVar("T")
 
@@ -42,13 +43,8 @@ def present(items: Iterable[T | None] | None) -> list[T]:
 def number(value: Any) -> float | None:
     """``value`` when it is a finite JSON number, else None (an integer too large for a float
     too). A whole number stays an int, as written, so a document read back writes the same."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        as_float = float(value)
-    except OverflowError:
-        return None
-    if not math.isfinite(as_float):
+    as_float = jsonlines.number(value)
+    if as_float is None or not math.isfinite(as_float):
         return None
     return value if isinstance(value, int) else as_float
 

@@ -22,6 +22,7 @@ from pytest_plugin_evals.reporting.labels import Labels, LabelsError, Review, re
 from pytest_plugin_evals.reporting.result import CaseResult, SessionResult
 from pytest_plugin_evals.reporting.skill_creator import eval_cases, eval_ids
 from pytest_plugin_evals.stats.agreement import FEW, LOW_KAPPA, Agreement, Pair, agreement
+from pytest_plugin_evals.util.jsonlines import camel_fields
 
 #: The pooled row's name.
 ALL = "all judge graders"
@@ -196,13 +197,9 @@ def agreement_json(found: Agreement | None) -> JSONObject | None:
     if found is None:
         return None
     return {
-        "n": found.n,
-        "agreed": found.agreed,
-        "share": found.share,
-        "kappa": found.kappa,
+        **camel_fields(found, "n", "agreed", "share", "kappa"),
         "kappaInterval": None if found.interval is None else list(found.interval),
-        "low": found.low,
-        "rough": found.rough,
+        **camel_fields(found, "low", "rough"),
     }
 
 

@@ -7,24 +7,22 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+from pydantic import Field
 
-Count = Annotated[float, Field(strict=True, ge=0)] | None
-Change = Annotated[float, Field(strict=True, ge=-1, le=1)] | None
+from pytest_plugin_evals.records.shape import Bool, Shape, Str
+from pytest_plugin_evals.reporting.trigger_shape import Change, Tally
 
 
-class GraderSplit(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
-
-    name: StrictStr | None = None
-    scored: StrictBool | None = None
-    passWith: Count = None
-    runsWith: Count = None
-    passWithout: Count = None
-    runsWithout: Count = None
+class GraderSplit(Shape):
+    name: Str = None
+    scored: Bool = None
+    passWith: Tally = None
+    runsWith: Tally = None
+    passWithout: Tally = None
+    runsWithout: Tally = None
     delta: Change = None
     deltaInterval: Annotated[list[Change], Field(max_length=2)] | None = None
-    flag: StrictStr | None = None
+    flag: Str = None
 
 
 def split_range(loc: tuple[Any, ...]) -> str | None:

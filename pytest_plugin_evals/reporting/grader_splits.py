@@ -26,13 +26,14 @@ no such run in an arm (a with-only indicator, a single-arm session) there is no 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from pytest_plugin_evals import stats
 from pytest_plugin_evals.model import RunResult
 from pytest_plugin_evals.records import JSONObject
 from pytest_plugin_evals.reporting.result import CaseResult
 from pytest_plugin_evals.stats import Interval
+from pytest_plugin_evals.stats.intervals import newcombe
+from pytest_plugin_evals.util.jsonlines import camel_fields
 
 #: Every graded run that judged the grader passed it, in both arms.
 BOTH = "both"
@@ -57,24 +58,40 @@ class GraderSplit:
     name: str
     #: Whether it counts in the score (a with-only indicator does not).
     scored: bool
-    passes_with: int
+    pass_with: int
     runs_with: int
     #: None in a single-arm case.
-    passes_without: int | None = None
+    pass_without: int | None = None
     runs_without: int | None = None
-    #: ``rate_with − rate_without``, with its 95% interval (Newcombe's).
-    delta: float | None = None
+    #: The 95% interval of :attr:`delta` (Newcombe's).
     delta_interval: Interval | None = None
-    #: One of :data:`FLAGS`, or None (one arm, or an arm with no run that judged it).
-    flag: str | None = None
+
+    @property
+    def delta(self) -> float | None:
+        """``rate_with − rate_without`` (None: one arm, or an arm with no run that judged it)."""
+        if not self.runs_with or not self.runs_without or self.pass_without is None:
+            return None
+        return round(self.pass_with / self.runs_with - self.pass_without / self.runs_without, 10)
+
+    @property
+    def flag(self) -> str | None:
+        """One of :data:`FLAGS`, or None (one arm, or an arm with no run that judged it)."""
+        if self.delta_interval is None:
+            return None
+        if self.pass_with == self.runs_with and self.pass_without == self.runs_without:
+            return BOTH
+        if self.pass_with == 0 and self.pass_without == 0:
+            return NEITHER
+        low, high = self.delta_interval
+        return DISCRIMINATES if low > 0 or high < 0 else NOT_SHOWN
 
     @property
     def counts(self) -> str:
         """``3/3, 0/3`` (with, then the second arm), or ``3/3`` in one arm."""
-        shown = f"{self.passes_with}/{self.runs_with}"
+        shown = f"{self.pass_with}/{self.runs_with}"
         if self.runs_without is None:
             return shown
-        return f"{shown}, {self.passes_without}/{self.runs_without}"
+        return f"{shown}, {self.pass_without}/{self.runs_without}"
 
 
 @dataclass
@@ -105,34 +122,14 @@ def _tally(runs: Sequence[RunResult], names: dict[str, None]) -> dict[str, _Tall
     return tallies
 
 
-def _flag(split: GraderSplit) -> str | None:
-    if split.delta_interval is None:
-        return None
-    if split.passes_with == split.runs_with and split.passes_without == split.runs_without:
-        return BOTH
-    if split.passes_with == 0 and split.passes_without == 0:
-        return NEITHER
-    low, high = split.delta_interval
-    return DISCRIMINATES if low > 0 or high < 0 else NOT_SHOWN
-
-
-def _outcomes(tally: _Tally) -> list[float]:
-    return [1.0] * tally.passes + [0.0] * (tally.runs - tally.passes)
-
-
 def _split(name: str, with_: _Tally, without: _Tally | None) -> GraderSplit:
     if without is None:
         return GraderSplit(name, with_.scored, with_.passes, with_.runs)
     scored = with_.scored or without.scored
-    split = GraderSplit(name, scored, with_.passes, with_.runs, without.passes, without.runs)
-    if not with_.runs or not without.runs:
-        return split
-    split = replace(
-        split,
-        delta=round(with_.passes / with_.runs - without.passes / without.runs, 10),
-        delta_interval=stats.difference_interval(_outcomes(with_), _outcomes(without)),
+    interval = newcombe(with_.passes, with_.runs, without.passes, without.runs)
+    return GraderSplit(
+        name, scored, with_.passes, with_.runs, without.passes, without.runs, interval
     )
-    return replace(split, flag=_flag(split))
 
 
 def split_graders(
@@ -163,20 +160,11 @@ def grader_splits(case: CaseResult) -> tuple[GraderSplit, ...]:
 
 def split_json(split: GraderSplit) -> JSONObject:
     """One entry of a case's ``graderSplits`` in the document."""
-    doc: JSONObject = {
-        "name": split.name,
-        "scored": split.scored,
-        "passWith": split.passes_with,
-        "runsWith": split.runs_with,
-    }
+    doc: JSONObject = camel_fields(split, "name", "scored", "pass_with", "runs_with")
     if split.runs_without is not None:
-        doc.update(
-            passWithout=split.passes_without,
-            runsWithout=split.runs_without,
-            delta=split.delta,
-            deltaInterval=None if split.delta_interval is None else list(split.delta_interval),
-            flag=split.flag,
-        )
+        doc.update(camel_fields(split, "pass_without", "runs_without", "delta"))
+        interval = split.delta_interval
+        doc.update(deltaInterval=None if interval is None else list(interval), flag=split.flag)
     return doc
 
 

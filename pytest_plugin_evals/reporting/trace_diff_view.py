@@ -85,12 +85,16 @@ class SideView:
 
 @dataclass(frozen=True)
 class PairView:
-    key: str
     left: SideView
     right: SideView
     rows: tuple[RowView, ...]
     divergence: int | None
     typical: bool
+
+    @property
+    def key(self) -> str:
+        """``2-1``: the left run's number, then the right's (how the page picks a pair)."""
+        return f"{self.left.run.run}-{self.right.run.run}"
 
 
 @dataclass(frozen=True)
@@ -98,7 +102,10 @@ class SummaryRow:
     label: Shown
     left: str
     right: str
-    differs: bool
+
+    @property
+    def differs(self) -> bool:
+        return self.left != self.right
 
 
 @dataclass(frozen=True)
@@ -151,8 +158,7 @@ def pair_view(left: RunResult, right: RunResult, *, is_typical: bool = False) ->
     views = tuple(
         RowView(r.status, _step(r.left), _step(r.right), i == first) for i, r in enumerate(rows)
     )
-    key = f"{left.run}-{right.run}"
-    return PairView(key, _side(left), _side(right), views, first, is_typical)
+    return PairView(_side(left), _side(right), views, first, is_typical)
 
 
 def _pairs(
@@ -173,7 +179,7 @@ def _number(x: float | None) -> str:
 
 
 def _row(label: str, left: str, right: str) -> SummaryRow:
-    return SummaryRow(shown(label, NAME_SHOWN), left, right, left != right)
+    return SummaryRow(shown(label, NAME_SHOWN), left, right)
 
 
 def _summary(a: ArmSummary, b: ArmSummary) -> tuple[SummaryRow, ...]:

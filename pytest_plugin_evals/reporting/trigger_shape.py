@@ -7,17 +7,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+from pydantic import Field
 
-Str = StrictStr | None
-Bool = StrictBool | None
+from pytest_plugin_evals.records.shape import Bool, Str
+from pytest_plugin_evals.records.shape import Shape as _Shape
+
 Score = Annotated[float, Field(strict=True, ge=0, le=1)] | None
-
-
-class _Shape(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True, populate_by_name=True)
-
-
 Tally = Annotated[float, Field(strict=True, ge=0)] | None
 Change = Annotated[float, Field(strict=True, ge=-1, le=1)] | None
 

@@ -72,30 +72,39 @@ def usable(value: object) -> float | None:
 
 @dataclass(frozen=True)
 class ArmFigures:
-    """One arm's usable values of one measure: their mean, geometric mean and count, and how
-    many runs had none."""
+    """One arm's usable values of one measure: their count and mean, the mean and variance
+    of their logs (variance None under two values), and how many runs had none."""
 
     runs: int
     left_out: int
-    mean: float | None
-    geo_mean: float | None
-    #: Mean and variance of the logs (variance None under two values).
+    mean: float | None = None
     log_mean: float | None = None
     log_var: float | None = None
+
+    @property
+    def geo_mean(self) -> float | None:
+        return None if self.log_mean is None else _exp(self.log_mean)
 
 
 @dataclass(frozen=True)
 class Ratio:
-    """One measure with/without: both arms, the ratio of geometric means and its interval."""
+    """One measure with/without: both arms, the log of the ratio of their geometric means
+    and its interval (None without a ratio, or without an interval)."""
 
     measure: str
     with_arm: ArmFigures
     without_arm: ArmFigures
-    ratio: float | None
-    interval: Interval | None
-    #: The log ratio and its interval's distances below and above it (for pooling).
     log_ratio: float | None = None
     log_interval: Interval | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        return None if self.log_ratio is None else _exp(self.log_ratio)
+
+    @property
+    def interval(self) -> Interval | None:
+        logs = self.log_interval
+        return None if logs is None else (_exp(logs[0]), _exp(logs[1]))
 
 
 def arm_figures(values: Iterable[object], measure: str) -> ArmFigures:
@@ -103,7 +112,7 @@ def arm_figures(values: Iterable[object], measure: str) -> ArmFigures:
     given = list(values)
     kept = [v for v in (usable(x) for x in given) if v is not None]
     if not kept:
-        return ArmFigures(0, len(given), None, None)
+        return ArmFigures(0, len(given))
     floor = FLOORS[measure]
     logs = [math.log(max(v, floor)) for v in kept]
     log_mean = sum(logs) / len(logs)
@@ -116,7 +125,6 @@ def arm_figures(values: Iterable[object], measure: str) -> ArmFigures:
         runs=len(kept),
         left_out=len(given) - len(kept),
         mean=_round(sum(kept) / len(kept)),
-        geo_mean=_round(math.exp(log_mean)),
         log_mean=log_mean,
         log_var=log_var,
     )
@@ -151,18 +159,12 @@ def ratio(measure: str, with_values: Iterable[object], without_values: Iterable[
     geometric means and its 95% interval."""
     a, b = arm_figures(with_values, measure), arm_figures(without_values, measure)
     if a.log_mean is None or b.log_mean is None:
-        return Ratio(measure, a, b, None, None)
-    log_ratio = a.log_mean - b.log_mean
-    logs = log_difference(a, b)
-    return Ratio(measure, a, b, _exp(log_ratio), _exp_interval(logs), log_ratio, logs)
+        return Ratio(measure, a, b)
+    return Ratio(measure, a, b, a.log_mean - b.log_mean, log_difference(a, b))
 
 
 def _exp(x: float) -> float:
     return _round(math.exp(min(x, 700.0)))
-
-
-def _exp_interval(logs: Interval | None) -> Interval | None:
-    return None if logs is None else (_exp(logs[0]), _exp(logs[1]))
 
 
 def pooled_log_interval(
@@ -188,13 +190,10 @@ def pooled(measure: str, cases: Sequence[Ratio]) -> Ratio:
     with_arm = _sum_arms([c.with_arm for c in cases])
     without_arm = _sum_arms([c.without_arm for c in cases])
     if not rated:
-        return Ratio(measure, with_arm, without_arm, None, None)
+        return Ratio(measure, with_arm, without_arm)
     logs = [c.log_ratio for c in rated if c.log_ratio is not None]
     interval = pooled_log_interval(logs, [c.log_interval for c in rated])
-    centre = sum(logs) / len(logs)
-    return Ratio(
-        measure, with_arm, without_arm, _exp(centre), _exp_interval(interval), centre, interval
-    )
+    return Ratio(measure, with_arm, without_arm, sum(logs) / len(logs), interval)
 
 
 def _sum_arms(arms: Sequence[ArmFigures]) -> ArmFigures:
@@ -203,11 +202,11 @@ def _sum_arms(arms: Sequence[ArmFigures]) -> ArmFigures:
     left_out = sum(a.left_out for a in arms)
     seen = [a for a in arms if a.runs and a.mean is not None and a.log_mean is not None]
     if not seen:
-        return ArmFigures(runs, left_out, None, None)
+        return ArmFigures(runs, left_out)
     total = sum(a.runs for a in seen)
     mean = sum((a.mean or 0.0) * a.runs for a in seen) / total
     log_mean = sum((a.log_mean or 0.0) * a.runs for a in seen) / total
-    return ArmFigures(runs, left_out, _round(mean), _exp(log_mean), log_mean)
+    return ArmFigures(runs, left_out, _round(mean), log_mean)
 
 
 def above_with_evidence(measured: Ratio, most: float) -> bool:

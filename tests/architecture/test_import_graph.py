@@ -32,7 +32,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "agents": frozenset({"model", "sandbox", "recording", "mocks", "util"}),
     "stats": frozenset(),
     "scoring": frozenset({"model", "records", "stats"}),
-    "shards": frozenset(),
+    "shards": frozenset({"util"}),
     "settings": frozenset({"agents", "scoring", "shards", "stats", "util"}),
     "engine": frozenset(
         {"model", "records", "scoring", "stats", "reporting", "reuse", "shards", "util"}

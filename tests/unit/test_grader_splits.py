@@ -29,6 +29,7 @@ from pytest_plugin_evals.reporting.grader_splits import (
     split_graders,
 )
 from pytest_plugin_evals.reporting.terminal import summary_lines
+from pytest_plugin_evals.stats.intervals import newcombe
 from tests.helpers import run_record, summary
 
 ROOT = Path("/suite/evals")
@@ -83,7 +84,7 @@ def test_runs_not_graded_and_verdicts_not_judged_are_left_out() -> None:
         *runs(None),  # skipped under the cost ceiling: not judged
     ]
     split = only(with_, runs(True, arm="without"))
-    assert (split.passes_with, split.runs_with, split.passes_without, split.runs_without) == (
+    assert (split.pass_with, split.runs_with, split.pass_without, split.runs_without) == (
         2,
         2,
         1,
@@ -104,7 +105,7 @@ def test_a_run_that_ended_in_an_error_counts_where_it_was_graded() -> None:
         *runs(True),
     ]
     split = only(with_, runs(False, False, arm="without"))
-    assert (split.passes_with, split.runs_with, split.flag) == (1, 2, NOT_SHOWN)
+    assert (split.pass_with, split.runs_with, split.flag) == (1, 2, NOT_SHOWN)
 
 
 def test_a_single_arm_has_one_rate_and_no_flag() -> None:
@@ -132,11 +133,13 @@ def test_one_name_twice_in_a_run_passes_only_when_both_did() -> None:
         arm="with", run=1, verdicts=(Verdict("g", True, "a"), Verdict("g", False, "b"))
     )
     split = only([twice], runs(False, arm="without"))
-    assert (split.passes_with, split.runs_with, split.flag) == (0, 1, NEITHER)
+    assert (split.pass_with, split.runs_with, split.flag) == (0, 1, NEITHER)
 
 
 def split(name: str, flag: str, counts: tuple[int, int, int, int]) -> GraderSplit:
-    return GraderSplit(name, True, *counts, flag=flag)
+    made = GraderSplit(name, True, *counts, delta_interval=newcombe(*counts))
+    assert made.flag == flag
+    return made
 
 
 def test_the_line_names_graders_that_cannot_tell_the_arms_apart() -> None:
