@@ -392,6 +392,12 @@ def _aa_needs_two_arms_of_one_plugin(given: Givens, fields: Found) -> Found:
             f"{where} and {given['reuse'].where} cannot be given together: both arms of an A/A "
             "load the plugin under test, whose runs are never reused"
         )
+    replayed = [s for s in (fields.get("agent"), *dict(fields.get("agents", ())).values()) if s]
+    if any(str(spec).startswith("replay:") for spec in replayed):
+        raise pytest.UsageError(
+            f"{where} needs runs made now: a replay has no second arm's runs of the plugin "
+            "under test to replay"
+        )
     return {}
 
 

@@ -82,12 +82,18 @@ def test_an_aa_session_is_not_gated_by_the_threshold(
             "ERROR: --eval-aa and --eval-reuse cannot be given together: both arms of an A/A "
             "load the plugin under test, whose runs are never reused",
         ),
+        (
+            ["--eval-agent", "replay:recorded"],
+            "ERROR: --eval-aa needs runs made now: a replay has no second arm's runs of the "
+            "plugin under test to replay",
+        ),
     ],
 )
 def test_what_an_aa_session_cannot_combine_with_is_one_line(
     pytester: pytest.Pytester, args: list[str], line: str
 ) -> None:
     agent = aa_suite(pytester)
+    (pytester.path / "recorded" / "runs").mkdir(parents=True)  # a replay's folder, empty
     result = pytester.runpytest(
         "evals", "-p", "no:cacheprovider", "--eval-agent", agent, "--eval-aa", *args
     )
