@@ -16,11 +16,11 @@ import pytest
 import pytest_plugin_evals.settings.parsers as p
 from pytest_plugin_evals.agents import CLI_AGENTS, agent_forms
 from pytest_plugin_evals.judges import JUDGE_KINDS
-from pytest_plugin_evals.reporting.labels import LabelsError, read_labels
 from pytest_plugin_evals.settings import EvalSettings
 from pytest_plugin_evals.settings.option import Option
 from pytest_plugin_evals.settings.parsers import Bad, Given, Whole
 from pytest_plugin_evals.util.ages import show_age
+from pytest_plugin_evals.util.labels import LabelsError, read_labels
 
 IniType = Literal["bool", "args", "linelist", "paths"]
 GROUP = ("evals", "agent plugin evals (pytest-plugin-evals)")

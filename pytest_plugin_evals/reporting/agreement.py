@@ -18,11 +18,11 @@ from typing import Any
 
 from pytest_plugin_evals.model import Verdict
 from pytest_plugin_evals.records import JSONObject, RunRecord
-from pytest_plugin_evals.reporting.labels import Labels, LabelsError, Review, read_labels
 from pytest_plugin_evals.reporting.result import CaseResult, SessionResult
 from pytest_plugin_evals.reporting.skill_creator import eval_cases, eval_ids
 from pytest_plugin_evals.stats.agreement import FEW, LOW_KAPPA, Agreement, Pair, agreement
 from pytest_plugin_evals.util.jsonlines import camel_fields
+from pytest_plugin_evals.util.labels import Labels, LabelsError, Review, read_labels
 
 #: The pooled row's name.
 ALL = "all judge graders"

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from pytest_plugin_evals.model import Judgement, JudgeVote, Verdict
-from pytest_plugin_evals.reporting.labels import LabelsError, feedback_verdict, read_labels
 from pytest_plugin_evals.stats.agreement import (
     agreement,
     cohen_kappa,
@@ -17,6 +16,7 @@ from pytest_plugin_evals.stats.agreement import (
     kappa_of,
     kappa_se,
 )
+from pytest_plugin_evals.util.labels import LabelsError, feedback_verdict, read_labels
 
 
 def pairs(both: int, first: int, second: int, neither: int) -> list[tuple[bool, bool]]:
