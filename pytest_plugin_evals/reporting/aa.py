@@ -186,14 +186,17 @@ def calibration_json(found: Calibration) -> dict[str, Any]:
     }
 
 
+def suite_said(found: Calibration) -> str:
+    """``the suite's mean Δ is better (a false call)``, or that it has no verdict."""
+    if found.suite_verdict is None:
+        return "the suite's mean Δ has no verdict"
+    called = " (a false call)" if found.suite_called else ""
+    return f"the suite's mean Δ is {found.suite_verdict}{called}"
+
+
 def calibration_line(found: Calibration) -> str:
     """The terminal's line on the false calls."""
-    suite = (
-        "the suite's mean Δ has no verdict"
-        if found.suite_verdict is None
-        else f"the suite's mean Δ is {found.suite_verdict}"
-        + (" (a false call)" if found.suite_called else "")
-    )
+    suite = suite_said(found)
     if not found.verdicts or found.interval is None or found.rate is None:
         return f"--eval-aa: no case has a verdict on its Δ: no false-call rate; {suite}"
     low, high = found.interval

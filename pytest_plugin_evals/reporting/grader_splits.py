@@ -5,7 +5,8 @@ A case's score mixes its graders. A grader every run passes in both arms (the ba
 fail it), or that every run fails in both, adds the same to both arms' scores: it measures
 nothing about the plugin. :func:`grader_splits` counts, for each grader of a case, the graded
 runs of each arm that judged it and those it passed; :func:`grader_lines` names, one line per
-case, the graders flagged ``both`` or ``neither``.
+case (the first :data:`CASES_SHOWN` cases, then one line for the rest), the graders flagged
+``both`` or ``neither``.
 
 What counts (docs/explanation/arms-and-scoring.md#which-graders-discriminate says it for users):
 
@@ -49,6 +50,8 @@ BLIND = (BOTH, NEITHER)
 
 #: Graders named on one terminal line before "and N more".
 NAMES_SHOWN = 4
+#: Case lines the terminal prints before one line for the rest.
+CASES_SHOWN = 5
 
 
 @dataclass(frozen=True)
@@ -198,13 +201,28 @@ def blind_line(label: str, splits: Sequence[GraderSplit]) -> str | None:
     return f"{label}: {'; '.join(parts)} — they cannot tell the arms apart"
 
 
-def grader_lines(cases: Sequence[CaseResult]) -> list[str]:
-    """One line per two-arm case where a grader cannot tell the arms apart (see
-    :func:`blind_line`); nothing when every grader can."""
-    lines = []
+def blind_graders(cases: Sequence[CaseResult]) -> list[tuple[str, list[GraderSplit]]]:
+    """Each two-arm case with a grader flagged ``both`` or ``neither``: its label and those
+    graders (every case's graders tell the arms apart: nothing)."""
+    found = []
     for case in cases:
         if case.two_arm:
-            line = blind_line(case.label, grader_splits(case))
-            if line is not None:
-                lines.append(line)
+            blind = [s for s in grader_splits(case) if s.flag in BLIND]
+            if blind:
+                found.append((case.label, blind))
+    return found
+
+
+def grader_lines(cases: Sequence[CaseResult]) -> list[str]:
+    """One line per two-arm case where a grader cannot tell the arms apart (see
+    :func:`blind_line`), the first :data:`CASES_SHOWN` of them, then one line for the rest;
+    nothing when every grader can."""
+    found = blind_graders(cases)
+    lines = [line for label, splits in found[:CASES_SHOWN] if (line := blind_line(label, splits))]
+    more = len(found) - CASES_SHOWN
+    if more > 0:
+        lines.append(
+            f"… and {more} more case(s) with graders that cannot tell the arms apart "
+            "(see the JSON's graderSplits or the HTML report)"
+        )
     return lines

@@ -2,11 +2,13 @@
 (``$GITHUB_STEP_SUMMARY``) or a comment. ``--eval-markdown`` writes it to a file.
 
 Readable raw within 80 columns (a table row aside) and rendered: the outcome, the threshold,
-the mean Δ with its interval and verdict, a table of cases, the cases below the threshold,
-what got worse since the compared session, cost and time, the runs not made, and a link to
-the HTML report. Everything the agent or the suite wrote goes through
-:func:`~pytest_plugin_evals.reporting.markdown_text.inline`. The first line is :data:`MARKER`,
-an HTML comment a CI step finds its own comment by.
+the mean Δ with its interval and verdict, a table of cases, how many graders cannot tell the
+arms apart, the cases below the threshold, what got worse since the compared session, the
+judge graders whose agreement is low, cost and time, the runs not made, and a link to the
+HTML report. An A/A session (``--eval-aa``) leads with its false-call rate and wiring faults
+instead of the threshold and the mean Δ (:mod:`.markdown_checks`). Everything the agent or
+the suite wrote goes through :func:`~pytest_plugin_evals.reporting.markdown_text.inline`.
+The first line is :data:`MARKER`, an HTML comment a CI step finds its own comment by.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from urllib.parse import quote
 
 from pytest_plugin_evals.model import ExitStatus
 from pytest_plugin_evals.reporting.efficiency import efficiency_line
+from pytest_plugin_evals.reporting.markdown_checks import aa_block, agreement_block, blind_block
 from pytest_plugin_evals.reporting.markdown_text import inline, table, wrap
 from pytest_plugin_evals.reporting.result import CaseResult, SessionResult
 from pytest_plugin_evals.reporting.terminal import (
@@ -36,6 +39,11 @@ NAME_LIMIT = 40
 NOTE_LIMIT = 100
 #: The most rows of the case table (and cases below the threshold listed).
 ROWS = 100
+#: What an A/A session's case table is (not findings about the plugin).
+AA_CASES = (
+    "The cases, both arms the plugin under test: a case called better or worse is a false "
+    "call of the verdicts, not a change the plugin made."
+)
 #: The verdicts of a decided Δ, shown first when the table is cut.
 DECIDED = ("better", "worse")
 _OUTCOMES: dict[int, str] = {
@@ -64,11 +72,14 @@ def render_markdown(
     the heading)."""
     blocks = [
         [MARKER, _heading(result, exit_status)],
+        aa_block(result),
         _suite(result),
         _cases(result),
+        blind_block(result),
         _below_threshold(result),
         _triggers(result),
         _compared(result),
+        agreement_block(result),
         _cost(result),
         _not_run(result),
         _report(report),
@@ -81,7 +92,7 @@ def _heading(result: SessionResult, exit_status: int | None) -> str:
         outcome = "partial" if result.partial else "done"
     else:
         outcome = _OUTCOMES.get(exit_status, f"failed (exit status {exit_status})")
-    return f"## Plugin evals: {outcome}"
+    return f"## Plugin evals{' (A/A calibration)' if result.suite.aa else ''}: {outcome}"
 
 
 def _signed(x: float | None, interval: Interval | None = None) -> str:
@@ -104,22 +115,12 @@ def _gated(result: SessionResult) -> list[CaseResult]:
 
 
 def _suite(result: SessionResult) -> list[str]:
-    """The threshold and the score; the mean Δ, its interval and its verdict."""
-    agg = result.aggregates
-    gated = _gated(result)
-    passed = sum(1 for c in gated if c.aggregates.passed)
-    text = (
-        f"**Threshold {result.threshold:.2f}:** {passed} of {len(gated)} case(s) meet it; "
-        f"suite score {_num(agg.overall_score)}"
-        + ("." if agg.reducer == "mean" else f" (reducer {agg.reducer}).")
-    )
-    if result.ungated:
-        text = f"**No threshold:** {result.ungated}."
-    elif not gated:
-        queries = any(c.trigger_query for c in result.cases)
-        text = "**No case** ran with the plugin" + (": trigger queries only." if queries else ".")
-    lines = wrap(text)
-    if result.two_arm:
+    """The threshold and the score; the mean Δ, its interval and its verdict (neither in an
+    A/A session: its calibration says what they are worth); the agents."""
+    aa = result.suite.aa
+    lines = [] if aa else wrap(_threshold(result))
+    if result.two_arm and not aa:
+        agg = result.aggregates
         delta = _signed(agg.mean_delta, agg.mean_delta_interval)
         said = f"**Mean Δ** (with − {_second(result)}, 95%): {delta}"
         if agg.mean_delta_decision is not None:
@@ -128,7 +129,23 @@ def _suite(result: SessionResult) -> list[str]:
         lines += ["", *wrap(said + ".")]
     for line in agent_lines(result):
         lines += ["", *wrap(inline(line, 200))]
-    return lines
+    return lines[1:] if lines[:1] == [""] else lines
+
+
+def _threshold(result: SessionResult) -> str:
+    agg = result.aggregates
+    gated = _gated(result)
+    passed = sum(1 for c in gated if c.aggregates.passed)
+    if result.ungated:
+        return f"**No threshold:** {result.ungated}."
+    if not gated:
+        queries = any(c.trigger_query for c in result.cases)
+        return "**No case** ran with the plugin" + (": trigger queries only." if queries else ".")
+    return (
+        f"**Threshold {result.threshold:.2f}:** {passed} of {len(gated)} case(s) meet it; "
+        f"suite score {_num(agg.overall_score)}"
+        + ("." if agg.reducer == "mean" else f" (reducer {agg.reducer}).")
+    )
 
 
 def _cases(result: SessionResult) -> list[str]:
@@ -152,6 +169,8 @@ def _cases(result: SessionResult) -> list[str]:
             for c in cases
         ]
         lines = table(header, rows, right=(1, 2))
+        if result.suite.aa:
+            lines = [*wrap(AA_CASES), "", *lines]
         return [*lines, *more, "", *wrap(_fdr_note(result, cases))]
     header, right = ["case", "score [95% interval]", "runs", "passed"], (2,)
     rows = [
@@ -216,7 +235,7 @@ def _passed(case: CaseResult) -> str:
 def _below_threshold(result: SessionResult) -> list[str]:
     """The cases below the threshold, each with what failed (its NOTES)."""
     below = [c for c in _gated(result) if c.aggregates.passed is False]
-    if not below or result.ungated:
+    if not below or result.ungated or result.suite.aa:
         return []
     lines = [f"### Below the threshold ({len(below)})", ""]
     for c in below[:ROWS]:

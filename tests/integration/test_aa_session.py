@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from pytest_plugin_evals.stats.intervals import clopper_pearson
 from tests.helpers import write_tree
 
 #: Says "fine" in run 1 of either arm, "nope" otherwise: every case scores 1/3 in both arms.
@@ -62,6 +63,29 @@ def test_an_aa_session_is_not_gated_by_the_threshold(
         ]
     )
     assert "below the threshold" not in result.stdout.str()
+
+
+@pytest.mark.workers
+def test_an_aa_sessions_markdown_leads_with_its_false_call_rate(
+    pytester: pytest.Pytester, plugin_args: list[str]
+) -> None:
+    """The summary a pull request shows: the false-call rate against the nominal level, with
+    its exact interval, and the wiring faults first; no threshold and no mean Δ."""
+    agent = aa_suite(pytester)
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent, "--eval-aa", "--eval-markdown", "aa.md"
+    )
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    text = (pytester.path / "aa.md").read_text(encoding="utf-8")
+    low, high = clopper_pearson(0, 2) or (0.0, 0.0)
+    said = " ".join(text.split())
+    assert said.index("## Plugin evals (A/A calibration): passed ### A/A calibration") > 0
+    assert (
+        "**False-call rate:** 0 of 2 case(s) with a verdict, 0.0% (exact 95% interval "
+        f"{low:.1%} to {high:.1%}) against the nominal 5%"
+    ) in said
+    assert said.index("False-call rate") < said.index("No wiring fault") < said.index("| one")
+    assert "Threshold" not in said and "Mean Δ" not in said and "Below the threshold" not in said
 
 
 @pytest.mark.parametrize(

@@ -96,10 +96,12 @@ def splits(doc: dict[str, Any], case: str) -> dict[str, tuple[Any, ...]]:
 def test_a_session_names_the_graders_that_cannot_tell_the_arms_apart(
     pytester: pytest.Pytester, suite: Path, plugin_args: list[str], read_doc: Any
 ) -> None:
-    result = run(pytester, plugin_args)
+    result = run(pytester, plugin_args, "--eval-markdown", "out.md")
     assert result.ret == 0, result.stdout.str()
     blind = [line for line in result.stdout.lines if "cannot tell" in line]
     assert blind == [ALPHA_LINE]  # and none for beta, whose one grader discriminates
+    summary = " ".join((pytester.path / "out.md").read_text(encoding="utf-8").split())
+    assert "**2 grader(s) in 1 case(s) cannot tell the arms apart:**" in summary
     doc = read_doc()
     assert splits(doc, "alpha") == {
         "mentions-version": (3, 3, 3, 3, "both"),

@@ -70,6 +70,7 @@ def test_second_judge_and_labels_give_agreement_and_flag_it(
     result, doc = run(
         pytester, agent, "-n", workers,
         "--eval-judge-second", "openai:second-judge", "--eval-labels", str(labels),
+        "--eval-markdown", "summary.md",
     )  # fmt: skip
     # The second judge is recorded and never scores: the wrong answer still fails.
     bad = verdicts(doc, "bad")
@@ -95,6 +96,14 @@ def test_second_judge_and_labels_give_agreement_and_flag_it(
     assert "split vote 2-1" in out  # the failed item's verdict says so
     html = next((pytester.path / "evals" / "results").glob("*/report.html")).read_text("utf-8")
     assert 'id="judge-agreement"' in html and "Low judge agreement" in html
+    # The pull request's summary: the split votes, each flagged grader with κ, interval and n.
+    said = " ".join((pytester.path / "summary.md").read_text(encoding="utf-8").split())
+    low, high = pooled["judges"]["kappaInterval"] or (0.0, 0.0)
+    assert (
+        "### Judge agreement 1 of 4 judge verdicts were split votes (2-1). **Low agreement** "
+        "(Cohen's κ under 0.6): - all judge graders: with the second judge κ 0.00 "
+        f"[{low:.2f}, {high:.2f}], n 4"
+    ) in said
     result.assert_outcomes(passed=2, failed=2)
 
 

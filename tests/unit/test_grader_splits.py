@@ -19,6 +19,7 @@ from pytest_plugin_evals.reporting.document import document_json, dumps_document
 from pytest_plugin_evals.reporting.document_error import DocumentError
 from pytest_plugin_evals.reporting.grader_splits import (
     BOTH,
+    CASES_SHOWN,
     DISCRIMINATES,
     NEITHER,
     NOT_SHOWN,
@@ -219,6 +220,26 @@ def test_the_terminal_says_it_once_per_case_and_nothing_when_all_discriminate() 
         ablation="none",
     )
     assert grader_lines(single.cases) == []
+
+
+def test_the_terminal_caps_its_case_lines_and_counts_the_rest() -> None:
+    """A suite of many cases with a blind grader: the first CASES_SHOWN cases have a line,
+    the rest one line with their count; at the cap exactly, no such line."""
+    blind = {"with": [(True, True)] * 2, "without": [(False, True)] * 2}
+    for n, more in ((CASES_SHOWN, None), (CASES_SHOWN + 7, 7)):
+        names = [f"c{i:02d}" for i in range(n)]
+        lines = summary_lines(summary([r for x in names for r in records(x, blind)]))
+        shown = [line.split(":")[0] for line in lines if "cannot tell them apart" in line]
+        assert shown == names[:CASES_SHOWN]
+        rest = [line for line in lines if line.startswith("…")]
+        assert rest == (
+            []
+            if more is None
+            else [
+                f"… and {more} more case(s) with graders that cannot tell the arms apart "
+                "(see the JSON's graderSplits or the HTML report)"
+            ]
+        )
 
 
 def test_a_hostile_grader_name_is_printed_plain() -> None:
