@@ -13,12 +13,17 @@ with the other cases' to a 5% false discovery rate:
 * ``not run``: the earlier one ran it and it is in the suite, but this session did not select
   it (``-k``, ``-m``, ``--eval-case`` …).
 
+A case whose graders differ between the two sessions (a grader added, removed, or its type,
+options, weight, arm or rubric changed) is marked ``graders_changed``: its change measures the
+graders' change as well as the plugin's.
+
 Documents written before the verdicts had three words for the first four: ``improved``,
 ``regressed`` and ``unchanged`` are read as ``better``, ``worse`` and ``inconclusive``.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePath
@@ -53,6 +58,8 @@ class CaseChange:
     verdict: str
     #: The verdict's p-value and what would decide it (None for new, gone, nothing to compare).
     decision: Decision | None = None
+    #: The case's graders are not the earlier session's (the change is partly theirs).
+    graders_changed: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,11 @@ class Comparison:
     @property
     def regressions(self) -> tuple[CaseChange, ...]:
         return tuple(c for c in self.cases if c.verdict == "worse")
+
+    @property
+    def graders_changed(self) -> tuple[CaseChange, ...]:
+        """The compared cases whose graders are not the earlier session's."""
+        return tuple(c for c in self.cases if c.graders_changed)
 
     @property
     def regressed(self) -> bool:
@@ -101,6 +113,22 @@ def _score(case: CaseResult, scores: Sequence[float]) -> float | None:
     return mean(scores) if scores else case.aggregates.score
 
 
+def graders_of(case: CaseResult) -> list[tuple[str, ...]]:
+    """What a case's graders measure, in a form two sessions' cases compare by (the JSON
+    document's fields: name, type, options, weight, arm, rubric)."""
+    return sorted(
+        (
+            g.name,
+            g.type,
+            json.dumps(g.config, sort_keys=True, default=str),
+            repr(float(g.weight)),
+            g.arm or "",
+            g.criteria or "",
+        )
+        for g in case.case.graders
+    )
+
+
 def _changed(before: CaseResult, after: CaseResult, margin: float) -> CaseChange:
     old, new = run_scores(before), run_scores(after)
     score_before, score_after = _score(before, old), _score(after, new)
@@ -120,6 +148,7 @@ def _changed(before: CaseResult, after: CaseResult, margin: float) -> CaseChange
         delta_after=after.aggregates.delta,
         verdict="inconclusive" if decision is None else decision.verdict,
         decision=decision,
+        graders_changed=graders_of(before) != graders_of(after),
     )
 
 
@@ -207,6 +236,7 @@ def comparison_json(comparison: Comparison) -> JSONObject:
                 "deltaAfter": c.delta_after,
                 "verdict": c.verdict,
                 "decision": decision_json(c.decision),
+                **({"gradersChanged": True} if c.graders_changed else {}),
             }
             for c in comparison.cases
         ],

@@ -198,6 +198,7 @@ class ComparedCase(_Shape):
     deltaAfter: Num = None
     verdict: Str = None
     decision: Decision | None = None
+    gradersChanged: Bool = None
 
 
 class Comparison(_Shape):

@@ -331,11 +331,10 @@ def _baseline(doc: shape.BaselinePlugin | None) -> tuple[BaselinePlugin, ...]:
 
 
 #: What a case's change since an earlier session reads back by.
-_CHANGE: Readers = {
-    **dict.fromkeys(("before", "after", "change", "delta_before", "delta_after"), number),
-    "change_interval": interval,
-    "decision": decision_of,
-}
+_CHANGE: Readers = dict(
+    dict.fromkeys(("before", "after", "change", "delta_before", "delta_after"), number),
+    change_interval=interval, decision=decision_of, graders_changed=_flag,
+)  # fmt: skip
 
 
 def _comparison(doc: shape.Comparison | None) -> Comparison | None:

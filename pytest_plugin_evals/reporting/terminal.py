@@ -322,6 +322,9 @@ def comparison_lines(comparison: Comparison) -> list[str]:
     family = comparison_family(comparison)
     if family:
         lines.append(plain(family))
+    if changed := [plain(c.name) for c in comparison.graders_changed]:
+        lines.append(f"graders changed since then in {len(changed)} case(s) ({_names(changed)}):"
+                     " their change measures the graders' as well as the plugin's")  # fmt: skip
     return lines
 
 

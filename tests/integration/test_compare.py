@@ -323,3 +323,27 @@ def test_fail_on_regression_needs_a_session_to_compare_with(
     result.stderr.fnmatch_lines(
         ["ERROR: --eval-fail-on-regression needs --eval-compare (the earlier session *)"]
     )
+
+
+def test_a_case_whose_graders_changed_is_named(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
+) -> None:
+    """A grader's pattern rewritten between the sessions: the case is still compared, and
+    marked and named as one whose change is partly the graders'."""
+    earlier_session(pytester, plugin_args, scripted_agent)
+    (pytester.path / "evals" / "steady" / "graders" / "ok.md").write_text(
+        "---\ntype: regex\npattern: o[k]\n---\n", encoding="utf-8"
+    )
+    second = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", scripted_agent([{"reply": "ok"}]),
+        "--eval-compare", "last",
+    )  # fmt: skip
+    second.assert_outcomes(passed=3 * RUNS)
+    cases = document(results(pytester)[-1])["comparison"]["cases"]
+    assert {c["name"]: c.get("gradersChanged", False) for c in cases} == {
+        "steady": True, "breaks": False, "dropped": False,
+    }  # fmt: skip
+    second.stdout.fnmatch_lines(
+        ["graders changed since then in 1 case(s) (steady): their change measures the graders' "
+         "as well as the plugin's"]
+    )  # fmt: skip

@@ -262,3 +262,31 @@ def test_hostile_case_names_are_plain_in_the_terminal() -> None:
     comparison = compare(session(runs(c, [1, 1])), session(), "p")
     assert "\x1b" not in "".join(comparison_lines(comparison))
     assert "\r" not in "".join(comparison_lines(comparison))
+
+
+def test_a_case_whose_graders_changed_is_marked_and_said() -> None:
+    """A grader's options changed: the case's change is partly the graders'. Graders read back
+    from the earlier session's document compare equal to the same graders now."""
+    from pytest_plugin_evals.model import GraderSpec
+
+    def graded(name: str, pattern: str) -> Case:
+        spec = GraderSpec("says", "regex", {"target": "answer", "pattern": pattern}, weight=2)
+        return replace(case(name), graders=(spec,))
+
+    kept, moved = graded("kept", "Paris"), graded("moved", "Paris")
+    before = session(runs(kept, [1, 1, 1]), runs(moved, [1, 1, 1]))
+    after = session(runs(kept, [1, 1, 1]), runs(graded("moved", "Lyon"), [0, 0, 0]))
+    read = load_document(json.loads(dumps_document(before)))
+    for earlier in (before, read):
+        found = by_name(compare(earlier, after, "p"))
+        assert not found["kept"].graders_changed
+        assert found["moved"].graders_changed
+    comparison = compare(read, after, "p")
+    doc = comparison_json(comparison)
+    assert [c.get("gradersChanged") for c in doc["cases"]] == [None, True]
+    compared = replace(after, comparison=comparison)
+    assert load_document(json.loads(dumps_document(compared))).comparison == comparison
+    assert comparison_lines(comparison)[-1] == (
+        "graders changed since then in 1 case(s) (moved): their change measures the graders' "
+        "as well as the plugin's"
+    )
