@@ -41,6 +41,7 @@ from pytest_plugin_evals.reporting.result import (
     relative,
 )
 from pytest_plugin_evals.reporting.triggers import trigger_json, trigger_results
+from pytest_plugin_evals.reporting.verdict_lines import new_case_delta
 from pytest_plugin_evals.scoring import (
     CaseAggregates,
     Timing,
@@ -228,6 +229,7 @@ def document_json(result: SessionResult) -> JSONObject:
                 "meanDeltaInterval": interval_json(agg.mean_delta_interval),
                 "meanDeltaSignificant": agg.mean_delta_significant,
                 "meanDeltaDecision": decision_json(agg.mean_delta_decision),
+                "newCaseDeltaInterval": interval_json(new_case_delta(result)),
             }
             if agg.mean_delta is not None
             else {}

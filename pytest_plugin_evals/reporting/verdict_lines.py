@@ -11,6 +11,7 @@ from pytest_plugin_evals.stats import (
     MOST_RUNS,
     VERDICTS,
     Decision,
+    Interval,
     describe,
     new_case_interval,
 )
@@ -79,10 +80,8 @@ def verdict_lines(result: SessionResult) -> list[str]:
     family = family_line(decided, "cases")
     if family:
         lines.append(family)
-    new_case = new_case_interval(
-        [c.aggregates.delta for c in result.cases if c.aggregates.delta is not None]
-    )
-    if new_case is not None and not result.agents:
+    new_case = new_case_delta(result)
+    if new_case is not None:
         lines.append(
             f"a new case like these: Δ within [{new_case[0]:+.2f}, {new_case[1]:+.2f}] (95% "
             "prediction interval; the suite mean Δ's interval is of the mean, not of one case)"
@@ -102,3 +101,14 @@ def comparison_family(comparison: Comparison) -> str | None:
     named = [(c.name, c.decision) for c in comparison.cases if c.decision is not None]
     decided = [(n, d) for n, d in named if d is not None]
     return family_line(decided, "changes") if decided else None
+
+
+def new_case_delta(result: SessionResult) -> Interval | None:
+    """The 95% prediction interval of the Δ of one new case drawn like the session's cases
+    (None with fewer than two cases with a Δ, or several agents: their cases are not one
+    population)."""
+    if result.agents:
+        return None
+    return new_case_interval(
+        [c.aggregates.delta for c in result.cases if c.aggregates.delta is not None]
+    )

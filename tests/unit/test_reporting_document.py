@@ -182,6 +182,29 @@ def test_case_scores_deltas_and_means_by_hand():
     assert doc["partial"] is False and "partialReason" not in doc
 
 
+def test_the_prediction_interval_of_a_new_case():
+    """``newCaseDeltaInterval``: Δ̄ ± t(0.975, C−1) · s · √(1 + 1/C) over the cases' Δ
+    (scipy's t), clipped to [-1, 1] — the answer for "a case like these", beside the mean's."""
+    from scipy import stats as sp
+
+    records = [
+        run_record(case(name), arm, n, score=s)
+        for name, scores in {"a": (0.9, 0.5), "b": (0.8, 0.6), "c": (0.7, 0.6)}.items()
+        for arm, s in zip(("with", "without"), scores, strict=True)
+        for n in (1, 2)
+    ]
+    agg = build(records)["aggregates"]
+    deltas = [0.4, 0.2, 0.1]
+    half = sp.t.ppf(0.975, 2) * sp.tstd(deltas) * (1 + 1 / 3) ** 0.5
+    mean = sum(deltas) / 3
+    assert agg["newCaseDeltaInterval"] == [
+        pytest.approx(max(-1.0, mean - half), abs=1e-9),
+        pytest.approx(min(1.0, mean + half)),
+    ]
+    one = build([run_record(case("a"), arm, 1, score=0.5) for arm in ("with", "without")])
+    assert one["aggregates"]["newCaseDeltaInterval"] is None  # one case: no spread to go by
+
+
 def test_threshold_decides_case_passes_and_the_gate():
     doc = build(two_arm_records(), threshold=0.5)
     passed = {c["name"]: c["aggregates"]["passed"] for c in doc["cases"]}
