@@ -34,6 +34,7 @@ from pytest_plugin_evals.plugin.interrupts import interrupt_as_ctrl_c, terminate
 from pytest_plugin_evals.plugin.keys import result_key, session_tag, shared_key, stop_key
 from pytest_plugin_evals.plugin.reported import record_of
 from pytest_plugin_evals.settings import EvalSettings, common_suite_root, results_dir
+from pytest_plugin_evals.util.stop_sign import INTERRUPTED
 from pytest_plugin_evals.util.tempdirs import sweep_stale_sessions
 from pytest_plugin_evals.util.timestamps import utc_iso
 
@@ -64,9 +65,6 @@ _RULES_SETTINGS = (
     "reuse",
     *("agent", "agents", "baseline_plugin", "aa"),  # the kind of session --eval-reuse last takes
 )
-
-#: The stop sign's reason once the session was interrupted (no run is recorded for it).
-INTERRUPTED = "interrupted"
 
 
 class EvalSession:
