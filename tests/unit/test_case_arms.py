@@ -70,7 +70,7 @@ def test_a_trigger_case_runs_two_arms_only_in_an_ab() -> None:
     ],
 )
 def test_aa_refuses_a_case_without_two_arms_of_the_plugin(
-    source: str, given: dict[str, object], once: str, why: str
+    source: str, given: dict[str, Any], once: str, why: str
 ) -> None:
     got = plan(case(source), aa=True, **given)
     assert isinstance(got, NoArms) and got.once == once
