@@ -42,6 +42,7 @@ from pytest_plugin_evals.plugin.keys import (
     stop_key,
 )
 from pytest_plugin_evals.plugin.limiter import rate_limits
+from pytest_plugin_evals.recording.folders import tell_chosen
 from pytest_plugin_evals.settings import EvalSettings, common_suite_root, results_dir
 from pytest_plugin_evals.util.process import IdleMeter, stop_all
 
@@ -64,30 +65,6 @@ class NotStarted(Exception):
     def __init__(self, skip: Skip) -> None:
         super().__init__(skip.message)
         self.skip = skip
-
-
-#: In the session's shared folder: the results folder and the suite root the runs chose (the
-#: controller reads them when no run reported, as after an interruption).
-RESULTS_FILE = "results-folder.txt"
-
-
-def _tell_controller(config: pytest.Config, results: Path, root: Path) -> None:
-    target = config.stash[shared_key] / RESULTS_FILE
-    if target.exists():
-        return
-    draft = target.with_name(f"{target.name}.{os.getpid()}")
-    draft.write_text(f"{results}\n{root}\n", encoding="utf-8")
-    os.replace(draft, target)
-
-
-def chosen_results(config: pytest.Config) -> tuple[Path, Path] | None:
-    """The results folder and suite root the session's runs chose, if a run was started."""
-    try:
-        text = (config.stash[shared_key] / RESULTS_FILE).read_text(encoding="utf-8")
-    except OSError:
-        return None
-    results, _, root = text.strip().partition("\n")
-    return (Path(results), Path(root)) if results and root else None
 
 
 #: The run options that are not the settings' field of the same name, each made from the
@@ -175,7 +152,7 @@ class RunMaker:
                 except FolderBusy as exc:
                     self._refusal = str(exc)
             self.results = results
-            _tell_controller(self.config, results, root)
+            tell_chosen(self.config.stash[shared_key], results, root)
         return self.results
 
     def refusal(self, item: EvalItem) -> str | None:

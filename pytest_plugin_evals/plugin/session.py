@@ -346,14 +346,18 @@ class EvalSession:
             for r in self.records.values()
         )
         if root is None:
-            from pytest_plugin_evals.plugin.runs import chosen_results
-
-            chosen = chosen_results(self.config)  # runs started, none reported
+            chosen = self._chosen()  # runs started, none reported
             if chosen is not None:
                 return chosen[1]
             plan = self._shard_plan()  # a shard none of the selected cases fell to
             root = Path(plan.root) if plan is not None and plan.root else None
         return root if root is not None else Path(self.config.rootpath)
+
+    def _chosen(self) -> tuple[Path, Path] | None:
+        """The results folder and suite root the session's runs chose, if a run started."""
+        from pytest_plugin_evals.recording import chosen_folders
+
+        return chosen_folders(self.config.stash[shared_key])
 
     def _shard_plan(self) -> ShardPlan | None:
         """How the selected cases were split (``--eval-shard``), if they were."""
@@ -366,7 +370,7 @@ class EvalSession:
     def _results_dir(self) -> Path:
         """The session's one results folder: where its runs were recorded (every process
         chose the same one, from the same selected items), else where they would have been."""
-        from pytest_plugin_evals.plugin.runs import chosen_results, maker_key
+        from pytest_plugin_evals.plugin.runs import maker_key
         from pytest_plugin_evals.records import RunRecord
 
         maker = self.config.stash.get(maker_key, None)
@@ -375,7 +379,7 @@ class EvalSession:
         for record in self.records.values():
             if isinstance(record, RunRecord) and record.result.trace_path:
                 return Path(record.result.trace_path).parents[3]  # runs/<case>/<arm-n>/trace
-        chosen = chosen_results(self.config)
+        chosen = self._chosen()
         if chosen is not None:
             return chosen[0]
         return results_dir(self.settings, self.suite_root(), self.stamp)
