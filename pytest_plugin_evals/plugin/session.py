@@ -34,6 +34,7 @@ from pytest_plugin_evals.plugin.interrupts import interrupt_as_ctrl_c, terminate
 from pytest_plugin_evals.plugin.keys import result_key, session_tag, shared_key, stop_key
 from pytest_plugin_evals.plugin.reported import record_of
 from pytest_plugin_evals.settings import EvalSettings, common_suite_root, results_dir
+from pytest_plugin_evals.shards import shard_line
 from pytest_plugin_evals.util.stop_sign import INTERRUPTED
 from pytest_plugin_evals.util.tempdirs import sweep_stale_sessions
 from pytest_plugin_evals.util.timestamps import utc_iso
@@ -410,11 +411,7 @@ class EvalSession:
         from pytest_plugin_evals.suites.manifest import no_plugin_line
 
         assert self.result is not None
-        shard = None
-        if self.result.shard is not None:
-            from pytest_plugin_evals.plugin.sharding import shard_line
-
-            shard = shard_line(self.result.shard)
+        shard = None if self.result.shard is None else shard_line(self.result.shard)
         earlier = self.config.stash.get(earlier_key, None)
         replayed = self.config.pluginmanager.get_plugin("plugin-evals-replay-last")
         folder = self.results_dir
