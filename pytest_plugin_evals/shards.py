@@ -172,3 +172,13 @@ def source_to_json(source: ShardSource) -> dict[str, Any]:
         **camel_fields(source, "path", "index", "total", "started_at", "duration_seconds"),
         "cases": list(source.cases),
     }
+
+
+def shard_line(plan: ShardPlan) -> str:
+    """``shard 2/3: 10 of the 30 selected case(s) (weighed by runs)``."""
+    mine = len(plan.cases_of(plan.index))
+    return (
+        f"shard {plan.index}/{plan.total}: {mine} of the {len(plan.cases)} selected case(s) "
+        f"(weighed by {plan.weights}); merge the shards' results folders with "
+        "python -m pytest_plugin_evals merge"
+    )

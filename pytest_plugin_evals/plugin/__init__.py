@@ -33,7 +33,6 @@ from pytest_plugin_evals.plugin.keys import (
     stamp_key,
     stop_key,
 )
-from pytest_plugin_evals.plugin.ledger import StopSign
 from pytest_plugin_evals.plugin.loaded import eval_item_class
 from pytest_plugin_evals.plugin.options import add_options, read_settings
 from pytest_plugin_evals.plugin.picks import case_picks_key
@@ -47,6 +46,7 @@ from pytest_plugin_evals.suites.discover import (
     may_name_a_case,
 )
 from pytest_plugin_evals.util.inert import is_inert
+from pytest_plugin_evals.util.stop_sign import StopSign
 from pytest_plugin_evals.util.tempdirs import mark_owner
 from pytest_plugin_evals.util.timestamps import folder_stamp
 

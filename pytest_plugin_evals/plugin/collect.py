@@ -10,21 +10,26 @@ import fnmatch
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import pytest
 
 from pytest_plugin_evals.engine.nodeids import marker_tags
 from pytest_plugin_evals.mocks.discover import MockPlan, load_plan
-from pytest_plugin_evals.model import Arm, Case, LoadError
+from pytest_plugin_evals.model import Case, LoadError
 from pytest_plugin_evals.plugin.items import EvalItem, LoadErrorItem
 from pytest_plugin_evals.plugin.keys import reported_mocks_key, settings_key
 from pytest_plugin_evals.plugin.picks import case_picks_key
+from pytest_plugin_evals.suites.arms import NoArms, plan_arms
 from pytest_plugin_evals.suites.directory import load_case
 from pytest_plugin_evals.suites.discover import SKIP_DIRS, Source, walk
 from pytest_plugin_evals.suites.manifest import case_plugins
 from pytest_plugin_evals.suites.package_json import load as load_package_json
 from pytest_plugin_evals.suites.suite_file import load_suite_file
+
+if TYPE_CHECKING:
+    from pytest_plugin_evals.settings import EvalSettings
+    from pytest_plugin_evals.suites.arms import ArmPlan
 
 #: config: the case folders and suite files of each evals folder collected, by path.
 _trees_key = pytest.StashKey[dict[Path, dict[Path, Source]]]()
@@ -198,48 +203,24 @@ def _entries_items(
 
 def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
     """The items of one case: its agents (``--eval-agents``) × arms × runs, in the order they
-    run."""
+    run (the arms decided by ``suites.arms.plan_arms``)."""
     settings = parent.config.stash[settings_key]
     try:
         plugins = case_plugins(case)
     except LoadError as error:
-        yield LoadErrorItem.from_parent(
-            parent, name=case.name, error=error, suite_root=case.suite_root
-        )
+        yield _error_item(parent, case, error)
         return
     plugin = plugins[0] if plugins else None
-    two_arm = settings.ablation == "with-without" or (
-        settings.ablation == "auto" and plugin is not None and not case.history_file
-    )
-    trigger = case.source == "trigger_eval"
-    if settings.aa and (trigger or not two_arm or plugin is None):
-        yield from _not_aa(parent, case, trigger)
-        return
-    if trigger:  # does the skill fire? asked of the with arm (and of the baseline, in an A/B)
-        if plugin is None:
-            problem = LoadError(
-                case.path, "a trigger case needs the plugin under test, and none was found"
-            )
-            yield LoadErrorItem.from_parent(
-                parent, name=case.name, error=problem, suite_root=case.suite_root
-            )
-            return
-        two_arm = settings.baseline_plugin is not None and settings.ablation != "none"
-    if two_arm and plugin is None:
-        problem = LoadError(
-            case.path,
-            "--eval-ablation with-without needs a plugin, but no "
-            ".claude-plugin/plugin.json was found at or above the evals folder "
-            "and the case names no plugins:",
-            case.line,
-        )
-        yield LoadErrorItem.from_parent(
-            parent, name=case.name, error=problem, suite_root=case.suite_root
-        )
+    plan = _arm_plan(case, settings, has_plugin=plugin is not None)
+    if isinstance(plan, NoArms):
+        reported = parent.config.stash.setdefault(_not_aa_key, set())
+        if plan.once is None or plan.once not in reported:  # an A/A refusal: once each
+            reported.add(plan.once or "")
+            yield _error_item(parent, case, plan.error)
         return
     # --eval-baseline-plugin: the second arm loads it (an A/B); --eval-aa: the plugin itself
     baseline = plugin if settings.aa else None
-    if two_arm and plugin is not None and settings.baseline_plugin is not None:
+    if plan.two_arm and plugin is not None and settings.baseline_plugin is not None:
         from pytest_plugin_evals.plugin.baseline import baseline_for
 
         baseline = baseline_for(parent.config, plugin)
@@ -250,50 +231,44 @@ def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
         try:
             mock_plan = load_plan(case, plugin.path if plugin else None)
         except LoadError as error:
-            yield LoadErrorItem.from_parent(
-                parent, name=case.name, error=error, suite_root=case.suite_root
-            )
+            yield _error_item(parent, case, error)
             return
         yield from _mock_errors(parent, mock_plan, case.suite_root)
-    runs = settings.runs or case.runs
-    if two_arm and not trigger and settings.runs_auto is not None:  # rounds until decided
-        runs = settings.runs_auto
-    second: Arm = "baseline" if baseline is not None else "without"
-    arms: tuple[Arm, ...] = ("with", second) if two_arm else ("single",)
     for tag in marker_tags(case.tags):
         parent.config.addinivalue_line("markers", f"{tag}: eval case tag")
     # Under --eval-agents every case runs on each agent, one agent's items after another's.
     labels: tuple[str | None, ...] = tuple(label for label, _ in settings.agents) or (None,)
     for agent in labels:
-        for arm in arms:
-            for run in range(1, runs + 1):
-                item = EvalItem.create(parent, case, arm, run, plugin, two_arm, agent)
+        for arm in plan.arms(baseline=baseline is not None):
+            for run in range(1, plan.runs + 1):
+                item = EvalItem.create(parent, case, arm, run, plugin, plan.two_arm, agent)
                 item.mock_plan = mock_plan
                 item.baseline = baseline
-                item.runs_per_case = runs
+                item.runs_per_case = plan.runs
                 yield item
+
+
+def _arm_plan(case: Case, settings: EvalSettings, *, has_plugin: bool) -> ArmPlan | NoArms:
+    """The case's arms under the session's settings (``suites.arms.plan_arms``)."""
+    return plan_arms(
+        case,
+        has_plugin=has_plugin,
+        ablation=settings.ablation,
+        aa=settings.aa,
+        ab=settings.baseline_plugin is not None,
+        runs=settings.runs,
+        runs_auto=settings.runs_auto,
+    )
 
 
 #: config: the cases (a trigger file once) already reported as not able to run an A/A.
 _not_aa_key: pytest.StashKey[set[str]] = pytest.StashKey()
 
 
-def _not_aa(parent: pytest.Collector, case: Case, trigger: bool) -> Iterator[pytest.Item]:
-    """Under ``--eval-aa``, a case that cannot run two arms of the plugin under test: one load
-    error (once per trigger file, whose queries are asked of one arm)."""
-    reported = parent.config.stash.setdefault(_not_aa_key, set())
-    key = f"{case.path}" if trigger else f"{case.path}:{case.name}"
-    if key in reported:
-        return
-    reported.add(key)
-    why = (
-        "a trigger query is asked of the with arm only"
-        if trigger
-        else "it runs one arm (no plugin under test resolves, or its ablation is none)"
-    )
-    problem = LoadError(case.path, f"--eval-aa needs two arms of the plugin: {why}", case.line)
-    yield LoadErrorItem.from_parent(
-        parent, name=case.name, error=problem, suite_root=case.suite_root
+def _error_item(parent: pytest.Collector, case: Case, error: LoadError) -> pytest.Item:
+    """The case's one item when it cannot run: its load error."""
+    return LoadErrorItem.from_parent(
+        parent, name=case.name, error=error, suite_root=case.suite_root
     )
 
 

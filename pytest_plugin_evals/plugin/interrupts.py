@@ -30,12 +30,11 @@ from typing import Any
 import pytest
 
 from pytest_plugin_evals.plugin.keys import session_tag, stop_key
+from pytest_plugin_evals.util.stop_sign import INTERRUPTED
 
 #: How long a process that was signalled waits for its runs to report before it raises.
 GRACE_SECONDS = 10.0
 
-#: The stop sign's reason once the session was interrupted (no run is recorded for it).
-INTERRUPTED = "interrupted"
 #: What pytest says it stopped for (and the stop sign's message).
 WHY = "the session was interrupted"
 

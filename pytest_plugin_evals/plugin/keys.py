@@ -21,11 +21,11 @@ if TYPE_CHECKING:
     from pytest_plugin_evals.engine.budget import Budget
     from pytest_plugin_evals.graders.assertions import SoftChecks
     from pytest_plugin_evals.judges import Judge
-    from pytest_plugin_evals.plugin.ledger import StopSign
     from pytest_plugin_evals.reporting.result import SessionResult
     from pytest_plugin_evals.runner import RunOutcome
     from pytest_plugin_evals.settings import EvalSettings
     from pytest_plugin_evals.shards import ShardPlan
+    from pytest_plugin_evals.util.stop_sign import StopSign
 
 #: session: each item's place in the session (:func:`.runs._positions` computes it; the
 #: rounds of ``--eval-runs auto`` reorder the items, and say where they now are).

@@ -19,16 +19,16 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_plugin_evals.engine.limits import NoRoom, Ticket, process_share
+from pytest_plugin_evals.engine.starts import AUTH_STOP, Sign, Skip, skip_case, stopped_result
 from pytest_plugin_evals.engine.wire import BudgetGone
-from pytest_plugin_evals.model import STOPPED
-from pytest_plugin_evals.plugin.interrupts import terminate_as_interrupt
+from pytest_plugin_evals.plugin.interrupts import interrupted, terminate_as_interrupt
 from pytest_plugin_evals.plugin.items import EvalItem
 from pytest_plugin_evals.plugin.keys import (
     agent_key,
@@ -42,6 +42,7 @@ from pytest_plugin_evals.plugin.keys import (
     stop_key,
 )
 from pytest_plugin_evals.plugin.limiter import rate_limits
+from pytest_plugin_evals.recording.folders import tell_chosen
 from pytest_plugin_evals.settings import EvalSettings, common_suite_root, results_dir
 from pytest_plugin_evals.util.process import IdleMeter, stop_all
 
@@ -57,21 +58,6 @@ maker_key: pytest.StashKey[RunMaker] = pytest.StashKey()
 run_ahead_key: pytest.StashKey[RunAhead] = pytest.StashKey()
 
 
-#: Why runs stop starting after a credential was rejected.
-AUTH_STOP = (
-    "a run could not authenticate — every remaining run would fail the same way, so no more "
-    "runs are started"
-)
-
-
-@dataclass(frozen=True)
-class Skip:
-    """A run that is not started: the reason shown, and the one recorded (if it is counted)."""
-
-    message: str
-    recorded: str | None = None
-
-
 class NotStarted(Exception):
     """Raised by :meth:`RunMaker.make` when the run may not start after all (another process
     took the room under the cost ceiling after :meth:`RunMaker.skip` had found some)."""
@@ -79,30 +65,6 @@ class NotStarted(Exception):
     def __init__(self, skip: Skip) -> None:
         super().__init__(skip.message)
         self.skip = skip
-
-
-#: In the session's shared folder: the results folder and the suite root the runs chose (the
-#: controller reads them when no run reported, as after an interruption).
-RESULTS_FILE = "results-folder.txt"
-
-
-def _tell_controller(config: pytest.Config, results: Path, root: Path) -> None:
-    target = config.stash[shared_key] / RESULTS_FILE
-    if target.exists():
-        return
-    draft = target.with_name(f"{target.name}.{os.getpid()}")
-    draft.write_text(f"{results}\n{root}\n", encoding="utf-8")
-    os.replace(draft, target)
-
-
-def chosen_results(config: pytest.Config) -> tuple[Path, Path] | None:
-    """The results folder and suite root the session's runs chose, if a run was started."""
-    try:
-        text = (config.stash[shared_key] / RESULTS_FILE).read_text(encoding="utf-8")
-    except OSError:
-        return None
-    results, _, root = text.strip().partition("\n")
-    return (Path(results), Path(root)) if results and root else None
 
 
 #: The run options that are not the settings' field of the same name, each made from the
@@ -155,7 +117,7 @@ class RunMaker:
         self.results: Path | None = None
         self._refusal: str | None = None
         self.limits = rate_limits(config, settings)
-        self.limits.halted = self._interrupted
+        self.limits.halted = lambda: interrupted(config)
         from pytest_plugin_evals.plugin.reuse import Reuse
 
         self.reuse = Reuse(config, settings)
@@ -163,10 +125,10 @@ class RunMaker:
         #: The options every run of the session shares, read from the settings once.
         self.run_options = run_options(settings)
 
-    def _interrupted(self) -> bool:
+    def _sign(self) -> Sign | None:
+        """The session's stop sign, if it is up (``engine.starts``)."""
         stop = self.config.stash.get(stop_key, None)
-        sign = stop.read() if stop is not None else None
-        return sign is not None and sign[0] == "interrupted"
+        return stop.read() if stop is not None else None
 
     def results_for(self, item: EvalItem) -> Path:
         """The session's results folder, the same for every format and in every process: it
@@ -190,7 +152,7 @@ class RunMaker:
                 except FolderBusy as exc:
                     self._refusal = str(exc)
             self.results = results
-            _tell_controller(self.config, results, root)
+            tell_chosen(self.config.stash[shared_key], results, root)
         return self.results
 
     def refusal(self, item: EvalItem) -> str | None:
@@ -202,21 +164,10 @@ class RunMaker:
     def skip(self, item: EvalItem, *, ahead: bool = False) -> Skip | None:
         """Why the item's run is not started, if it is not (``ahead``: now, ahead of its
         item's setup; under ``--eval-runs auto`` a run whose round waits on a look is not)."""
-        case, settings = item.case, self.settings
-        stop = self.config.stash.get(stop_key, None)
-        sign = stop.read() if stop is not None else None
-        if sign is not None:
-            # An interruption's runs not started are listed as such, not counted as skipped.
-            recorded = None if sign[0] == "interrupted" else sign[0]
-            return Skip(f"run not started: {sign[1]}", recorded)
-        missing = [name for name in case.requires_secret if not os.environ.get(name)]
-        if missing:
-            return Skip(f"missing required secret(s): {', '.join(missing)}", "missing_secret")
-        if case.scaffold_script and not settings.scaffold:
-            return Skip(
-                "its scaffold_script is not run without --eval-scaffold (it runs as you, "
-                "outside the sandbox)"
-            )
+        settings = self.settings
+        skip = skip_case(item.case, self._sign(), scaffold=settings.scaffold)
+        if skip is not None:
+            return skip
         if settings.max_cost_usd is not None:
             try:
                 refused = self.limits.budget.refused()
@@ -294,26 +245,13 @@ class RunMaker:
             options=self.options(item, judge),
             paid_budget=room,
         )
-        outcome = self._stopped(outcome)
+        result = stopped_result(outcome.result, self._sign())
+        if result is not outcome.result:
+            outcome = replace(outcome, result=result)
         if outcome.result.infra_error == "auth" and stop_key in self.config.stash:
             # Every remaining run would be refused the same way: none is started.
             self.config.stash[stop_key].put("auth_failed", AUTH_STOP)
         return outcome
-
-    def _stopped(self, outcome: RunOutcome) -> RunOutcome:
-        """A run that ended in error once the session was interrupted was stopped by the
-        controller (its processes killed): it was not made, and is not graded."""
-        result = outcome.result
-        stop = self.config.stash.get(stop_key, None)
-        sign = stop.read() if stop is not None else None
-        if result.error is None or result.infra_error is not None or sign is None:
-            return outcome
-        if sign[0] != "interrupted":
-            return outcome
-        stopped = replace(
-            result, error=STOPPED, infra_error="interrupted", verdicts=(), score=0.0, passed=False
-        )
-        return replace(outcome, result=stopped)
 
 
 #: The share of CPU time that must have gone unused lately for a run to be started ahead.

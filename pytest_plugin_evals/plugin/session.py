@@ -34,6 +34,8 @@ from pytest_plugin_evals.plugin.interrupts import interrupt_as_ctrl_c, terminate
 from pytest_plugin_evals.plugin.keys import result_key, session_tag, shared_key, stop_key
 from pytest_plugin_evals.plugin.reported import record_of
 from pytest_plugin_evals.settings import EvalSettings, common_suite_root, results_dir
+from pytest_plugin_evals.shards import shard_line
+from pytest_plugin_evals.util.stop_sign import INTERRUPTED
 from pytest_plugin_evals.util.tempdirs import sweep_stale_sessions
 from pytest_plugin_evals.util.timestamps import utc_iso
 
@@ -64,9 +66,6 @@ _RULES_SETTINGS = (
     "reuse",
     *("agent", "agents", "baseline_plugin", "aa"),  # the kind of session --eval-reuse last takes
 )
-
-#: The stop sign's reason once the session was interrupted (no run is recorded for it).
-INTERRUPTED = "interrupted"
 
 
 class EvalSession:
@@ -348,14 +347,18 @@ class EvalSession:
             for r in self.records.values()
         )
         if root is None:
-            from pytest_plugin_evals.plugin.runs import chosen_results
-
-            chosen = chosen_results(self.config)  # runs started, none reported
+            chosen = self._chosen()  # runs started, none reported
             if chosen is not None:
                 return chosen[1]
             plan = self._shard_plan()  # a shard none of the selected cases fell to
             root = Path(plan.root) if plan is not None and plan.root else None
         return root if root is not None else Path(self.config.rootpath)
+
+    def _chosen(self) -> tuple[Path, Path] | None:
+        """The results folder and suite root the session's runs chose, if a run started."""
+        from pytest_plugin_evals.recording import chosen_folders
+
+        return chosen_folders(self.config.stash[shared_key])
 
     def _shard_plan(self) -> ShardPlan | None:
         """How the selected cases were split (``--eval-shard``), if they were."""
@@ -368,7 +371,7 @@ class EvalSession:
     def _results_dir(self) -> Path:
         """The session's one results folder: where its runs were recorded (every process
         chose the same one, from the same selected items), else where they would have been."""
-        from pytest_plugin_evals.plugin.runs import chosen_results, maker_key
+        from pytest_plugin_evals.plugin.runs import maker_key
         from pytest_plugin_evals.records import RunRecord
 
         maker = self.config.stash.get(maker_key, None)
@@ -377,7 +380,7 @@ class EvalSession:
         for record in self.records.values():
             if isinstance(record, RunRecord) and record.result.trace_path:
                 return Path(record.result.trace_path).parents[3]  # runs/<case>/<arm-n>/trace
-        chosen = chosen_results(self.config)
+        chosen = self._chosen()
         if chosen is not None:
             return chosen[0]
         return results_dir(self.settings, self.suite_root(), self.stamp)
@@ -408,11 +411,7 @@ class EvalSession:
         from pytest_plugin_evals.suites.manifest import no_plugin_line
 
         assert self.result is not None
-        shard = None
-        if self.result.shard is not None:
-            from pytest_plugin_evals.plugin.sharding import shard_line
-
-            shard = shard_line(self.result.shard)
+        shard = None if self.result.shard is None else shard_line(self.result.shard)
         earlier = self.config.stash.get(earlier_key, None)
         replayed = self.config.pluginmanager.get_plugin("plugin-evals-replay-last")
         folder = self.results_dir

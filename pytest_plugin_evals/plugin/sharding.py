@@ -163,13 +163,3 @@ def shard_plan(config: pytest.Config) -> ShardPlan | None:
     except OSError:
         return None
     return read_plan(text)
-
-
-def shard_line(plan: ShardPlan) -> str:
-    """``shard 2/3: 10 of the 30 selected case(s) (weighed by runs)``."""
-    mine = len(plan.cases_of(plan.index))
-    return (
-        f"shard {plan.index}/{plan.total}: {mine} of the {len(plan.cases)} selected case(s) "
-        f"(weighed by {plan.weights}); merge the shards' results folders with "
-        "python -m pytest_plugin_evals merge"
-    )

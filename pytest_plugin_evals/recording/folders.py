@@ -23,6 +23,9 @@ SESSION_LOCK = ".session.lock"
 #: The file beside a runs folder that the processes of a session hold while one of them
 #: claims the folder (it names the holder's PID).
 CLAIM_LOCK = ".runs.lock"
+#: In a session's shared folder: the results folder and the suite root its runs chose (the
+#: controller reads them when no run reported, as after an interruption).
+CHOSEN_FILE = "results-folder.txt"
 #: How long a process waits for another one's claim, and for a holder to write its name.
 CLAIM_WAIT = 5.0
 
@@ -168,3 +171,23 @@ def _not_a_link(path: Path) -> None:
     replayed into itself holds what it was given) is removed, never written through."""
     if path.is_symlink():
         path.unlink()
+
+
+def tell_chosen(shared: Path, results: Path, root: Path) -> None:
+    """Write down, once for the session, the results folder and suite root its runs chose."""
+    target = shared / CHOSEN_FILE
+    if target.exists():
+        return
+    draft = target.with_name(f"{target.name}.{os.getpid()}")
+    draft.write_text(f"{results}\n{root}\n", encoding="utf-8")
+    os.replace(draft, target)
+
+
+def chosen_folders(shared: Path) -> tuple[Path, Path] | None:
+    """The results folder and suite root the session's runs chose, if a run was started."""
+    try:
+        text = (shared / CHOSEN_FILE).read_text(encoding="utf-8")
+    except OSError:
+        return None
+    results, _, root = text.strip().partition("\n")
+    return (Path(results), Path(root)) if results and root else None

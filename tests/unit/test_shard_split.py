@@ -192,3 +192,12 @@ def test_the_plan_and_the_sources_read_back() -> None:
     back = load_document(json.loads(json.dumps(merged)))
     assert back.shard == plan
     assert back.shards == (source,)
+
+
+def test_the_shard_line_counts_this_shards_cases_of_all_and_says_how_to_merge() -> None:
+    from pytest_plugin_evals.shards import ShardPlan, shard_line
+
+    cases = tuple(ShardCase(f"n{i}", f"c{i}", f"k{i}", 2, 1000, shard=1 + i % 3) for i in range(7))
+    line = shard_line(ShardPlan(2, 3, "durations", cases))
+    assert line.startswith("shard 2/3: 2 of the 7 selected case(s) (weighed by durations);")
+    assert line.endswith("python -m pytest_plugin_evals merge")

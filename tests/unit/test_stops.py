@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from pytest_plugin_evals.agents.claude.auth import credential_notice
-from pytest_plugin_evals.plugin.ledger import StopSign
 from pytest_plugin_evals.settings import common_suite_root
 from pytest_plugin_evals.util.process import (
     PidMark,
@@ -20,6 +19,7 @@ from pytest_plugin_evals.util.process import (
     start_service,
     stop_service,
 )
+from pytest_plugin_evals.util.stop_sign import StopSign
 
 
 def test_the_first_reason_stays(tmp_path: Path) -> None:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+#: The stop sign's reason once the session was interrupted (no run is recorded for it).
+INTERRUPTED = "interrupted"
+
 
 class StopSign:
     """A reason to start no more runs, written once by whichever process finds it first."""
