@@ -21,6 +21,24 @@ AGENT = Path(__file__).parent / "agents" / "scripted_agent.py"
 # PyYAML is imported above, once for the whole test process: the plugin imports it only when it
 # finds a suite, so the first import would happen inside a pytester in-process run, which drops
 # the modules first imported in it afterwards — and PyYAML's C parser cannot be loaded twice.
+# The package's own modules likewise, below: the plugin imports most of them only in a session
+# that holds evals, so the first in-process run would import them and drop them after, and the
+# next would import second copies whose classes are not the first's (a LoadError of one copy is
+# not an instance of the other's, and was then taken for a case).
+
+
+def _import_the_package() -> None:
+    import importlib
+    import pkgutil
+
+    import pytest_plugin_evals
+
+    for found in pkgutil.walk_packages(pytest_plugin_evals.__path__, "pytest_plugin_evals."):
+        if not found.name.endswith("__main__"):
+            importlib.import_module(found.name)
+
+
+_import_the_package()
 
 
 def pytest_configure(config: pytest.Config) -> None:
