@@ -38,7 +38,8 @@ both were simulated on the benchmark suite; with 20 runs per arm at most, the be
 sequence decided almost nothing once the session's false discovery rate control was applied
 (it pays for looking after every single round). Why not Pocock's boundary (the same at every
 look): it spends the error rate evenly, so the last look, where most verdicts are reached,
-needs z ≈ 2.4–2.6 instead of 2.02; on the benchmark it decided fewer cases with more runs.
+needs z ≈ 2.4–2.6 instead of 2.00 (both calibrated without futility); on the benchmark it
+decided fewer cases with more runs.
 
 The verdict at a look reads that interval as :mod:`pytest_plugin_evals.stats.decisions`
 reads any other (better / worse / equivalent inside ``±margin`` / inconclusive); its p-value
