@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pytest_plugin_evals.stats.decisions import DEFAULT_MARGIN, classify
 from pytest_plugin_evals.stats.intervals import Z95, newcombe
 from pytest_plugin_evals.stats.sequential import (
-    ConfidenceSequence,
     advance,
     binomial,
     looks,
     should_stop,
+    state_at,
 )
 
 #: The true Δ the published table is computed at, and the base (without-arm) pass rates.
@@ -66,11 +66,6 @@ def fixed(n: int, p_with: float, p_without: float, z: float = Z95) -> Characteri
     return Characteristics(found["better"], found["worse"], found["equivalent"], float(n))
 
 
-def _state(most: int, n: int, a: int, b: int) -> ConfidenceSequence:
-    """The design's state after ``n`` rounds with ``a`` and ``b`` passes, at a look."""
-    return ConfidenceSequence(most, n, float(a), float(b), n, (float(a), float(b)))
-
-
 def sequential_design(most: int, p_with: float, p_without: float) -> Characteristics:
     """``--eval-runs auto:most`` for a session of one case (pass/fail runs): the stopping
     rule at every look, followed exactly over the arms' pass counts."""
@@ -82,7 +77,7 @@ def sequential_design(most: int, p_with: float, p_without: float) -> Characteris
         grown = advance(alive, n - before, p_with, p_without)
         alive = {}
         for (a, b), w in grown.items():
-            cs = _state(most, n, a, b)
+            cs = state_at(most, n, a, b)
             verdict = classify(cs.interval(), DEFAULT_MARGIN)
             stop = should_stop(cs, DEFAULT_MARGIN, verdict != "inconclusive")
             if stop is None:

@@ -6,14 +6,13 @@ fixed schedule of **looks** (:func:`looks`: after rounds 2, 3, 6, 10 and 20 for 
 case gets, :mod:`pytest_plugin_evals.stats.intervals`) at a wider level: an
 **O'Brien–Fleming-shaped boundary** ``z_k = C · √(most / n_k)`` (O'Brien & Fleming 1979),
 which asks an early look for overwhelming evidence and leaves the last look at almost the
-level of a fixed design, so the looks cost little power. ``C`` (:data:`BOUNDARY_BY_BUDGET`:
-2.00 for the default budget) is calibrated **exactly** for pass/fail runs, not taken from
-normal theory:
+level of a fixed design, so the looks cost little power. ``C`` (:data:`BOUNDARY_BY_BUDGET`)
+is calibrated **exactly** for pass/fail runs, not taken from normal theory:
 :func:`false_call_chance` computes, by recursion over the arms' counts at each look, the
 chance that some look calls a case with no effect better or worse, and ``C`` is the smallest
-value that keeps it at or below 5% for every pass rate (4.7% at worst for 20 runs per arm;
-tests/unit/test_sequential.py recomputes it). Below 5% (a false
-discovery rate level, a p-value's search) the boundary is scaled with the normal quantile.
+value that keeps it at or below 5% for every pass rate (tests/unit/test_sequential.py
+recomputes some). Below 5% (a false discovery rate level, a p-value's search) the boundary is
+scaled with the normal quantile.
 
 Stopping for **futility** is where the runs are saved, and where power is lost if it comes
 too early: at a look before the last, a case stops as inconclusive when its *conditional
@@ -23,19 +22,24 @@ control would ask of it (Benjamini–Hochberg's ``q · (decided + 1) / cases``: 
 more discovery), not at 5%. Two guards keep it from throwing power away: no case stops for
 futility before :data:`FUTILITY_FROM` of its budget (round 3 of 20), and a **tie** (both arms
 with the same sum) is never futile by itself: it stops only when a lead of one run either
-way would be futile too. Both were chosen from the exact operating characteristics
-(:mod:`pytest_plugin_evals.stats.operating`, ``bench/bench_operating_characteristics.py``):
-at ``auto:20`` the chance of calling a 0.8-vs-0.4 case better is 0.53 for 13.5 runs per arm,
-where futility from round 2 without the guards gave 0.42 for 10.3 (fixed 10 runs: 0.42).
-Futility is non-binding — it only removes looks — so it can only lower the error rate, and
-the boundary is calibrated without it.
+way would be futile too.
+
+The **default budget's design** (:data:`SEARCHED`: ``C`` 1.88, futility below a conditional
+power of 0.6) was chosen by an exact search with the futility rule applied
+(``bench/bench_design_search.py``, :mod:`pytest_plugin_evals.stats.operating`): at every
+true Δ of 0–0.4 it decides at least as often as fixed 10 runs, for fewer runs per arm on
+average (9.8), with at most 3.9% false calls at any pass rate. For it futility is
+**binding**: without the rule its ``C`` would let 8.5% of no-effect cases through, so the
+session always applies it (judged at 5% or stricter, which only stops more). For the other
+budgets futility only removes looks, and the calibrated ``C`` holds without it.
 
 Why not an anytime-valid confidence sequence (a betting one, Waudby-Smith & Ramdas 2023):
 both were simulated on the benchmark suite; with 20 runs per arm at most, the betting
 sequence decided almost nothing once the session's false discovery rate control was applied
 (it pays for looking after every single round). Why not Pocock's boundary (the same at every
 look): it spends the error rate evenly, so the last look, where most verdicts are reached,
-needs z ≈ 2.4–2.6 instead of 2.02; on the benchmark it decided fewer cases with more runs.
+needs z ≈ 2.4–2.6 instead of 2.00 (both calibrated without futility); on the benchmark it
+decided fewer cases with more runs.
 
 The verdict at a look reads that interval as :mod:`pytest_plugin_evals.stats.decisions`
 reads any other (better / worse / equivalent inside ``±margin`` / inconclusive); its p-value
@@ -50,7 +54,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from pytest_plugin_evals.stats.decisions import Decision, classify, runs_to_decide
+from pytest_plugin_evals.stats.decisions import DEFAULT_MARGIN, Decision, classify, runs_to_decide
 from pytest_plugin_evals.stats.decisions import decide as decide_interval
 from pytest_plugin_evals.stats.intervals import (
     LEVEL,
@@ -59,13 +63,15 @@ from pytest_plugin_evals.stats.intervals import (
     excludes_zero,
     newcombe,
     normal_quantile,
+    two_sided_p,
 )
 
 #: The shares of the budget at which a case is looked at.
 LOOK_SHARES = (0.1, 0.15, 0.3, 0.5, 1.0)
 #: ``C`` of the boundary ``C · √(most / n)`` at a two-sided 5%, for each budget ``most``: the
-#: smallest, in steps of 0.02 from 1.96, at which :func:`false_call_chance` stays at or below
-#: 5% for every pass rate 0.025, 0.05 … 0.975 (computed once; tests recompute a few).
+#: smallest, in steps of 0.02 from 1.96, at which :func:`false_call_chance` (no futility stop)
+#: stays at or below 5% for every pass rate 0.025, 0.05 … 0.975 (computed once; tests
+#: recompute a few). The default budget's ``C`` in force is :data:`SEARCHED`'s.
 BOUNDARY_BY_BUDGET: dict[int, float] = {
     2: 2.20, 3: 1.96, 4: 2.28, 5: 2.08, 6: 1.98, 7: 2.22, 8: 2.10, 9: 2.02, 10: 1.96,
     11: 2.18, 12: 2.08, 13: 2.02, 14: 2.04, 15: 2.00, 16: 2.16, 17: 2.10, 18: 2.04,
@@ -76,6 +82,10 @@ BOUNDARY_BY_BUDGET: dict[int, float] = {
 }  # fmt: skip
 #: Below this conditional power at a look before the last, a case stops for futility.
 FUTILITY_POWER = 0.5
+#: The default budget's design, ``C`` and futility threshold, chosen by an exact search with
+#: the futility rule applied (``bench/bench_design_search.py``): other budgets keep the table's
+#: ``C``, calibrated without futility, and :data:`FUTILITY_POWER`.
+SEARCHED: dict[int, tuple[float, float]] = {20: (1.88, 0.6)}
 #: No case stops for futility before this share of its budget.
 FUTILITY_FROM = 0.15
 #: The default most runs per arm under ``--eval-runs auto``.
@@ -99,6 +109,8 @@ def boundary(most: int, z: float = Z95, look: int | None = None) -> float:
 
 def constant(most: int) -> float:
     """``C`` for a budget of ``most`` rounds (beyond the table: its largest, conservative)."""
+    if most in SEARCHED:
+        return SEARCHED[most][0]
     return BOUNDARY_BY_BUDGET.get(most, max(BOUNDARY_BY_BUDGET.values()))
 
 
@@ -121,11 +133,13 @@ def advance(
     return grown
 
 
-def false_call_chance(most: int, p: float, z: float = Z95) -> float:
+def false_call_chance(most: int, p: float, z: float = Z95, futility: bool = False) -> float:
     """The exact chance that some look calls a case better or worse when both arms pass with
-    probability ``p`` (pass/fail runs, no futility stop, the boundary at the level of
-    ``z``): the arms' pass counts are followed look by look, a count pair that crosses the
-    boundary is a false call and leaves the recursion."""
+    probability ``p`` (pass/fail runs, the boundary at the level of ``z``): the arms' pass
+    counts are followed look by look, a count pair that crosses the boundary is a false call
+    and leaves the recursion; with ``futility``, so does a pair the futility rule stops
+    (judged at the level of ``z``, as the session judges it at the level a case needs)."""
+    alpha = two_sided_p(z)
     alive = {(0, 0): 1.0}
     before = 0
     wrong = 0.0
@@ -136,10 +150,15 @@ def false_call_chance(most: int, p: float, z: float = Z95) -> float:
         for (a, b), w in grown.items():
             if excludes_zero(newcombe(a, n, b, n, zn)):
                 wrong += w
-            else:
+            elif not futility or not futile(state_at(most, n, a, b), DEFAULT_MARGIN, alpha):
                 alive[(a, b)] = w
         before = n
     return wrong
+
+
+def state_at(most: int, n: int, a: int, b: int) -> ConfidenceSequence:
+    """The state of a case at the look after ``n`` rounds with ``a`` and ``b`` passes."""
+    return ConfidenceSequence(most, n, float(a), float(b), n, (float(a), float(b)))
 
 
 @dataclass
@@ -224,7 +243,8 @@ def _low_power(a: float, b: float, n: int, most: int, margin: float, alpha: floa
     interval of the means projected to ``most`` rounds, at ``c + √(1 − t) · Φ⁻¹(γ)``, stays
     inconclusive."""
     last = boundary(most, normal_quantile(1 - alpha / 2))
-    shift = math.sqrt(1 - n / most) * normal_quantile(FUTILITY_POWER)
+    power = SEARCHED[most][1] if most in SEARCHED else FUTILITY_POWER
+    shift = math.sqrt(1 - n / most) * normal_quantile(power)
     projected = newcombe(a / n * most, most, b / n * most, most, max(1e-6, last + shift))
     return classify(projected, margin) == "inconclusive"
 

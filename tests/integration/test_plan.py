@@ -123,5 +123,5 @@ def test_the_plan_says_what_the_design_decides_and_what_it_cannot(
     auto = pytester.runpytest(
         str(copy), "-p", "no:cacheprovider", "--eval-plan", "--eval-runs", "auto"
     )
-    auto.stdout.re_match_lines([r"auto:20\s+98\.3% \(7\.9\)\s+.*57\.5% \(13\.7\)$"])
+    auto.stdout.re_match_lines([r"auto:20\s+97\.5% \(7\.9\)\s+.*59\.2% \(13\.0\)$"])
     assert "no case can be called better or worse alone" not in auto.stdout.str()

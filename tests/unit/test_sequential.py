@@ -16,17 +16,25 @@ def test_looks_are_planned_shares_of_the_budget() -> None:
     assert sequential.looks(12) == (2, 4, 6, 12)
     assert sequential.looks(2) == (2,)
     # O'Brien–Fleming's shape: overwhelming evidence early, almost a fixed design's level last
-    assert sequential.boundary(20) == pytest.approx(2.00)
-    assert sequential.boundary(20, look=5) == pytest.approx(4.00)
+    assert sequential.boundary(20) == pytest.approx(1.88)
+    assert sequential.boundary(20, look=5) == pytest.approx(3.76)
 
 
 @pytest.mark.parametrize("p", [i / 20 for i in range(1, 20)])
-def test_the_boundary_keeps_five_percent_exactly_for_pass_fail_runs(p: float) -> None:
-    """The exact chance, over all five looks of ``auto:20``, that a case with no effect is
-    called better or worse (no futility stop, which could only lower it): at most 5% at
-    every pass rate, and at 1% at most 1%."""
-    assert sequential.false_call_chance(20, p) <= 0.05
-    assert sequential.false_call_chance(20, p, stats.normal_quantile(0.995)) <= 0.01
+def test_the_default_design_keeps_five_percent_exactly_for_pass_fail_runs(p: float) -> None:
+    """The exact chance, over all five looks of ``auto:20`` with its futility rule applied
+    (judged at the level asked, as the session judges it), that a case with no effect is
+    called better or worse: at most 5% at every pass rate, and at 1% at most 1%."""
+    assert sequential.false_call_chance(20, p, futility=True) <= 0.05
+    z99 = stats.normal_quantile(0.995)
+    assert sequential.false_call_chance(20, p, z99, futility=True) <= 0.01
+
+
+def test_the_default_design_counts_on_its_futility_rule() -> None:
+    """Its ``C`` was searched with futility applied: without the rule some pass rate would be
+    called better or worse more than 5% of the time, so futility must stay binding."""
+    grid = [i / 40 for i in range(1, 40)]
+    assert max(sequential.false_call_chance(20, p) for p in grid) > 0.05
 
 
 @pytest.mark.parametrize("most", [4, 7, 12, 31])

@@ -45,16 +45,21 @@ def test_the_enumeration_is_what_the_controller_does(p_with: float, p_without: f
 
 def test_futility_keeps_the_power() -> None:
     """Futility made eager again (from the first look, a tie futile by itself) would bring
-    ``auto:20``'s power at 0.8 against 0.4 back to fixed 10's 0.42; with its guards it is
-    0.53, and at every true Δ its share of correct verdicts over the base rates is fixed 10's
-    or more (to 0.001), its false calls at most 5% at every base rate."""
+    ``auto:20``'s power at 0.8 against 0.4 back to fixed 10's 0.42; the searched design gives
+    0.56 for 12.5 runs per arm. The target it was searched for: at every true Δ its share of
+    correct verdicts is fixed 10's or more (over the base rates and at the worst), for at most
+    fixed 10's runs per arm averaged over the four Δ, false calls at most 5% at every base
+    rate."""
     case = operating.sequential_design(20, 0.8, 0.4)
-    assert case.better >= 0.5
-    assert case.better > operating.fixed(10, 0.8, 0.4).better + 0.08
+    assert case.better >= 0.55
+    assert case.better > operating.fixed(10, 0.8, 0.4).better + 0.1
+    runs = 0.0
     for delta in operating.EFFECTS:
         auto, fixed = operating.row("auto:20", delta), operating.row("fixed:10", delta)
-        assert auto.mean_correct >= fixed.mean_correct - 0.001, delta
+        assert auto.mean_correct >= fixed.mean_correct, delta
         assert auto.worst_correct >= fixed.worst_correct, delta
+        runs += auto.mean_runs / len(operating.EFFECTS)
+    assert runs <= 10
     null = operating.row("auto:20", 0.0)
     assert null.worst_false_call <= 0.05
     assert null.mean_runs < 10  # futility still saves runs where there is nothing to find
