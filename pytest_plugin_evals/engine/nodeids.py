@@ -1,5 +1,5 @@
-"""What the node id of a run item says: the case it belongs to, and its agent's label; which
-case tags become its markers."""
+"""The name of a run item, and what its node id says: the case it belongs to, and its agent's
+label; which case tags become its markers."""
 
 from __future__ import annotations
 
@@ -12,6 +12,13 @@ _RUN_LABEL = re.compile(
     r"\[(?:(?P<agent>(?!(?:with|without|baseline)-)[A-Za-z][A-Za-z0-9_.]*)-)?"
     r"(?:with-|without-|baseline-)?\d+\]$"
 )
+
+
+def run_name(case: str, arm: str, run: int, agent: str | None = None) -> str:
+    """A run item's name, which :data:`_RUN_LABEL` reads back: ``plants[with-2]``, ``plants[3]``
+    (one arm), and under ``--eval-agents`` ``plants[codex-with-2]``."""
+    label = f"{arm}-{run}" if arm != "single" else f"{run}"
+    return f"{case}[{label}]" if agent is None else f"{case}[{agent}-{label}]"
 
 
 def case_group(nodeid: str) -> str | None:

@@ -209,7 +209,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> Any:
     collect = sys.modules.get("pytest_plugin_evals.plugin.collect")
     if collect is None:
         return ignored
-    if collect.never_collected(collection_path, config):
+    if collect.trees(config).never_collected(collection_path):
         return True
     if ignored and collect.kept_case(collection_path, config):
         return False
@@ -251,9 +251,9 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
     """A case folder of an evals folder (everything else is collected by pytest's own)."""
     root = _evals_root(path, parent)
     if root is not None:
-        from pytest_plugin_evals.plugin.collect import read_tree
+        from pytest_plugin_evals.plugin.collect import trees
 
-        read_tree(parent.config, root)
+        trees(parent.config).read(root)
     collect = sys.modules.get("pytest_plugin_evals.plugin.collect")
     return None if collect is None else collect.eval_node(path, parent, "case_dir")
 

@@ -1,55 +1,48 @@
 """Collectors: an evals folder becomes one item per case × arm × run.
 
 Imported only once an evals folder (or a package.json with ``ai.evals``) is found: the suite
-loaders, the YAML parser and the mock plans load here, never for a project without evals.
+loaders, the YAML parser and the mock plans load here, never for a project without evals. The
+decisions are the core's (the evals folders' trees: ``suites.discover.Trees``; a case's arms
+and the errors shown: ``suites.collected``; a run's name: ``engine.nodeids``); here they become
+pytest's collectors and items.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from itertools import compress, product
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import pytest
 
 from pytest_plugin_evals.engine.nodeids import marker_tags
-from pytest_plugin_evals.mocks.discover import MockPlan, load_plan
+from pytest_plugin_evals.mocks.discover import load_plan
 from pytest_plugin_evals.model import Case, LoadError
 from pytest_plugin_evals.plugin.items import EvalItem, LoadErrorItem
 from pytest_plugin_evals.plugin.keys import reported_mocks_key, settings_key
 from pytest_plugin_evals.plugin.picks import case_picks_key
-from pytest_plugin_evals.suites.arms import NoArms, plan_arms
+from pytest_plugin_evals.suites.collected import (
+    Shown,
+    case_plan,
+    mock_errors,
+    named_entries,
+    picked,
+)
 from pytest_plugin_evals.suites.directory import load_case
-from pytest_plugin_evals.suites.discover import SKIP_DIRS, Source, walk
-from pytest_plugin_evals.suites.manifest import case_plugins
+from pytest_plugin_evals.suites.discover import Trees
 from pytest_plugin_evals.suites.package_json import load as load_package_json
 from pytest_plugin_evals.suites.suite_file import load_suite_file
 
-if TYPE_CHECKING:
-    from pytest_plugin_evals.settings import EvalSettings
-    from pytest_plugin_evals.suites.arms import ArmPlan
-
-#: config: the case folders and suite files of each evals folder collected, by path.
-_trees_key = pytest.StashKey[dict[Path, dict[Path, Source]]]()
+#: config: the case folders and suite files of each evals folder collected.
+_trees_key = pytest.StashKey[Trees]()
+#: config: the cases (a trigger file once) already shown as not able to run an A/A.
+_not_aa_key: pytest.StashKey[set[str]] = pytest.StashKey()
 
 
-def _tree(config: pytest.Config, path: Path) -> tuple[Path, dict[Path, Source]] | None:
-    """The evals folder whose tree holds ``path`` (read before), and its sources."""
-    text = str(path)
-    for root, sources in config.stash.get(_trees_key, {}).items():
-        top = str(root)
-        if text == top or text.startswith(top + os.sep):
-            return root, sources
-    return None
-
-
-def read_tree(config: pytest.Config, root: Path) -> None:
-    """Read the case folders and suite files of the evals folder ``root`` (once)."""
-    trees = config.stash.setdefault(_trees_key, {})
-    if root not in trees:
-        trees[root] = {source.path: source for source in walk(root)}
+def trees(config: pytest.Config) -> Trees:
+    """The trees of the evals folders this process collects (each read once)."""
+    return config.stash.setdefault(_trees_key, Trees())
 
 
 def eval_node(
@@ -60,60 +53,24 @@ def eval_node(
     collectors. Everything else there, the evals folder and a group of cases included, is
     pytest's own ``Dir`` (or ``Package``), which collects its entries through these hooks:
     ``--ignore``, ``norecursedirs``, conftests and a folder of tests hold in it as anywhere."""
-    found = _tree(parent.config, path)
-    source = found[1].get(path) if found is not None else None
-    if found is None or source is None or source.kind != kind:
+    found = trees(parent.config).find(path)
+    if found is None or found[1] is None or found[1].kind != kind:
         return None
     node = (CaseDir if kind == "case_dir" else SuiteFile).from_parent(parent, path=path)
     node.suite_root = found[0]
     return node
 
 
-#: pytest's default ``norecursedirs``.
-PYTEST_NORECURSEDIRS = [
-    "*.egg",
-    ".*",
-    "_darcs",
-    "build",
-    "CVS",
-    "dist",
-    "node_modules",
-    "venv",
-    "{arch}",
-]
-
-
 def kept_case(path: Path, config: pytest.Config) -> bool:
-    """Whether ``path`` is a case folder that pytest's default ``norecursedirs`` passes over
-    for its name alone (``build``, ``dist``, ``venv``…): a case never vanishes for its name, as
-    the reference runs it. ``--ignore``, ``--ignore-glob`` and the project's own
-    ``norecursedirs`` still hold."""
-    if list(config.getini("norecursedirs")) != PYTEST_NORECURSEDIRS:
-        return False  # the project chose its own: it holds for cases too
-    if not any(fnmatch.fnmatch(path.name, pattern) for pattern in PYTEST_NORECURSEDIRS):
-        return False  # passed over for another reason (a conftest's collect_ignore)
-    found = _tree(config, path)
-    source = found[1].get(path) if found is not None else None
-    if source is None or source.kind != "case_dir":
-        return False
+    """Whether ``path`` is a case folder kept though pytest's default ``norecursedirs`` passes
+    over its name (``suites.discover.Trees.kept_case``)."""
     here = config.invocation_params.dir
-    if any(
-        path == Path(os.path.abspath(here / given)) for given in config.getoption("ignore") or ()
-    ):
-        return False
-    globs = config.getoption("ignore_glob") or ()
-    return not any(fnmatch.fnmatch(str(path), os.path.abspath(here / g)) for g in globs)
-
-
-def never_collected(path: Path, config: pytest.Config) -> bool:
-    """Whether ``path`` is in an evals folder's ``results/`` or ``mocks/`` (kept runs, mock
-    files and their programs: never the project's tests)."""
-    if SKIP_DIRS.isdisjoint(path.parts):
-        return False
-    found = _tree(config, path)
-    if found is None:
-        return False
-    return any(part in SKIP_DIRS for part in path.relative_to(found[0]).parts)
+    return trees(config).kept_case(
+        path,
+        list(config.getini("norecursedirs")),
+        [here / given for given in config.getoption("ignore") or ()],
+        [str(here / glob) for glob in config.getoption("ignore_glob") or ()],
+    )
 
 
 class CaseDir(pytest.Directory):
@@ -127,33 +84,12 @@ class CaseDir(pytest.Directory):
     suite_root: Path
 
     def collect(self) -> Iterable[pytest.Item]:
-        try:
-            case = load_case(self.path, self.suite_root)
-        except LoadError as error:
-            items: list[pytest.Item] = [
-                LoadErrorItem.from_parent(
-                    self, name=self.path.name, error=error, suite_root=self.suite_root
-                )
-            ]
-        else:
-            items = list(case_items(self, case))
+        items = list(_file_items(self, lambda: [load_case(self.path, self.suite_root)]))
         picks = self.config.stash.get(case_picks_key, {}).get(self.path)
         if picks is None:
             return items
-        names = [item.name for item in items if isinstance(item, EvalItem)]
-        for pick in picks:
-            pick.seen, pick.runs = True, names
-        kept: list[pytest.Item] = []
-        for item in items:
-            if isinstance(item, EvalItem):
-                chosen = [p for p in picks if p.selects(item.name, item.case.name)]
-            else:  # a case that does not load (or a broken mock file), whatever run is named
-                chosen = picks
-            for pick in chosen:
-                pick.found = True
-            if chosen:
-                kept.append(item)
-        return kept
+        runs = [(i.name, i.case.name) if isinstance(i, EvalItem) else None for i in items]
+        return list(compress(items, picked(picks, runs)))
 
 
 class SuiteFile(pytest.File):
@@ -162,68 +98,70 @@ class SuiteFile(pytest.File):
     suite_root: Path
 
     def collect(self) -> Iterable[pytest.Item]:
-        try:
-            entries = load_suite_file(self.path, self.suite_root)
-        except LoadError as error:
-            yield LoadErrorItem.from_parent(
-                self, name=self.path.name, error=error, suite_root=self.suite_root
-            )
-            return
-        yield from _entries_items(self, entries, self.suite_root)
+        return _file_items(self, lambda: load_suite_file(self.path, self.suite_root))
 
 
 class PackageJsonFile(pytest.File):
     """``ai.evals`` in a package.json."""
 
+    @property
+    def suite_root(self) -> Path:
+        return self.path.parent
+
     def collect(self) -> Iterable[pytest.Item]:
-        try:
-            entries = load_package_json(self.path)
-        except LoadError as error:
-            yield LoadErrorItem.from_parent(
-                self, name="ai.evals", error=error, suite_root=self.path.parent
-            )
-            return
-        yield from _entries_items(self, entries, self.path.parent)
+        return _file_items(self, lambda: load_package_json(self.path), "ai.evals")
 
 
-def _entries_items(
-    parent: pytest.Collector, entries: Iterable[Case | LoadError], suite_root: Path
+def _file_items(
+    parent: CaseDir | SuiteFile | PackageJsonFile,
+    load: Callable[[], Iterable[Case | LoadError]],
+    whole: str | None = None,
 ) -> Iterator[pytest.Item]:
-    seen: dict[str, int] = {}
-    for entry in entries:
-        if isinstance(entry, LoadError):
-            name = f"line-{entry.line}" if entry.line else "case"
-            seen[name] = seen.get(name, 0) + 1
-            if seen[name] > 1:
-                name = f"{name}-{seen[name]}"
-            yield LoadErrorItem.from_parent(parent, name=name, error=entry, suite_root=suite_root)
-        else:
-            yield from case_items(parent, entry)
-
-
-def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
-    """The items of one case: its agents (``--eval-agents``) × arms × runs, in the order they
-    run (the arms decided by ``suites.arms.plan_arms``)."""
-    settings = parent.config.stash[settings_key]
+    """The items of a case folder or suite file; one error item (called ``whole``, else the
+    file's name) when it does not load at all."""
     try:
-        plugins = case_plugins(case)
+        entries: Iterable[Case | Shown] = list(named_entries(load()))
     except LoadError as error:
-        yield _error_item(parent, case, error)
+        entries = [Shown(whole or parent.path.name, error)]
+    yield from _items(parent, entries, parent.suite_root)
+
+
+def _items(
+    parent: pytest.Collector, entries: Iterable[Case | Shown], suite_root: Path
+) -> Iterator[pytest.Item]:
+    for entry in entries:
+        if isinstance(entry, Shown):
+            yield LoadErrorItem.from_parent(
+                parent, name=entry.name, error=entry.error, suite_root=suite_root
+            )
+        else:
+            yield from _case_items(parent, entry)
+
+
+def _case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
+    """The items of one case: its agents (``--eval-agents``) × arms × runs, in the order they
+    run (one agent's after another's), or the one error it is shown as."""
+    config, settings = parent.config, parent.config.stash[settings_key]
+    ab = settings.baseline_plugin is not None
+    planned = case_plan(
+        case,
+        config.stash.setdefault(_not_aa_key, set()),
+        ablation=settings.ablation,
+        aa=settings.aa,
+        ab=ab,
+        runs=settings.runs,
+        runs_auto=settings.runs_auto,
+    )
+    if not isinstance(planned, tuple):
+        yield from _items(parent, [planned] if planned else [], case.suite_root)
         return
-    plugin = plugins[0] if plugins else None
-    plan = _arm_plan(case, settings, has_plugin=plugin is not None)
-    if isinstance(plan, NoArms):
-        reported = parent.config.stash.setdefault(_not_aa_key, set())
-        if plan.once is None or plan.once not in reported:  # an A/A refusal: once each
-            reported.add(plan.once or "")
-            yield _error_item(parent, case, plan.error)
-        return
+    plan, plugin = planned
     # --eval-baseline-plugin: the second arm loads it (an A/B); --eval-aa: the plugin itself
     baseline = plugin if settings.aa else None
-    if plan.two_arm and plugin is not None and settings.baseline_plugin is not None:
+    if plan.two_arm and plugin is not None and ab:
         from pytest_plugin_evals.plugin.baseline import baseline_for
 
-        baseline = baseline_for(parent.config, plugin)
+        baseline = baseline_for(config, plugin)
         if baseline is None:
             return  # the session's one usage error, once collection is over
     mock_plan = None
@@ -231,59 +169,17 @@ def case_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item]:
         try:
             mock_plan = load_plan(case, plugin.path if plugin else None)
         except LoadError as error:
-            yield _error_item(parent, case, error)
+            yield from _items(parent, [Shown(case.name, error)], case.suite_root)
             return
-        yield from _mock_errors(parent, mock_plan, case.suite_root)
+        said = config.stash.setdefault(reported_mocks_key, set())
+        yield from _items(
+            parent, mock_errors(mock_plan.errors, case.suite_root, said), case.suite_root
+        )
     for tag in marker_tags(case.tags):
-        parent.config.addinivalue_line("markers", f"{tag}: eval case tag")
-    # Under --eval-agents every case runs on each agent, one agent's items after another's.
-    labels: tuple[str | None, ...] = tuple(label for label, _ in settings.agents) or (None,)
-    for agent in labels:
-        for arm in plan.arms(baseline=baseline is not None):
-            for run in range(1, plan.runs + 1):
-                item = EvalItem.create(parent, case, arm, run, plugin, plan.two_arm, agent)
-                item.mock_plan = mock_plan
-                item.baseline = baseline
-                item.runs_per_case = plan.runs
-                yield item
-
-
-def _arm_plan(case: Case, settings: EvalSettings, *, has_plugin: bool) -> ArmPlan | NoArms:
-    """The case's arms under the session's settings (``suites.arms.plan_arms``)."""
-    return plan_arms(
-        case,
-        has_plugin=has_plugin,
-        ablation=settings.ablation,
-        aa=settings.aa,
-        ab=settings.baseline_plugin is not None,
-        runs=settings.runs,
-        runs_auto=settings.runs_auto,
-    )
-
-
-#: config: the cases (a trigger file once) already reported as not able to run an A/A.
-_not_aa_key: pytest.StashKey[set[str]] = pytest.StashKey()
-
-
-def _error_item(parent: pytest.Collector, case: Case, error: LoadError) -> pytest.Item:
-    """The case's one item when it cannot run: its load error."""
-    return LoadErrorItem.from_parent(
-        parent, name=case.name, error=error, suite_root=case.suite_root
-    )
-
-
-def _mock_errors(
-    parent: pytest.Collector, plan: MockPlan, suite_root: Path
-) -> Iterator[pytest.Item]:
-    """A broken mock file is one error, reported once in the session; the cases still run."""
-    reported = parent.config.stash.setdefault(reported_mocks_key, set())
-    for error in plan.errors:
-        key = str(error.path.resolve())
-        if key in reported:
-            continue
-        reported.add(key)
-        try:
-            name = error.path.relative_to(suite_root).as_posix()
-        except ValueError:
-            name = error.path.name
-        yield LoadErrorItem.from_parent(parent, name=name, error=error, suite_root=suite_root)
+        config.addinivalue_line("markers", f"{tag}: eval case tag")
+    labels = tuple(label for label, _ in settings.agents) or (None,)
+    arms = plan.arms(baseline=baseline is not None)
+    for agent, arm, run in product(labels, arms, range(1, plan.runs + 1)):
+        item = EvalItem.create(parent, case, arm, run, plugin, plan.two_arm, agent)
+        item.mock_plan, item.baseline, item.runs_per_case = mock_plan, baseline, plan.runs
+        yield item

@@ -6,22 +6,15 @@ so the controller's session reads the same thing with and without xdist.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_plugin_evals.engine.nodeids import marker_tags
-from pytest_plugin_evals.model import (
-    ANSWER_LIMIT,
-    SECOND_ARMS,
-    Arm,
-    Case,
-    LoadError,
-    PluginInfo,
-    RunResult,
-)
+from pytest_plugin_evals.engine.nodeids import marker_tags, run_name
+from pytest_plugin_evals.model import Arm, Case, LoadError, PluginInfo, RunResult
 from pytest_plugin_evals.plugin.collection import plugin_folder
 from pytest_plugin_evals.plugin.keys import RECORD_PROPERTY
 from pytest_plugin_evals.records import (
@@ -44,61 +37,38 @@ class EvalFailure(Exception):
 
 
 def _run_eval(eval_run: RunOutcome, eval_settings: Any, request: Any) -> None:
-    """The test function of every eval item: the run was made in setup (``eval_run``).
-
-    A with-arm (or single-arm) run that is below a perfect score fails the item when the
-    threshold is 1 (the default): then a case passes exactly when each of its runs does. Under
-    a lower threshold a run is a measurement like a without-arm run, and the case's verdict is
-    reported by the session on the last of its runs (see docs/explanation/arms-and-scoring.md).
-    """
+    """The test function of every eval item: the run was made in setup (``eval_run``); whether
+    it fails the item is ``reporting.failures.item_failure``'s to say."""
     __tracebackhide__ = True
-    result = eval_run.result
-    case = request.node.case
-    if (
-        result.arm in SECOND_ARMS
-        or case.source == "trigger_eval"  # a query is decided on its last run (its rate)
-        or eval_settings.runs_are_measurements(case.name)
-    ):
-        return
-    # A run that ended with an error (a timeout, a non-zero exit) is graded on what it
-    # produced, as the document records it: the item passes when its scored graders do.
-    if not result.passed:
-        from pytest_plugin_evals.reporting.failures import failure_message
+    from pytest_plugin_evals.reporting.failures import item_failure
 
-        raise EvalFailure(failure_message(result))
+    case = request.node.case
+    measured = eval_settings.runs_are_measurements(case.name)
+    failure = item_failure(eval_run.result, case.source, measured=measured)
+    if failure is not None:
+        raise EvalFailure(failure)
 
 
 #: session: the node id of each case's first selected run (by the case's id).
 _first_runs_key: pytest.StashKey[dict[int, str]] = pytest.StashKey()
 
-#: The most characters a readable JUnit property holds.
-PROPERTY_LIMIT = 500
 
-
-def plain(text: str, *, newlines: bool = False) -> str:
-    from pytest_plugin_evals.reporting.terminal import plain as terminal_plain
-
-    return terminal_plain(text, newlines=newlines)
-
-
-def report_record(node: pytest.Item, record: Record) -> None:
-    """Put ``record`` on the item's report (replacing one reported earlier)."""
-    node.user_properties[:] = [p for p in node.user_properties if p[0] != RECORD_PROPERTY]
-    node.user_properties.append((RECORD_PROPERTY, encode(record)))
+def report(node: pytest.Item, record: Record, shown: Iterable[tuple[str, str]] = ()) -> None:
+    """Put ``record`` on the item's report, and the properties ``shown`` beside it (replacing
+    those reported earlier)."""
+    properties = [(RECORD_PROPERTY, encode(record)), *shown]
+    names = {name for name, _ in properties}
+    node.user_properties[:] = [p for p in node.user_properties if p[0] not in names]
+    node.user_properties.extend(properties)
 
 
 def as_parsed(node: pytest.Item) -> None:
-    """Give ``node`` the structured node id that pytest parses back from its own printed form.
-
-    pytest 9.2 keeps a node id as parts: path, names and parameters, the ``[...]`` of a
-    parametrized test. An item named ``plants[1]`` that is not parametrized would be kept as
-    the name ``plants[1]``, while the id read back from the cache (``--lf``, ``--ff``, ``--sw``,
-    ``--nf``) parses as the name ``plants`` with the parameters ``1``: the two never compare
-    equal, so every eval item would look new and none failed before. Older pytest keeps
-    strings, which compare equal already. (A ``pytest.Function`` makes its node id itself,
-    from its name and a callspec only pytest's own parametrization makes; a ``pytest.Item``
-    is given its id instead, as :class:`LoadErrorItem` is.)
-    """
+    """Give ``node`` the structured node id that pytest (>= 9.2: path, names and the ``[...]``
+    parameters) parses back from the cache (``--lf``, ``--ff``, ``--sw``, ``--nf``): kept as the
+    name ``plants[1]``, it would never equal the id read back, name ``plants`` and parameters
+    ``1``. Older pytest keeps strings, equal already. (A ``pytest.Function`` makes its own id,
+    from its name and a callspec only pytest's parametrization makes; a ``pytest.Item`` is given
+    its id, as :class:`LoadErrorItem` is.)"""
     current = getattr(node, "_id", None)
     parse = getattr(type(current), "parse", None)
     if parse is not None:
@@ -133,10 +103,8 @@ class EvalItem(pytest.Function):
         two_arm: bool,
         agent: str | None = None,
     ) -> EvalItem:
-        label = f"{arm}-{run}" if arm != "single" else f"{run}"
-        if agent is not None:
-            label = f"{agent}-{label}"
-        item = cls.from_parent(parent, name=f"{case.name}[{label}]", callobj=_run_eval)
+        name = run_name(case.name, arm, run, agent)
+        item = cls.from_parent(parent, name=name, callobj=_run_eval)
         as_parsed(item)
         item.case, item.arm, item.run, item.plugin, item.two_arm = case, arm, run, plugin, two_arm
         item.agent_label = agent
@@ -200,7 +168,7 @@ class EvalItem(pytest.Function):
 
     def record_skip(self, reason: str) -> None:
         """Report a run that was never started (it is counted, not listed)."""
-        report_record(
+        report(
             self,
             SkippedRun(
                 self.nodeid,
@@ -217,25 +185,11 @@ class EvalItem(pytest.Function):
     def record_run(self, result: RunResult) -> None:
         """Report the run that was made, and what a CI's test view shows of it (JUnit
         properties beside the record: the arm, the run, the score, the failed graders)."""
-        report_record(
-            self,
-            RunRecord(
-                self.nodeid, self.case_info, self.plugin, self.two_arm, result, self.agent_label
-            ),
-        )
-        shown = [("eval_arm", result.arm), ("eval_run", str(result.run))]
-        if result.reused_from is not None:
-            shown.append(("eval_reused_from", plain(result.reused_from)[:PROPERTY_LIMIT]))
-        if result.infra_error:
-            shown.append(("eval_infra_error", result.infra_error))
-        elif result.graded:
-            shown.append(("eval_score", f"{result.score:.2f}"))
-        failed = [v.name for v in result.verdicts if v.passed is False and v.scored]
-        if failed:
-            shown.append(("eval_failed_graders", plain(", ".join(failed))[:PROPERTY_LIMIT]))
-        names = {name for name, _ in shown}
-        self.user_properties[:] = [p for p in self.user_properties if p[0] not in names]
-        self.user_properties.extend(shown)
+        from pytest_plugin_evals.reporting.failures import junit_answer, junit_properties
+
+        info, agent = self.case_info, self.agent_label
+        record = RunRecord(self.nodeid, info, self.plugin, self.two_arm, result, agent)
+        report(self, record, junit_properties(result))
         if junit_writes_stdout(self.config):
             self.add_report_section("call", "stdout", junit_answer(result))
 
@@ -253,20 +207,6 @@ def junit_writes_stdout(config: pytest.Config) -> bool:
     return logging in ("system-out", "out-err", "all")
 
 
-def junit_answer(result: RunResult) -> str:
-    """The run's answer as ``system-out`` gets it (as the run's captured output): as the session
-    keeps it (its first :data:`~pytest_plugin_evals.model.ANSWER_LIMIT` characters), escape
-    sequences and control characters removed (pytest escapes only what XML cannot hold, and a
-    CI's test view may print the text as it is)."""
-    answer = result.answer
-    cut = len(answer) > ANSWER_LIMIT or result.answer_truncated
-    total = f"{len(answer):,}{'+' if cut else ''}"
-    text = plain(answer[:ANSWER_LIMIT], newlines=True)
-    if cut:
-        text += f"\n[… cut at {ANSWER_LIMIT:,} characters]"
-    return f"the agent's answer ({total} characters):\n{text}\n"
-
-
 class LoadErrorItem(pytest.Item):
     """A case file that could not be loaded: an error with one line, while the rest runs."""
 
@@ -279,14 +219,7 @@ class LoadErrorItem(pytest.Item):
         self.suite_root = suite_root
 
     def setup(self) -> None:
-        record = LoadErrorRecord(
-            nodeid=self.nodeid,
-            path=str(self.error.path),
-            line=self.error.line,
-            message=self.error.message,
-            suite_root=str(self.suite_root),
-        )
-        report_record(self, record)
+        report(self, LoadErrorRecord.of(self.nodeid, self.error, self.suite_root))
         pytest.fail(self.error.render(Path(self.config.rootpath)), pytrace=False)
 
     def runtest(self) -> None:  # pragma: no cover - setup always raises

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_plugin_evals.model import Arm, Case, GraderSpec, PluginInfo, RunResult
+from pytest_plugin_evals.model import Arm, Case, GraderSpec, LoadError, PluginInfo, RunResult
 
 
 class RecordError(ValueError):
@@ -95,6 +95,11 @@ class LoadErrorRecord:
     line: int | None
     message: str
     suite_root: str
+
+    @classmethod
+    def of(cls, nodeid: str, error: LoadError, suite_root: object) -> LoadErrorRecord:
+        """The record of the item ``nodeid`` showing ``error`` (a suite under ``suite_root``)."""
+        return cls(nodeid, str(error.path), error.line, error.message, str(suite_root))
 
 
 Record = RunRecord | SkippedRun | LoadErrorRecord

@@ -1,10 +1,37 @@
-"""The failure text of a run, as a failed eval item shows it: its score, error and failed
-verdicts, its tool calls and its answer, safe for a terminal."""
+"""What a run item's report shows of its run, safe for a terminal: whether the run fails its
+item, and the failure text (its score, error and failed verdicts, its tool calls and its
+answer); what a CI's test view shows beside its record (JUnit properties, the answer as
+``system-out``)."""
 
 from __future__ import annotations
 
-from pytest_plugin_evals.model import SKILL_NOT_LOADED, RunResult, Verdict
+from pytest_plugin_evals.model import (
+    ANSWER_LIMIT,
+    SECOND_ARMS,
+    SKILL_NOT_LOADED,
+    RunResult,
+    Verdict,
+)
 from pytest_plugin_evals.reporting.terminal import plain
+
+#: The most characters a readable JUnit property holds.
+PROPERTY_LIMIT = 500
+
+
+def item_failure(result: RunResult, source: str, *, measured: bool) -> str | None:
+    """The failure text of a run's item, or None when the item passes.
+
+    A with-arm (or single-arm) run that is below a perfect score fails its item when the
+    threshold is 1 (the default): then a case passes exactly when each of its runs does. Under
+    a lower threshold (``measured``: the case's runs are measurements) a run is a measurement
+    like a second arm's run, and the case's verdict is reported by the session on the last of
+    its runs, as is a trigger query's (its rate; see docs/explanation/arms-and-scoring.md). A
+    run that ended with an error (a timeout, a non-zero exit) is graded on what it produced, as
+    the document records it: the item passes when its scored graders do.
+    """
+    if result.arm in SECOND_ARMS or source == "trigger_eval" or measured or result.passed:
+        return None
+    return failure_message(result)
 
 
 def failure_message(result: RunResult) -> str:
@@ -90,3 +117,33 @@ def answer_lines(result: RunResult) -> list[str]:
     if len(answer) > FAILURE_ANSWER_LIMIT or result.answer_truncated:
         lines.append(f"  [… cut: the first {FAILURE_ANSWER_LIMIT:,} of {total} characters shown]")
     return lines
+
+
+def junit_properties(result: RunResult) -> list[tuple[str, str]]:
+    """What a CI's test view shows of a run beside its record: its arm and run, and its reuse,
+    its infrastructure error or score, and its failed scored graders."""
+    shown = [("eval_arm", str(result.arm)), ("eval_run", str(result.run))]
+    if result.reused_from is not None:
+        shown.append(("eval_reused_from", plain(result.reused_from)[:PROPERTY_LIMIT]))
+    if result.infra_error:
+        shown.append(("eval_infra_error", result.infra_error))
+    elif result.graded:
+        shown.append(("eval_score", f"{result.score:.2f}"))
+    failed = [v.name for v in result.verdicts if v.passed is False and v.scored]
+    if failed:
+        shown.append(("eval_failed_graders", plain(", ".join(failed))[:PROPERTY_LIMIT]))
+    return shown
+
+
+def junit_answer(result: RunResult) -> str:
+    """The run's answer as JUnit's ``system-out`` gets it (as the run's captured output): as the
+    session keeps it (its first :data:`~pytest_plugin_evals.model.ANSWER_LIMIT` characters),
+    escape sequences and control characters removed (pytest escapes only what XML cannot hold,
+    and a CI's test view may print the text as it is)."""
+    answer = result.answer
+    cut = len(answer) > ANSWER_LIMIT or result.answer_truncated
+    total = f"{len(answer):,}{'+' if cut else ''}"
+    text = plain(answer[:ANSWER_LIMIT], newlines=True)
+    if cut:
+        text += f"\n[… cut at {ANSWER_LIMIT:,} characters]"
+    return f"the agent's answer ({total} characters):\n{text}\n"

@@ -15,6 +15,7 @@ file; any other JSON/YAML file is left unread, and :func:`unread` says why.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from collections.abc import Iterable
@@ -51,6 +52,67 @@ class Source:
 
     kind: Literal["case_dir", "suite_file"]
     path: Path
+
+
+#: pytest's default ``norecursedirs``.
+PYTEST_NORECURSEDIRS = [
+    "*.egg",
+    ".*",
+    "_darcs",
+    "build",
+    "CVS",
+    "dist",
+    "node_modules",
+    "venv",
+    "{arch}",
+]
+
+
+class Trees:
+    """The case folders and suite files of each evals folder collected (each read once), and
+    what collection decides from them about a path."""
+
+    def __init__(self) -> None:
+        self._sources: dict[Path, dict[Path, Source]] = {}
+
+    def read(self, root: Path) -> None:
+        """Read the case folders and suite files of the evals folder ``root`` (once)."""
+        if root not in self._sources:
+            self._sources[root] = {source.path: source for source in walk(root)}
+
+    def find(self, path: Path) -> tuple[Path, Source | None] | None:
+        """The evals folder whose tree (read before) holds ``path``, and the source ``path`` is
+        (None: a group of cases, or a file that is neither)."""
+        text = str(path)
+        for root, sources in self._sources.items():
+            top = str(root)
+            if text == top or text.startswith(top + os.sep):
+                return root, sources.get(path)
+        return None
+
+    def never_collected(self, path: Path) -> bool:
+        """Whether ``path`` is in an evals folder's ``results/`` or ``mocks/`` (kept runs, mock
+        files and their programs: never the project's tests)."""
+        found = None if SKIP_DIRS.isdisjoint(path.parts) else self.find(path)
+        return found is not None and not SKIP_DIRS.isdisjoint(path.relative_to(found[0]).parts)
+
+    def kept_case(
+        self, path: Path, norecursedirs: list[str], ignored: Iterable[Path], globs: Iterable[str]
+    ) -> bool:
+        """Whether ``path`` is a case folder that pytest's default ``norecursedirs`` passes over
+        for its name alone (``build``, ``dist``, ``venv``…): a case never vanishes for its name,
+        as the reference runs it. ``--ignore`` (``ignored``), ``--ignore-glob`` (``globs``, as
+        absolute patterns) and the project's own ``norecursedirs`` still hold."""
+        if norecursedirs != PYTEST_NORECURSEDIRS:
+            return False  # the project chose its own: it holds for cases too
+        if not any(fnmatch.fnmatch(path.name, pattern) for pattern in PYTEST_NORECURSEDIRS):
+            return False  # passed over for another reason (a conftest's collect_ignore)
+        found = self.find(path)
+        if found is None or found[1] is None or found[1].kind != "case_dir":
+            return False
+        if any(path == Path(os.path.abspath(given)) for given in ignored):
+            return False
+        return not any(fnmatch.fnmatch(str(path), os.path.abspath(glob)) for glob in globs)
 
 
 def is_evals_dir(path: Path) -> bool:

@@ -56,7 +56,7 @@ KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
 #: * the entry point imports the controller's modules (session, writers, plan, progress) once
 #:   the session turns out to hold evals and it knows it is not an xdist worker, and the
 #:   pytest-xdist and pytest-html hooks only when those plugins are active;
-#: * items import the terminal's escaping (which loads the reports) only to write a failure;
+#: * items import what a report shows of a run (which loads the reports) once a run was made;
 #:   the run-making imports the runner, the agents' confinement and the results folder's hold
 #:   only when a run is made (the runner loads the MCP SDK); interrupts import the stopping of
 #:   runs only once a signal came.
@@ -100,7 +100,7 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
             "sandbox",
         },
         "plugin.html_extras": {"model", "pytest_html", "records"},
-        "plugin.items": {"reporting.failures", "reporting.terminal", "runner"},
+        "plugin.items": {"reporting.failures", "runner"},
         "plugin.options": {"plugin.baseline"},
         "plugin.plan": {"engine.gates", "reporting.earlier", "reporting.result", "stats"},
         "plugin.progress": {"engine.progress", "records", "reporting.progress"},
