@@ -1,31 +1,14 @@
-"""Progress you can watch while runs go on: runs done, runs in flight, spend and an ETA.
-
+"""Progress you can watch while runs go on (``--eval-progress``): the hooks that feed the
+display of :mod:`pytest_plugin_evals.engine.progress` (what it counts, when it draws).
 Registered on the controller only (xdist replays its workers' ``pytest_runtest_logstart``,
 ``pytest_runtest_logreport`` and ``pytest_runtest_logfinish`` there), and silent until it knows
-the session has eval runs: a session without them is left as it was.
-
-- On a terminal, one status line sits under pytest's current line and is redrawn every second.
-  It is taken away before pytest writes anything in the hooks that write while tests run, and
-  drawn again after. It stays away while no eval run is in flight, while pytest's line is as
-  wide as the screen, after a worker went down (until the next report), and from the end of
-  the session on.
-- Elsewhere (a CI log, a pipe), a plain line every ``--eval-progress`` seconds, on a line of its
-  own between two of pytest's rows: a line due while a row of dots is in progress waits for
-  pytest to end the row (at the next test file, or at the right margin), so a row is never
-  broken.
-
-Both are written by a thread, to a duplicate of the terminal's file descriptor: under
-``-n0`` the item in flight has the descriptor captured. The thread writes only while holding
-the lock that the hooks hold while pytest writes.
-"""
+the session has eval runs. It writes to a duplicate of the terminal's descriptor: under ``-n0``
+the item in flight has it captured."""
 
 from __future__ import annotations
 
-import contextlib
 import sys
-import threading
-import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from typing import TYPE_CHECKING, Any, TextIO
 
 import pytest
@@ -34,15 +17,11 @@ from pytest_plugin_evals.engine.nodeids import case_group
 from pytest_plugin_evals.plugin.keys import AHEAD_ATTRIBUTE, budget_key
 from pytest_plugin_evals.plugin.loaded import eval_item_class, eval_items
 from pytest_plugin_evals.plugin.reported import record_of
-from pytest_plugin_evals.util.statusline import StatusOutput, draw, erase, redraws
+from pytest_plugin_evals.util.statusline import redraws
 
 if TYPE_CHECKING:
-    from pytest_plugin_evals.engine.progress import RunTally
-    from pytest_plugin_evals.reporting.progress import Progress
+    from pytest_plugin_evals.engine.progress import ProgressDisplay
     from pytest_plugin_evals.settings import EvalSettings
-
-#: How often the live line is redrawn (its clocks count whole seconds).
-LIVE_SECONDS = 1.0
 
 
 def register_progress(config: pytest.Config, settings: EvalSettings) -> None:
@@ -51,10 +30,7 @@ def register_progress(config: pytest.Config, settings: EvalSettings) -> None:
     verbosity = getattr(config.option, "verbose", None)
     if settings.progress_seconds is None or verbosity is None or int(verbosity) <= -2:
         return
-    config.pluginmanager.register(EvalProgress(config, settings), PLUGIN_NAME)
-
-
-PLUGIN_NAME = "plugin-evals-progress"
+    config.pluginmanager.register(EvalProgress(config, settings), "plugin-evals-progress")
 
 
 def _is_live(config: pytest.Config, stream: TextIO) -> bool:
@@ -71,278 +47,109 @@ def _is_live(config: pytest.Config, stream: TextIO) -> bool:
     return not live_logs and getattr(config.option, "log_cli_level", None) is None
 
 
-def _tally(evals: Iterable[str]) -> RunTally:
-    """The count of the session's eval runs (imported once they are known: a session without
-    them loads none of it)."""
-    from pytest_plugin_evals.engine.progress import RunTally
-
-    return RunTally(evals)
-
-
 class EvalProgress:
     def __init__(self, config: pytest.Config, settings: EvalSettings) -> None:
         self.config = config
-        self.interval = float(settings.progress_seconds or 30.0)
-        self.ceiling = settings.max_cost_usd
-        #: The session's eval runs, once known (``engine.progress``).
-        self.tally: RunTally | None = None
-        self.lock = threading.RLock()
-        #: How deep in the hooks that write the main thread is.
-        self.depth = 0
-        self.output: StatusOutput | None = None
-        self.live = False
-        #: The column pytest's cursor was at when the live line was drawn (None: not drawn).
-        self.shown: int | None = None
-        #: A plain line is due, and waits for pytest to end its row.
-        self.pending = False
-        #: Not drawn until the next report (a worker went down: xdist writes after its hook).
-        self.held = False
+        self.settings = settings
+        #: The display, once the session's eval runs are known.
+        self.display: ProgressDisplay | None = None
         self.closed = False
-        self.next_line = 0.0
-        self.stop = threading.Event()
-        self.thread: threading.Thread | None = None
 
-    # -- which items are eval runs ----------------------------------------------------------
+    def _know(self, evals: Iterable[str]) -> None:
+        """The session's eval runs are known (the engine is imported only then: a session
+        without them loads none of it)."""
+        if self.display is not None or self.closed:
+            return
+        from pytest_plugin_evals.engine.progress import ProgressDisplay, RunTally
+
+        interval, ceiling = self.settings.progress_seconds or 30.0, self.settings.max_cost_usd
+        tally, terminal = RunTally(evals), self.config.get_terminal_writer
+        self.display = ProgressDisplay(tally, terminal, self._spent, float(interval), ceiling)
 
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        if self.tally is None and eval_item_class() is not None:
-            self.tally = _tally(str(item.nodeid) for item in eval_items(session.items))
+        if eval_item_class() is not None:
+            self._know(str(item.nodeid) for item in eval_items(session.items))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        if self.tally is None:  # every worker collects the same items
-            self.tally = _tally(str(i) for i in ids if case_group(str(i)) is not None)
-
-    @property
-    def watching(self) -> bool:
-        return self.tally is not None and bool(self.tally.evals) and not self.closed
+        self._know(str(i) for i in ids if case_group(str(i)) is not None)  # same on every worker
 
     # -- the hooks that write while tests run -----------------------------------------------
 
-    @contextlib.contextmanager
-    def _pytest_writes(self, hold: bool = False) -> Iterator[None]:
-        """Take the line away while pytest writes, and draw it again after (unless ``hold``:
-        then not before the next report). A hook called from within one of these (a plugin
-        that reports from its report hook) changes nothing on the screen."""
-        with self.lock:
-            self.depth += 1
-            try:
-                if self.depth == 1:
-                    self._flush_terminal()
-                    self._hide()
-                with self._between_rows(self.depth == 1):
-                    yield
-                if self.depth == 1:
-                    self.held = hold
-                    self._flush_terminal()
-                    self._show()
-            finally:
-                self.depth -= 1
-
-    @contextlib.contextmanager
-    def _between_rows(self, outermost: bool) -> Iterator[None]:
-        """While pytest writes, a plain line that is due goes in right after the line feed that
-        ends pytest's row (pytest writes the row's end and the next row's start in one call)."""
-        if not (outermost and self.pending and not self.live and self.output is not None):
-            yield
-            return
-        tw = self._terminal()
-        write = tw.write
-
-        def between(msg: str, *, flush: bool = False, **markup: bool) -> None:
-            if not self.pending or "\n" not in msg:
-                write(msg, flush=flush, **markup)
-                return
-            head, _, tail = msg.rpartition("\n")
-            write(head + "\n", **markup)
-            write(self._line_text() + "\n", flush=not tail and flush)
-            if tail:
-                write(tail, flush=flush, **markup)
-
-        tw.write = between
-        try:
-            yield
-        finally:
-            del tw.write  # the writer's own method again
+    def _around(
+        self, then: Callable[[ProgressDisplay], None], started: bool = True, hold: bool = False
+    ) -> Generator[None, Any, Any]:
+        """Around a hook that writes, while the display watches (``started``: and its first
+        eval run began): the line away while pytest writes, and ``then`` told the display."""
+        display = self.display
+        if display is None or not display.watching or (started and display.output is None):
+            return (yield)
+        with display.writes(hold):
+            result = yield
+            then(display)
+        return result
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> Any:
-        if not self.watching:
-            return (yield)
-        tally = self.tally
-        assert tally is not None
-        if str(nodeid) in tally.evals and self.output is None:
-            self._begin()
-        with self._pytest_writes():
-            result = yield
-            if str(nodeid) in tally.evals:
-                tally.begin(str(nodeid), time.monotonic())
-        return result
+        display = self.display
+        if display and display.watching and not display.output and nodeid in display.tally.evals:
+            self._begin(display)
+        return (yield from self._around(lambda d: d.begun(str(nodeid)), started=False))
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Any:
-        if not self.watching or self.output is None:
-            return (yield)
-        with self._pytest_writes():
-            result = yield
-            self._take(report)
-        return result
+        return (yield from self._around(lambda d: self._take(d, report)))
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> Any:
-        if not self.watching or self.output is None:
-            return (yield)
-        with self._pytest_writes():
-            result = yield
-            self._finish(str(nodeid))
-        return result
+        return (yield from self._around(lambda d: d.ended(str(nodeid))))
 
     @pytest.hookimpl(wrapper=True, optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> Any:
-        if not self.watching or self.output is None:
-            return (yield)
-        with self._pytest_writes(hold=bool(error)):  # xdist says why once this hook returned
-            return (yield)
+        # Held until the next report: xdist says why the worker went down once this returned.
+        return (yield from self._around(lambda d: None, hold=bool(error)))
 
-    def _take(self, report: pytest.TestReport) -> None:
+    @staticmethod
+    def _take(display: ProgressDisplay, report: pytest.TestReport) -> None:
+        """An eval item's report, as plain data: its run's cost, and the runs made ahead that
+        the report's process lists (``keys.AHEAD_ATTRIBUTE``)."""
+        if str(report.nodeid) not in display.tally.evals:
+            return
         from pytest_plugin_evals.records import RunRecord
 
-        nodeid, tally = str(report.nodeid), self.tally
-        if tally is None or nodeid not in tally.evals:
-            return
         try:
             record = record_of(report)
         except pytest.UsageError:
             record = None  # the session says so
-        if isinstance(record, RunRecord):
-            tally.costs[nodeid] = record.result.cost_usd
-        if report.when not in ("setup", "call", "teardown"):
-            self._finish(nodeid)  # a worker crashed while running it: no logfinish comes
-            return
-        # The runs the report's process has going ahead of their items (``keys.AHEAD_ATTRIBUTE``).
+        cost = record.result.cost_usd if isinstance(record, RunRecord) else None
         gateway = getattr(getattr(report, "node", None), "gateway", None)
         listed = getattr(report, AHEAD_ATTRIBUTE, None)
-        tally.made_ahead(str(getattr(gateway, "id", "")), listed, time.monotonic())
-
-    def _finish(self, nodeid: str) -> None:
-        if self.tally is not None:
-            self.tally.finish(nodeid, time.monotonic())
+        display.reported(
+            str(report.nodeid), report.when, cost, str(getattr(gateway, "id", "")), listed
+        )
 
     # -- the end ----------------------------------------------------------------------------
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self) -> None:
-        self.close()
+        """The end (of the session, or at an interrupt or an internal error): no more line."""
+        self.closed = True
+        if self.display is not None:
+            self.display.close()
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_keyboard_interrupt(self) -> None:
-        self.close()
+    pytest_keyboard_interrupt = pytest_internalerror = pytest_unconfigure = pytest_sessionfinish
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_internalerror(self) -> None:
-        self.close()
+    # -- what the display reads of pytest ---------------------------------------------------
 
-    def pytest_unconfigure(self) -> None:
-        self.close()
-
-    def close(self) -> None:
-        with self.lock:
-            if self.closed:
-                return
-            self.closed = True
-            self._hide()
-        self.stop.set()
-        if self.thread is not None and self.thread is not threading.current_thread():
-            self.thread.join(timeout=5)
-        if self.output is not None:
-            self.output.close()
-
-    # -- drawing ----------------------------------------------------------------------------
-
-    def _begin(self) -> None:
-        """The first eval run starts: choose the form, and start the clock."""
+    def _begin(self, display: ProgressDisplay) -> None:
+        """The first eval run starts: the display starts on pytest's terminal, if there is one."""
         if self.config.pluginmanager.get_plugin("terminalreporter") is None:
-            self.closed = True
+            display.close()
             return
         stream = sys.stdout  # pytest's terminal (its capture is suspended in this hook)
-        self.live = _is_live(self.config, stream)
-        self.output = StatusOutput(stream)
-        self.next_line = time.monotonic() + self.interval
-        tick = LIVE_SECONDS if self.live else min(self.interval, LIVE_SECONDS)
-        self.thread = threading.Thread(
-            target=self._tick, args=(tick,), name="plugin-evals-progress", daemon=True
-        )
-        self.thread.start()
+        display.start(stream, _is_live(self.config, stream))
 
-    def _tick(self, seconds: float) -> None:
-        while not self.stop.wait(seconds):
-            with self.lock:
-                if self.closed:
-                    return
-                if self.live:
-                    self._show()
-                elif time.monotonic() >= self.next_line and self._in_flight() and not self.pending:
-                    self._plain_line()
-
-    def progress(self) -> Progress:
-        assert self.tally is not None
+    def _spent(self) -> float | None:
         budget = self.config.stash.get(budget_key, None)
-        spent = budget.spent() if budget is not None and budget.ceiling is not None else None
-        return self.tally.progress(time.monotonic(), spent, self.ceiling)
-
-    def _in_flight(self) -> bool:
-        return self.tally is not None and bool(self.tally.running)
-
-    def _terminal(self) -> Any:
-        return self.config.get_terminal_writer()
-
-    def _flush_terminal(self) -> None:
-        if self.output is not None:
-            self._terminal().flush()
-
-    def _column(self) -> int | None:
-        """Where pytest's cursor is on its line, if it is on the screen's line too."""
-        tw = self._terminal()
-        column = int(tw.width_of_current_line)
-        return column if 0 <= column < tw.fullwidth else None
-
-    def _show(self) -> None:
-        """Draw (or redraw) the live line under pytest's current line."""
-        if not self.live or self.output is None or self.closed:
-            return
-        column = self._column()
-        if self.held or not self._in_flight() or column is None:
-            self._hide()
-            return
-        from pytest_plugin_evals.reporting.progress import progress_line
-
-        tw = self._terminal()
-        line = progress_line(self.progress(), width=max(tw.fullwidth - 1, 1))
-        if tw.hasmarkup:
-            line = tw.markup(line, cyan=True)
-        self.output.write(draw(line, column, shown=self.shown is not None))
-        self.shown = column
-
-    def _hide(self) -> None:
-        if self.shown is None or self.output is None:
-            return
-        self.output.write(erase(self.shown))
-        self.shown = None
-
-    def _plain_line(self) -> None:
-        """A line of its own, now if pytest's line is empty, else once pytest ends its row."""
-        if self.output is None:
-            return
-        if int(self._terminal().width_of_current_line):
-            self.pending = True
-            return
-        self.output.write(self._line_text() + "\n")
-
-    def _line_text(self) -> str:
-        """The plain line's text; the next one is due an interval from now."""
-        from pytest_plugin_evals.reporting.progress import progress_line
-
-        self.pending = False
-        self.next_line = time.monotonic() + self.interval
-        return progress_line(self.progress())
+        return budget.spent() if budget is not None and budget.ceiling is not None else None

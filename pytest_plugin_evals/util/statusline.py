@@ -1,6 +1,6 @@
 """A status line that a thread redraws under the terminal's current line: where it goes (a
 duplicate of the terminal's descriptor), whether that terminal can redraw a line in place, and
-the cursor moves that draw and erase it (``plugin.progress`` draws it)."""
+the cursor moves that draw and erase it (``engine.progress`` draws it)."""
 
 from __future__ import annotations
 
