@@ -23,7 +23,16 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from pytest_plugin_evals.agents.base import AgentError, RunRequest
-from pytest_plugin_evals.agents.cli import UNCONFINED_NOTE, Reach, did_not_start, run_cli
+from pytest_plugin_evals.agents.calls import StreamEnds
+from pytest_plugin_evals.agents.cli import (
+    UNCONFINED_NOTE,
+    Reach,
+    check_answered,
+    did_not_start,
+    failed_outside,
+    run_cli,
+    with_stderr,
+)
 from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.process import ProcessResult, exit_text, format_timeout
@@ -165,7 +174,33 @@ class CliAgent:
     def classify(
         self, request: RunRequest, transcript: Transcript, summary: Any, result: ProcessResult
     ) -> None:
-        raise NotImplementedError
+        """How a run whose stream opens with an ``init`` and closes with a ``result`` event
+        (``summary``: its :class:`~.calls.StreamEnds`) ended, in order: an error outside the
+        model (an API error: its kind, its message's first line), a stream cut short
+        (:meth:`unfinished`), the plugin's trust check (:meth:`trust_problem`), any other
+        error (the result's or a non-zero exit, with stderr's tail), a model that never
+        answered. An adapter whose stream says it otherwise gives ``Launch.classify``."""
+        ends: StreamEnds = summary
+        returncode, message = result.returncode, ends.error_message
+        outside = ends.outside(transcript.stderr_tail)
+        if outside is not None and message:
+            failed_outside(transcript, outside, f"{ended(returncode)}: {message.splitlines()[0]}")
+            return
+        if self.unfinished(transcript, returncode, ends.init, ends.result):
+            return
+        if failed_outside(transcript, "plugin_load", self.trust_problem(request, summary)):
+            return
+        if message is not None or returncode not in (0, None):
+            said = message or f"{self.name} failed"
+            transcript.error = with_stderr(f"{ended(returncode)}: {said}", transcript)
+            return
+        check_answered(transcript)
+
+    def trust_problem(self, request: RunRequest, summary: Any) -> str | None:
+        """Why the arm's run did not load the plugin as it must (the with arm all of it, the
+        without arm none), read from its stream's ``summary``; None: it did, or it is not
+        checked so."""
+        return None
 
     def run(self, request: RunRequest) -> Transcript:
         return run_launch(self, request)

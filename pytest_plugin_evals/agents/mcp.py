@@ -78,19 +78,70 @@ class McpServer:
         value = self.config.get("headers")
         return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
 
-    def granted_tools(self, case_tools: Iterable[str], grants: Iterable[str]) -> tuple[str, ...]:
-        """The tools of a real server the run may call, by their own names (``*``: all): those
-        the case lists by Claude Code's name (``mcp__plugin_p_s__tool``, ``mcp__plugin_p_s__*``)
-        and you grant (``--eval-allow-tools``). A stand-in's tools are all allowed."""
-        if self.stand_in:
+
+class McpAccess:
+    """What a run says of its MCP tools, by Claude Code's names, read the same way for every
+    agent: the tools its case lists (``allowed_tools``), the operator's grants
+    (``--eval-allow-tools``), and the disallowed entries (the case's ``disallowed_tools`` and
+    ``--eval-disallow-tools``)."""
+
+    def __init__(
+        self,
+        case_tools: Iterable[str] = (),
+        grants: Iterable[str] = (),
+        disallowed: Iterable[str] = (),
+    ) -> None:
+        self.case_tools, self.grants, self.disallowed = (
+            tuple(e.strip() for e in entries if e.strip())
+            for entries in (case_tools, grants, disallowed)
+        )
+
+    @classmethod
+    def of(cls, request: RunRequest, grants: Iterable[str], disallow: Iterable[str]) -> McpAccess:
+        """A run's: its case's tools and disallowed tools, the operator's grants and
+        ``--eval-disallow-tools`` (``disallow``)."""
+        return cls(request.allowed_tools, grants, (*request.case.disallowed_tools, *disallow))
+
+    def granted(self, server: McpServer) -> tuple[str, ...]:
+        """The tools of ``server`` the run may call, by their own names (``*``: all): a
+        stand-in's all; a real server's those the case lists (``mcp__plugin_p_s__tool``,
+        ``mcp__plugin_p_s__*``) and a grant covers."""
+        if server.stand_in:
             return ("*",)
         from pytest_plugin_evals.agents.permissions import grants_for
 
-        grants = [g.strip() for g in grants if g.strip()]
+        prefix = server.prefix
+        found = [
+            e[len(prefix) :] or "*"
+            for e in self.case_tools
+            if e.startswith(prefix) and grants_for(e, self.grants)
+        ]
+        return tuple(dict.fromkeys(found))
+
+    def not_granted(self, server: McpServer) -> tuple[str, ...]:
+        """The case's entries of a real server's tools that no grant covers."""
+        if server.stand_in:
+            return ()
+        from pytest_plugin_evals.agents.permissions import grants_for
+
+        return tuple(
+            e
+            for e in self.case_tools
+            if e.startswith(server.prefix) and not grants_for(e, self.grants)
+        )
+
+    def denied(self, server: McpServer) -> tuple[str, ...]:
+        """The tools of ``server`` the disallowed entries take away (a stand-in's too), by their
+        own names; ``*``: all of them, for the server's bare name (``mcp__<s>``), its prefix,
+        ``<prefix>*`` or a wildcard whose stem the prefix starts with (``mcp__*``, as a grant's
+        wildcard reads: :func:`~.permissions.grants_for`)."""
+        prefix = server.prefix
         found: list[str] = []
-        for entry in (e.strip() for e in case_tools):
-            if entry.startswith(self.prefix) and grants_for(entry, grants):
-                found.append(entry[len(self.prefix) :] or "*")
+        for entry in self.disallowed:
+            if entry.startswith(prefix):
+                found.append(entry[len(prefix) :] or "*")
+            elif entry == prefix[:-2] or (entry.endswith("*") and prefix.startswith(entry[:-1])):
+                found.append("*")
         return tuple(dict.fromkeys(found))
 
 

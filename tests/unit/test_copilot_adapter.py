@@ -17,7 +17,7 @@ from pytest_plugin_evals.agents.copilot.tools import (
     plan_tools,
     shell_rule,
 )
-from pytest_plugin_evals.agents.mcp import McpPlan, McpServer, plugin_prefix
+from pytest_plugin_evals.agents.mcp import McpAccess, McpPlan, McpServer, plugin_prefix
 
 
 def plan(
@@ -101,7 +101,7 @@ def mcp_plan(*, strict: bool = False) -> McpPlan:
 
 
 def test_every_server_is_given_and_offered_whole_and_stand_ins_are_approved() -> None:
-    given = plan_mcp(mcp_plan(), case_tools=[], grants=[], disallowed=[])
+    given = plan_mcp(mcp_plan(), McpAccess())
     servers = given.config["mcpServers"]
     assert list(servers) == ["people", "kb", "tracker"]
     assert servers["tracker"] == {
@@ -117,28 +117,28 @@ def test_every_server_is_given_and_offered_whole_and_stand_ins_are_approved() ->
 
 
 def test_strict_turns_off_the_withheld_plugin_servers_but_not_a_shadowed_one() -> None:
-    given = plan_mcp(mcp_plan(strict=True), case_tools=[], grants=[], disallowed=[])
+    given = plan_mcp(mcp_plan(strict=True), McpAccess())
     assert list(given.config["mcpServers"]) == ["people", "kb"]
     assert given.disable == ("tracker", "billing")
 
 
 def test_a_real_server_s_tools_run_only_when_listed_and_granted() -> None:
     create, search = TRACKER + "create_issue", TRACKER + "search"
-    given = plan_mcp(mcp_plan(), case_tools=[create, search], grants=[create], disallowed=[])
+    given = plan_mcp(mcp_plan(), McpAccess([create, search], [create]))
     assert "tracker(create_issue)" in given.allow and "tracker(search)" not in given.allow
     assert given.not_granted == (search,)
-    everything = plan_mcp(mcp_plan(), case_tools=[TRACKER + "*"], grants=["mcp__*"], disallowed=[])
+    everything = plan_mcp(mcp_plan(), McpAccess([TRACKER + "*"], ["mcp__*"]))
     assert "tracker" in everything.allow
-    assert plan_mcp(mcp_plan(), case_tools=[], grants=[create], disallowed=[]).allow == (
+    assert plan_mcp(mcp_plan(), McpAccess(grants=[create])).allow == (
         "people",
         "kb",
     )
 
 
 def test_disallowed_mcp_tools_are_denied_and_a_disallowed_server_is_not_offered() -> None:
-    one = plan_mcp(mcp_plan(), case_tools=[], grants=[], disallowed=["mcp__kb__search"])
+    one = plan_mcp(mcp_plan(), McpAccess(disallowed=["mcp__kb__search"]))
     assert one.deny == ("kb(search)",) and "kb" in one.available and "kb" in one.allow
-    whole = plan_mcp(mcp_plan(), case_tools=[], grants=[], disallowed=["mcp__kb__*"])
+    whole = plan_mcp(mcp_plan(), McpAccess(disallowed=["mcp__kb__*"]))
     assert whole.deny == ("kb",) and "kb" not in whole.available and "kb" not in whole.allow
 
 

@@ -17,7 +17,7 @@ from pytest_plugin_evals.agents.gemini.agent import (
 from pytest_plugin_evals.agents.gemini.extension import translate
 from pytest_plugin_evals.agents.gemini.stream_json import api_status, parse_events, tool_name
 from pytest_plugin_evals.agents.gemini.tools import plan_tools, shell_granted
-from pytest_plugin_evals.agents.mcp import McpPlan, McpServer
+from pytest_plugin_evals.agents.mcp import McpAccess, McpPlan, McpServer
 from pytest_plugin_evals.agents.mcp_settings import mcp_servers
 from pytest_plugin_evals.agents.mcp_settings import settings_server as gemini_server
 
@@ -215,8 +215,7 @@ def mcp_plan() -> McpPlan:
 
 
 def test_mcp_servers_offer_a_real_servers_tools_only_when_listed_and_granted() -> None:
-    servers, notes = mcp_servers(
-        mcp_plan(),
+    access = McpAccess(
         case_tools=(
             "mcp__plugin_kit_people__lookup",
             "mcp__plugin_kit_people__delete",
@@ -225,6 +224,7 @@ def test_mcp_servers_offer_a_real_servers_tools_only_when_listed_and_granted() -
         grants=("mcp__plugin_kit_people__lookup", " mcp__plugin_kit_docs__* "),
         disallowed=(PREFIX + "close_issue", "mcp__kb"),
     )
+    servers, notes = mcp_servers(mcp_plan(), access)
     assert list(servers) == ["tracker", "people", "docs", "kb"]
     # A stand-in offers every tool (less those disallowed), under the plan's name.
     assert servers["tracker"] == {
@@ -243,7 +243,7 @@ def test_mcp_servers_offer_a_real_servers_tools_only_when_listed_and_granted() -
 
 
 def test_a_real_server_with_nothing_granted_starts_with_no_tool_offered() -> None:
-    servers, _ = mcp_servers(mcp_plan(), case_tools=(), grants=("Bash",), disallowed=())
+    servers, _ = mcp_servers(mcp_plan(), McpAccess(grants=("Bash",)))
     assert servers["people"]["includeTools"] == [] and "includeTools" not in servers["tracker"]
 
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from pytest_plugin_evals.agents import AgentError
-from pytest_plugin_evals.agents.mcp import McpPlan, McpServer, plugin_prefix
+from pytest_plugin_evals.agents.mcp import McpAccess, McpPlan, McpServer, plugin_prefix
 from pytest_plugin_evals.agents.opencode.agent import OpencodeAgent
 from pytest_plugin_evals.agents.opencode.config import (
     agent_permission,
@@ -248,12 +248,12 @@ def tracker_plan() -> McpPlan:
 def test_the_mcp_block_and_its_permissions() -> None:
     plan = tracker_plan()
     create = "mcp__plugin_tracker-kit_t_b__create"
-    block, rules, notes = mcp_block(
-        plan,
-        allowed=[create, "mcp__plugin_tracker-kit_t_b__drop"],
+    access = McpAccess(
+        case_tools=[create, "mcp__plugin_tracker-kit_t_b__drop"],
         grants=[create],
         disallowed=["mcp__plugin_tracker-kit_t__purge"],
     )
+    block, rules, notes = mcp_block(plan, access)
     assert block == {
         "t": {"type": "local", "command": ["/py", "stub.py"], "enabled": True,
               "environment": {"A": "1"}},

@@ -186,7 +186,7 @@ class CodexAgent(CliAgent):
         sandbox = "workspace-write" if allowed & WRITERS else "read-only"
         # The run's MCP servers: stand-ins, the plugin's own (Codex's start is overridden).
         mcp_plan = mcp.plan_for(request)
-        servers = codex_servers(mcp_plan, request.allowed_tools, self.grants, plan.disallowed)
+        servers = codex_servers(mcp_plan, mcp.McpAccess.of(request, self.grants, self.disallow))
         web = "WebSearch" in allowed
         argv = self.argv(request, base_url, sandbox, web, note, servers=servers.args())
         reach = reach_of(

@@ -153,12 +153,7 @@ class CopilotAgent(CliAgent):
             return Transcript(error=refused[1], infra_error=refused[0], cwd=box.cwd)
         tools = self.tools(request)
         plan = mcp.plan_for(request)
-        servers = plan_mcp(
-            plan,
-            case_tools=request.allowed_tools,
-            grants=self.grants,
-            disallowed=(*case.disallowed_tools, *self.disallow),
-        )
+        servers = plan_mcp(plan, mcp.McpAccess.of(request, self.grants, self.disallow))
         # Copilot's own command sandbox is off by default (and needs more than bubblewrap):
         # the whole CLI runs inside the run's sandbox, which hides the operator's files.
         env = dict(request.env)

@@ -142,7 +142,7 @@ class OpencodeAgent(CliAgent):
         servers = mcp.plan_for(request)
         disallowed = (*case.disallowed_tools, *self.disallow)
         block, mcp_rules, notes = mcp_block(
-            servers, allowed=allowed, grants=self.grants, disallowed=disallowed
+            servers, mcp.McpAccess(allowed, self.grants, disallowed)
         )
         notes[:0] = servers.notes
         external = list(context)
