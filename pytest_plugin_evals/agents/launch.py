@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, TypeVar
@@ -30,9 +30,11 @@ from pytest_plugin_evals.agents.cli import (
     check_answered,
     did_not_start,
     failed_outside,
+    reach_of,
     run_cli,
     with_stderr,
 )
+from pytest_plugin_evals.agents.mcp import McpPlan
 from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.process import ProcessResult, exit_text, format_timeout
@@ -47,7 +49,6 @@ class Launch:
 
     argv: list[str]
     env: dict[str, str]
-    reach: Reach
     #: Reads the run's trace: the transcript and the adapter's summary of the stream.
     read: Callable[[Path], tuple[Transcript, Any]]
     #: Judges how the run ended (an error, an infrastructure error, the trust check), once the
@@ -63,6 +64,26 @@ class Launch:
     notes: list[str] = field(default_factory=list)
     #: Tools the case lists that the operator did not grant.
     not_granted: Sequence[str] = ()
+    #: What the run may reach besides its program (``argv[0]``, :func:`.cli.reach_of`): the
+    #: variables naming its model's endpoints (with their defaults), its MCP servers, whether
+    #: it nests a sandbox of its own, more files it reads, whether it only reads.
+    endpoints: Mapping[str, str | None] = field(default_factory=dict)
+    mcp: McpPlan | None = None
+    nests: bool = False
+    also_read: Sequence[Path] = ()
+    reads_only: bool = False
+
+    def reach(self, request: RunRequest) -> Reach:
+        return reach_of(
+            request,
+            self.argv[0],
+            env=self.env,
+            endpoint_variables=self.endpoints,
+            mcp=self.mcp,
+            nests=self.nests,
+            also_read=self.also_read,
+            reads_only=self.reads_only,
+        )
 
 
 def ended(returncode: int | None) -> str:
@@ -99,7 +120,7 @@ def run_launch(agent: LaunchedAgent, request: RunRequest) -> Transcript:
     result, failed = run_cli(
         request,
         prepared.argv,
-        reach=prepared.reach,
+        reach=prepared.reach(request),
         env=prepared.env,
         stdin_text=request.prompt if prepared.stdin is None else prepared.stdin,
         stop_on=prepared.stop_on,

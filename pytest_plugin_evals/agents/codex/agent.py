@@ -39,7 +39,6 @@ from pytest_plugin_evals.agents.base import RunRequest, infra_kind
 from pytest_plugin_evals.agents.cli import (
     check_answered,
     did_not_start,
-    reach_of,
     run_step,
     with_stderr,
 )
@@ -189,9 +188,6 @@ class CodexAgent(CliAgent):
         servers = codex_servers(mcp_plan, mcp.McpAccess.of(request, self.grants, self.disallow))
         web = "WebSearch" in allowed
         argv = self.argv(request, base_url, sandbox, web, note, servers=servers.args())
-        reach = reach_of(
-            request, self.binary, env=env, endpoint_variables=ENDPOINTS, mcp=mcp_plan, nests=True
-        )
         plugin = plugin_name(request.plugin_dir) if request.plugin_dir is not None else None
         where = "unconfined" if request.unconfined else "inside the run's sandbox"
 
@@ -211,11 +207,13 @@ class CodexAgent(CliAgent):
         return Launch(
             argv=argv,
             env=env,
-            reach=reach,
             read=read,
             classify=classify,
             notes=[*mcp_plan.notes, *servers.notes, f"codex sandbox: {sandbox}, {where}"],
             not_granted=plan.not_granted,
+            endpoints=ENDPOINTS,
+            mcp=mcp_plan,
+            nests=True,
         )
 
     def _install(self, request: RunRequest, env: dict[str, str], home: Path) -> str | None:

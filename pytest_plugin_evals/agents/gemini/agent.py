@@ -22,7 +22,7 @@ from typing import Any
 
 from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import RunRequest
-from pytest_plugin_evals.agents.cli import reach_of, run_step
+from pytest_plugin_evals.agents.cli import run_step
 from pytest_plugin_evals.agents.gemini.extension import Extension, translate
 from pytest_plugin_evals.agents.gemini.stream_json import StreamSummary, parse_file
 from pytest_plugin_evals.agents.gemini.tools import GeminiTools, plan_tools
@@ -188,7 +188,6 @@ class GeminiAgent(CliAgent):
                     cwd=box.cwd,
                 )
         argv = self.argv(request, model, extension.name if extension else None)
-        reach = reach_of(request, self.binary, env=env, endpoint_variables=SPEC.endpoints, mcp=plan)
         notes.extend(tools.notes)
         if model_note:
             notes.append(model_note)
@@ -209,11 +208,12 @@ class GeminiAgent(CliAgent):
         return Launch(
             argv=argv,
             env=env,
-            reach=reach,
             read=read,
             stdin="",
             notes=notes,
             not_granted=tools.not_granted,
+            endpoints=SPEC.endpoints,
+            mcp=plan,
         )
 
     def classify(

@@ -31,7 +31,6 @@ from pytest_plugin_evals.agents.base import RunRequest, infra_kind
 from pytest_plugin_evals.agents.cli import (
     check_answered,
     did_not_start,
-    reach_of,
     run_step,
     with_stderr,
 )
@@ -186,13 +185,6 @@ class OpencodeAgent(CliAgent):
         if trust is not None:
             return trust
         argv = [self.binary, "run", "--format", "json", "--title", f"eval {case.name}"]
-        reach = reach_of(
-            request,
-            self.binary,
-            env=env,
-            endpoint_variables=endpoint_variables(config["model"], env),
-            mcp=servers,
-        )
         stand_ins = tuple(s.prefix for s in servers.servers if s.stand_in)
         notes.extend(f"opencode has no such tool: {t}" for t in unmapped)
         notes.extend(
@@ -220,11 +212,12 @@ class OpencodeAgent(CliAgent):
         return Launch(
             argv=argv,
             env=env,
-            reach=reach,
             read=read,
             classify=classify,
             notes=notes,
             not_granted=[t for t in plan.not_granted if not t.startswith(stand_ins)],
+            endpoints=endpoint_variables(config["model"], env),
+            mcp=servers,
         )
 
     def _classify(

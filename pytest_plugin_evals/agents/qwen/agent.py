@@ -32,7 +32,7 @@ from typing import Any
 
 from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import RunRequest
-from pytest_plugin_evals.agents.cli import reach_of, run_step
+from pytest_plugin_evals.agents.cli import run_step
 from pytest_plugin_evals.agents.credentials import without_openai_key
 from pytest_plugin_evals.agents.launch import CliAgent, Launch
 from pytest_plugin_evals.agents.mcp_settings import mcp_servers, settings_form
@@ -163,9 +163,6 @@ class QwenAgent(CliAgent):
             extension = plugin_name(request.plugin_dir)
         context = copy_add_dirs(request)
         argv = self.argv(request, context, extension)
-        reach = reach_of(
-            request, self.binary, env=env, endpoint_variables=SPEC.endpoints, mcp=servers_plan
-        )
         notes = [*servers_plan.notes, *server_notes]
         notes.extend(f"qwen has no such tool: {t}" for t in unmapped)
         if case.history_file:
@@ -177,10 +174,11 @@ class QwenAgent(CliAgent):
         return Launch(
             argv=argv,
             env=env,
-            reach=reach,
             read=read,
             notes=notes,
             not_granted=[t for t in plan.not_granted if not t.startswith("mcp__")],
+            endpoints=SPEC.endpoints,
+            mcp=servers_plan,
         )
 
     def _install(self, request: RunRequest, env: dict[str, str]) -> str | None:
