@@ -35,6 +35,7 @@ from pytest_plugin_evals.agents.cli import (
     with_stderr,
 )
 from pytest_plugin_evals.agents.mcp import McpPlan
+from pytest_plugin_evals.agents.permissions import ToolAccess
 from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.process import ProcessResult, exit_text, format_timeout
@@ -179,6 +180,11 @@ class CliAgent:
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def access(self, request: RunRequest) -> ToolAccess:
+        """What ``request``'s run says of its tools, with the operator's grants and
+        disallowed tools."""
+        return ToolAccess.of(request, self.grants, self.disallow)
 
     def unfinished(self, transcript: Transcript, returncode: int | None, *events: object) -> bool:
         """When one of the stream's ``events`` (its start, its result) is missing, the CLI

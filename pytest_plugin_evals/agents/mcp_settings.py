@@ -9,7 +9,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pytest_plugin_evals.agents.launch import NOT_GRANTED
-from pytest_plugin_evals.agents.mcp import McpAccess, McpPlan
+from pytest_plugin_evals.agents.mcp import McpPlan
+from pytest_plugin_evals.agents.permissions import ToolAccess
 
 
 def settings_form(
@@ -59,7 +60,7 @@ def settings_server(config: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def mcp_servers(plan: McpPlan, access: McpAccess) -> tuple[dict[str, Any], tuple[str, ...]]:
+def mcp_servers(plan: McpPlan, access: ToolAccess) -> tuple[dict[str, Any], tuple[str, ...]]:
     """The run's ``mcpServers`` setting (under the plan's names), and notes.
 
     A stand-in offers all its tools; a real server only those the case lists by Claude Code's

@@ -17,7 +17,6 @@ from pytest_plugin_evals.agents.base import RunRequest
 from pytest_plugin_evals.agents.codex.servers import codex_servers
 from pytest_plugin_evals.agents.copilot.tools import plan_mcp
 from pytest_plugin_evals.agents.mcp import (
-    McpAccess,
     McpPlan,
     McpServer,
     plan_for,
@@ -26,6 +25,7 @@ from pytest_plugin_evals.agents.mcp import (
 )
 from pytest_plugin_evals.agents.mcp_settings import mcp_servers
 from pytest_plugin_evals.agents.opencode.config import mcp_block
+from pytest_plugin_evals.agents.permissions import ToolAccess
 from pytest_plugin_evals.mocks import MockOptions, prepare_mocks
 from pytest_plugin_evals.model import Arm, Case
 from pytest_plugin_evals.sandbox import Sandbox
@@ -93,7 +93,7 @@ def test_with_arm_strict_gets_the_stand_ins_and_withholds_the_real_servers(
     assert plan.canonical("kb", "search") == "mcp__kb__search"
     tracker = next(s for s in plan.servers if s.name == "tracker")
     assert tracker.command == sys.executable  # the stub, run by the harness's Python
-    assert McpAccess(["Bash"]).granted(tracker) == ("*",)  # a stand-in's tools are all allowed
+    assert ToolAccess(["Bash"]).granted(tracker) == ("*",)  # a stand-in's tools are all allowed
     # A confined CLI must be shown the Python, the stub and the run's own socket, and not the
     # mock host's folder around it (other runs' sockets).
     assert Path(sys.prefix) in plan.readable
@@ -121,11 +121,11 @@ def test_real_servers_allowed_start_beside_the_stand_ins(tmp_path: Path) -> None
     assert people.url == "https://people.test/mcp" and people.command is None
     lookup = "mcp__plugin_tracker-kit_people__lookup"
     # A real server's tool needs the case to list it and the operator to grant it.
-    assert McpAccess([lookup]).granted(people) == ()
-    assert McpAccess([lookup], [lookup]).granted(people) == ("lookup",)
-    assert McpAccess([lookup, "Bash"], ["mcp__*"]).granted(people) == ("lookup",)
+    assert ToolAccess([lookup]).granted(people) == ()
+    assert ToolAccess([lookup], [lookup]).granted(people) == ("lookup",)
+    assert ToolAccess([lookup, "Bash"], ["mcp__*"]).granted(people) == ("lookup",)
     star = "mcp__plugin_tracker-kit_people__*"
-    assert McpAccess([star], [star]).granted(people) == ("*",)
+    assert ToolAccess([star], [star]).granted(people) == ("*",)
 
 
 def test_mocks_off_gives_the_plugins_own_servers_with_its_root(tmp_path: Path) -> None:
@@ -173,7 +173,7 @@ PEOPLE = McpServer("people", {"command": "node"}, plugin_prefix("kit", "people")
 TOOLS = {"lookup", "search", "delete"}
 
 
-def offered_gemini_qwen(plan: McpPlan, access: McpAccess) -> dict[str, set[str]]:
+def offered_gemini_qwen(plan: McpPlan, access: ToolAccess) -> dict[str, set[str]]:
     servers, _ = mcp_servers(plan, access)
     return {
         name: set(given.get("includeTools", TOOLS)) - set(given.get("excludeTools", ()))
@@ -181,7 +181,7 @@ def offered_gemini_qwen(plan: McpPlan, access: McpAccess) -> dict[str, set[str]]
     }
 
 
-def offered_codex(plan: McpPlan, access: McpAccess) -> dict[str, set[str]]:
+def offered_codex(plan: McpPlan, access: ToolAccess) -> dict[str, set[str]]:
     table = codex_servers(plan, access).table
     return {
         s.name: set(table[s.name].get("enabled_tools", TOOLS))
@@ -190,7 +190,7 @@ def offered_codex(plan: McpPlan, access: McpAccess) -> dict[str, set[str]]:
     }
 
 
-def offered_copilot(plan: McpPlan, access: McpAccess) -> dict[str, set[str]]:
+def offered_copilot(plan: McpPlan, access: ToolAccess) -> dict[str, set[str]]:
     given = plan_mcp(plan, access)
     return {
         s: {
@@ -204,7 +204,7 @@ def offered_copilot(plan: McpPlan, access: McpAccess) -> dict[str, set[str]]:
     }
 
 
-def offered_opencode(plan: McpPlan, access: McpAccess) -> dict[str, set[str]]:
+def offered_opencode(plan: McpPlan, access: ToolAccess) -> dict[str, set[str]]:
     _, rules, _ = mcp_block(plan, access)
 
     def allowed(key: str) -> bool:  # the run's own rules deny all else; the last match wins
@@ -237,7 +237,7 @@ def test_every_agent_reads_a_disallowed_mcp_entry_the_same_way(
     wildcard), a wildcard over servers; a stand-in's tools too."""
     plan = McpPlan(servers=(KB, PEOPLE))
     listed = [PEOPLE.prefix + "lookup", PEOPLE.prefix + "search"]
-    access = McpAccess(listed, ["mcp__*"], disallowed)
+    access = ToolAccess(listed, ["mcp__*"], disallowed)
     assert access.denied(KB) == (("*",) if not kb else tuple(sorted(TOOLS - kb)))
     expected = {"kb": kb, "people": people}
     for offered in (offered_gemini_qwen, offered_codex, offered_copilot, offered_opencode):

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from pytest_plugin_evals.agents import AgentError
-from pytest_plugin_evals.agents.mcp import McpAccess, McpPlan, McpServer, plugin_prefix
+from pytest_plugin_evals.agents.mcp import McpPlan, McpServer, plugin_prefix
 from pytest_plugin_evals.agents.opencode.agent import OpencodeAgent
 from pytest_plugin_evals.agents.opencode.config import (
     agent_permission,
@@ -32,6 +32,7 @@ from pytest_plugin_evals.agents.opencode.plugin import (
     plugin_config_dir,
     read_agent,
 )
+from pytest_plugin_evals.agents.permissions import ToolAccess
 
 
 def event(kind: str, **part: object) -> str:
@@ -248,7 +249,7 @@ def tracker_plan() -> McpPlan:
 def test_the_mcp_block_and_its_permissions() -> None:
     plan = tracker_plan()
     create = "mcp__plugin_tracker-kit_t_b__create"
-    access = McpAccess(
+    access = ToolAccess(
         case_tools=[create, "mcp__plugin_tracker-kit_t_b__drop"],
         grants=[create],
         disallowed=["mcp__plugin_tracker-kit_t__purge"],

@@ -150,10 +150,7 @@ class ClaudeAgent(CliAgent):
         root = box.root.resolve()
         protected = [p for p in protected if not root.is_relative_to(p)]
         plan = plan_tools(
-            case_tools=request.allowed_tools,
-            case_disallowed=case.disallowed_tools,
-            grants=self.grants,
-            operator_disallowed=self.disallow,
+            self.access(request),
             read_roots=read_roots,
             write_roots=[box.home, tmp],
             deny_read=[case.suite_root.resolve(), box.config, box.out],

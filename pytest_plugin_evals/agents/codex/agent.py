@@ -185,7 +185,7 @@ class CodexAgent(CliAgent):
         sandbox = "workspace-write" if allowed & WRITERS else "read-only"
         # The run's MCP servers: stand-ins, the plugin's own (Codex's start is overridden).
         mcp_plan = mcp.plan_for(request)
-        servers = codex_servers(mcp_plan, mcp.McpAccess.of(request, self.grants, self.disallow))
+        servers = codex_servers(mcp_plan, self.access(request))
         web = "WebSearch" in allowed
         argv = self.argv(request, base_url, sandbox, web, note, servers=servers.args())
         plugin = plugin_name(request.plugin_dir) if request.plugin_dir is not None else None

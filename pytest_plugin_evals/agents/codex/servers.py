@@ -31,7 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_plugin_evals.agents.mcp import McpAccess, McpPlan, McpServer
+from pytest_plugin_evals.agents.mcp import McpPlan, McpServer
+from pytest_plugin_evals.agents.permissions import ToolAccess
 
 #: What Codex takes in a server's name (its tools' namespace).
 _SAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -102,7 +103,7 @@ def unexpanded(server: McpServer) -> list[str]:
     return places
 
 
-def server_entry(server: McpServer, access: McpAccess) -> dict[str, Any]:
+def server_entry(server: McpServer, access: ToolAccess) -> dict[str, Any]:
     """Codex's ``mcp_servers`` entry for ``server``."""
     entry: dict[str, Any] = {}
     if server.command is not None:
@@ -168,7 +169,7 @@ class CodexServers:
         return plan.canonical(self.renamed.get(server, server), tool)
 
 
-def codex_servers(plan: McpPlan, access: McpAccess) -> CodexServers:
+def codex_servers(plan: McpPlan, access: ToolAccess) -> CodexServers:
     """The plan's servers in Codex's form (see the module's docstring)."""
     table: dict[str, dict[str, Any]] = {}
     renamed: dict[str, str] = {}

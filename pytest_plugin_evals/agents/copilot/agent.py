@@ -139,12 +139,7 @@ class CopilotAgent(CliAgent):
         return argv
 
     def tools(self, request: RunRequest) -> CopilotTools:
-        return plan_tools(
-            case_tools=request.allowed_tools,
-            case_disallowed=request.case.disallowed_tools,
-            grants=self.grants,
-            operator_disallowed=self.disallow,
-        )
+        return plan_tools(self.access(request))
 
     def launch(self, request: RunRequest) -> Launch | Transcript:
         box, case = request.sandbox, request.case
@@ -153,7 +148,7 @@ class CopilotAgent(CliAgent):
             return Transcript(error=refused[1], infra_error=refused[0], cwd=box.cwd)
         tools = self.tools(request)
         plan = mcp.plan_for(request)
-        servers = plan_mcp(plan, mcp.McpAccess.of(request, self.grants, self.disallow))
+        servers = plan_mcp(plan, self.access(request))
         # Copilot's own command sandbox is off by default (and needs more than bubblewrap):
         # the whole CLI runs inside the run's sandbox, which hides the operator's files.
         env = dict(request.env)

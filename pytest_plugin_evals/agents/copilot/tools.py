@@ -31,12 +31,12 @@ server's only for the tools the case lists by Claude Code's name and the operato
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_plugin_evals.agents.mcp import McpAccess, McpPlan
-from pytest_plugin_evals.agents.permissions import base_tool, grants_for
+from pytest_plugin_evals.agents.mcp import McpPlan
+from pytest_plugin_evals.agents.permissions import ToolAccess, base_tool, grants_for
 
 #: Offered in every run.
 READERS = ("view", "glob", "grep")
@@ -96,21 +96,14 @@ class CopilotTools:
     unsupported: tuple[str, ...] = ()
 
 
-def plan_tools(
-    *,
-    case_tools: Iterable[str],
-    case_disallowed: Iterable[str],
-    grants: Iterable[str],
-    operator_disallowed: Iterable[str],
-) -> CopilotTools:
-    grants = [g.strip() for g in grants if g.strip()]
+def plan_tools(access: ToolAccess) -> CopilotTools:
+    grants = access.grants
     available: list[str] = list(ALWAYS)
     allow: list[str] = []
     not_granted: list[str] = []
     unsupported: list[str] = []
-    for entry in case_tools:
-        entry = entry.strip()
-        if not entry or entry.startswith("mcp__"):
+    for entry in access.case_tools:
+        if entry.startswith("mcp__"):
             continue  # MCP tools: plan_mcp
         tool = base_tool(entry)
         if tool in READ_ONLY:
@@ -129,7 +122,7 @@ def plan_tools(
                 allow.append("write")
         else:
             unsupported.append(entry)
-    denied_tools = {base_tool(e) for e in [*case_disallowed, *operator_disallowed] if e.strip()}
+    denied_tools = {base_tool(e) for e in access.disallowed}
     removed: set[str] = set()
     for tool in denied_tools:
         removed.update(READ_ONLY.get(tool, ()) if tool not in READERS_OF else (READERS_OF[tool],))
@@ -193,7 +186,7 @@ def copilot_server(config: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def plan_mcp(plan: McpPlan, access: McpAccess) -> CopilotMcp:
+def plan_mcp(plan: McpPlan, access: ToolAccess) -> CopilotMcp:
     """What Copilot gets for the run's MCP servers (see the module's docstring).
 
     A disallowed entry by Claude Code's name denies that tool (``<server>(<tool>)``: still

@@ -136,21 +136,15 @@ class GeminiAgent(CliAgent):
         return None
 
     def launch(self, request: RunRequest) -> Launch | Transcript:
-        box, case = request.sandbox, request.case
+        box = request.sandbox
         env = self.environment(request)
-        tools = plan_tools(
-            case_tools=request.allowed_tools,
-            case_disallowed=case.disallowed_tools,
-            grants=self.grants,
-            operator_disallowed=self.disallow,
-        )
+        access = self.access(request)
+        tools = plan_tools(access)
         # Gemini's own sandbox needs a container runtime: the whole CLI runs inside the run's
         # sandbox instead, which hides the operator's files from its tools.
         model, model_note = pick_model(request.model, env)
         plan = mcp.plan_for(request)
-        servers, server_notes = mcp_servers(
-            plan, mcp.McpAccess.of(request, self.grants, self.disallow)
-        )
+        servers, server_notes = mcp_servers(plan, access)
         extension: Extension | None = None
         notes: list[str] = [*plan.notes, *server_notes]
         if request.plugin_dir is not None:

@@ -44,7 +44,7 @@ from pytest_plugin_evals.agents.opencode.config import (
 )
 from pytest_plugin_evals.agents.opencode.events import StreamSummary, parse_file
 from pytest_plugin_evals.agents.opencode.plugin import PluginFolder, plugin_config_dir
-from pytest_plugin_evals.agents.permissions import plan_confined_tools
+from pytest_plugin_evals.agents.permissions import ToolAccess, plan_confined_tools
 from pytest_plugin_evals.agents.plugins import plugin_contents
 from pytest_plugin_evals.agents.spec import declared
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
@@ -140,9 +140,7 @@ class OpencodeAgent(CliAgent):
         env.pop("OPENCODE_CONFIG_DIR", None)
         servers = mcp.plan_for(request)
         disallowed = (*case.disallowed_tools, *self.disallow)
-        block, mcp_rules, notes = mcp_block(
-            servers, mcp.McpAccess(allowed, self.grants, disallowed)
-        )
+        block, mcp_rules, notes = mcp_block(servers, ToolAccess(allowed, self.grants, disallowed))
         notes[:0] = servers.notes
         external = list(context)
         qualify: dict[str, str] = {}

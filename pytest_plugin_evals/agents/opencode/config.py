@@ -39,8 +39,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_plugin_evals.agents.mcp import McpAccess, McpPlan, McpServer
-from pytest_plugin_evals.agents.permissions import base_tool
+from pytest_plugin_evals.agents.mcp import McpPlan, McpServer
+from pytest_plugin_evals.agents.permissions import ToolAccess, base_tool
 from pytest_plugin_evals.mocks.discover import normalize
 
 #: Canonical tool → the opencode permission that governs it.
@@ -197,7 +197,9 @@ def mcp_entry(server: McpServer) -> dict[str, Any] | None:
     return None
 
 
-def mcp_block(plan: McpPlan, access: McpAccess) -> tuple[dict[str, Any], dict[str, str], list[str]]:
+def mcp_block(
+    plan: McpPlan, access: ToolAccess
+) -> tuple[dict[str, Any], dict[str, str], list[str]]:
     """The run's ``mcp`` block, its permission rules (in order: add them after the built-in
     tools' rules) and its notes. The disallowed entries remove a server's tools even from a
     stand-in.
@@ -234,7 +236,7 @@ def _rule_key(server: McpServer, tool: str) -> str:
     return f"{server_key(server.name)}_{tool if tool == '*' else normalize(tool)}"
 
 
-def _deny(rules: dict[str, Any], servers: Iterable[McpServer], access: McpAccess) -> None:
+def _deny(rules: dict[str, Any], servers: Iterable[McpServer], access: ToolAccess) -> None:
     """Deny the MCP tools of ``servers`` that the run's disallowed entries take away, after
     every other rule (the last rule that matches wins: a whole server denied is denied even
     where a rule before allowed one of its tools)."""
@@ -300,7 +302,7 @@ def agent_permission(
             if server is not None and tool == "*":
                 rules.update({f"{server}_{t}": "allow" for t in sorted(wanted)})
     disallowed = [e.strip() for e in disallowed]
-    _deny(rules, plan.servers if plan else (), McpAccess(disallowed=disallowed))
+    _deny(rules, plan.servers if plan else (), ToolAccess(disallowed=disallowed))
     for entry in disallowed:
         for key in PERMISSIONS.get(base_tool(entry), ()):
             if key in granted:

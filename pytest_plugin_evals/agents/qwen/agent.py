@@ -148,9 +148,7 @@ class QwenAgent(CliAgent):
         core, unmapped = own_tools(dict.fromkeys([*readers, *sorted(granted - set(readers))]))
         excluded, _ = own_tools(base_tool(d) for d in plan.disallowed)
         servers_plan = mcp.plan_for(request)
-        servers, server_notes = mcp_servers(
-            servers_plan, mcp.McpAccess.of(request, self.grants, self.disallow)
-        )
+        servers, server_notes = mcp_servers(servers_plan, self.access(request))
         qwen_dir = box.home / ".qwen"
         qwen_dir.mkdir(exist_ok=True)
         settings = settings_for(core, servers=servers, exclude=excluded)
