@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pytest_plugin_evals.model import ToolCall, Transcript
+from pytest_plugin_evals.model import InfraKind, ToolCall, Transcript
 
 _Summary = TypeVar("_Summary")
 
@@ -17,10 +17,21 @@ _Summary = TypeVar("_Summary")
 @dataclass
 class StreamEnds:
     """A stream's first and last events: its ``init`` (the run under way) and its ``result``
-    (the run over); None where the stream has none (the CLI ended before)."""
+    (the run over); None where the stream has none (the CLI ended before). A reader whose
+    result event tells errors says so in :attr:`error_message` and :meth:`outside`."""
 
     init: dict[str, Any] | None = None
     result: dict[str, Any] | None = None
+
+    @property
+    def error_message(self) -> str | None:
+        """The run's error, when its result says it failed."""
+        return None
+
+    def outside(self, stderr: str) -> InfraKind | None:
+        """The kind of the run's error when it lies outside the model (an API error's), else
+        None; ``stderr``: the tail of the run's stderr."""
+        return None
 
 
 def read_trace(

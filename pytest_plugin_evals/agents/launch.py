@@ -17,13 +17,25 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from pytest_plugin_evals.agents.base import AgentError, RunRequest
-from pytest_plugin_evals.agents.cli import UNCONFINED_NOTE, Reach, did_not_start, run_cli
+from pytest_plugin_evals.agents.calls import StreamEnds
+from pytest_plugin_evals.agents.cli import (
+    UNCONFINED_NOTE,
+    Reach,
+    check_answered,
+    did_not_start,
+    failed_outside,
+    reach_of,
+    run_cli,
+    with_stderr,
+)
+from pytest_plugin_evals.agents.mcp import McpPlan
+from pytest_plugin_evals.agents.permissions import ToolAccess
 from pytest_plugin_evals.agents.spec import AgentSpec
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.process import ProcessResult, exit_text, format_timeout
@@ -38,7 +50,6 @@ class Launch:
 
     argv: list[str]
     env: dict[str, str]
-    reach: Reach
     #: Reads the run's trace: the transcript and the adapter's summary of the stream.
     read: Callable[[Path], tuple[Transcript, Any]]
     #: Judges how the run ended (an error, an infrastructure error, the trust check), once the
@@ -54,6 +65,26 @@ class Launch:
     notes: list[str] = field(default_factory=list)
     #: Tools the case lists that the operator did not grant.
     not_granted: Sequence[str] = ()
+    #: What the run may reach besides its program (``argv[0]``, :func:`.cli.reach_of`): the
+    #: variables naming its model's endpoints (with their defaults), its MCP servers, whether
+    #: it nests a sandbox of its own, more files it reads, whether it only reads.
+    endpoints: Mapping[str, str | None] = field(default_factory=dict)
+    mcp: McpPlan | None = None
+    nests: bool = False
+    also_read: Sequence[Path] = ()
+    reads_only: bool = False
+
+    def reach(self, request: RunRequest) -> Reach:
+        return reach_of(
+            request,
+            self.argv[0],
+            env=self.env,
+            endpoint_variables=self.endpoints,
+            mcp=self.mcp,
+            nests=self.nests,
+            also_read=self.also_read,
+            reads_only=self.reads_only,
+        )
 
 
 def ended(returncode: int | None) -> str:
@@ -90,7 +121,7 @@ def run_launch(agent: LaunchedAgent, request: RunRequest) -> Transcript:
     result, failed = run_cli(
         request,
         prepared.argv,
-        reach=prepared.reach,
+        reach=prepared.reach(request),
         env=prepared.env,
         stdin_text=request.prompt if prepared.stdin is None else prepared.stdin,
         stop_on=prepared.stop_on,
@@ -150,6 +181,11 @@ class CliAgent:
     def name(self) -> str:
         return self.spec.name
 
+    def access(self, request: RunRequest) -> ToolAccess:
+        """What ``request``'s run says of its tools, with the operator's grants and
+        disallowed tools."""
+        return ToolAccess.of(request, self.grants, self.disallow)
+
     def unfinished(self, transcript: Transcript, returncode: int | None, *events: object) -> bool:
         """When one of the stream's ``events`` (its start, its result) is missing, the CLI
         ended before its run did: an ``agent_start`` error (:func:`.cli.did_not_start`);
@@ -165,7 +201,33 @@ class CliAgent:
     def classify(
         self, request: RunRequest, transcript: Transcript, summary: Any, result: ProcessResult
     ) -> None:
-        raise NotImplementedError
+        """How a run whose stream opens with an ``init`` and closes with a ``result`` event
+        (``summary``: its :class:`~.calls.StreamEnds`) ended, in order: an error outside the
+        model (an API error: its kind, its message's first line), a stream cut short
+        (:meth:`unfinished`), the plugin's trust check (:meth:`trust_problem`), any other
+        error (the result's or a non-zero exit, with stderr's tail), a model that never
+        answered. An adapter whose stream says it otherwise gives ``Launch.classify``."""
+        ends: StreamEnds = summary
+        returncode, message = result.returncode, ends.error_message
+        outside = ends.outside(transcript.stderr_tail)
+        if outside is not None and message:
+            failed_outside(transcript, outside, f"{ended(returncode)}: {message.splitlines()[0]}")
+            return
+        if self.unfinished(transcript, returncode, ends.init, ends.result):
+            return
+        if failed_outside(transcript, "plugin_load", self.trust_problem(request, summary)):
+            return
+        if message is not None or returncode not in (0, None):
+            said = message or f"{self.name} failed"
+            transcript.error = with_stderr(f"{ended(returncode)}: {said}", transcript)
+            return
+        check_answered(transcript)
+
+    def trust_problem(self, request: RunRequest, summary: Any) -> str | None:
+        """Why the arm's run did not load the plugin as it must (the with arm all of it, the
+        without arm none), read from its stream's ``summary``; None: it did, or it is not
+        checked so."""
+        return None
 
     def run(self, request: RunRequest) -> Transcript:
         return run_launch(self, request)

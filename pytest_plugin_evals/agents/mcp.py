@@ -78,21 +78,6 @@ class McpServer:
         value = self.config.get("headers")
         return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
 
-    def granted_tools(self, case_tools: Iterable[str], grants: Iterable[str]) -> tuple[str, ...]:
-        """The tools of a real server the run may call, by their own names (``*``: all): those
-        the case lists by Claude Code's name (``mcp__plugin_p_s__tool``, ``mcp__plugin_p_s__*``)
-        and you grant (``--eval-allow-tools``). A stand-in's tools are all allowed."""
-        if self.stand_in:
-            return ("*",)
-        from pytest_plugin_evals.agents.permissions import grants_for
-
-        grants = [g.strip() for g in grants if g.strip()]
-        found: list[str] = []
-        for entry in (e.strip() for e in case_tools):
-            if entry.startswith(self.prefix) and grants_for(entry, grants):
-                found.append(entry[len(self.prefix) :] or "*")
-        return tuple(dict.fromkeys(found))
-
 
 @dataclass(frozen=True)
 class McpPlan:

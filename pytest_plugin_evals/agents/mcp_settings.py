@@ -1,14 +1,45 @@
-"""A run's MCP servers as the ``mcpServers`` setting of the agents that read Gemini CLI's
-settings form (Gemini CLI, Qwen Code): a command, its arguments, environment and folder, or an
-``httpUrl`` / ``url``, with ``includeTools`` / ``excludeTools``."""
+"""The ``settings.json`` of the agents that read Gemini CLI's settings form (Gemini CLI, Qwen
+Code): what both get (:func:`settings_form`), and a run's MCP servers as its ``mcpServers``
+setting: a command, its arguments, environment and folder, or an ``httpUrl`` / ``url``, with
+``includeTools`` / ``excludeTools``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pytest_plugin_evals.agents.mcp import McpPlan, McpServer
-from pytest_plugin_evals.agents.permissions import grants_for
+from pytest_plugin_evals.agents.launch import NOT_GRANTED
+from pytest_plugin_evals.agents.mcp import McpPlan
+from pytest_plugin_evals.agents.permissions import ToolAccess
+
+
+def settings_form(
+    auth: str,
+    core: Iterable[str],
+    *,
+    exclude: Iterable[str] = (),
+    servers: Mapping[str, Any] | None = None,
+    general: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A run's ``settings.json``: API-key auth of the kind ``auth``; no usage statistics,
+    telemetry, auto-update or checkpoints (``general`` adds the CLI's own keys); only the
+    tools ``core`` names offered (``tools.exclude``: removed even so); its MCP servers."""
+    settings: dict[str, Any] = {
+        "security": {"auth": {"selectedType": auth}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False, "logPrompts": False},
+        "general": {
+            "enableAutoUpdate": False,
+            "checkpointing": {"enabled": False},
+            **(general or {}),
+        },
+        "tools": {"core": list(dict.fromkeys(core))},
+    }
+    if exclude := list(dict.fromkeys(exclude)):
+        settings["tools"]["exclude"] = exclude
+    if servers:
+        settings["mcpServers"] = dict(servers)
+    return settings
 
 
 def settings_server(config: dict[str, Any]) -> dict[str, Any] | None:
@@ -29,35 +60,13 @@ def settings_server(config: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def _disallowed_of(server: McpServer, disallowed: Iterable[str]) -> tuple[bool, list[str]]:
-    """Whether ``disallowed`` (Claude Code's names) takes away every tool of ``server``
-    (``mcp__<s>``, ``mcp__<s>__``, ``mcp__<s>__*``), and the tools it names one by one."""
-    every = False
-    named: list[str] = []
-    bare = server.prefix[:-2]
-    for entry in (e.strip() for e in disallowed):
-        if entry in (bare, server.prefix, server.prefix + "*"):
-            every = True
-        elif entry.startswith(server.prefix):
-            named.append(entry[len(server.prefix) :])
-    return every, named
-
-
-def mcp_servers(
-    plan: McpPlan,
-    *,
-    case_tools: Iterable[str],
-    grants: Iterable[str],
-    disallowed: Iterable[str],
-) -> tuple[dict[str, Any], tuple[str, ...]]:
+def mcp_servers(plan: McpPlan, access: ToolAccess) -> tuple[dict[str, Any], tuple[str, ...]]:
     """The run's ``mcpServers`` setting (under the plan's names), and notes.
 
     A stand-in offers all its tools; a real server only those the case lists by Claude Code's
     name and the operator grants (``includeTools``; none: the server starts, its tools are not
     offered). The case's and the operator's disallowed MCP tools are left out
     (``excludeTools``, or ``includeTools: []`` for a whole server)."""
-    case_tools, disallowed = tuple(case_tools), tuple(disallowed)
-    grants = tuple(g.strip() for g in grants if g.strip())
     servers: dict[str, Any] = {}
     notes: list[str] = []
     for server in plan.servers:
@@ -65,19 +74,13 @@ def mcp_servers(
         if config is None:
             notes.append(f"MCP server {server.name}: no command or url, left out")
             continue
-        granted = server.granted_tools(case_tools, grants)
-        if not server.stand_in:
-            notes.extend(
-                f"not granted (add --eval-allow-tools): {entry}"
-                for entry in case_tools
-                if entry.strip().startswith(server.prefix) and not grants_for(entry, grants)
-            )
-        every, named = _disallowed_of(server, disallowed)
-        if every:
+        notes.extend(NOT_GRANTED.format(tool=entry) for entry in access.not_granted(server))
+        granted, denied = access.granted(server), access.denied(server)
+        if "*" in denied:
             config["includeTools"] = []
         elif "*" not in granted:
             config["includeTools"] = list(granted)
-        if named and not every:
-            config["excludeTools"] = named
+        if denied and "*" not in denied:
+            config["excludeTools"] = list(denied)
         servers[server.name] = config
     return servers, tuple(notes)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.agents.base import RunRequest
+    from pytest_plugin_evals.agents.mcp import McpServer
 
 #: Tools that only read: granted when the case lists them, no operator grant needed.
 READ_ONLY = frozenset(
@@ -133,6 +134,78 @@ def hidden_around(folder: Path, shown: Iterable[Path]) -> list[Path]:
     return hidden
 
 
+class ToolAccess:
+    """What a run says of its tools, by Claude Code's names, read the same way for every agent:
+    the tools its case lists (``allowed_tools``), the operator's grants
+    (``--eval-allow-tools``), and the disallowed entries (the case's ``disallowed_tools`` and
+    ``--eval-disallow-tools``). Each agent's tool plan reads it; :meth:`granted`,
+    :meth:`not_granted` and :meth:`denied` say what it means for one MCP server."""
+
+    def __init__(
+        self,
+        case_tools: Iterable[str] = (),
+        grants: Iterable[str] = (),
+        disallowed: Iterable[str] = (),
+    ) -> None:
+        self.case_tools, self.grants, self.disallowed = (
+            tuple(e.strip() for e in entries if e.strip())
+            for entries in (case_tools, grants, disallowed)
+        )
+
+    @classmethod
+    def of(
+        cls,
+        request: RunRequest,
+        grants: Iterable[str],
+        disallow: Iterable[str],
+        *,
+        skill: bool = False,
+    ) -> ToolAccess:
+        """A run's: its case's tools (and the Skill tool, which Claude Code offers whatever a
+        case lists, when ``skill``) and disallowed tools, the operator's grants and
+        ``--eval-disallow-tools`` (``disallow``)."""
+        tools = ("Skill", *request.allowed_tools) if skill else request.allowed_tools
+        return cls(tools, grants, (*request.case.disallowed_tools, *disallow))
+
+    def granted(self, server: McpServer) -> tuple[str, ...]:
+        """The tools of ``server`` the run may call, by their own names (``*``: all): a
+        stand-in's all; a real server's those the case lists (``mcp__plugin_p_s__tool``,
+        ``mcp__plugin_p_s__*``) and a grant covers."""
+        if server.stand_in:
+            return ("*",)
+        prefix = server.prefix
+        found = [
+            e[len(prefix) :] or "*"
+            for e in self.case_tools
+            if e.startswith(prefix) and grants_for(e, self.grants)
+        ]
+        return tuple(dict.fromkeys(found))
+
+    def not_granted(self, server: McpServer) -> tuple[str, ...]:
+        """The case's entries of a real server's tools that no grant covers."""
+        if server.stand_in:
+            return ()
+        return tuple(
+            e
+            for e in self.case_tools
+            if e.startswith(server.prefix) and not grants_for(e, self.grants)
+        )
+
+    def denied(self, server: McpServer) -> tuple[str, ...]:
+        """The tools of ``server`` the disallowed entries take away (a stand-in's too), by their
+        own names; ``*``: all of them, for the server's bare name (``mcp__<s>``), its prefix,
+        ``<prefix>*`` or a wildcard whose stem the prefix starts with (``mcp__*``, as a grant's
+        wildcard reads: :func:`~.permissions.grants_for`)."""
+        prefix = server.prefix
+        found: list[str] = []
+        for entry in self.disallowed:
+            if entry.startswith(prefix):
+                found.append(entry[len(prefix) :] or "*")
+            elif entry == prefix[:-2] or (entry.endswith("*") and prefix.startswith(entry[:-1])):
+                found.append("*")
+        return tuple(dict.fromkeys(found))
+
+
 @dataclass(frozen=True)
 class ToolPlan:
     allowed: tuple[str, ...]
@@ -172,11 +245,8 @@ def grant_for(entry: str, grants: Iterable[str]) -> str | None:
 
 
 def plan_tools(
+    access: ToolAccess,
     *,
-    case_tools: Iterable[str],
-    case_disallowed: Iterable[str],
-    grants: Iterable[str],
-    operator_disallowed: Iterable[str],
     read_roots: Iterable[Path],
     deny_read: Iterable[Path],
     deny_edit: Iterable[Path],
@@ -186,7 +256,7 @@ def plan_tools(
 ) -> ToolPlan:
     """``read_openings``: folders inside a ``deny_read`` folder that stay readable (the
     ``add_dirs`` where they are), never writable."""
-    grants = [g.strip() for g in grants if g.strip()]
+    grants = access.grants
     openings = list(dict.fromkeys(read_openings))
     allowed: list[str] = []
     #: (tool, rule): the path rules of a bare file-writer grant, kept while the tool is.
@@ -194,10 +264,7 @@ def plan_tools(
     not_granted: list[str] = []
     for root in [*read_roots, *openings]:
         allowed.append(path_rule("Read", root))
-    for entry in case_tools:
-        entry = entry.strip()
-        if not entry:
-            continue
+    for entry in access.case_tools:
         tool = base_tool(entry)
         if not _ENTRY.match(entry):
             not_granted.append(entry)
@@ -216,7 +283,7 @@ def plan_tools(
             allowed.extend(granted)
     enabled = {base_tool(a) for a in allowed} | {tool for tool, _ in writes}
     disallowed = [t for t in BUILTIN_WRITERS if t not in enabled]
-    for entry in [*case_disallowed, *operator_disallowed]:
+    for entry in access.disallowed:
         tool = base_tool(entry)
         if tool not in disallowed:
             disallowed.append(tool)
@@ -253,10 +320,7 @@ def plan_confined_tools(
     lists, when ``skill`` —, the operator's grants and refusals. A bare Write/Edit grant
     becomes path rules under ``write_root`` (without one it would be dropped)."""
     return plan_tools(
-        case_tools=("Skill", *request.allowed_tools) if skill else request.allowed_tools,
-        case_disallowed=request.case.disallowed_tools,
-        grants=grants,
-        operator_disallowed=disallow,
+        ToolAccess.of(request, grants, disallow, skill=skill),
         read_roots=[],
         write_roots=[] if write_root is None else [write_root],
         deny_read=[],

@@ -29,10 +29,6 @@ ALLOWED: dict[str, tuple[int, str]] = {
         9,
         "run_process's knobs passed through, plus what confines the run (its reach)",
     ),
-    "agents/permissions.py:plan_tools": (
-        10,
-        "the case's and the operator's tool rules and the folder roles they are checked against",
-    ),
     "agents/claude/shell.py:sandbox_settings": (
         9,
         "the run's folders by role (home, tmp, config, out, cwd, read, hidden) and its env",

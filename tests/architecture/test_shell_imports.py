@@ -33,7 +33,6 @@ KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
             "agents.cli",
             "agents.command",
             "agents.mcp",
-            "agents.permissions",
             "agents.python",
             "agents.replay",
             "agents.workspace",

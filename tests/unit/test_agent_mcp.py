@@ -3,6 +3,7 @@ runs get them, from the real ``prepare_mocks``."""
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import shutil
 import subprocess
@@ -13,7 +14,18 @@ import pytest
 
 from pytest_plugin_evals.agents import confine
 from pytest_plugin_evals.agents.base import RunRequest
-from pytest_plugin_evals.agents.mcp import McpPlan, plan_for, plugin_prefix, substitute_root
+from pytest_plugin_evals.agents.codex.servers import codex_servers
+from pytest_plugin_evals.agents.copilot.tools import plan_mcp
+from pytest_plugin_evals.agents.mcp import (
+    McpPlan,
+    McpServer,
+    plan_for,
+    plugin_prefix,
+    substitute_root,
+)
+from pytest_plugin_evals.agents.mcp_settings import mcp_servers
+from pytest_plugin_evals.agents.opencode.config import mcp_block
+from pytest_plugin_evals.agents.permissions import ToolAccess
 from pytest_plugin_evals.mocks import MockOptions, prepare_mocks
 from pytest_plugin_evals.model import Arm, Case
 from pytest_plugin_evals.sandbox import Sandbox
@@ -81,7 +93,7 @@ def test_with_arm_strict_gets_the_stand_ins_and_withholds_the_real_servers(
     assert plan.canonical("kb", "search") == "mcp__kb__search"
     tracker = next(s for s in plan.servers if s.name == "tracker")
     assert tracker.command == sys.executable  # the stub, run by the harness's Python
-    assert tracker.granted_tools(["Bash"], []) == ("*",)  # a stand-in's tools are all allowed
+    assert ToolAccess(["Bash"]).granted(tracker) == ("*",)  # a stand-in's tools are all allowed
     # A confined CLI must be shown the Python, the stub and the run's own socket, and not the
     # mock host's folder around it (other runs' sockets).
     assert Path(sys.prefix) in plan.readable
@@ -109,11 +121,11 @@ def test_real_servers_allowed_start_beside_the_stand_ins(tmp_path: Path) -> None
     assert people.url == "https://people.test/mcp" and people.command is None
     lookup = "mcp__plugin_tracker-kit_people__lookup"
     # A real server's tool needs the case to list it and the operator to grant it.
-    assert people.granted_tools([lookup], []) == ()
-    assert people.granted_tools([lookup], [lookup]) == ("lookup",)
-    assert people.granted_tools([lookup, "Bash"], ["mcp__*"]) == ("lookup",)
+    assert ToolAccess([lookup]).granted(people) == ()
+    assert ToolAccess([lookup], [lookup]).granted(people) == ("lookup",)
+    assert ToolAccess([lookup, "Bash"], ["mcp__*"]).granted(people) == ("lookup",)
     star = "mcp__plugin_tracker-kit_people__*"
-    assert people.granted_tools([star], [star]) == ("*",)
+    assert ToolAccess([star], [star]).granted(people) == ("*",)
 
 
 def test_mocks_off_gives_the_plugins_own_servers_with_its_root(tmp_path: Path) -> None:
@@ -154,6 +166,82 @@ def test_substitute_root_replaces_both_spellings_all_the_way_down() -> None:
     value = {"a": ["${CLAUDE_PLUGIN_ROOT}/x", "$CLAUDE_PLUGIN_ROOT/y"], "n": 3}
     assert substitute_root(value, "/p") == {"a": ["/p/x", "/p/y"], "n": 3}
     assert plugin_prefix("tracker-kit", "tracker") == "mcp__plugin_tracker-kit_tracker__"
+
+
+KB = McpServer("kb", {"command": "/py", "args": ["stub.py"]}, "mcp__kb__", stand_in=True)
+PEOPLE = McpServer("people", {"command": "node"}, plugin_prefix("kit", "people"), stand_in=False)
+TOOLS = {"lookup", "search", "delete"}
+
+
+def offered_gemini_qwen(plan: McpPlan, access: ToolAccess) -> dict[str, set[str]]:
+    servers, _ = mcp_servers(plan, access)
+    return {
+        name: set(given.get("includeTools", TOOLS)) - set(given.get("excludeTools", ()))
+        for name, given in servers.items()
+    }
+
+
+def offered_codex(plan: McpPlan, access: ToolAccess) -> dict[str, set[str]]:
+    table = codex_servers(plan, access).table
+    return {
+        s.name: set(table[s.name].get("enabled_tools", TOOLS))
+        - set(table[s.name].get("disabled_tools", ()))
+        for s in plan.servers
+    }
+
+
+def offered_copilot(plan: McpPlan, access: ToolAccess) -> dict[str, set[str]]:
+    given = plan_mcp(plan, access)
+    return {
+        s: {
+            t
+            for t in TOOLS
+            if s in given.available
+            and (s in given.allow or f"{s}({t})" in given.allow)
+            and f"{s}({t})" not in given.deny
+        }
+        for s in given.config["mcpServers"]
+    }
+
+
+def offered_opencode(plan: McpPlan, access: ToolAccess) -> dict[str, set[str]]:
+    _, rules, _ = mcp_block(plan, access)
+
+    def allowed(key: str) -> bool:  # the run's own rules deny all else; the last match wins
+        verdicts = [v for pattern, v in rules.items() if fnmatch.fnmatchcase(key, pattern)]
+        return verdicts[-1:] == ["allow"]
+
+    return {s.name: {t for t in TOOLS if allowed(f"{s.name}_{t}")} for s in plan.servers}
+
+
+@pytest.mark.parametrize(
+    ("disallowed", "kb", "people"),
+    [
+        ((), TOOLS, {"lookup", "search"}),
+        (("mcp__kb__delete",), {"lookup", "search"}, {"lookup", "search"}),
+        ((" mcp__kb__search ", "Bash"), {"lookup", "delete"}, {"lookup", "search"}),
+        (("mcp__kb",), set(), {"lookup", "search"}),
+        (("mcp__kb__",), set(), {"lookup", "search"}),
+        (("mcp__kb__*",), set(), {"lookup", "search"}),
+        (("mcp__plugin_kit_people",), TOOLS, set()),
+        (("mcp__plugin_kit_people__search",), TOOLS, {"lookup"}),
+        (("mcp__plugin_*",), TOOLS, set()),
+        (("mcp__*",), set(), set()),
+    ],
+)
+def test_every_agent_reads_a_disallowed_mcp_entry_the_same_way(
+    disallowed: tuple[str, ...], kb: set[str], people: set[str]
+) -> None:
+    """Claude Code's names in ``disallowed_tools`` / ``--eval-disallow-tools`` take the same
+    tools away whatever the agent: one tool, a whole server (its bare name, its prefix, its
+    wildcard), a wildcard over servers; a stand-in's tools too."""
+    plan = McpPlan(servers=(KB, PEOPLE))
+    listed = [PEOPLE.prefix + "lookup", PEOPLE.prefix + "search"]
+    access = ToolAccess(listed, ["mcp__*"], disallowed)
+    assert access.denied(KB) == (("*",) if not kb else tuple(sorted(TOOLS - kb)))
+    expected = {"kb": kb, "people": people}
+    for offered in (offered_gemini_qwen, offered_codex, offered_copilot, offered_opencode):
+        assert offered(plan, access) == expected, offered.__name__
 
 
 def confined(request: RunRequest, argv: list[str], *, with_mcp: bool = True) -> confine.Confined:

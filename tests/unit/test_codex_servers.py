@@ -15,6 +15,7 @@ from pytest_plugin_evals.agents.codex.servers import (
     toml_value,
 )
 from pytest_plugin_evals.agents.mcp import McpPlan, McpServer, plugin_prefix
+from pytest_plugin_evals.agents.permissions import ToolAccess
 
 TRACKER = plugin_prefix("tracker-kit", "tracker")
 PEOPLE = plugin_prefix("tracker-kit", "people")
@@ -41,7 +42,7 @@ def plan(*servers: McpServer, suppressed: tuple[str, ...] = ()) -> McpPlan:
 def test_stand_ins_are_approved_and_the_plugins_own_servers_turned_off() -> None:
     shadow = McpServer("tracker", STUB, TRACKER, stand_in=True)
     kb = McpServer("kb", STUB, "mcp__kb__", stand_in=True)
-    servers = codex_servers(plan(shadow, kb, suppressed=("tracker", "wiki")), [], [])
+    servers = codex_servers(plan(shadow, kb, suppressed=("tracker", "wiki")), ToolAccess())
     got = table(servers)
     assert got["tracker"] == {
         "command": "/py",
@@ -66,7 +67,9 @@ def test_a_real_server_offers_only_listed_and_granted_tools() -> None:
     http = McpServer("docs", {"type": "http", "url": "https://d.example/mcp",
                               "headers": {"X-Team": "a"}}, "mcp__d__", stand_in=False)  # fmt: skip
     listed = [f"{PEOPLE}lookup", f"{PEOPLE}delete_person", "mcp__d__*"]
-    servers = codex_servers(plan(people, http), listed, [f"{PEOPLE}lookup", "mcp__d__*"])
+    servers = codex_servers(
+        plan(people, http), ToolAccess(listed, [f"{PEOPLE}lookup", "mcp__d__*"])
+    )
     got = table(servers)
     assert got["people"] == {
         "command": "node",
@@ -84,14 +87,17 @@ def test_a_real_server_offers_only_listed_and_granted_tools() -> None:
         "default_tools_approval_mode": "approve",  # every tool: mcp__d__* listed and granted
     }
     # Nothing listed: the server starts and offers nothing.
-    assert table(codex_servers(plan(people), [], ["mcp__*"]))["people"]["enabled_tools"] == []
+    assert (
+        table(codex_servers(plan(people), ToolAccess([], ["mcp__*"])))["people"]["enabled_tools"]
+        == []
+    )
 
 
 def test_disallowed_tools_are_removed_even_from_a_stand_in() -> None:
     kb = McpServer("kb", STUB, "mcp__kb__", stand_in=True)
-    got = table(codex_servers(plan(kb), [], [], ["mcp__kb__delete", "Bash"]))
+    got = table(codex_servers(plan(kb), ToolAccess(disallowed=["mcp__kb__delete", "Bash"])))
     assert got["kb"]["disabled_tools"] == ["delete"]
-    got = table(codex_servers(plan(kb), [], [], ["mcp__kb__*"]))
+    got = table(codex_servers(plan(kb), ToolAccess(disallowed=["mcp__kb__*"])))
     assert got["kb"]["enabled_tools"] == [] and "disabled_tools" not in got["kb"]
 
 
@@ -99,7 +105,7 @@ def test_a_name_codex_cannot_take_is_renamed_and_mapped_back() -> None:
     assert codex_name("todo.list") == "todo_list" and codex_name("a-b_c") == "a-b_c"
     odd = McpServer("my.server", {"command": "x"}, plugin_prefix("p", "my.server"), stand_in=False)
     the_plan = plan(odd)
-    servers = codex_servers(the_plan, [], [])
+    servers = codex_servers(the_plan, ToolAccess())
     got = table(servers)
     assert got["my_server"]["command"] == "x"
     # The plugin would start it under its own name too: that one is turned off.
@@ -108,7 +114,7 @@ def test_a_name_codex_cannot_take_is_renamed_and_mapped_back() -> None:
 
 
 def test_no_server_no_override_and_toml_escapes() -> None:
-    assert codex_servers(McpPlan(), [], []).args() == []
+    assert codex_servers(McpPlan(), ToolAccess()).args() == []
     assert toml_value({"a b": ['q"uote', "back\\slash", "ünï"], "n": 3, "f": False}) == (
         '{"a b"=["q\\"uote","back\\\\slash","ünï"],"n"=3,"f"=false}'
     )
@@ -120,7 +126,7 @@ def test_failed_servers_tells_the_plugins_own_from_a_stand_in() -> None:
     kb = McpServer("kb", STUB, "mcp__kb__", stand_in=True)
     people = McpServer("people", {"command": "node"}, PEOPLE, stand_in=False)
     both = plan(kb, people)
-    servers = codex_servers(both, [], [])
+    servers = codex_servers(both, ToolAccess())
     said = "Error: required MCP servers failed to initialize: people: handshake failed"
     assert failed_servers(both, servers, said) == (["people"], False)
     said = "required MCP servers failed to initialize: kb: exited, people: exited"
@@ -146,7 +152,7 @@ def test_variables_reach_a_server_the_ways_codex_takes_them() -> None:
                      "X-Mixed": "team-${TEAM}", "X-Plain": "a"}},
         "mcp__d__", stand_in=False,
     )  # fmt: skip
-    servers = codex_servers(plan(local, remote), [], [])
+    servers = codex_servers(plan(local, remote), ToolAccess())
     got = table(servers)
     assert got["people"]["env"] == {"TOKEN": "${SECRET}", "MODE": "fast"}
     assert got["people"]["env_vars"] == ["PEOPLE_TOKEN"]

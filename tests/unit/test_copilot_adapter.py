@@ -18,6 +18,7 @@ from pytest_plugin_evals.agents.copilot.tools import (
     shell_rule,
 )
 from pytest_plugin_evals.agents.mcp import McpPlan, McpServer, plugin_prefix
+from pytest_plugin_evals.agents.permissions import ToolAccess
 
 
 def plan(
@@ -25,9 +26,7 @@ def plan(
     grants: tuple[str, ...] | list[str] = (),
     disallowed: tuple[str, ...] | list[str] = (),
 ) -> CopilotTools:
-    return plan_tools(
-        case_tools=tools, case_disallowed=disallowed, grants=grants, operator_disallowed=()
-    )
+    return plan_tools(ToolAccess(tools, grants, disallowed))
 
 
 def test_readers_always_and_read_only_tools_as_listed() -> None:
@@ -40,10 +39,7 @@ def test_readers_always_and_read_only_tools_as_listed() -> None:
 def test_the_skill_tool_is_offered_whatever_the_case_lists_unless_disallowed() -> None:
     assert "skill" in plan([]).available  # Claude Code offers its Skill tool the same way
     assert "skill" not in plan([], disallowed=["Skill"]).available
-    operator = plan_tools(
-        case_tools=["Skill"], case_disallowed=(), grants=(), operator_disallowed=["Skill"]
-    )
-    assert "skill" not in operator.available
+    assert "skill" not in plan(["Skill"], disallowed=["Skill"]).available
 
 
 def test_a_tool_that_acts_needs_the_case_and_a_grant() -> None:
@@ -101,7 +97,7 @@ def mcp_plan(*, strict: bool = False) -> McpPlan:
 
 
 def test_every_server_is_given_and_offered_whole_and_stand_ins_are_approved() -> None:
-    given = plan_mcp(mcp_plan(), case_tools=[], grants=[], disallowed=[])
+    given = plan_mcp(mcp_plan(), ToolAccess())
     servers = given.config["mcpServers"]
     assert list(servers) == ["people", "kb", "tracker"]
     assert servers["tracker"] == {
@@ -117,28 +113,28 @@ def test_every_server_is_given_and_offered_whole_and_stand_ins_are_approved() ->
 
 
 def test_strict_turns_off_the_withheld_plugin_servers_but_not_a_shadowed_one() -> None:
-    given = plan_mcp(mcp_plan(strict=True), case_tools=[], grants=[], disallowed=[])
+    given = plan_mcp(mcp_plan(strict=True), ToolAccess())
     assert list(given.config["mcpServers"]) == ["people", "kb"]
     assert given.disable == ("tracker", "billing")
 
 
 def test_a_real_server_s_tools_run_only_when_listed_and_granted() -> None:
     create, search = TRACKER + "create_issue", TRACKER + "search"
-    given = plan_mcp(mcp_plan(), case_tools=[create, search], grants=[create], disallowed=[])
+    given = plan_mcp(mcp_plan(), ToolAccess([create, search], [create]))
     assert "tracker(create_issue)" in given.allow and "tracker(search)" not in given.allow
     assert given.not_granted == (search,)
-    everything = plan_mcp(mcp_plan(), case_tools=[TRACKER + "*"], grants=["mcp__*"], disallowed=[])
+    everything = plan_mcp(mcp_plan(), ToolAccess([TRACKER + "*"], ["mcp__*"]))
     assert "tracker" in everything.allow
-    assert plan_mcp(mcp_plan(), case_tools=[], grants=[create], disallowed=[]).allow == (
+    assert plan_mcp(mcp_plan(), ToolAccess(grants=[create])).allow == (
         "people",
         "kb",
     )
 
 
 def test_disallowed_mcp_tools_are_denied_and_a_disallowed_server_is_not_offered() -> None:
-    one = plan_mcp(mcp_plan(), case_tools=[], grants=[], disallowed=["mcp__kb__search"])
+    one = plan_mcp(mcp_plan(), ToolAccess(disallowed=["mcp__kb__search"]))
     assert one.deny == ("kb(search)",) and "kb" in one.available and "kb" in one.allow
-    whole = plan_mcp(mcp_plan(), case_tools=[], grants=[], disallowed=["mcp__kb__*"])
+    whole = plan_mcp(mcp_plan(), ToolAccess(disallowed=["mcp__kb__*"]))
     assert whole.deny == ("kb",) and "kb" not in whole.available and "kb" not in whole.allow
 
 

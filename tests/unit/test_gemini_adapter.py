@@ -20,6 +20,7 @@ from pytest_plugin_evals.agents.gemini.tools import plan_tools, shell_granted
 from pytest_plugin_evals.agents.mcp import McpPlan, McpServer
 from pytest_plugin_evals.agents.mcp_settings import mcp_servers
 from pytest_plugin_evals.agents.mcp_settings import settings_server as gemini_server
+from pytest_plugin_evals.agents.permissions import ToolAccess
 
 
 def make_plugin(root: Path) -> Path:
@@ -123,10 +124,10 @@ def test_an_own_extension_manifest_loses_the_servers_the_run_gives_or_withholds(
 
 def test_tools_offered_follow_the_case_and_the_grants() -> None:
     plan = plan_tools(
-        case_tools=("Read", "Skill", "Write", "Bash(git status *)", "WebFetch", "Frobnicate"),
-        case_disallowed=(),
-        grants=("Write", "Bash"),
-        operator_disallowed=(),
+        ToolAccess(
+            ("Read", "Skill", "Write", "Bash(git status *)", "WebFetch", "Frobnicate"),
+            grants=("Write", "Bash"),
+        )
     )
     assert plan.core[:6] == (
         "read_file", "read_many_files", "glob", "grep_search", "list_directory", "activate_skill"
@@ -140,12 +141,8 @@ def test_tools_offered_follow_the_case_and_the_grants() -> None:
 
 
 def test_a_shell_is_offered_only_when_granted_and_disallowed_tools_are_excluded() -> None:
-    plan = plan_tools(
-        case_tools=("Bash", "Skill", "Write"),
-        case_disallowed=("Skill",),
-        grants=("Write",),
-        operator_disallowed=("Write",),
-    )
+    # The case's disallowed tools, then the operator's.
+    plan = plan_tools(ToolAccess(("Bash", "Skill", "Write"), ("Write",), ("Skill", "Write")))
     assert not shell_granted(plan)
     assert "activate_skill" not in plan.core and "write_file" not in plan.core
     assert set(plan.exclude) == {"activate_skill", "write_file"}
@@ -153,7 +150,7 @@ def test_a_shell_is_offered_only_when_granted_and_disallowed_tools_are_excluded(
 
 
 def test_settings_pin_auth_and_turn_off_telemetry() -> None:
-    plan = plan_tools(case_tools=(), case_disallowed=(), grants=(), operator_disallowed=())
+    plan = plan_tools(ToolAccess())
     settings = settings_for(
         plan, max_turns=7, max_attempts=1, mcp_servers={"m": {"command": "x"}},
         extension_servers=("own",),
@@ -170,15 +167,10 @@ def test_settings_pin_auth_and_turn_off_telemetry() -> None:
 
 
 def test_the_skill_tool_is_offered_whatever_the_case_lists_unless_disallowed() -> None:
-    plan = plan_tools(case_tools=(), case_disallowed=(), grants=(), operator_disallowed=())
+    plan = plan_tools(ToolAccess())
     assert "activate_skill" in plan.core and "Skill" in plan.canonical
-    for case_disallowed, operator in ((("Skill",), ()), ((), ("Skill",))):
-        plan = plan_tools(
-            case_tools=("Skill",),
-            case_disallowed=case_disallowed,
-            grants=(),
-            operator_disallowed=operator,
-        )
+    for listed in ((), ("Skill",)):
+        plan = plan_tools(ToolAccess(listed, disallowed=("Skill",)))
         assert "activate_skill" not in plan.core and plan.exclude == ("activate_skill",)
         assert "Skill" not in plan.canonical
 
@@ -215,8 +207,7 @@ def mcp_plan() -> McpPlan:
 
 
 def test_mcp_servers_offer_a_real_servers_tools_only_when_listed_and_granted() -> None:
-    servers, notes = mcp_servers(
-        mcp_plan(),
+    access = ToolAccess(
         case_tools=(
             "mcp__plugin_kit_people__lookup",
             "mcp__plugin_kit_people__delete",
@@ -225,6 +216,7 @@ def test_mcp_servers_offer_a_real_servers_tools_only_when_listed_and_granted() -
         grants=("mcp__plugin_kit_people__lookup", " mcp__plugin_kit_docs__* "),
         disallowed=(PREFIX + "close_issue", "mcp__kb"),
     )
+    servers, notes = mcp_servers(mcp_plan(), access)
     assert list(servers) == ["tracker", "people", "docs", "kb"]
     # A stand-in offers every tool (less those disallowed), under the plan's name.
     assert servers["tracker"] == {
@@ -243,7 +235,7 @@ def test_mcp_servers_offer_a_real_servers_tools_only_when_listed_and_granted() -
 
 
 def test_a_real_server_with_nothing_granted_starts_with_no_tool_offered() -> None:
-    servers, _ = mcp_servers(mcp_plan(), case_tools=(), grants=("Bash",), disallowed=())
+    servers, _ = mcp_servers(mcp_plan(), ToolAccess(grants=("Bash",)))
     assert servers["people"]["includeTools"] == [] and "includeTools" not in servers["tracker"]
 
 

@@ -32,6 +32,7 @@ from pytest_plugin_evals.agents.opencode.plugin import (
     plugin_config_dir,
     read_agent,
 )
+from pytest_plugin_evals.agents.permissions import ToolAccess
 
 
 def event(kind: str, **part: object) -> str:
@@ -248,12 +249,12 @@ def tracker_plan() -> McpPlan:
 def test_the_mcp_block_and_its_permissions() -> None:
     plan = tracker_plan()
     create = "mcp__plugin_tracker-kit_t_b__create"
-    block, rules, notes = mcp_block(
-        plan,
-        allowed=[create, "mcp__plugin_tracker-kit_t_b__drop"],
+    access = ToolAccess(
+        case_tools=[create, "mcp__plugin_tracker-kit_t_b__drop"],
         grants=[create],
         disallowed=["mcp__plugin_tracker-kit_t__purge"],
     )
+    block, rules, notes = mcp_block(plan, access)
     assert block == {
         "t": {"type": "local", "command": ["/py", "stub.py"], "enabled": True,
               "environment": {"A": "1"}},

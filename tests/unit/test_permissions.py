@@ -10,6 +10,7 @@ import pytest
 from pytest_plugin_evals.agents.permissions import (
     BUILTIN_WRITERS,
     FILE_WRITERS,
+    ToolAccess,
     ToolPlan,
     base_tool,
     entry_rules,
@@ -42,10 +43,7 @@ def plan(
     readonly_roots: Iterable[Path] = (),
 ) -> ToolPlan:
     return plan_tools(
-        case_tools=case_tools,
-        case_disallowed=case_disallowed,
-        grants=grants,
-        operator_disallowed=operator_disallowed,
+        ToolAccess(case_tools, grants, (*case_disallowed, *operator_disallowed)),
         read_roots=[HOME, TMP, SKILLS, *readonly_roots],
         write_roots=[HOME, TMP],
         deny_read=[EVALS, CONFIG, OUT],
@@ -308,10 +306,7 @@ def test_an_add_dir_opened_in_place_splits_the_evals_deny(tmp_path: Path) -> Non
     evals = evals_tree(tmp_path)
     fixtures = evals / "next" / "fixtures"
     result = plan_tools(
-        case_tools=["Skill"],
-        case_disallowed=[],
-        grants=[],
-        operator_disallowed=[],
+        ToolAccess(["Skill"]),
         read_roots=[HOME, TMP],
         write_roots=[HOME, TMP],
         deny_read=[evals, CONFIG, OUT],
@@ -337,10 +332,7 @@ def test_without_an_opening_the_evals_folder_is_denied_whole(tmp_path: Path) -> 
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     result = plan_tools(
-        case_tools=[],
-        case_disallowed=[],
-        grants=[],
-        operator_disallowed=[],
+        ToolAccess(),
         read_roots=[HOME],
         write_roots=[HOME],
         deny_read=[evals],

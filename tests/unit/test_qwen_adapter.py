@@ -157,7 +157,7 @@ def test_the_trust_check_reads_the_init_events_commands(
     if arm == "without":
         request.case.suite_root = root / "evals"
     summary = StreamSummary(init={}, result={}, slash_commands=listed)
-    assert QwenAgent("qwen")._trust_problem(request, summary) == problem
+    assert QwenAgent("qwen").trust_problem(request, summary) == problem
 
 
 def test_an_api_error_is_an_infrastructure_error_and_a_failed_run_is_graded(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from pytest_plugin_evals.agents.claude.shell import (
     shell_tools,
 )
 from pytest_plugin_evals.agents.claude.stream_json import StreamSummary, parse_file, run_error
-from pytest_plugin_evals.agents.cli import check_answered, failed_outside, reach_of
+from pytest_plugin_evals.agents.cli import check_answered, failed_outside
 from pytest_plugin_evals.agents.confine import INSIDE_TMPDIR
 from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended
 from pytest_plugin_evals.agents.permissions import plan_tools
@@ -150,10 +150,7 @@ class ClaudeAgent(CliAgent):
         root = box.root.resolve()
         protected = [p for p in protected if not root.is_relative_to(p)]
         plan = plan_tools(
-            case_tools=request.allowed_tools,
-            case_disallowed=case.disallowed_tools,
-            grants=self.grants,
-            operator_disallowed=self.disallow,
+            self.access(request),
             read_roots=read_roots,
             write_roots=[box.home, tmp],
             deny_read=[case.suite_root.resolve(), box.config, box.out],
@@ -204,17 +201,10 @@ class ClaudeAgent(CliAgent):
             if request.mocks.mcp_config is not None:
                 also_read.append(request.mocks.mcp_config)
         servers = mcp.plan_for(request)
-        reach = reach_of(
-            request,
-            self.binary,
-            env=env,
-            endpoint_variables=endpoint_variables(env),
-            mcp=servers,
-            nests=bool(shells),
-            also_read=also_read,
-            reads_only=not shells
+        reads_only = (
+            not shells
             and not any(not s.stand_in for s in servers.servers)
-            and not (request.plugin_dir is not None and has_hooks(request.plugin_dir)),
+            and not (request.plugin_dir is not None and has_hooks(request.plugin_dir))
         )
         missing = [
             f"add_dirs: {rel} is not a folder in the case directory (not given to the agent)"
@@ -229,10 +219,14 @@ class ClaudeAgent(CliAgent):
         return Launch(
             argv=argv,
             env=env,
-            reach=reach,
             read=parse_file,
             classify=classify,
             not_granted=plan.not_granted,
+            endpoints=endpoint_variables(env),
+            mcp=servers,
+            nests=bool(shells),
+            also_read=also_read,
+            reads_only=reads_only,
         )
 
     def _classify(

@@ -39,7 +39,6 @@ from pytest_plugin_evals.agents.base import RunRequest, infra_kind
 from pytest_plugin_evals.agents.cli import (
     check_answered,
     did_not_start,
-    reach_of,
     run_step,
     with_stderr,
 )
@@ -186,12 +185,9 @@ class CodexAgent(CliAgent):
         sandbox = "workspace-write" if allowed & WRITERS else "read-only"
         # The run's MCP servers: stand-ins, the plugin's own (Codex's start is overridden).
         mcp_plan = mcp.plan_for(request)
-        servers = codex_servers(mcp_plan, request.allowed_tools, self.grants, plan.disallowed)
+        servers = codex_servers(mcp_plan, self.access(request))
         web = "WebSearch" in allowed
         argv = self.argv(request, base_url, sandbox, web, note, servers=servers.args())
-        reach = reach_of(
-            request, self.binary, env=env, endpoint_variables=ENDPOINTS, mcp=mcp_plan, nests=True
-        )
         plugin = plugin_name(request.plugin_dir) if request.plugin_dir is not None else None
         where = "unconfined" if request.unconfined else "inside the run's sandbox"
 
@@ -211,11 +207,13 @@ class CodexAgent(CliAgent):
         return Launch(
             argv=argv,
             env=env,
-            reach=reach,
             read=read,
             classify=classify,
             notes=[*mcp_plan.notes, *servers.notes, f"codex sandbox: {sandbox}, {where}"],
             not_granted=plan.not_granted,
+            endpoints=ENDPOINTS,
+            mcp=mcp_plan,
+            nests=True,
         )
 
     def _install(self, request: RunRequest, env: dict[str, str], home: Path) -> str | None:

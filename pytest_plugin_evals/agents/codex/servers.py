@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_plugin_evals.agents.mcp import McpPlan, McpServer
+from pytest_plugin_evals.agents.permissions import ToolAccess
 
 #: What Codex takes in a server's name (its tools' namespace).
 _SAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -59,17 +60,6 @@ def toml_value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(toml_value(v) for v in value) + "]"
     raise TypeError(f"no TOML form for {type(value).__name__}")
-
-
-def _disabled(server: McpServer, disallowed: Iterable[str]) -> list[str]:
-    """The tools of ``server`` that entries of ``disallowed`` remove (``*``: all)."""
-    found = []
-    for entry in (e.strip() for e in disallowed):
-        if entry.startswith(server.prefix):
-            found.append(entry[len(server.prefix) :] or "*")
-        elif entry.endswith("*") and server.prefix.startswith(entry[:-1]):
-            found.append("*")
-    return list(dict.fromkeys(found))
 
 
 _WHOLE_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -113,12 +103,7 @@ def unexpanded(server: McpServer) -> list[str]:
     return places
 
 
-def server_entry(
-    server: McpServer,
-    case_tools: Iterable[str],
-    grants: Iterable[str],
-    disallowed: Iterable[str] = (),
-) -> dict[str, Any]:
+def server_entry(server: McpServer, access: ToolAccess) -> dict[str, Any]:
     """Codex's ``mcp_servers`` entry for ``server``."""
     entry: dict[str, Any] = {}
     if server.command is not None:
@@ -152,14 +137,14 @@ def server_entry(
     # start than Codex is simply not there), and fails the run when it does not start.
     entry["required"] = True
     entry["default_tools_approval_mode"] = "approve"
-    granted = server.granted_tools(case_tools, grants)
+    granted = access.granted(server)
     if "*" not in granted:
         entry["enabled_tools"] = list(granted)
-    disabled = _disabled(server, disallowed)
+    disabled = access.denied(server)
     if "*" in disabled:
         entry["enabled_tools"] = []
     elif disabled:
-        entry["disabled_tools"] = disabled
+        entry["disabled_tools"] = list(disabled)
     return entry
 
 
@@ -184,14 +169,8 @@ class CodexServers:
         return plan.canonical(self.renamed.get(server, server), tool)
 
 
-def codex_servers(
-    plan: McpPlan,
-    case_tools: Iterable[str],
-    grants: Iterable[str],
-    disallowed: Iterable[str] = (),
-) -> CodexServers:
+def codex_servers(plan: McpPlan, access: ToolAccess) -> CodexServers:
     """The plan's servers in Codex's form (see the module's docstring)."""
-    case_tools, grants, disallowed = list(case_tools), list(grants), list(disallowed)
     table: dict[str, dict[str, Any]] = {}
     renamed: dict[str, str] = {}
     notes: list[str] = []
@@ -204,7 +183,7 @@ def codex_servers(
             renamed[name] = server.name
         if server.command is None and server.config.get("type") == "sse":
             notes.append(f"MCP server {server.name}: Codex speaks streamable HTTP, not SSE")
-        table[name] = server_entry(server, case_tools, grants, disallowed)
+        table[name] = server_entry(server, access)
         if places := unexpanded(server):
             notes.append(
                 f"MCP server {server.name}: Codex does not expand the variables in "

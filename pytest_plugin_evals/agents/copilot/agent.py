@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pytest_plugin_evals.agents import mcp
 from pytest_plugin_evals.agents.base import RunRequest, infra_kind
-from pytest_plugin_evals.agents.cli import check_answered, failed_outside, reach_of
+from pytest_plugin_evals.agents.cli import check_answered, failed_outside
 from pytest_plugin_evals.agents.copilot.events import CopilotSummary, parse_file
 from pytest_plugin_evals.agents.copilot.tools import CopilotMcp, CopilotTools, plan_mcp, plan_tools
 from pytest_plugin_evals.agents.credentials import credential_names
@@ -139,12 +139,7 @@ class CopilotAgent(CliAgent):
         return argv
 
     def tools(self, request: RunRequest) -> CopilotTools:
-        return plan_tools(
-            case_tools=request.allowed_tools,
-            case_disallowed=request.case.disallowed_tools,
-            grants=self.grants,
-            operator_disallowed=self.disallow,
-        )
+        return plan_tools(self.access(request))
 
     def launch(self, request: RunRequest) -> Launch | Transcript:
         box, case = request.sandbox, request.case
@@ -153,12 +148,7 @@ class CopilotAgent(CliAgent):
             return Transcript(error=refused[1], infra_error=refused[0], cwd=box.cwd)
         tools = self.tools(request)
         plan = mcp.plan_for(request)
-        servers = plan_mcp(
-            plan,
-            case_tools=request.allowed_tools,
-            grants=self.grants,
-            disallowed=(*case.disallowed_tools, *self.disallow),
-        )
+        servers = plan_mcp(plan, self.access(request))
         # Copilot's own command sandbox is off by default (and needs more than bubblewrap):
         # the whole CLI runs inside the run's sandbox, which hides the operator's files.
         env = dict(request.env)
@@ -176,13 +166,6 @@ class CopilotAgent(CliAgent):
             mcp_config.write_text(json.dumps(servers.config, indent=2), encoding="utf-8")
         argv = self.argv(request, tools, context, credential_names(env), servers, mcp_config)
         limit = TurnLimit(request.max_turns)
-        reach = reach_of(
-            request,
-            self.binary,
-            env=env,
-            endpoint_variables=endpoint_variables(env),
-            mcp=plan,
-        )
         notes = [*plan.notes]
         notes.extend(f"not supported by copilot: {t}" for t in tools.unsupported)
         if case.append_system_prompt:
@@ -205,13 +188,14 @@ class CopilotAgent(CliAgent):
         return Launch(
             argv=argv,
             env=env,
-            reach=reach,
             read=read,
             classify=classify,
             stdin=prompt,
             stop_on=limit,
             notes=notes,
             not_granted=(*tools.not_granted, *servers.not_granted),
+            endpoints=endpoint_variables(env),
+            mcp=plan,
         )
 
     def _refusal(self, request: RunRequest) -> tuple[InfraKind, str] | None:

@@ -31,12 +31,12 @@ server's only for the tools the case lists by Claude Code's name and the operato
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_plugin_evals.agents.mcp import McpPlan
-from pytest_plugin_evals.agents.permissions import base_tool, grants_for
+from pytest_plugin_evals.agents.permissions import ToolAccess, base_tool, grants_for
 
 #: Offered in every run.
 READERS = ("view", "glob", "grep")
@@ -96,21 +96,14 @@ class CopilotTools:
     unsupported: tuple[str, ...] = ()
 
 
-def plan_tools(
-    *,
-    case_tools: Iterable[str],
-    case_disallowed: Iterable[str],
-    grants: Iterable[str],
-    operator_disallowed: Iterable[str],
-) -> CopilotTools:
-    grants = [g.strip() for g in grants if g.strip()]
+def plan_tools(access: ToolAccess) -> CopilotTools:
+    grants = access.grants
     available: list[str] = list(ALWAYS)
     allow: list[str] = []
     not_granted: list[str] = []
     unsupported: list[str] = []
-    for entry in case_tools:
-        entry = entry.strip()
-        if not entry or entry.startswith("mcp__"):
+    for entry in access.case_tools:
+        if entry.startswith("mcp__"):
             continue  # MCP tools: plan_mcp
         tool = base_tool(entry)
         if tool in READ_ONLY:
@@ -129,7 +122,7 @@ def plan_tools(
                 allow.append("write")
         else:
             unsupported.append(entry)
-    denied_tools = {base_tool(e) for e in [*case_disallowed, *operator_disallowed] if e.strip()}
+    denied_tools = {base_tool(e) for e in access.disallowed}
     removed: set[str] = set()
     for tool in denied_tools:
         removed.update(READ_ONLY.get(tool, ()) if tool not in READERS_OF else (READERS_OF[tool],))
@@ -193,43 +186,31 @@ def copilot_server(config: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def plan_mcp(
-    plan: McpPlan,
-    *,
-    case_tools: Iterable[str],
-    grants: Iterable[str],
-    disallowed: Iterable[str],
-) -> CopilotMcp:
+def plan_mcp(plan: McpPlan, access: ToolAccess) -> CopilotMcp:
     """What Copilot gets for the run's MCP servers (see the module's docstring).
 
     A disallowed entry by Claude Code's name denies that tool (``<server>(<tool>)``: still
     offered, since Copilot cannot hide one tool of a server, but refused), or the whole server
     for ``mcp__<…>__*`` or the bare prefix (not offered at all)."""
-    case_tools = [e.strip() for e in case_tools if e.strip()]
-    grants = [g.strip() for g in grants if g.strip()]
     servers: dict[str, Any] = {}
     available: list[str] = []
     allow: list[str] = []
     deny: list[str] = []
     not_granted: list[str] = []
-    denied = [e.strip() for e in disallowed if e.strip().startswith("mcp__")]
     for server in plan.servers:
         entry = copilot_server(server.config)
         if entry is None:
             continue
         servers[server.name] = entry
-        blocked = _denied_tools(server.prefix, denied)
+        blocked = access.denied(server)
         if "*" in blocked:
             deny.append(server.name)
             continue
         available.append(server.name)
         deny.extend(f"{server.name}({tool})" for tool in blocked)
-        granted = server.granted_tools(case_tools, grants)
+        granted = access.granted(server)
         allow.extend(server.name if tool == "*" else f"{server.name}({tool})" for tool in granted)
-        if not server.stand_in:
-            not_granted.extend(
-                e for e in case_tools if e.startswith(server.prefix) and not grants_for(e, grants)
-            )
+        not_granted.extend(access.not_granted(server))
     disable = tuple(name for name in plan.suppressed if name not in servers)
     return CopilotMcp(
         config={"mcpServers": servers},
@@ -239,14 +220,3 @@ def plan_mcp(
         disable=disable,
         not_granted=tuple(not_granted),
     )
-
-
-def _denied_tools(prefix: str, denied: Iterable[str]) -> list[str]:
-    """The tools of the server with ``prefix`` that the disallowed entries name (``*``: all)."""
-    found: list[str] = []
-    for entry in denied:
-        if entry == prefix.rstrip("_"):
-            found.append("*")
-        elif entry.startswith(prefix):
-            found.append(entry[len(prefix) :] or "*")
-    return found

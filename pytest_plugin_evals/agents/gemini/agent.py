@@ -21,18 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from pytest_plugin_evals.agents import mcp
-from pytest_plugin_evals.agents.base import RunRequest, infra_kind
-from pytest_plugin_evals.agents.cli import (
-    check_answered,
-    failed_outside,
-    reach_of,
-    run_step,
-)
+from pytest_plugin_evals.agents.base import RunRequest
+from pytest_plugin_evals.agents.cli import run_step
 from pytest_plugin_evals.agents.gemini.extension import Extension, translate
-from pytest_plugin_evals.agents.gemini.stream_json import StreamSummary, api_status, parse_file
+from pytest_plugin_evals.agents.gemini.stream_json import StreamSummary, parse_file
 from pytest_plugin_evals.agents.gemini.tools import GeminiTools, plan_tools
-from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended
-from pytest_plugin_evals.agents.mcp_settings import mcp_servers
+from pytest_plugin_evals.agents.launch import CliAgent, Launch
+from pytest_plugin_evals.agents.mcp_settings import mcp_servers, settings_form
 from pytest_plugin_evals.agents.spec import declared
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
@@ -70,24 +65,13 @@ def settings_for(
     says which) are added, those of ``mcp_servers`` and of the extension's ``extension_servers``.
     """
     core = [*tools.core, *(f"mcp_{name}_*" for name in (*(mcp_servers or {}), *extension_servers))]
-    settings: dict[str, Any] = {
-        "security": {"auth": {"selectedType": "gemini-api-key"}},
-        "privacy": {"usageStatisticsEnabled": False},
-        "telemetry": {"enabled": False, "logPrompts": False},
-        "general": {
-            "enableAutoUpdate": False,
-            "enableAutoUpdateNotification": False,
-            "checkpointing": {"enabled": False},
-        },
-        "model": {"maxSessionTurns": max_turns},
-        "tools": {"core": list(dict.fromkeys(core))},
-    }
-    if tools.exclude:
-        settings["tools"]["exclude"] = list(tools.exclude)
+    general: dict[str, Any] = {"enableAutoUpdateNotification": False}
     if max_attempts is not None:
-        settings["general"]["maxAttempts"] = max_attempts
-    if mcp_servers:
-        settings["mcpServers"] = dict(mcp_servers)
+        general["maxAttempts"] = max_attempts
+    settings = settings_form(
+        "gemini-api-key", core, exclude=tools.exclude, servers=mcp_servers, general=general
+    )
+    settings["model"] = {"maxSessionTurns": max_turns}
     return settings
 
 
@@ -152,24 +136,15 @@ class GeminiAgent(CliAgent):
         return None
 
     def launch(self, request: RunRequest) -> Launch | Transcript:
-        box, case = request.sandbox, request.case
+        box = request.sandbox
         env = self.environment(request)
-        tools = plan_tools(
-            case_tools=request.allowed_tools,
-            case_disallowed=case.disallowed_tools,
-            grants=self.grants,
-            operator_disallowed=self.disallow,
-        )
+        access = self.access(request)
+        tools = plan_tools(access)
         # Gemini's own sandbox needs a container runtime: the whole CLI runs inside the run's
         # sandbox instead, which hides the operator's files from its tools.
         model, model_note = pick_model(request.model, env)
         plan = mcp.plan_for(request)
-        servers, server_notes = mcp_servers(
-            plan,
-            case_tools=request.allowed_tools,
-            grants=self.grants,
-            disallowed=(*case.disallowed_tools, *self.disallow),
-        )
+        servers, server_notes = mcp_servers(plan, access)
         extension: Extension | None = None
         notes: list[str] = [*plan.notes, *server_notes]
         if request.plugin_dir is not None:
@@ -207,7 +182,6 @@ class GeminiAgent(CliAgent):
                     cwd=box.cwd,
                 )
         argv = self.argv(request, model, extension.name if extension else None)
-        reach = reach_of(request, self.binary, env=env, endpoint_variables=SPEC.endpoints, mcp=plan)
         notes.extend(tools.notes)
         if model_note:
             notes.append(model_note)
@@ -228,11 +202,12 @@ class GeminiAgent(CliAgent):
         return Launch(
             argv=argv,
             env=env,
-            reach=reach,
             read=read,
             stdin="",
             notes=notes,
             not_granted=tools.not_granted,
+            endpoints=SPEC.endpoints,
+            mcp=plan,
         )
 
     def classify(
@@ -242,23 +217,12 @@ class GeminiAgent(CliAgent):
         summary: StreamSummary,
         result: ProcessResult,
     ) -> None:
-        returncode = result.returncode
-        message = summary.error_message
-        if returncode == TURN_LIMIT_EXIT or summary.error_type == "FatalTurnLimitedError":
+        """A run stopped at ``model.maxSessionTurns``, else as every init/result stream
+        (:meth:`CliAgent.classify`)."""
+        if result.returncode == TURN_LIMIT_EXIT or summary.error_type == "FatalTurnLimitedError":
             transcript.error = f"max turns ({request.max_turns}) reached"
             return
-        if message is not None and message.startswith("[API Error"):
-            status = api_status(message, transcript.stderr_tail)
-            failed_outside(
-                transcript, infra_kind(status), f"{ended(returncode)}: {message.splitlines()[0]}"
-            )
-            return
-        if self.unfinished(transcript, returncode, summary.init, summary.result):
-            return
-        if message is not None or returncode != 0:
-            transcript.error = f"{ended(returncode)}: {message or 'gemini failed'}"
-            return
-        check_answered(transcript)
+        super().classify(request, transcript, summary, result)
 
 
 def drop_stale_lock(gemini_dir: Path) -> None:

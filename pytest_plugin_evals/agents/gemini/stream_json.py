@@ -30,10 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_plugin_evals.agents.base import infra_kind
 from pytest_plugin_evals.agents.calls import CallLog, StreamEnds, read_trace
 from pytest_plugin_evals.agents.canonical import canonical, mcp_name
 from pytest_plugin_evals.agents.mcp import McpPlan
-from pytest_plugin_evals.model import Transcript
+from pytest_plugin_evals.model import InfraKind, Transcript
 from pytest_plugin_evals.util.jsonlines import amount, count, load_events
 
 
@@ -47,6 +48,13 @@ class StreamSummary(StreamEnds):
         if isinstance(error, dict):
             return str(error.get("message") or error.get("type") or "error")
         return None
+
+    def outside(self, stderr: str) -> InfraKind | None:
+        """An API error (its message starts ``[API Error``): its status's kind."""
+        message = self.error_message
+        if message is None or not message.startswith("[API Error"):
+            return None
+        return infra_kind(api_status(message, stderr))
 
     @property
     def error_type(self) -> str | None:

@@ -26,10 +26,9 @@ stand-in, a real server's only when the case lists it and the operator grants it
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pytest_plugin_evals.agents.permissions import base_tool, grants_for
+from pytest_plugin_evals.agents.permissions import ToolAccess, base_tool, grants_for
 
 #: Claude Code's name → Gemini CLI's built-in tools.
 GEMINI_TOOLS: dict[str, tuple[str, ...]] = {
@@ -81,22 +80,13 @@ class GeminiTools:
     notes: tuple[str, ...] = ()
 
 
-def plan_tools(
-    *,
-    case_tools: Iterable[str],
-    case_disallowed: Iterable[str],
-    grants: Iterable[str],
-    operator_disallowed: Iterable[str],
-) -> GeminiTools:
-    grants = [g.strip() for g in grants if g.strip()]
+def plan_tools(access: ToolAccess) -> GeminiTools:
+    grants = access.grants
     core: list[str] = [t for tool in READERS for t in GEMINI_TOOLS[tool]]
     canonical: list[str] = list(READERS)
     not_granted: list[str] = []
     notes: list[str] = []
-    for entry in case_tools:
-        entry = entry.strip()
-        if not entry:
-            continue
+    for entry in access.case_tools:
         tool = base_tool(entry)
         if tool in READERS:
             continue
@@ -126,9 +116,9 @@ def plan_tools(
                 )
             core.extend(names)
     exclude: list[str] = []
-    for entry in [*case_disallowed, *operator_disallowed]:
-        tool = base_tool(entry.strip())
-        if not tool or tool.startswith("mcp__"):
+    for entry in access.disallowed:
+        tool = base_tool(entry)
+        if tool.startswith("mcp__"):
             continue  # an MCP tool is left out by its server (``excludeTools``)
         for name in GEMINI_TOOLS.get(tool, (tool,)):
             exclude.append(name)

@@ -31,7 +31,6 @@ from pytest_plugin_evals.agents.base import RunRequest, infra_kind
 from pytest_plugin_evals.agents.cli import (
     check_answered,
     did_not_start,
-    reach_of,
     run_step,
     with_stderr,
 )
@@ -45,7 +44,7 @@ from pytest_plugin_evals.agents.opencode.config import (
 )
 from pytest_plugin_evals.agents.opencode.events import StreamSummary, parse_file
 from pytest_plugin_evals.agents.opencode.plugin import PluginFolder, plugin_config_dir
-from pytest_plugin_evals.agents.permissions import plan_confined_tools
+from pytest_plugin_evals.agents.permissions import ToolAccess, plan_confined_tools
 from pytest_plugin_evals.agents.plugins import plugin_contents
 from pytest_plugin_evals.agents.spec import declared
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
@@ -141,9 +140,7 @@ class OpencodeAgent(CliAgent):
         env.pop("OPENCODE_CONFIG_DIR", None)
         servers = mcp.plan_for(request)
         disallowed = (*case.disallowed_tools, *self.disallow)
-        block, mcp_rules, notes = mcp_block(
-            servers, allowed=allowed, grants=self.grants, disallowed=disallowed
-        )
+        block, mcp_rules, notes = mcp_block(servers, ToolAccess(allowed, self.grants, disallowed))
         notes[:0] = servers.notes
         external = list(context)
         qualify: dict[str, str] = {}
@@ -186,13 +183,6 @@ class OpencodeAgent(CliAgent):
         if trust is not None:
             return trust
         argv = [self.binary, "run", "--format", "json", "--title", f"eval {case.name}"]
-        reach = reach_of(
-            request,
-            self.binary,
-            env=env,
-            endpoint_variables=endpoint_variables(config["model"], env),
-            mcp=servers,
-        )
         stand_ins = tuple(s.prefix for s in servers.servers if s.stand_in)
         notes.extend(f"opencode has no such tool: {t}" for t in unmapped)
         notes.extend(
@@ -220,11 +210,12 @@ class OpencodeAgent(CliAgent):
         return Launch(
             argv=argv,
             env=env,
-            reach=reach,
             read=read,
             classify=classify,
             notes=notes,
             not_granted=[t for t in plan.not_granted if not t.startswith(stand_ins)],
+            endpoints=endpoint_variables(config["model"], env),
+            mcp=servers,
         )
 
     def _classify(

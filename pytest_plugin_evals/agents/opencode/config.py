@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_plugin_evals.agents.mcp import McpPlan, McpServer
-from pytest_plugin_evals.agents.permissions import base_tool
+from pytest_plugin_evals.agents.permissions import ToolAccess, base_tool
 from pytest_plugin_evals.mocks.discover import normalize
 
 #: Canonical tool → the opencode permission that governs it.
@@ -198,20 +198,14 @@ def mcp_entry(server: McpServer) -> dict[str, Any] | None:
 
 
 def mcp_block(
-    plan: McpPlan,
-    *,
-    allowed: Iterable[str],
-    grants: Iterable[str],
-    disallowed: Iterable[str] = (),
+    plan: McpPlan, access: ToolAccess
 ) -> tuple[dict[str, Any], dict[str, str], list[str]]:
     """The run's ``mcp`` block, its permission rules (in order: add them after the built-in
-    tools' rules) and its notes. ``allowed``: the run's allowed entries (Claude Code's names,
-    as :func:`plan_tools` left them, so granted); ``disallowed``: the case's and the
-    operator's, which remove a server's tools even from a stand-in.
+    tools' rules) and its notes. The disallowed entries remove a server's tools even from a
+    stand-in.
 
     Shorter server names come first, and a real server's rules start with ``<key>_*: deny``,
     so a stand-in's ``a_*`` never allows the tools of a real server ``a_b``."""
-    allowed, grants, disallowed = list(allowed), list(grants), list(disallowed)
     block: dict[str, Any] = {}
     rules: dict[str, str] = {}
     notes: list[str] = []
@@ -231,12 +225,24 @@ def mcp_block(
             rules[f"{key}_*"] = "allow"
             continue
         rules[f"{key}_*"] = "deny"
-        for tool in server.granted_tools(allowed, grants):
-            rules[f"{key}_{tool if tool == '*' else normalize(tool)}"] = "allow"
-    for name in disallowed:
-        if (found := _mcp_entry(name.strip(), plan)) is not None and found[0] in block:
-            rules[f"{found[0]}_{found[1]}"] = "deny"
+        for tool in access.granted(server):
+            rules[_rule_key(server, tool)] = "allow"
+    _deny(rules, (server for _, server in given), access)
     return block, rules, notes
+
+
+def _rule_key(server: McpServer, tool: str) -> str:
+    """opencode's permission key of ``server``'s tool (``*``: all of its tools)."""
+    return f"{server_key(server.name)}_{tool if tool == '*' else normalize(tool)}"
+
+
+def _deny(rules: dict[str, Any], servers: Iterable[McpServer], access: ToolAccess) -> None:
+    """Deny the MCP tools of ``servers`` that the run's disallowed entries take away, after
+    every other rule (the last rule that matches wins: a whole server denied is denied even
+    where a rule before allowed one of its tools)."""
+    for key in [_rule_key(s, tool) for s in servers for tool in access.denied(s)]:
+        rules.pop(key, None)
+        rules[key] = "deny"
 
 
 def mcp_tool_name(plan: McpPlan, name: str) -> str | None:
@@ -295,9 +301,9 @@ def agent_permission(
             rules[key] = "deny"
             if server is not None and tool == "*":
                 rules.update({f"{server}_{t}": "allow" for t in sorted(wanted)})
-    for entry in (e.strip() for e in disallowed):
-        if (found := _mcp_entry(entry, plan)) is not None:
-            rules[f"{found[0]}_{found[1]}"] = "deny"
+    disallowed = [e.strip() for e in disallowed]
+    _deny(rules, plan.servers if plan else (), ToolAccess(disallowed=disallowed))
+    for entry in disallowed:
         for key in PERMISSIONS.get(base_tool(entry), ()):
             if key in granted:
                 rules[key] = "deny"

@@ -31,25 +31,18 @@ from pathlib import Path
 from typing import Any
 
 from pytest_plugin_evals.agents import mcp
-from pytest_plugin_evals.agents.base import RunRequest, infra_kind
-from pytest_plugin_evals.agents.cli import (
-    check_answered,
-    failed_outside,
-    reach_of,
-    run_step,
-    with_stderr,
-)
+from pytest_plugin_evals.agents.base import RunRequest
+from pytest_plugin_evals.agents.cli import run_step
 from pytest_plugin_evals.agents.credentials import without_openai_key
-from pytest_plugin_evals.agents.launch import CliAgent, Launch, ended
-from pytest_plugin_evals.agents.mcp_settings import mcp_servers
+from pytest_plugin_evals.agents.launch import CliAgent, Launch
+from pytest_plugin_evals.agents.mcp_settings import mcp_servers, settings_form
 from pytest_plugin_evals.agents.permissions import base_tool, plan_confined_tools
 from pytest_plugin_evals.agents.plugins import plugin_contents
-from pytest_plugin_evals.agents.qwen.stream import StreamSummary, api_status, parse_file
+from pytest_plugin_evals.agents.qwen.stream import StreamSummary, parse_file
 from pytest_plugin_evals.agents.spec import declared
 from pytest_plugin_evals.agents.workspace import copy_add_dirs
 from pytest_plugin_evals.model import Transcript
 from pytest_plugin_evals.util.manifest import plugin_name
-from pytest_plugin_evals.util.process import ProcessResult
 
 SPEC = declared("qwen")
 
@@ -91,30 +84,20 @@ def settings_for(
 ) -> dict[str, Any]:
     """The run's ``~/.qwen/settings.json``."""
     core = list(core)
-    settings: dict[str, Any] = {
-        "security": {"auth": {"selectedType": "openai"}},
-        "privacy": {"usageStatisticsEnabled": False},
-        "telemetry": {"enabled": False, "logPrompts": False},
-        "general": {
-            "enableAutoUpdate": False,
-            "disableAutoUpdate": True,
-            "disableUpdateNag": True,
-            "checkpointing": {"enabled": False},
-        },
-        # No memory written or read beside the run (its extraction subagent has a shell).
-        "memory": {
-            "enableManagedAutoMemory": False,
-            "enableManagedAutoDream": False,
-            "enableAutoSkill": False,
-        },
-        "tools": {"core": list(core)},
-    }
     known = [*SPEC.tools, *OTHER_TOOLS]
-    excluded = list(dict.fromkeys([*exclude, *(t for t in known if t not in core)]))
-    if excluded:
-        settings["tools"]["exclude"] = excluded
-    if servers:
-        settings["mcpServers"] = servers
+    settings = settings_form(
+        "openai",
+        core,
+        exclude=[*exclude, *(t for t in known if t not in core)],
+        servers=servers,
+        general={"disableAutoUpdate": True, "disableUpdateNag": True},
+    )
+    # No memory written or read beside the run (its extraction subagent has a shell).
+    settings["memory"] = {
+        "enableManagedAutoMemory": False,
+        "enableManagedAutoDream": False,
+        "enableAutoSkill": False,
+    }
     return settings
 
 
@@ -165,12 +148,7 @@ class QwenAgent(CliAgent):
         core, unmapped = own_tools(dict.fromkeys([*readers, *sorted(granted - set(readers))]))
         excluded, _ = own_tools(base_tool(d) for d in plan.disallowed)
         servers_plan = mcp.plan_for(request)
-        servers, server_notes = mcp_servers(
-            servers_plan,
-            case_tools=request.allowed_tools,
-            grants=self.grants,
-            disallowed=(*case.disallowed_tools, *self.disallow),
-        )
+        servers, server_notes = mcp_servers(servers_plan, self.access(request))
         qwen_dir = box.home / ".qwen"
         qwen_dir.mkdir(exist_ok=True)
         settings = settings_for(core, servers=servers, exclude=excluded)
@@ -183,9 +161,6 @@ class QwenAgent(CliAgent):
             extension = plugin_name(request.plugin_dir)
         context = copy_add_dirs(request)
         argv = self.argv(request, context, extension)
-        reach = reach_of(
-            request, self.binary, env=env, endpoint_variables=SPEC.endpoints, mcp=servers_plan
-        )
         notes = [*servers_plan.notes, *server_notes]
         notes.extend(f"qwen has no such tool: {t}" for t in unmapped)
         if case.history_file:
@@ -197,10 +172,11 @@ class QwenAgent(CliAgent):
         return Launch(
             argv=argv,
             env=env,
-            reach=reach,
             read=read,
             notes=notes,
             not_granted=[t for t in plan.not_granted if not t.startswith("mcp__")],
+            endpoints=SPEC.endpoints,
+            mcp=servers_plan,
         )
 
     def _install(self, request: RunRequest, env: dict[str, str]) -> str | None:
@@ -241,33 +217,7 @@ class QwenAgent(CliAgent):
             return f"the installed extension {name} could not be read: {exc}"
         return None
 
-    def classify(
-        self,
-        request: RunRequest,
-        transcript: Transcript,
-        summary: StreamSummary,
-        result: ProcessResult,
-    ) -> None:
-        returncode = result.returncode
-        message = summary.error_message
-        status = api_status(message)
-        if message is not None and (status is not None or "API Error" in message):
-            failed_outside(
-                transcript, infra_kind(status), f"{ended(returncode)}: {message.splitlines()[0]}"
-            )
-            return
-        if self.unfinished(transcript, returncode, summary.init, summary.result):
-            return
-        if failed_outside(transcript, "plugin_load", self._trust_problem(request, summary)):
-            return
-        if message is not None or returncode not in (0, None):
-            transcript.error = with_stderr(
-                f"{ended(returncode)}: {message or 'qwen failed'}", transcript
-            )
-            return
-        check_answered(transcript)
-
-    def _trust_problem(self, request: RunRequest, summary: StreamSummary) -> str | None:
+    def trust_problem(self, request: RunRequest, summary: StreamSummary) -> str | None:
         """The with arm must list every skill and command of the plugin, the without arm
         none of its skills (the init event's ``slash_commands``)."""
         plugin_dir = request.plugin_dir or request.case.suite_root.parent

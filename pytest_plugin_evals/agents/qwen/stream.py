@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_plugin_evals.agents.base import infra_kind
 from pytest_plugin_evals.agents.calls import CallLog, StreamEnds, read_trace
 from pytest_plugin_evals.agents.canonical import canonical
 from pytest_plugin_evals.agents.mcp import McpPlan
-from pytest_plugin_evals.model import Transcript
+from pytest_plugin_evals.model import InfraKind, Transcript
 from pytest_plugin_evals.util.jsonlines import count, load_events
 
 
@@ -50,6 +51,14 @@ class StreamSummary(StreamEnds):
             text = result.get("result")
             return str(text) if text else str(result.get("subtype") or "error")
         return None
+
+    def outside(self, stderr: str) -> InfraKind | None:
+        """An API error (its message names a status, or says ``API Error``): its kind."""
+        message = self.error_message
+        status = api_status(message)
+        if message is None or (status is None and "API Error" not in message):
+            return None
+        return infra_kind(status)
 
 
 def tool_name(name: str, mcp: McpPlan | None = None) -> str:
