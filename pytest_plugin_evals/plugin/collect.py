@@ -18,8 +18,7 @@ from pytest_plugin_evals.engine.nodeids import marker_tags
 from pytest_plugin_evals.mocks.discover import MockPlan, load_plan
 from pytest_plugin_evals.model import Case, LoadError
 from pytest_plugin_evals.plugin.items import EvalItem, LoadErrorItem
-from pytest_plugin_evals.plugin.keys import reported_mocks_key, settings_key
-from pytest_plugin_evals.plugin.picks import case_picks_key
+from pytest_plugin_evals.plugin.keys import case_picks_key, reported_mocks_key, settings_key
 from pytest_plugin_evals.suites.arms import NoArms, plan_arms
 from pytest_plugin_evals.suites.directory import load_case
 from pytest_plugin_evals.suites.discover import SKIP_DIRS, Source, walk
