@@ -3,12 +3,13 @@
 Only what the suite formats name is collected: folders named ``evals`` (and ``eval_paths``),
 and a ``package.json`` that has ``ai.evals``. pytest imports this module in every session of
 an environment the plugin is installed in, evals or none, so it imports no more than the
-options and what the collection hooks ask of every path. The controller's hooks (the session,
-its writers, the progress line, the pytest-xdist and pytest-html hooks) are registered when
-the session turns out to be an eval session: at once when an eval option is given or pytest-xdist
-distributes the tests (its controller collects nothing, so it cannot wait for the first eval
-item), else when the first eval item is collected. The loaders, graders, agents and reports
-are imported by the hook that first needs them (``tests/architecture/test_start_up.py``).
+options and what the collection hooks ask of every path, and not pytest itself. The
+controller's hooks (the session, its writers, the progress line, the pytest-xdist and
+pytest-html hooks) are registered when the session turns out to be an eval session: at once
+when an eval option is given or pytest-xdist distributes the tests (its controller collects
+nothing, so it cannot wait for the first eval item), else when the first eval item is
+collected. The loaders, graders, agents and reports are imported by the hook that first needs
+them (``tests/architecture/test_start_up.py``).
 """
 
 from __future__ import annotations
@@ -17,38 +18,33 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pytest
+from pluggy import HookimplMarker
 
-from pytest_plugin_evals.plugin.keys import (
-    AHEAD_ATTRIBUTE,
-    made_ahead_key,
-    next_item_key,
-    outcome_key,
-    runs_ahead_key,
-    settings_key,
-    shared_key,
-    soft_checks_key,
-    stamp_key,
-    stop_key,
-)
+from pytest_plugin_evals.plugin import keys
 from pytest_plugin_evals.plugin.loaded import eval_item_class
-from pytest_plugin_evals.plugin.options import add_options, read_settings
-from pytest_plugin_evals.plugin.picks import case_picks_key
-from pytest_plugin_evals.plugin.reported import record_of
+from pytest_plugin_evals.plugin.options import add_options, read_settings, usage_error
 from pytest_plugin_evals.settings import EvalSettings
 from pytest_plugin_evals.suites.discover import (
-    enclosing_evals,
+    evals_root,
     folder_notes,
     has_evals,
-    is_evals_dir,
     may_name_a_case,
+    named_evals_folders,
 )
+from pytest_plugin_evals.suites.picks import case_arguments, picks_not_found
 from pytest_plugin_evals.util.inert import is_inert
 from pytest_plugin_evals.util.stop_sign import StopSign
 from pytest_plugin_evals.util.tempdirs import mark_owner
 from pytest_plugin_evals.util.timestamps import folder_stamp
+
+if TYPE_CHECKING:
+    import pytest
+
+#: pytest's own marker (``pytest.hookimpl`` is this one), made from pluggy's: importing the entry
+#: point imports no pytest.
+hookimpl = HookimplMarker("pytest")
 
 # Imported in the hooks that need them, on purpose: the collectors and loaders (a project
 # without evals never loads them), the modules of one option (baseline, compare, sharding), the
@@ -72,18 +68,18 @@ def pytest_configure(config: pytest.Config) -> None:
         "-m \"evals(arm='with')\"",
     )
     settings = read_settings(config)
-    config.stash[settings_key] = settings
+    config.stash[keys.settings_key] = settings
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None:
-        config.stash[stamp_key] = workerinput.get("eval_stamp") or folder_stamp()
+        config.stash[keys.stamp_key] = workerinput.get("eval_stamp") or folder_stamp()
         shared = workerinput.get("eval_shared")
         _share(config, Path(shared) if shared else None)
     else:
-        config.stash[stamp_key] = folder_stamp()
+        config.stash[keys.stamp_key] = folder_stamp()
         if settings != EvalSettings() or _distributes(config):
             _share(config, None)  # an eval session from the start: the option hooks share it
     _register_options(config, settings)
-    if workerinput is None and shared_key in config.stash:
+    if workerinput is None and keys.shared_key in config.stash:
         _register_controller(config, settings)
 
 
@@ -99,11 +95,11 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     """The first eval item of a session that had no eval option starts the controller's hooks
     (before the items are modified and their collection is finished, which they watch)."""
     config = item.config
-    if shared_key in config.stash or hasattr(config, "workerinput"):
+    if keys.shared_key in config.stash or hasattr(config, "workerinput"):
         return
     if eval_item_class() is not None:  # the items module is imported with the collectors
         _share(config, None)
-        _register_controller(config, config.stash[settings_key])
+        _register_controller(config, config.stash[keys.settings_key])
 
 
 def _register_options(config: pytest.Config, settings: EvalSettings) -> None:
@@ -141,7 +137,7 @@ def _register_controller(config: pytest.Config, settings: EvalSettings) -> None:
     from pytest_plugin_evals.plugin.session import EvalSession, session_key
     from pytest_plugin_evals.plugin.writers import register_writers
 
-    session = EvalSession(config, settings, config.stash[stamp_key])
+    session = EvalSession(config, settings, config.stash[keys.stamp_key])
     config.stash[session_key] = session
     config.pluginmanager.register(session, "plugin-evals-session")
     if settings.skill_creator_workspace is not None:
@@ -165,14 +161,13 @@ def _register_controller(config: pytest.Config, settings: EvalSettings) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     recording = sys.modules.get("pytest_plugin_evals.recording")
-    if recording is not None and shared_key in config.stash:
+    if recording is not None and keys.shared_key in config.stash:
         # The results folder this process held for the session is free again.
-        recording.release_results_folders(config.stash[shared_key].name)
+        recording.release_results_folders(config.stash[keys.shared_key].name)
     session = config.pluginmanager.get_plugin("plugin-evals-session")
     if session is None:
         return
-    from pytest_plugin_evals.plugin.session import session_key  # loaded: the session is
-
+    session_key = sys.modules["pytest_plugin_evals.plugin.session"].session_key  # loaded
     for name in ("plugin-evals-session", "plugin-evals-html-report", "plugin-evals-json",
                  "plugin-evals-xdist", "plugin-evals-html", "plugin-evals-compare",
                  "plugin-evals-baseline", "plugin-evals-shard", "plugin-evals-replay-last",
@@ -182,7 +177,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         if plugin is not None:
             config.pluginmanager.unregister(plugin)
     del config.stash[session_key]
-    shutil.rmtree(config.stash[shared_key], ignore_errors=True)
+    shutil.rmtree(config.stash[keys.shared_key], ignore_errors=True)
 
 
 def _share(config: pytest.Config, folder: Path | None) -> None:
@@ -191,14 +186,14 @@ def _share(config: pytest.Config, folder: Path | None) -> None:
     if folder is None:
         folder = Path(tempfile.mkdtemp(prefix="plugin-evals-"))
         mark_owner(folder)  # a later session removes it if this one is killed
-    config.stash[shared_key] = folder
-    config.stash[stop_key] = StopSign(folder / "stop.txt")
+    config.stash[keys.shared_key] = folder
+    config.stash[keys.stop_key] = StopSign(folder / "stop.txt")
 
 
 # -- collection -------------------------------------------------------------------------------
 
 
-@pytest.hookimpl(wrapper=True)
+@hookimpl(wrapper=True)
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> Any:
     """Kept runs are never collected: what an agent produced is not the project's tests; nor
     is what an evals folder's ``results/`` and ``mocks/`` hold. A case folder is collected
@@ -216,40 +211,29 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> Any:
     return ignored
 
 
-@pytest.hookimpl(wrapper=True)
+@hookimpl(wrapper=True)
 def pytest_collection(session: pytest.Session) -> Any:
     """Collect what a directory case's node id, or a file of a case, names on the command line."""
     config = session.config
-    here, eval_paths = config.invocation_params.dir, config.stash[settings_key].eval_paths
+    here, eval_paths = config.invocation_params.dir, config.stash[keys.settings_key].eval_paths
     if not any(may_name_a_case(arg, here, eval_paths) for arg in config.args):
         return (yield)  # folders and Python files only: nothing to look up
-    from pytest_plugin_evals.plugin.selection import case_arguments
-
-    found = case_arguments(config)
+    found = None if config.option.pyargs else case_arguments(config.args, here, eval_paths)
     if found is None:
         return (yield)
     given = config.args
-    config.args, config.stash[case_picks_key] = found
+    config.args, config.stash[keys.case_picks_key] = found
     try:
         return (yield)
     finally:
         config.args = given
 
 
-def _evals_root(path: Path, parent: pytest.Collector) -> Path | None:
-    """The evals folder ``path`` is, or (at the top of the collection tree) is inside."""
-    configured = parent.config.stash[settings_key].eval_paths
-    if is_evals_dir(path) or (configured and path.resolve() in configured):
-        return path
-    # The top of the collection tree may be inside an evals folder (no ini file, and
-    # ``pytest evals/group`` or ``cd evals/case && pytest``): its cases still belong to it.
-    return enclosing_evals(path) if isinstance(parent, pytest.Session) else None
-
-
-@pytest.hookimpl(tryfirst=True)
+@hookimpl(tryfirst=True)
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     """A case folder of an evals folder (everything else is collected by pytest's own)."""
-    root = _evals_root(path, parent)
+    eval_paths = parent.config.stash[keys.settings_key].eval_paths
+    root = evals_root(path, eval_paths, at_top=parent.parent is None)  # the session: the top
     if root is not None:
         from pytest_plugin_evals.plugin.collect import trees
 
@@ -271,11 +255,12 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if case_picks_key in config.stash:
-        from pytest_plugin_evals.plugin.selection import check_picks
-
-        check_picks(config)
-    settings = config.stash[settings_key]
+    if keys.case_picks_key in config.stash:
+        picked = config.stash[keys.case_picks_key].values()
+        missing = picks_not_found(pick for picks in picked for pick in picks)
+        if missing:  # said as pytest says a test that is not there
+            usage_error(*missing)
+    settings = config.stash[keys.settings_key]
     eval_item = eval_item_class()
     if eval_item is not None and settings.runs_auto is not None:
         from pytest_plugin_evals.plugin.rounds import order_rounds
@@ -302,7 +287,7 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
         note_deselected(items[0].config, items)
 
 
-@pytest.hookimpl(tryfirst=True)  # a worker writes its list before xdist reports its items
+@hookimpl(tryfirst=True)  # a worker writes its list before xdist reports its items
 def pytest_collection_finish(session: pytest.Session) -> None:
     if eval_item_class() is not None:
         from pytest_plugin_evals.plugin.unselected import settle
@@ -316,13 +301,14 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:
     that is no suite: one line why."""
     config = terminalreporter.config
     here = config.invocation_params.dir
-    named = [here / arg.partition("::")[0] for arg in config.args] or [here]
-    folders = [p for n in named for p in (n, n / "evals") if is_evals_dir(p)]
+    folders = named_evals_folders(config.args, here)
     if not folders:
         return
+    from pytest import ExitCode
+
     from pytest_plugin_evals.reporting.terminal import plain
 
-    nothing = exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
+    nothing = exitstatus == ExitCode.NO_TESTS_COLLECTED
     for note in folder_notes(folders, here, nothing_collected=nothing):
         terminalreporter.write_line(plain(note), yellow=True)
 
@@ -330,15 +316,15 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:
 # -- running ----------------------------------------------------------------------------------
 
 
-@pytest.hookimpl(wrapper=True)
+@hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
     """Tell an eval item which item runs after it here (its run may be started early)."""
     if nextitem is not None and eval_item_class() is not None:
-        item.stash[next_item_key] = nextitem
+        item.stash[keys.next_item_key] = nextitem
     return (yield)
 
 
-@pytest.hookimpl(wrapper=True)
+@hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Any:
     """Soft checks (the ``eval_checks`` fixture) fail the test once, at its end."""
     __tracebackhide__ = True  # the failure is the list of checks, not this hook
@@ -346,18 +332,18 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
         result = yield
     except BaseException as exc:
         # The test failed on its own: the soft checks that failed before are said too.
-        checks = item.stash.get(soft_checks_key, None)
+        checks = item.stash.get(keys.soft_checks_key, None)
         note = None if checks is None else checks.failed_too()
         if note is not None and hasattr(exc, "add_note"):
             exc.add_note(note)
         raise
-    checks = item.stash.get(soft_checks_key, None)
+    checks = item.stash.get(keys.soft_checks_key, None)
     if checks is not None and checks.failures:
         checks.assert_all()
     return result
 
 
-@pytest.hookimpl(wrapper=True)
+@hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """Attach the run's verdicts and answer as pytest-html extras (when pytest-html is active).
     An item whose run was made ahead of its setup reports the run's own time as its setup's
@@ -366,11 +352,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     counts them in flight)."""
     report = yield
     eval_item = eval_item_class()
-    runs_ahead = item.config.stash.get(runs_ahead_key, None)
+    runs_ahead = item.config.stash.get(keys.runs_ahead_key, None)
     if runs_ahead is not None and eval_item is not None and isinstance(item, eval_item):
-        setattr(report, AHEAD_ATTRIBUTE, runs_ahead())
-    if report.when == "setup" and item.stash.get(made_ahead_key, False):
-        outcome = item.stash.get(outcome_key, None)
+        setattr(report, keys.AHEAD_ATTRIBUTE, runs_ahead())
+    if report.when == "setup" and item.stash.get(keys.made_ahead_key, False):
+        outcome = item.stash.get(keys.outcome_key, None)
         if outcome is not None:
             report.duration = max(report.duration, outcome.result.duration_seconds)
     if report.when != "call":
@@ -381,6 +367,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         and item.config.pluginmanager.hasplugin("html")
     ):
         from pytest_plugin_evals.plugin.html_extras import extras_for
+        from pytest_plugin_evals.plugin.reported import record_of
         from pytest_plugin_evals.records import RunRecord
 
         record = record_of(report)

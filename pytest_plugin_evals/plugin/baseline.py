@@ -1,7 +1,8 @@
-"""The baseline arm's plugin (``--eval-baseline-plugin``) in the shell: the option checked, the
-baseline of each plugin under test resolved once per process
-(:mod:`pytest_plugin_evals.suites.baseline`: a folder, or a commit's tree checked out in the
-session's shared folder; it goes with that folder at the session's end).
+"""The baseline arm's plugin (``--eval-baseline-plugin``, checked as an option's value by
+:func:`pytest_plugin_evals.settings.parsers.baseline`) in the shell: the baseline of each plugin
+under test resolved once per process (:mod:`pytest_plugin_evals.suites.baseline`: a folder, or a
+commit's tree checked out in the session's shared folder; it goes with that folder at the
+session's end).
 
 A baseline that cannot be had (a ref that does not resolve, a plugin missing at that ref) is
 one usage line naming the option. It is found while collecting; the collecting process raises
@@ -12,7 +13,6 @@ when that worker's collection arrives.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,44 +20,14 @@ import pytest
 from pytest_plugin_evals.model import PluginInfo
 from pytest_plugin_evals.plugin.keys import settings_key, shared_key
 from pytest_plugin_evals.suites.baseline import (
-    FLAG,
     FOLDER,
-    GIT_PREFIX,
     PROBLEM_FILE,
     BaselineError,
     resolve,
 )
-from pytest_plugin_evals.util.manifest import manifest_path
 
 #: config: the baseline of each plugin under test (by its folder), or why there is none.
 _cache_key: pytest.StashKey[dict[str, PluginInfo | str]] = pytest.StashKey()
-
-
-# -- the option -------------------------------------------------------------------------------
-
-
-def check_spec(raw: str, base: Path, where: str = FLAG) -> str:
-    """The option's value, checked: ``git:REF``, or the plugin folder it names (absolute,
-    relative to ``base``). Raises :class:`pytest.UsageError` with one line otherwise."""
-    text = raw.strip()
-    if text.startswith(GIT_PREFIX):
-        ref = text[len(GIT_PREFIX) :].strip()
-        if not ref or ref.startswith("-") or any(c.isspace() or not c.isprintable() for c in ref):
-            raise pytest.UsageError(
-                f'{where} git: needs a commit, branch or tag, e.g. "git:HEAD~1" (got {raw!r})'
-            )
-        return GIT_PREFIX + ref
-    accepts = f"{where} must be a plugin folder or git:REF"
-    if not text:
-        raise pytest.UsageError(f"{accepts} (got {raw!r})")
-    folder = Path(base, text).resolve()
-    if not folder.is_dir():
-        raise pytest.UsageError(f"{accepts} (got {raw!r}: no such folder)")
-    if not manifest_path(folder).is_file():
-        raise pytest.UsageError(
-            f"{accepts} (got {raw!r}: no .claude-plugin/plugin.json in that folder)"
-        )
-    return str(folder)
 
 
 # -- resolving it for a plugin under test -----------------------------------------------------

@@ -20,18 +20,12 @@ from pytest_plugin_evals.engine.nodeids import marker_tags
 from pytest_plugin_evals.mocks.discover import load_plan
 from pytest_plugin_evals.model import Case, LoadError
 from pytest_plugin_evals.plugin.items import EvalItem, LoadErrorItem
-from pytest_plugin_evals.plugin.keys import reported_mocks_key, settings_key
-from pytest_plugin_evals.plugin.picks import case_picks_key
-from pytest_plugin_evals.suites.collected import (
-    Shown,
-    case_plan,
-    mock_errors,
-    named_entries,
-    picked,
-)
+from pytest_plugin_evals.plugin.keys import case_picks_key, reported_mocks_key, settings_key
+from pytest_plugin_evals.suites.collected import Shown, case_plan, mock_errors, named_entries
 from pytest_plugin_evals.suites.directory import load_case
 from pytest_plugin_evals.suites.discover import Trees
 from pytest_plugin_evals.suites.package_json import load as load_package_json
+from pytest_plugin_evals.suites.picks import picked
 from pytest_plugin_evals.suites.suite_file import load_suite_file
 
 #: config: the case folders and suite files of each evals folder collected.

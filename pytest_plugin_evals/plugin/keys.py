@@ -14,9 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pytest
-
 if TYPE_CHECKING:
+    import pytest
+    from pytest import StashKey
+
     from pytest_plugin_evals.agents import Agent
     from pytest_plugin_evals.engine.budget import Budget
     from pytest_plugin_evals.graders.assertions import SoftChecks
@@ -25,11 +26,12 @@ if TYPE_CHECKING:
     from pytest_plugin_evals.runner import RunOutcome
     from pytest_plugin_evals.settings import EvalSettings
     from pytest_plugin_evals.shards import ShardPlan
+    from pytest_plugin_evals.suites.picks import CasePick
     from pytest_plugin_evals.util.stop_sign import StopSign
 
 #: session: each item's place in the session (:func:`.runs._positions` computes it; the
 #: rounds of ``--eval-runs auto`` reorder the items, and say where they now are).
-positions_key: pytest.StashKey[dict[str, int]] = pytest.StashKey()
+positions_key: StashKey[dict[str, int]]
 
 #: The ``user_properties`` key every eval item reports its record under (one JSON string; see
 #: :mod:`pytest_plugin_evals.records`). JUnit shows it as a ``<property>``.
@@ -40,49 +42,64 @@ RECORD_PROPERTY = "plugin_evals"
 #: to the controller, whose progress line counts them in flight).
 AHEAD_ATTRIBUTE = "eval_runs_ahead"
 #: config: what lists them (``plugin.runs.RunAhead.in_flight``), while runs are made ahead.
-runs_ahead_key: pytest.StashKey[Callable[[], list[list[Any]]]] = pytest.StashKey()
+runs_ahead_key: StashKey[Callable[[], list[list[Any]]]]
 
 #: config: the validated ``--eval-*`` settings.
-settings_key: pytest.StashKey[EvalSettings] = pytest.StashKey()
+settings_key: StashKey[EvalSettings]
 #: config: the session's timestamp (``2026-11-30T07-07-59-533Z``), shared with xdist workers.
-stamp_key: pytest.StashKey[str] = pytest.StashKey()
+stamp_key: StashKey[str]
 #: config: the folder the session's processes share (made when first written to).
-shared_key: pytest.StashKey[Path] = pytest.StashKey()
+shared_key: StashKey[Path]
 #: config (the controller, or the one process at ``-n 0``): the session's one budget (cost
 #: ceiling, rate-limit pause, run slots); a worker reaches it over the channel ``workerinput``
 #: carries under :data:`BUDGET_CHANNEL`.
-budget_key: pytest.StashKey[Budget] = pytest.StashKey()
+budget_key: StashKey[Budget]
 BUDGET_CHANNEL = "eval_budget"
 #: config: the sign that stops runs from starting (a rejected credential), in the shared folder.
-stop_key: pytest.StashKey[StopSign] = pytest.StashKey()
+stop_key: StashKey[StopSign]
 #: config: the (name, dir) of each eval item's case deselected so far in this process.
-deselected_key: pytest.StashKey[set[tuple[str, str]]] = pytest.StashKey()
+deselected_key: StashKey[set[tuple[str, str]]]
 #: config: the cases collected but not selected, once collection is done.
-unselected_key: pytest.StashKey[tuple[tuple[str, str], ...]] = pytest.StashKey()
+unselected_key: StashKey[tuple[tuple[str, str], ...]]
 #: config (controller only): the session's result, once computed.
-result_key: pytest.StashKey[SessionResult] = pytest.StashKey()
+result_key: StashKey[SessionResult]
 #: config: the mock files already reported as load errors (each is reported once).
-reported_mocks_key: pytest.StashKey[set[str]] = pytest.StashKey()
+reported_mocks_key: StashKey[set[str]]
 #: config: the agent the ``eval_agent`` fixture made (for runs made ahead of their setup).
-agent_key: pytest.StashKey[Agent] = pytest.StashKey()
+agent_key: StashKey[Agent]
 #: config: under ``--eval-agents``, the agents made so far in this process, by label.
-agents_key: pytest.StashKey[dict[str, Agent]] = pytest.StashKey()
+agents_key: StashKey[dict[str, Agent]]
 #: config: the judge the ``eval_judge`` fixture made (None: no judge), once it made it.
-judge_key: pytest.StashKey[Judge | None] = pytest.StashKey()
+judge_key: StashKey[Judge | None]
 #: config: the second judge (``--eval-judge-second``), once the ``eval_judge`` fixture made it.
-second_judge_key: pytest.StashKey[Judge | None] = pytest.StashKey()
+second_judge_key: StashKey[Judge | None]
 #: config: how the selected cases were split (``--eval-shard``), once this process split them.
-shard_plan_key: pytest.StashKey[ShardPlan] = pytest.StashKey()
+shard_plan_key: StashKey[ShardPlan]
 #: item: the item that runs after it in this process (pytest's ``nextitem``).
-next_item_key: pytest.StashKey[pytest.Item] = pytest.StashKey()
+next_item_key: StashKey[pytest.Item]
 #: item: the soft checks of the ``eval_checks`` fixture.
-soft_checks_key: pytest.StashKey[SoftChecks] = pytest.StashKey()
+soft_checks_key: StashKey[SoftChecks]
 #: item: the run an eval item made.
-outcome_key: pytest.StashKey[RunOutcome] = pytest.StashKey()
+outcome_key: StashKey[RunOutcome]
 #: Set on an item whose run was made ahead of its setup (its setup reports the run's time).
-made_ahead_key: pytest.StashKey[bool] = pytest.StashKey()
+made_ahead_key: StashKey[bool]
+
+
+#: config: the case folders whose runs the command line names (``evals/x::x[1]``), each with
+#: its picks (a folder another argument collects whole is not in it).
+case_picks_key: StashKey[dict[Path, list[CasePick]]]
+
+
+def __getattr__(name: str) -> Any:
+    """The key declared as ``name``, made once, when first read."""
+    if not name.endswith("_key") or name not in globals()["__annotations__"]:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from pytest import StashKey
+
+    return globals().setdefault(name, StashKey())
 
 
 def session_tag(config: pytest.Config) -> str:
     """The session's token in every run's environment: its shared folder's unique name."""
-    return config.stash[shared_key].name
+    shared: StashKey[Path] = __getattr__("shared_key")
+    return config.stash[shared].name

@@ -10,9 +10,9 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-import pytest
-
 if TYPE_CHECKING:
+    import pytest
+
     from pytest_plugin_evals.plugin.items import EvalItem
 
 ITEMS_MODULE = "pytest_plugin_evals.plugin.items"

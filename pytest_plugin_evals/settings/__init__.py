@@ -1,5 +1,5 @@
-"""The session's evaluation settings, read from options and ini keys by the pytest shell
-(``plugin.options``); each option's value parsed by :mod:`.parsers`."""
+"""The session's evaluation settings, read from the options declared in :mod:`.options` (the
+pytest shell hands over what pytest read); each option's value parsed by :mod:`.parsers`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """One option as declared: its flag (its ini key derived), its help, its parser, the settings
-field it fills and its default as ``--help`` and the docs show it. The shell's options module
-declares every option with it and derives pytest's options and ini keys from the declarations."""
+field it fills and its default as ``--help`` and the docs show it. :mod:`.options` declares
+every option with it; the shell derives pytest's options and ini keys from the declarations."""
 
 from __future__ import annotations
 

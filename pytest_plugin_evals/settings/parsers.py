@@ -1,8 +1,8 @@
 """How one option's given text becomes its value: a parser per kind of value.
 
 Each parser takes a :class:`Given` (the raw value, and where it came from) and returns the
-value, or raises :class:`Bad` with what the option accepts; the shell's options module names
-the option (its flag, or its ini key) in front of it. The modules a parser needs are imported
+value, or raises :class:`Bad` with what the option accepts; :mod:`.options` names the option
+(its flag, or its ini key) in front of it. The modules a parser needs are imported
 when the option is given, so a session that does not give it never loads them.
 """
 
@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from pytest_plugin_evals.util.manifest import manifest_path
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.shards import Shard
@@ -253,6 +255,28 @@ def case_reducers(given: Given) -> tuple[tuple[str, str], ...]:
         except ValueError as exc:
             raise Bad(f": {pattern.strip()} {exc}") from None
     return tuple(pairs)
+
+
+def baseline(given: Given) -> str:
+    """``git:REF``, or the plugin folder it names (absolute, relative to ``given.base``)."""
+    from pytest_plugin_evals.suites.baseline import GIT_PREFIX
+
+    raw = str(given.raw)
+    value = raw.strip()
+    if value.startswith(GIT_PREFIX):
+        ref = value[len(GIT_PREFIX) :].strip()
+        if not ref or ref.startswith("-") or any(c.isspace() or not c.isprintable() for c in ref):
+            raise Bad(f'git: needs a commit, branch or tag, e.g. "git:HEAD~1" (got {raw!r})')
+        return GIT_PREFIX + ref
+    accepts = "must be a plugin folder or git:REF"
+    if not value:
+        raise Bad(f"{accepts} (got {raw!r})")
+    folder = Path(given.base, value).resolve()
+    if not folder.is_dir():
+        raise Bad(f"{accepts} (got {raw!r}: no such folder)")
+    if not manifest_path(folder).is_file():
+        raise Bad(f"{accepts} (got {raw!r}: no .claude-plugin/plugin.json in that folder)")
+    return str(folder)
 
 
 def agent(given: Given) -> str:

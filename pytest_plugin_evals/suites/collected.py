@@ -5,10 +5,10 @@ command-line pick keeps."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pytest_plugin_evals.model import Case, LoadError, PluginInfo
 from pytest_plugin_evals.suites.arms import ArmPlan, NoArms, plan_arms
@@ -69,28 +69,3 @@ def mock_errors(errors: Iterable[LoadError], suite_root: Path, said: set[str]) -
         except ValueError:
             name = error.path.name
         yield Shown(name, error)
-
-
-class Pick(Protocol):
-    """A command-line argument naming runs of one directory-format case (``plugin.picks``)."""
-
-    seen: bool
-    found: bool
-    runs: list[str]
-
-    def selects(self, item_name: str, case_name: str) -> bool: ...
-
-
-def picked(picks: Sequence[Pick], runs: Sequence[tuple[str, str] | None]) -> list[bool]:
-    """Which of a case folder's items its picks keep (``runs``: each item's name and case name,
-    None for an error: kept whatever run is named); each pick learns the folder was collected,
-    its runs' names, and whether it matched one."""
-    for pick in picks:
-        pick.seen, pick.runs = True, [run[0] for run in runs if run is not None]
-    kept = []
-    for run in runs:
-        chosen = picks if run is None else [pick for pick in picks if pick.selects(*run)]
-        for pick in chosen:
-            pick.found = True
-        kept.append(bool(chosen))
-    return kept

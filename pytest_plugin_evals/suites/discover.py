@@ -317,6 +317,22 @@ def has_evals(path: Path) -> bool:
     return isinstance(ai, dict) and "evals" in ai
 
 
+def evals_root(path: Path, eval_paths: tuple[Path, ...], *, at_top: bool) -> Path | None:
+    """The evals folder ``path`` is (named ``evals``, or one of ``eval_paths``), or, at the top
+    of the collection tree, is inside: with no ini file, ``pytest evals/group`` or ``cd
+    evals/case && pytest`` start there, and its cases still belong to that evals folder."""
+    if is_evals_dir(path) or (eval_paths and path.resolve() in eval_paths):
+        return path
+    return enclosing_evals(path) if at_top else None
+
+
+def named_evals_folders(args: Iterable[str], here: Path) -> list[Path]:
+    """The evals folders a session's arguments (given in ``here``; none: ``here``) name, or hold
+    as their ``evals/``."""
+    named = [here / arg.partition("::")[0] for arg in args] or [here]
+    return [p for n in named for p in (n, n / "evals") if is_evals_dir(p)]
+
+
 def folder_notes(folders: Iterable[Path], here: Path, *, nothing_collected: bool) -> list[str]:
     """What a session says of the evals folders it was given: each JSON/YAML file there that
     is no suite, with why, and (when the session collected nothing) each folder without a case,

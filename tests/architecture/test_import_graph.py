@@ -33,7 +33,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "stats": frozenset(),
     "scoring": frozenset({"model", "records", "stats"}),
     "shards": frozenset({"util"}),
-    "settings": frozenset({"agents", "scoring", "shards", "stats", "util"}),
+    "settings": frozenset({"agents", "judges", "scoring", "shards", "stats", "suites", "util"}),
     "engine": frozenset(
         {"model", "records", "scoring", "stats", "reporting", "reuse", "shards", "util"}
     ),

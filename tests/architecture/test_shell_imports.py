@@ -55,6 +55,9 @@ KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
 #: * the entry point imports the controller's modules (session, writers, plan, progress) once
 #:   the session turns out to hold evals and it knows it is not an xdist worker, and the
 #:   pytest-xdist and pytest-html hooks only when those plugins are active;
+#: * the entry point, the options and the StashKeys import pytest itself only in the hook that
+#:   raises a usage error or reads an exit code, and when a key is first read: importing the
+#:   entry point imports no pytest;
 #: * items import what a report shows of a run (which loads the reports) once a run was made;
 #:   the run-making imports the runner, the agents' confinement and the results folder's hold
 #:   only when a run is made (the runner loads the MCP SDK); interrupts import the stopping of
@@ -72,14 +75,15 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
             "plugin.plan",
             "plugin.progress",
             "plugin.replay_last",
+            "plugin.reported",
             "plugin.rounds",
-            "plugin.selection",
             "plugin.session",
             "plugin.sharding",
             "plugin.skill_creator",
             "plugin.unselected",
             "plugin.writers",
             "plugin.xdist",
+            "pytest",
             "records",
             "reporting.terminal",
         },
@@ -100,7 +104,8 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
         },
         "plugin.html_extras": {"pytest_html"},
         "plugin.items": {"reporting.failures", "runner"},
-        "plugin.options": {"plugin.baseline"},
+        "plugin.keys": {"pytest"},
+        "plugin.options": {"pytest"},
         "plugin.plan": {"engine.gates", "reporting.earlier", "reporting.plan", "reporting.result"},
         "plugin.progress": {"engine.progress", "records"},
         "plugin.reported": {"records"},
@@ -151,8 +156,9 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
 #: picker, ``replay:last``, ``--eval-reuse`` and syntic's report fifteen, in modules every session
 #: loads; 117 once a case's verdict was decided in the core and the session's token read from
 #: ``keys``; 101 once the settings, the option parsers and making the agent moved to the core
-#: and the controller's hooks were split; 100 once the shard line moved to the core); it may
-#: only go down.
+#: and the controller's hooks were split; 100 once the shard line moved to the core, and still
+#: 100 once the options' declarations moved there too and the entry point stopped importing
+#: pytest); it may only go down.
 MOST_LOCAL_IMPORTS = 100
 
 

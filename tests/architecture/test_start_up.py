@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 
-def loaded_after(code: str) -> set[str]:
-    """The package's modules loaded in a fresh interpreter after running ``code``."""
+def loaded_after(code: str, of: tuple[str, ...] = ("pytest_plugin_evals",)) -> set[str]:
+    """The modules of the packages ``of`` loaded in a fresh interpreter after running ``code``."""
     probe = code + "\nimport sys\nprint('\\n'.join(sys.modules))"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    return {name for name in done.stdout.split() if name.startswith("pytest_plugin_evals")}
+    return {name for name in done.stdout.split() if name.partition(".")[0] in of}
 
 
 def test_writing_a_document_loads_no_checks_of_one_read_back() -> None:
@@ -56,7 +56,6 @@ NOT_AT_START = (
     "plugin.collect",
     "plugin.items",
     "plugin.runs",
-    "plugin.selection",
 )
 
 
@@ -68,6 +67,13 @@ def _heavy(loaded: set[str]) -> set[str]:
         if name == f"pytest_plugin_evals.{heavy}"
         or name.startswith(f"pytest_plugin_evals.{heavy}.")
     }
+
+
+def test_the_entry_point_imports_no_pytest() -> None:
+    """pytest's marker is pluggy's (``pytest.hookimpl`` is it), the StashKeys are made when
+    first read, and a usage error imports pytest when it is raised."""
+    assert loaded_after("import pytest_plugin_evals.plugin", ("pytest", "_pytest")) == set()
+    assert "_pytest.config" in loaded_after("import pytest", ("pytest", "_pytest"))
 
 
 def test_the_entry_point_imports_options_and_hooks_only() -> None:

@@ -87,42 +87,6 @@ def test_an_aa_sessions_markdown_leads_with_its_false_call_rate(
     assert said.index("False-call rate") < said.index("No wiring fault") < said.index("| one")
     assert "Threshold" not in said and "Mean Δ" not in said and "Below the threshold" not in said
 
-
-@pytest.mark.parametrize(
-    ("args", "line"),
-    [
-        (
-            ["--eval-baseline-plugin", "."],
-            "ERROR: --eval-aa and --eval-baseline-plugin cannot be given together: an A/A "
-            "session's second arm loads the plugin under test, an A/B's another plugin",
-        ),
-        (
-            ["--eval-ablation", "none"],
-            "ERROR: --eval-aa needs two arms, but the ablation is none (one arm, nothing to "
-            "compare)",
-        ),
-        (
-            ["--eval-reuse", "last"],
-            "ERROR: --eval-aa and --eval-reuse cannot be given together: both arms of an A/A "
-            "load the plugin under test, whose runs are never reused",
-        ),
-        (
-            ["--eval-agent", "replay:recorded"],
-            "ERROR: --eval-aa needs runs made now: a replay has no second arm's runs of the "
-            "plugin under test to replay",
-        ),
-    ],
-)
-def test_what_an_aa_session_cannot_combine_with_is_one_line(
-    pytester: pytest.Pytester, args: list[str], line: str
-) -> None:
-    agent = aa_suite(pytester)
-    (pytester.path / "recorded" / "runs").mkdir(parents=True)  # a replay's folder, empty
-    result = pytester.runpytest(
-        "evals", "-p", "no:cacheprovider", "--eval-agent", agent, "--eval-aa", *args
-    )
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([line])
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
 

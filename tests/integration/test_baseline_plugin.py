@@ -349,44 +349,6 @@ def test_a_plugin_outside_git_is_one_usage_line(
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["--eval-baseline-plugin", "nowhere"],
-         "--eval-baseline-plugin must be a plugin folder or git:REF (got 'nowhere': no such "
-         "folder)"),
-        (["--eval-baseline-plugin", "plugin/skills"],
-         "--eval-baseline-plugin must be a plugin folder or git:REF (got 'plugin/skills': no "
-         ".claude-plugin/plugin.json in that folder)"),
-        (["--eval-baseline-plugin", "git:"],
-         '--eval-baseline-plugin git: needs a commit, branch or tag, e.g. "git:HEAD~1" '
-         "(got 'git:')"),
-        (["--eval-baseline-plugin", "git:--output=x"],
-         '--eval-baseline-plugin git: needs a commit, branch or tag, e.g. "git:HEAD~1" '
-         "(got 'git:--output=x')"),
-        (["--eval-baseline-plugin", "plugin", "--eval-ablation", "none"],
-         "--eval-baseline-plugin needs two arms, but the ablation is none (one arm, so no arm "
-         "to load it)"),
-    ],
-    ids=["missing-folder", "not-a-plugin", "empty-ref", "option-as-ref", "one-arm"],
-)  # fmt: skip
-def test_a_bad_value_is_one_usage_line(
-    pytester: pytest.Pytester, args: list[str], message: str
-) -> None:
-    write_tree(
-        pytester.path,
-        {
-            "plugin/.claude-plugin/plugin.json": manifest("1.0.0"),
-            "plugin/skills/greet/SKILL.md": NEW_SKILL,
-            **CASE,
-        },
-    )
-    result = pytester.runpytest("plugin/evals", "-p", "no:cacheprovider", *args)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert [line for line in result.stderr.lines if line] == [f"ERROR: {message}"]
-    assert "Traceback" not in result.stdout.str()
-
-
 def test_a_manifest_that_is_a_link_in_the_ref_is_one_usage_line(pytester: pytest.Pytester) -> None:
     root = pytester.path
     git(root, "init", "-q")

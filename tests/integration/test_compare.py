@@ -311,20 +311,6 @@ def test_an_unreadable_last_document_is_passed_over(
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
 
-def test_fail_on_regression_needs_a_session_to_compare_with(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
-) -> None:
-    add_case(pytester, "steady")
-    result = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", scripted_agent([{"reply": "ok"}]),
-        "--eval-fail-on-regression",
-    )  # fmt: skip
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
-        ["ERROR: --eval-fail-on-regression needs --eval-compare (the earlier session *)"]
-    )
-
-
 def test_a_case_whose_graders_changed_is_named(
     pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
 ) -> None:

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from pytest_plugin_evals.plugin.options import OPTIONS
+from pytest_plugin_evals.settings.options import OPTIONS
 
 
 def test_help_lists_every_option_and_ini_key(pytester: pytest.Pytester) -> None:

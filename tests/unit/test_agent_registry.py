@@ -30,7 +30,7 @@ from pytest_plugin_evals.agents.registry import (
     specs,
 )
 from pytest_plugin_evals.agents.spec import read_spec
-from pytest_plugin_evals.plugin.options import OPTIONS
+from pytest_plugin_evals.settings.options import OPTIONS
 from pytest_plugin_evals.util.environment import allowed_environment
 from pytest_plugin_evals.util.redact import Redactor, secrets_in
 from tests.conftest import agent_cli

@@ -14,7 +14,7 @@ import yaml
 
 from pytest_plugin_evals.__main__ import build_parser
 from pytest_plugin_evals.plugin.keys import settings_key
-from pytest_plugin_evals.plugin.options import OPTIONS
+from pytest_plugin_evals.settings.options import OPTIONS
 from pytest_plugin_evals.settings.parsers import SHARD_VARIABLES
 from pytest_plugin_evals.shards import Shard
 

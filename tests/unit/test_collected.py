@@ -18,14 +18,9 @@ from pytest_plugin_evals.reporting.failures import (
     junit_answer,
     junit_properties,
 )
-from pytest_plugin_evals.suites.collected import (
-    Shown,
-    case_plan,
-    mock_errors,
-    named_entries,
-    picked,
-)
+from pytest_plugin_evals.suites.collected import Shown, case_plan, mock_errors, named_entries
 from pytest_plugin_evals.suites.discover import PYTEST_NORECURSEDIRS, Trees
+from pytest_plugin_evals.suites.picks import CasePick, picked
 
 OPTIONS = {"ablation": "auto", "aa": False, "ab": False, "runs": None, "runs_auto": None}
 
@@ -125,16 +120,8 @@ def test_a_broken_mock_file_is_shown_once_named_in_its_suite(tmp_path: Path) -> 
     assert list(mock_errors(broken, tmp_path, said)) == []
 
 
-class Pick:
-    def __init__(self, name: str) -> None:
-        self.name, self.seen, self.found, self.runs = name, False, False, list[str]()
-
-    def selects(self, item_name: str, case_name: str) -> bool:
-        return self.name in (item_name, case_name)
-
-
 def test_picks_keep_the_runs_they_name_and_every_error() -> None:
-    one, every, none = Pick("c[with-1]"), Pick("c"), Pick("c[9]")
+    one, every, none = (CasePick(f"evals/c::{n}", n) for n in ("c[with-1]", "c", "c[9]"))
     runs = [("c[with-1]", "c"), ("c[without-1]", "c"), None]
     assert picked([one], runs) == [True, False, True]
     assert one.seen and one.found and one.runs == ["c[with-1]", "c[without-1]"]

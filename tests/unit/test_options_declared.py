@@ -1,4 +1,4 @@
-"""Each option is declared once (``plugin.options.OPTIONS``): the reference page lists exactly
+"""Each option is declared once (``settings.options.OPTIONS``): the reference page lists exactly
 the declared options, each with its declared default; the defaults the declarations state in
 words agree with where those values live; and reading a value is derived from the declaration
 (command line over ini file over the default, one line naming the option when it is bad)."""
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from pytest_plugin_evals.agents.confine.bounds import DEFAULT_BOUNDS, parse_size
-from pytest_plugin_evals.plugin.options import OPTIONS
 from pytest_plugin_evals.settings import EvalSettings
 from pytest_plugin_evals.settings.option import DEFAULTS, Option
+from pytest_plugin_evals.settings.options import OPTIONS, help_text
 from pytest_plugin_evals.settings.parsers import Bad, Given, whole
 from pytest_plugin_evals.stats import DEFAULT_MAX_RUNS
 
@@ -80,10 +80,8 @@ def test_the_defaults_in_words_agree_with_where_the_values_live() -> None:
 
 
 def test_help_shows_each_default_once() -> None:
-    from pytest_plugin_evals.plugin.options import _help
-
     for option in OPTIONS:
-        shown = _help(option)
+        shown = help_text(option)
         if option.default is not None:
             assert shown.endswith(f"(default: {option.default})")
             assert shown.count("(default") == 1, option.flag

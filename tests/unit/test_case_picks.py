@@ -1,0 +1,87 @@
+"""Command-line arguments that name runs or files of a directory case, and the evals folders a
+session's arguments name, read from plain strings and paths (``suites.picks``,
+``suites.discover``); the collection they drive: tests/integration/test_reruns_and_selection.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_plugin_evals.suites.discover import evals_root, named_evals_folders
+from pytest_plugin_evals.suites.picks import case_arguments, case_folder, picks_not_found
+
+
+def suite(root: Path) -> Path:
+    case = root / "evals" / "plants"
+    (case / "graders").mkdir(parents=True)
+    (case / "prompt.md").write_text("water them\n", encoding="utf-8")
+    (root / "evals" / "results" / "x").mkdir(parents=True)
+    return case
+
+
+def test_a_node_id_of_runs_becomes_its_case_folder_and_a_pick(tmp_path: Path) -> None:
+    case = suite(tmp_path)
+    found = case_arguments(["evals/plants::plants[1]", "tests"], tmp_path, ())
+    assert found is not None
+    args, picks = found
+    assert args == [str(case), "tests"]
+    [(folder, [pick])] = picks.items()
+    assert (folder, pick.argument, pick.name) == (case, "evals/plants::plants[1]", "plants[1]")
+    assert pick.selects("plants[1]", "plants") and not pick.selects("plants[2]", "plants")
+
+
+def test_a_file_of_a_case_collects_the_case_whole(tmp_path: Path) -> None:
+    case = suite(tmp_path)
+    assert case_arguments(["evals/plants/prompt.md"], tmp_path, ()) == ([str(case)], {})
+    assert case_folder(case / "graders", ()) == case
+
+
+def test_a_case_another_argument_collects_is_not_given_twice(tmp_path: Path) -> None:
+    suite(tmp_path)
+    found = case_arguments(["evals", "evals/plants::plants[1]"], tmp_path, ())
+    assert found == (["evals"], {})
+
+
+def test_arguments_that_name_no_case_are_left_alone(tmp_path: Path) -> None:
+    suite(tmp_path)
+    assert case_arguments(["evals", "evals/plants", "evals/results/x"], tmp_path, ()) is None
+    assert case_folder(tmp_path / "evals" / "results" / "x", ()) is None
+
+
+def test_a_folder_of_eval_paths_holds_cases_too(tmp_path: Path) -> None:
+    case = tmp_path / "suites" / "one"
+    case.mkdir(parents=True)
+    (case / "prompt.md").write_text("hi\n", encoding="utf-8")
+    assert case_folder(case, ()) is None
+    assert case_folder(case, ((tmp_path / "suites").resolve(),)) == case
+
+
+def test_a_pick_not_found_is_said_with_the_case_s_runs(tmp_path: Path) -> None:
+    suite(tmp_path)
+    found = case_arguments(["evals/plants::plants[9]", "evals/plants::plants"], tmp_path, ())
+    assert found is not None
+    missing, there = found[1][tmp_path / "evals" / "plants"]
+    for pick in (missing, there):
+        pick.seen, pick.runs = True, ["plants[1]", "plants[2]"]
+    there.found = True
+    assert picks_not_found([missing, there]) == [
+        "not found: evals/plants::plants[9]\n(the case's runs: plants[1], plants[2])"
+    ]
+    missing.seen = False  # its case folder was not collected: nothing to say
+    assert picks_not_found([missing]) == []
+
+
+def test_the_evals_root_of_a_folder(tmp_path: Path) -> None:
+    case = suite(tmp_path)
+    evals = tmp_path / "evals"
+    assert evals_root(evals, (), at_top=False) == evals
+    assert evals_root(case, (), at_top=False) is None
+    assert evals_root(case, (), at_top=True) == evals  # ``cd evals/plants && pytest``
+    assert evals_root(tmp_path, (tmp_path.resolve(),), at_top=False) == tmp_path
+
+
+def test_the_evals_folders_the_arguments_name(tmp_path: Path) -> None:
+    suite(tmp_path)
+    evals = tmp_path / "evals"
+    assert named_evals_folders([], tmp_path) == [evals]
+    assert named_evals_folders(["evals::x", "tests"], tmp_path) == [evals]
+    assert named_evals_folders(["evals/plants"], tmp_path) == []
