@@ -93,8 +93,11 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
         },
         "plugin.fixtures": {
             "agents",
+            "engine.run_ahead",
+            "engine.starts",
             "graders.assertions",
             "judges",
+            "making",
             "plugin.items",
             "plugin.runs",
             "sandbox",
@@ -105,15 +108,7 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
         "plugin.plan": {"engine.gates", "reporting.earlier", "reporting.result", "stats"},
         "plugin.progress": {"engine.progress", "records", "reporting.progress"},
         "plugin.reported": {"records"},
-        "plugin.runs": {
-            "agents",
-            "agents.confine.bounds",
-            "agents.confine.network",
-            "plugin.reuse",
-            "plugin.rounds",
-            "recording",
-            "runner",
-        },
+        "plugin.runs": {"agents", "plugin.reuse", "plugin.rounds"},
         "plugin.session": {
             "agents.claude.auth",
             "engine.controller",
