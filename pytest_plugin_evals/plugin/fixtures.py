@@ -12,8 +12,7 @@ any run, not the same error on every item. Nothing is started to find out.
 
 from __future__ import annotations
 
-import os
-import threading
+import operator
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -25,7 +24,6 @@ from pytest_plugin_evals.plugin.keys import (
     agents_key,
     judge_key,
     made_ahead_key,
-    next_item_key,
     outcome_key,
     runs_ahead_key,
     second_judge_key,
@@ -35,7 +33,12 @@ from pytest_plugin_evals.plugin.keys import (
 )
 from pytest_plugin_evals.plugin.loaded import eval_items
 from pytest_plugin_evals.settings import EvalSettings
-from pytest_plugin_evals.settings.agent import agent_problem, make_agent
+from pytest_plugin_evals.settings.agent import (
+    agent_problem,
+    make_agent,
+    share_problem,
+    shared_problem,
+)
 from pytest_plugin_evals.util.inert import mark_inert
 
 if TYPE_CHECKING:
@@ -73,38 +76,7 @@ def eval_agent(eval_settings: EvalSettings, pytestconfig: pytest.Config) -> Agen
     pytest.fail(problem, pytrace=False)
 
 
-#: Makes each agent of ``--eval-agents`` once per process (a run made ahead asks from a thread).
-_AGENTS_LOCK = threading.Lock()
-
-
-def agent_for(config: pytest.Config, label: str) -> Agent:
-    """The agent ``--eval-agents`` labels ``label``, made the first time an item asks for it;
-    :class:`~pytest_plugin_evals.agents.AgentError` when it cannot be made."""
-    settings = config.stash[settings_key]
-    specs = dict(settings.agents)
-    with _AGENTS_LOCK:
-        made = config.stash.setdefault(agents_key, {})
-        agent = made.get(label)
-        if agent is None:
-            agent = made[label] = make_agent(settings, specs[label])
-        return agent
-
-
 # -- the agent, made once before any run --------------------------------------------------------
-
-#: In the session's shared folder: why a worker could not make the agent (the controller
-#: reports it as the session's one usage error).
-AGENT_PROBLEM_FILE = "agent-problem.txt"
-
-
-def _agent_labels(items: Sequence[pytest.Item]) -> list[str]:
-    """The ``--eval-agents`` labels of the selected eval items, in the order first met."""
-    labels: dict[str, None] = {}
-    for item in items:
-        label = getattr(item, "agent_label", None)
-        if isinstance(label, str):
-            labels.setdefault(label, None)
-    return list(labels)
 
 
 def _uses_our_agent(items: Sequence[pytest.Item]) -> bool:
@@ -129,7 +101,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     settings = config.stash[settings_key]
     if settings.agents:  # --eval-agents makes its agents itself: each selected one is checked
-        problem = agent_problem(settings, _agent_labels(session.items))
+        problem = agent_problem(settings, (getattr(i, "agent_label", None) for i in session.items))
     elif not _uses_our_agent(session.items):
         return
     else:
@@ -139,23 +111,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if not hasattr(config, "workerinput"):
         raise pytest.UsageError(problem)
     # An xdist worker: the controller raises it when this worker's collection arrives.
-    target = config.stash[shared_key] / AGENT_PROBLEM_FILE
-    draft = target.with_name(f"{target.name}.{os.getpid()}")
-    draft.write_text(problem, encoding="utf-8")
-    os.replace(draft, target)
+    share_problem(config.stash[shared_key], problem)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
     """On the xdist controller: a worker could not make the agent (see above)."""
     shared = node.config.stash.get(shared_key, None)
-    if shared is None:
-        return
-    try:
-        problem = (shared / AGENT_PROBLEM_FILE).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return
-    raise pytest.UsageError(problem)
+    problem = shared_problem(shared) if shared is not None else None
+    if problem is not None:
+        raise pytest.UsageError(problem)
 
 
 @pytest.fixture
@@ -180,32 +145,14 @@ def eval_checks(request: pytest.FixtureRequest) -> SoftChecks:
 def eval_judge(eval_settings: EvalSettings, pytestconfig: pytest.Config) -> Iterator[Judge | None]:
     """The judge of llm, baseline and meetsCriteria graders (``--eval-judge``), or None under
     ``--eval-no-judge``. Built the first time a case with such a grader runs."""
-    from pytest_plugin_evals.judges import JudgeSetupError, make_judge, second_judge_spec
+    from pytest_plugin_evals.judges import JudgeSetupError
+    from pytest_plugin_evals.making import session_judges
 
-    if eval_settings.no_judge:
-        pytestconfig.stash[judge_key] = None
-        yield None
-        return
     try:
-        judge = make_judge(
-            eval_settings.judge, eval_settings.judge_model, claude_bin=eval_settings.claude_bin
-        )
+        judge, second = session_judges(eval_settings)
     except JudgeSetupError as exc:
-        if eval_settings.judge_given:
-            pytest.fail(str(exc), pytrace=False)
-        # The default judge is not available here: paid graders say "no judge configured".
-        pytestconfig.stash[judge_key] = None
-        yield None
-        return
-    pytestconfig.stash[judge_key] = judge
-    second = None
-    if eval_settings.judge_second is not None:  # --eval-judge-second: recorded, never scored
-        kind, model = second_judge_spec(eval_settings.judge_second, eval_settings.judge)
-        try:
-            second = make_judge(kind, model, claude_bin=eval_settings.claude_bin)
-        except JudgeSetupError as exc:
-            pytest.fail(f"--eval-judge-second: {exc}", pytrace=False)
-    pytestconfig.stash[second_judge_key] = second
+        pytest.fail(str(exc), pytrace=False)
+    pytestconfig.stash[judge_key], pytestconfig.stash[second_judge_key] = judge, second
     yield judge
     del pytestconfig.stash[judge_key], pytestconfig.stash[second_judge_key]
     for made in (judge, second):
@@ -222,32 +169,32 @@ def _judge_for(request: pytest.FixtureRequest, case: Case) -> Judge | None:
     return judge
 
 
+#: What names a run made ahead: its item's node id.
+_NODEID = operator.attrgetter("nodeid")
+
+
 @pytest.fixture(scope="session")
 def _eval_run_maker(
     pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RunMaker]:
     """This process's run maker (runs get their folders under pytest's temporary folder), and
     its runs made ahead of their items' setup (stopped at the end if no item took them)."""
-    from pytest_plugin_evals.plugin.runs import (
-        RunAhead,
-        RunMaker,
-        maker_key,
-        run_ahead_key,
-        runs_in_flight,
-    )
+    from pytest_plugin_evals.engine.run_ahead import RunAhead
+    from pytest_plugin_evals.making import ahead_depth
+    from pytest_plugin_evals.plugin.runs import RunMaker, maker_key, run_ahead_key
 
     settings = pytestconfig.stash[settings_key]
     root = tmp_path_factory.mktemp("runs", numbered=True)
     mark_inert(root)  # every run's folder in it is kept runs, never collected
     maker = RunMaker(pytestconfig, settings, root)
     pytestconfig.stash[maker_key] = maker
-    # Under a cost ceiling every run waits for the spend of the runs before it to be known.
     # (Under sequential runs a run is made ahead only once the looks of its case before it
     # have reported: see ``RunMaker.skip``.)
-    wanted = settings.run_ahead != "off" and settings.max_cost_usd is None
-    depth = runs_in_flight(pytestconfig, settings.max_concurrency)
-    ahead = RunAhead(maker, check_cpus=settings.run_ahead == "on", depth=depth) if wanted else None
-    if ahead is not None:
+    workers = getattr(pytestconfig, "workerinput", {}).get("workercount", 1)
+    depth, ahead = ahead_depth(settings, int(workers)), None
+    if depth is not None:
+        on = settings.run_ahead == "on"
+        ahead = RunAhead(maker.ahead, _NODEID, maker.limits.stopping, check_cpus=on, depth=depth)
         pytestconfig.stash[run_ahead_key] = ahead
         pytestconfig.stash[runs_ahead_key] = ahead.in_flight
     yield maker
@@ -263,8 +210,9 @@ def eval_run(
 ) -> Iterator[RunOutcome]:
     """Make the run of the requesting eval item (in setup, so a run that cannot be made is an
     error, not a failure) and report it."""
+    from pytest_plugin_evals.engine.starts import Skip
     from pytest_plugin_evals.plugin.items import EvalItem
-    from pytest_plugin_evals.plugin.runs import NotStarted, run_ahead_key, upcoming
+    from pytest_plugin_evals.plugin.runs import run_ahead_key, upcoming
 
     item = request.node
     if not isinstance(item, EvalItem):
@@ -281,27 +229,20 @@ def eval_run(
     if refusal is not None:  # the results folder is another session's: no run is made
         pytest.fail(refusal, pytrace=False)
     ahead = config.stash.get(run_ahead_key, None)
-    started = ahead.take(item) if ahead is not None else None
-    nextitem = item.stash.get(next_item_key, None)
-    if ahead is not None and isinstance(nextitem, EvalItem):
-        # The next items' runs go on while this one's does (as many as the CPUs allow); under
-        # -x only those of this case.
-        ahead.fill(
-            [n for n in upcoming(item, nextitem, ahead.depth - 1) if _may_start_ahead(item, n)]
+    started = ahead.take(item.nodeid) if ahead is not None else None
+    if ahead is not None:  # the next items' runs go on while this one's does
+        ahead.fill(upcoming(item, ahead.depth - 1))
+    if started is not None:
+        outcome = started.result()
+        item.stash[made_ahead_key] = not isinstance(outcome, Skip)
+    else:
+        outcome = _eval_run_maker.skip(item) or _eval_run_maker.make(
+            item, eval_agent, _judge_for(request, item.case)
         )
-    try:
-        if started is not None:
-            outcome = started.result()
-            item.stash[made_ahead_key] = True
-        else:
-            skip = _eval_run_maker.skip(item)
-            if skip is not None:
-                raise NotStarted(skip)
-            outcome = _eval_run_maker.make(item, eval_agent, _judge_for(request, item.case))
-    except NotStarted as exc:
-        if exc.skip.recorded is not None:
-            item.record_skip(exc.skip.recorded)
-        pytest.skip(exc.skip.message)
+    if isinstance(outcome, Skip):
+        if outcome.recorded is not None:
+            item.record_skip(outcome.recorded)
+        pytest.skip(outcome.message)
     result = outcome.result
     item.record_run(result)
     item.stash[outcome_key] = outcome
@@ -310,21 +251,16 @@ def eval_run(
     yield outcome
 
 
-def _may_start_ahead(item: Any, nextitem: Any) -> bool:
-    """Under ``-x`` / ``--maxfail`` a run is made ahead only within its case: a failing case
-    then stops the session before another case's run has started."""
-    if not int(getattr(item.config.option, "maxfail", 0) or 0):
-        return True
-    return bool((item.case.path, item.case.name) == (nextitem.case.path, nextitem.case.name))
-
-
 def _labelled_agent(config: pytest.Config, label: str) -> Agent:
-    """The agent of an item under ``--eval-agents`` (one that cannot be made fails the item
-    with one line; the other agents' items still run)."""
+    """The agent ``--eval-agents`` labels ``label``, made the first time an item asks for it
+    (one that cannot be made fails the item with one line; the other agents' items still run)."""
     from pytest_plugin_evals.agents import AgentError
 
+    settings, made = config.stash[settings_key], config.stash.setdefault(agents_key, {})
     try:
-        return agent_for(config, label)
+        if label not in made:
+            made[label] = make_agent(settings, dict(settings.agents)[label])
+        return made[label]
     except AgentError as exc:
         problem = f"--eval-agents {label}: {exc}"
     pytest.fail(problem, pytrace=False)

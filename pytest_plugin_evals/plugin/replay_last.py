@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 
-from pytest_plugin_evals.plugin.fixtures import AGENT_PROBLEM_FILE
 from pytest_plugin_evals.plugin.keys import settings_key, shared_key, stamp_key
 from pytest_plugin_evals.plugin.loaded import eval_items
 from pytest_plugin_evals.plugin.session import session_key
 from pytest_plugin_evals.reporting.earlier import Wanted, case_key, pick
 from pytest_plugin_evals.reporting.result import relative
 from pytest_plugin_evals.settings import common_suite_root, results_dir
+from pytest_plugin_evals.settings.agent import AGENT_PROBLEM_FILE
 
 #: The spec this module turns into ``replay:<folder>``.
 REPLAY_LAST = "replay:last"

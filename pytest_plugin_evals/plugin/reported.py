@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import TYPE_CHECKING
 
 import pytest
@@ -19,18 +18,10 @@ def record_of(report: pytest.TestReport) -> Record | None:
     """The record an eval item put on its report, if any."""
     for name, value in report.user_properties:
         if name == RECORD_PROPERTY:
-            from pytest_plugin_evals.records import RecordError
+            from pytest_plugin_evals.records import RecordError, decode
 
             try:
-                return _decoded(str(value))
+                return decode(str(value))
             except RecordError as exc:
                 raise pytest.UsageError(f"{report.nodeid}: {exc}") from None
     return None
-
-
-@functools.lru_cache(maxsize=16)
-def _decoded(text: str) -> Record:
-    """A record read once, though its setup, call and teardown reports all carry it."""
-    from pytest_plugin_evals.records import decode
-
-    return decode(text)

@@ -15,6 +15,7 @@ document, so a run reads the same on the wire and in ``aggregate-result.json``.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -278,8 +279,10 @@ def encode(record: Record) -> str:
     return dumps(to_json(record))
 
 
+@functools.lru_cache(maxsize=16)
 def decode(text: str) -> Record:
-    """The record an item reported; :class:`RecordError` when it cannot be read."""
+    """The record an item reported; :class:`RecordError` when it cannot be read. Read once,
+    though its setup, call and teardown reports all carry it."""
     try:
         doc = json.loads(text)
     except ValueError as exc:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,15 +30,15 @@ def make_agent(settings: EvalSettings, spec: str | None = None) -> Agent:
     )
 
 
-def agent_problem(settings: EvalSettings, labels: Sequence[str] = ()) -> str | None:
+def agent_problem(settings: EvalSettings, labels: Iterable[str | None] = ()) -> str | None:
     """Why the agent ``--eval-agent`` names (or an agent of ``--eval-agents`` among
-    ``labels``, those of the selected items) cannot be made or started, found without starting
+    ``labels``, the selected items' in order) cannot be made or started, found without starting
     anything: the adapter is made (a ``py:`` module is imported, the ``claude`` binary looked
     up), and a ``cmd:`` program must exist and be executable (``PATH`` is searched for a bare
     name, as when it runs)."""
     if settings.agents:
         specs = dict(settings.agents)
-        for label in labels:
+        for label in dict.fromkeys(label for label in labels if label is not None):
             problem = _spec_problem(settings, specs[label])
             if problem is not None:
                 return f"--eval-agents {label}: {problem}"
@@ -73,3 +73,24 @@ def _not_startable(program: str) -> str | None:
             return "it is not executable"
         return None
     return None if shutil.which(program) else "not found on PATH"
+
+
+#: In the session's shared folder: why a worker could not make the agent (the controller
+#: reports it as the session's one usage error).
+AGENT_PROBLEM_FILE = "agent-problem.txt"
+
+
+def share_problem(shared: Path, problem: str) -> None:
+    """Leave ``problem`` in the session's ``shared`` folder for the controller, whole."""
+    target = shared / AGENT_PROBLEM_FILE
+    draft = target.with_name(f"{target.name}.{os.getpid()}")
+    draft.write_text(problem, encoding="utf-8")
+    os.replace(draft, target)
+
+
+def shared_problem(shared: Path) -> str | None:
+    """The problem a worker left in the session's ``shared`` folder, if one did."""
+    try:
+        return (shared / AGENT_PROBLEM_FILE).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None

@@ -41,6 +41,9 @@ ALLOWED: dict[str, frozenset[str]] = {
     "runner": frozenset(
         {"model", "util", "sandbox", "recording", "judges", "graders", "mocks", "agents", "scoring"}
     ),
+    "making": frozenset(
+        {"model", "settings", "agents", "judges", "recording", "engine", "runner", "util"}
+    ),
     "testing": frozenset({"model", "util"}),
     "scaffold": frozenset({"model", "suites", "judges", "mocks", "util"}),
     "__main__": frozenset({"reporting", "scaffold"}),
@@ -62,6 +65,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "engine",
             "reporting",
             "runner",
+            "making",
             "settings",
             "shards",
             "testing",

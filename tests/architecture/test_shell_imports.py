@@ -96,8 +96,11 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
         },
         "plugin.fixtures": {
             "agents",
+            "engine.run_ahead",
+            "engine.starts",
             "graders.assertions",
             "judges",
+            "making",
             "plugin.items",
             "plugin.runs",
             "sandbox",
@@ -109,15 +112,7 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
         "plugin.plan": {"engine.gates", "reporting.earlier", "reporting.plan", "reporting.result"},
         "plugin.progress": {"engine.progress", "records"},
         "plugin.reported": {"records"},
-        "plugin.runs": {
-            "agents",
-            "agents.confine.bounds",
-            "agents.confine.network",
-            "plugin.reuse",
-            "plugin.rounds",
-            "recording",
-            "runner",
-        },
+        "plugin.runs": {"agents", "plugin.reuse", "plugin.rounds"},
         "plugin.session": {
             "agents.claude.auth",
             "engine.controller",

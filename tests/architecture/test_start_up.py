@@ -38,6 +38,7 @@ NOT_AT_START = (
     "model",
     "records",
     "runner",
+    "making",
     "scoring",
     "stats",
     "recording",

@@ -1,4 +1,4 @@
-"""The runner's options are made from the settings in one place (``plugin.runs.run_options``):
+"""The runner's options are made from the settings in one place (``making.run_options``):
 an option added to the settings or to ``RunOptions`` and not reachable from the other fails here.
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from pytest_plugin_evals.agents.confine.bounds import Bounds
 from pytest_plugin_evals.agents.confine.network import Endpoint
-from pytest_plugin_evals.plugin.runs import RUN_DERIVED, RUN_GIVEN, run_options
+from pytest_plugin_evals.making import RUN_DERIVED, RUN_GIVEN, run_options
 from pytest_plugin_evals.runner import RunOptions
 from pytest_plugin_evals.settings import EvalSettings
 
