@@ -1,7 +1,7 @@
-"""The baseline arm's plugin (``--eval-baseline-plugin``) in the shell: the option checked, the
-baseline of each plugin under test resolved once per process
-(:mod:`pytest_plugin_evals.suites.baseline`: a folder, or a commit's tree checked out in the
-session's shared folder; it goes with that folder at the session's end).
+"""The baseline arm's plugin (``--eval-baseline-plugin``) in the shell: the option's check
+and each plugin under test's baseline (:mod:`pytest_plugin_evals.suites.baseline`: a folder,
+or a commit's tree checked out in the session's shared folder; it goes with that folder at
+the session's end) turned into usage errors.
 
 A baseline that cannot be had (a ref that does not resolve, a plugin missing at that ref) is
 one usage line naming the option. It is found while collecting; the collecting process raises
@@ -11,7 +11,6 @@ when that worker's collection arrives.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -19,48 +18,21 @@ import pytest
 
 from pytest_plugin_evals.model import PluginInfo
 from pytest_plugin_evals.plugin.keys import settings_key, shared_key
-from pytest_plugin_evals.suites.baseline import (
-    FLAG,
-    FOLDER,
-    GIT_PREFIX,
-    PROBLEM_FILE,
-    BaselineError,
-    resolve,
-)
-from pytest_plugin_evals.util.manifest import manifest_path
+from pytest_plugin_evals.suites import baseline
+from pytest_plugin_evals.suites.baseline import FLAG, FOLDER, PROBLEM_FILE, Baselines
+from pytest_plugin_evals.util.tempdirs import write_whole
 
 #: config: the baseline of each plugin under test (by its folder), or why there is none.
-_cache_key: pytest.StashKey[dict[str, PluginInfo | str]] = pytest.StashKey()
-
-
-# -- the option -------------------------------------------------------------------------------
+_cache_key: pytest.StashKey[Baselines] = pytest.StashKey()
 
 
 def check_spec(raw: str, base: Path, where: str = FLAG) -> str:
-    """The option's value, checked: ``git:REF``, or the plugin folder it names (absolute,
-    relative to ``base``). Raises :class:`pytest.UsageError` with one line otherwise."""
-    text = raw.strip()
-    if text.startswith(GIT_PREFIX):
-        ref = text[len(GIT_PREFIX) :].strip()
-        if not ref or ref.startswith("-") or any(c.isspace() or not c.isprintable() for c in ref):
-            raise pytest.UsageError(
-                f'{where} git: needs a commit, branch or tag, e.g. "git:HEAD~1" (got {raw!r})'
-            )
-        return GIT_PREFIX + ref
-    accepts = f"{where} must be a plugin folder or git:REF"
-    if not text:
-        raise pytest.UsageError(f"{accepts} (got {raw!r})")
-    folder = Path(base, text).resolve()
-    if not folder.is_dir():
-        raise pytest.UsageError(f"{accepts} (got {raw!r}: no such folder)")
-    if not manifest_path(folder).is_file():
-        raise pytest.UsageError(
-            f"{accepts} (got {raw!r}: no .claude-plugin/plugin.json in that folder)"
-        )
-    return str(folder)
-
-
-# -- resolving it for a plugin under test -----------------------------------------------------
+    """The option's value, checked (:func:`~pytest_plugin_evals.suites.baseline.check_spec`);
+    :class:`pytest.UsageError` with one line otherwise."""
+    try:
+        return baseline.check_spec(raw, base, where)
+    except baseline.BaselineError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def baseline_for(config: pytest.Config, plugin: PluginInfo) -> PluginInfo | None:
@@ -69,26 +41,9 @@ def baseline_for(config: pytest.Config, plugin: PluginInfo) -> PluginInfo | None
     spec = config.stash[settings_key].baseline_plugin
     if spec is None:
         return None
-    cache = config.stash.setdefault(_cache_key, {})
-    key = str(plugin.path)
-    if key not in cache:
-        try:
-            cache[key] = resolve(spec, plugin, config.stash[shared_key] / FOLDER)
-        except BaselineError as exc:
-            cache[key] = str(exc)
-    found = cache[key]
-    return found if isinstance(found, PluginInfo) else None
-
-
-def problem(config: pytest.Config) -> str | None:
-    """The first reason a baseline could not be had in this process, if any."""
-    for found in config.stash.get(_cache_key, {}).values():
-        if isinstance(found, str):
-            return found
-    return None
-
-
-# -- the usage error --------------------------------------------------------------------------
+    if _cache_key not in config.stash:
+        config.stash[_cache_key] = Baselines(spec, config.stash[shared_key] / FOLDER)
+    return config.stash[_cache_key].of(plugin)
 
 
 class BaselineHooks:
@@ -99,15 +54,13 @@ class BaselineHooks:
 
     @pytest.hookimpl(tryfirst=True)  # a worker writes the problem before xdist reports its items
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        found = problem(self.config)
-        if found is None:
+        found = self.config.stash.get(_cache_key, None)
+        problem = None if found is None else found.problem()
+        if problem is None:
             return
         if not hasattr(self.config, "workerinput"):
-            raise pytest.UsageError(found)
-        target = self.config.stash[shared_key] / PROBLEM_FILE
-        draft = target.with_name(f"{target.name}.{os.getpid()}")
-        draft.write_text(found, encoding="utf-8")
-        os.replace(draft, target)
+            raise pytest.UsageError(problem)
+        write_whole(self.config.stash[shared_key] / PROBLEM_FILE, problem)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:

@@ -120,7 +120,7 @@ class RunMaker:
         self.limits.halted = lambda: interrupted(config)
         from pytest_plugin_evals.plugin.reuse import Reuse
 
-        self.reuse = Reuse(config, settings)
+        self.reuse = Reuse(settings, config.stash[stamp_key])
         terminate_as_interrupt(config)  # this process makes runs: SIGTERM must not orphan them
         #: The options every run of the session shares, read from the settings once.
         self.run_options = run_options(settings)
@@ -218,7 +218,7 @@ class RunMaker:
             may_retry=lambda: self.skip(item) is None,
         )
         if reused is None and fingerprint is not None and outcome.result.graded:
-            self.reuse.stamp(item, fingerprint, began, None, self)
+            self.reuse.stamp(self.results_for(item), item, fingerprint, began)
         if note is not None:
             notes = (*outcome.result.notes, note)
             outcome.result = replace(outcome.result, notes=notes)
