@@ -209,7 +209,7 @@ class RunMaker:
             may_retry=lambda: self.skip(item) is None,
         )
         if reused is None and fingerprint is not None and outcome.result.graded:
-            self.reuse.stamp(item, fingerprint, began, None, self)
+            self.reuse.stamp(self.results_for(item), item, fingerprint, began)
         if note is not None:
             notes = (*outcome.result.notes, note)
             outcome.result = replace(outcome.result, notes=notes)

@@ -20,6 +20,7 @@ import heapq
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from pytest_plugin_evals.util.jsonlines import camel_fields
@@ -139,6 +140,40 @@ def case_cost(runs: int, per_run: float | None) -> int:
     if per_run is None:
         return runs * DEFAULT_RUN_COST
     return max(1, round(runs * per_run * 1000))
+
+
+def plugin_version() -> str:
+    """The installed version of pytest-plugin-evals (shards of one suite must share it)."""
+    try:
+        return version("pytest-plugin-evals")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def split(
+    shard: Shard,
+    cases: Sequence[tuple[str, str, str, int]],
+    durations: Mapping[str, Sequence[float]] | None,
+    settings: Mapping[str, Any],
+    root: str,
+) -> ShardPlan:
+    """The split of the selected ``cases`` (node id, name, key, run items) as ``shard``'s
+    document records it: weighed by ``durations`` (recorded seconds per run, by case key;
+    None: by their runs), with the ``settings`` every shard must share."""
+    per_run, typical = per_run_costs(durations) if durations is not None else ({}, None)
+    weighed = [
+        ShardCase(nodeid, name, key, runs, case_cost(runs, per_run.get(key, typical)))
+        for nodeid, name, key, runs in cases
+    ]
+    return ShardPlan(
+        index=shard.index,
+        total=shard.total,
+        weights="runs" if durations is None else "durations",
+        cases=assign(weighed, shard.total),
+        version=plugin_version(),
+        settings=settings,
+        root=root,
+    )
 
 
 def per_run_costs(durations: Mapping[str, Sequence[float]]) -> tuple[dict[str, float], float]:

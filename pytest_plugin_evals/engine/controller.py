@@ -31,10 +31,11 @@ from pytest_plugin_evals.engine.notices import (
     unconfined,
     unpriced,
 )
-from pytest_plugin_evals.engine.reuse import reuse_notices, same_kind
+from pytest_plugin_evals.engine.reuse import reuse_notices
 from pytest_plugin_evals.model import ExitStatus
 from pytest_plugin_evals.records import Record, RunRecord, SkippedRun
 from pytest_plugin_evals.reporting.agreement import agreement_lines, low_agreement_lines
+from pytest_plugin_evals.reporting.earlier import same_kind
 from pytest_plugin_evals.reporting.result import NotStarted, SessionResult
 from pytest_plugin_evals.scoring import ScoringRules
 

@@ -1,19 +1,47 @@
-"""``--eval-reuse`` as the session says it: why a run was made although reuse was asked (the
-note each such run keeps), and the summary's notices on what was reused and from where."""
+"""``--eval-reuse`` decided apart from the shell: one process's fingerprints, stamps and
+look-ups (:class:`ReuseStamps`: which earlier session runs are taken from, which recorded run
+is taken and what a run made is stamped with), why a run was made although reuse was asked
+(the note each such run keeps), and the summary's notices on what was reused and from where."""
 
 from __future__ import annotations
 
+import contextlib
+import threading
+import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
+from pytest_plugin_evals.agents.base import capabilities_of
+from pytest_plugin_evals.agents.identity import agent_identity, model_context
 from pytest_plugin_evals.engine.notices import INFO, WARNING, Notice
-from pytest_plugin_evals.model import RunResult
-from pytest_plugin_evals.reporting.earlier import Picked, Wanted, agent_kind, pick
+from pytest_plugin_evals.model import Case, PluginInfo, RunResult
+from pytest_plugin_evals.recording import run_folder
+from pytest_plugin_evals.reporting.earlier import Picked, Wanted, pick, same_kind
 from pytest_plugin_evals.reporting.result import SessionResult
-from pytest_plugin_evals.reuse import LAST, PARTS, REUSABLE_ARMS, Miss, holds_stamps
+from pytest_plugin_evals.reuse import (
+    LAST,
+    PARTS,
+    REUSABLE_ARMS,
+    Fingerprint,
+    Found,
+    Miss,
+    case_part,
+    holds_stamps,
+    look_up,
+    write_stamp,
+)
+from pytest_plugin_evals.settings import EvalSettings, results_dir
+from pytest_plugin_evals.shards import plugin_version
 from pytest_plugin_evals.stats.operating import top_up_warning
+from pytest_plugin_evals.util.digests import TooLarge, digest, tree_digest
+from pytest_plugin_evals.util.environment import operator_environment
+from pytest_plugin_evals.util.stampkey import StampKeyError, load_stamp_key
+
+if TYPE_CHECKING:
+    from pytest_plugin_evals.agents import Agent
 
 #: How many reasons for runs made although reuse was asked the summary lists.
 SHOWN_REASONS = 6
@@ -37,20 +65,6 @@ def miss_note(miss: Miss) -> str | None:
     return f"{NOT_REUSED}: {miss.detail}"
 
 
-def same_kind(
-    agent: str, agents: Sequence[tuple[str, str]], baseline: str | None, aa: bool
-) -> Wanted:
-    """The kind of session ``--eval-reuse last`` takes for a session of ``agent`` (or of
-    ``agents``, ``(label, spec)``), against ``baseline`` (None: the without arm), A/A or not."""
-    return Wanted(
-        agent_kind=agent_kind(agent),
-        agent_labels=tuple(sorted(label for label, _ in agents)),
-        same_arms=True,
-        baseline=baseline,
-        aa=aa,
-    )
-
-
 def last_session(results_root: Path, own: Path, wanted: Wanted) -> Picked:
     """``--eval-reuse last``: the newest earlier session of this session's kind (its arms,
     its baseline, A/A or not, its agents; partial will do, a replay will not) that holds
@@ -61,6 +75,173 @@ def last_session(results_root: Path, own: Path, wanted: Wanted) -> Picked:
 
 def _reusable(folder: Path) -> str | None:
     return None if holds_stamps(folder) else "it holds no reusable runs"
+
+
+class ReusedRun(Protocol):
+    """What reuse reads of a run item."""
+
+    @property
+    def case(self) -> Case: ...
+    @property
+    def arm(self) -> str: ...
+    @property
+    def run(self) -> int: ...
+    @property
+    def agent_label(self) -> str | None: ...
+    @property
+    def baseline(self) -> PluginInfo | None: ...
+    @property
+    def mock_plan(self) -> Any: ...
+
+
+def _tools_part(settings: EvalSettings) -> str:
+    """The fingerprint's part for what a run may do: its tools, sandbox and environment."""
+    read = {"read": [str(p) for p in settings.allow_read]} if settings.allow_read else {}
+    return digest(
+        {
+            "allow": settings.allow_tools,
+            "disallow": settings.disallow_tools,
+            "unconfined": settings.unconfined,
+            "network": settings.allow_network,
+            **read,
+            "bounds": settings.bounds,
+            "envPass": settings.env_pass,
+            "scaffold": settings.scaffold,
+        }
+    )
+
+
+class ReuseStamps:
+    """One process's fingerprints, stamps and look-ups (``stamp``: the session's, which
+    names its own results folder)."""
+
+    def __init__(self, settings: EvalSettings, stamp: str) -> None:
+        self.settings = settings
+        self.stamp_name = stamp
+        self._agents: dict[int, str] = {}
+        self._digests: dict[tuple[str, Any], str] = {}
+        self._source: Path | None = None
+        self._looked = False
+        self._key: bytes | StampKeyError | None = None
+        self._lock = threading.Lock()  # runs made ahead ask from several threads
+
+    def key(self) -> bytes | StampKeyError:
+        """The stamp key (read or made once per process), or why there is none."""
+        with self._lock:
+            if self._key is None:
+                try:
+                    self._key = load_stamp_key(operator_environment())
+                except StampKeyError as exc:
+                    self._key = exc
+            return self._key
+
+    def _once(self, key: tuple[str, Any], compute: Callable[[Any], str], arg: Any) -> str:
+        """``compute(arg)``, once per session and process: the files it reads do not change
+        while runs are made (a run's own files are elsewhere)."""
+        with self._lock:
+            if key not in self._digests:
+                self._digests[key] = compute(Path(arg) if isinstance(arg, str) else arg)
+            return self._digests[key]
+
+    def fingerprint(self, item: ReusedRun, agent: Agent) -> Fingerprint | str | None:
+        """The fingerprint of the item's run (None when its arm is not reusable, or its agent
+        replays; a line when a folder is too large to fingerprint)."""
+        if item.arm not in REUSABLE_ARMS or not capabilities_of(agent).spends:
+            return None
+        if self.settings.aa:  # both arms load the plugin under test: as the with arm, never
+            return None
+        settings, case, plan = self.settings, item.case, item.mock_plan
+        active = plan.active(item.arm != "without") if plan is not None else None
+        mocks = case.suite_root / "mocks"
+        try:
+            baseline = None
+            if item.arm == "baseline" and item.baseline is not None:
+                baseline = self._once(("tree", item.baseline.path), tree_digest, item.baseline.path)
+            parts = {
+                "case": self._once(("case", id(case)), case_part, case),
+                "agent": self._once(("agent", id(agent)), _agent_part, agent),
+                "model": digest((settings.model or case.model, model_context(agent))),
+                "tools": _tools_part(settings),
+                "mocks": digest(
+                    {
+                        "mode": settings.mocks,
+                        "realServers": settings.allow_real_servers,
+                        "active": None
+                        if active is None
+                        else sorted((s.name, s.kind, s.registered) for s in active),
+                        "suite": self._once(("tree", mocks), tree_digest, mocks),
+                    }
+                ),
+                "baseline": digest(baseline),
+                "judge": digest(
+                    None if settings.no_judge else (settings.judge, settings.judge_model)
+                ),
+                "harness": digest(plugin_version()),
+            }
+        except TooLarge as exc:
+            return f"{NOT_REUSED}: too large to fingerprint ({exc})"
+        except OSError as exc:  # a case file that vanished or cannot be read: made, as ever
+            return f"{NOT_REUSED}: cannot be fingerprinted ({exc})"
+        return Fingerprint(parts)
+
+    def source(self, suite_root: Path) -> Path | None:
+        """The earlier results folder runs are reused from (None: none, or not asked)."""
+        with self._lock:
+            if not self._looked:
+                s = self.settings
+                own = results_dir(s, suite_root, self.stamp_name)
+                if s.reuse == LAST:
+                    kind = same_kind(s.agent, s.agents, s.baseline_plugin, s.aa)
+                    found = last_session(suite_root / "results", own, kind).document
+                    self._source = None if found is None else found.parent
+                elif s.reuse is not None:
+                    self._source = Path(s.reuse)
+                self._looked = True
+            return self._source
+
+    def look(
+        self, item: ReusedRun, agent: Agent
+    ) -> tuple[tuple[Path, Found] | None, Fingerprint | None, str | None]:
+        """The earlier results folder and the recorded run the item's run is taken from, when
+        it may be; else None, with the fingerprint to stamp the run made with and the note it
+        gets (why it is not reused)."""
+        fingerprint = self.fingerprint(item, agent)
+        if not isinstance(fingerprint, Fingerprint):
+            return None, None, fingerprint
+        source = self.source(item.case.suite_root) if self.settings.reuse is not None else None
+        if source is None:
+            return None, fingerprint, None
+        key = self.key()
+        if isinstance(key, StampKeyError):
+            return None, fingerprint, f"{NOT_REUSED}: no stamp key to check it with ({key})"
+        recorded = run_folder(source / "runs", item.case, item.arm, item.run, item.agent_label)
+        max_age = self.settings.reuse_max_age
+        found = look_up(source, recorded, fingerprint, max_age=max_age, now=time.time(), key=key)
+        if isinstance(found, Miss):
+            return None, fingerprint, miss_note(found)
+        return (source, found), fingerprint, None
+
+    def stamp(
+        self,
+        results: Path,
+        item: ReusedRun,
+        fingerprint: Fingerprint,
+        made_at: float,
+        origin: str | None = None,
+    ) -> None:
+        """Stamp the item's run kept in this session's results folder ``results`` (made at
+        ``made_at``; ``origin``: the results folder it was first recorded in, when reused)."""
+        key = self.key()
+        if isinstance(key, StampKeyError):  # a run kept without its stamp is made again
+            return
+        folder = run_folder(results / "runs", item.case, item.arm, item.run, item.agent_label)
+        # A run kept without its stamp is made again next time, never lost.
+        with contextlib.suppress(OSError):
+            write_stamp(folder, fingerprint, made_at, origin or str(results), key)
+
+
+def _agent_part(agent: Agent) -> str:
+    return digest(agent_identity(agent))
 
 
 def last_line(picked: Picked, results_root: Path) -> str:

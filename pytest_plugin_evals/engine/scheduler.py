@@ -8,19 +8,22 @@ remaining runs refused with the reason (``decided after 4 runs: better``). Each 
 is given to :meth:`Scheduler.take`, which feeds its score to the case's
 :class:`~pytest_plugin_evals.engine.rounds.Rounds`; once a round completes, the runs still to
 make are put in :meth:`Scheduler.order_key`'s order (each round first, then the least certain
-case first). The shell carries the questions over xdist's channel and moves the items.
+case first). A worker asks over a channel to the controller (:class:`RemoteScheduler`, answered
+by :func:`answering`); the shell opens it on xdist's gateway and moves the items.
 """
 
 from __future__ import annotations
 
 import re
 import threading
+import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from pytest_plugin_evals.engine.budget import COST_CEILING, Budget
 from pytest_plugin_evals.engine.nodeids import case_unit
-from pytest_plugin_evals.engine.rounds import Rounds
+from pytest_plugin_evals.engine.rounds import WAIT, Rounds
 from pytest_plugin_evals.model import SECOND_ARMS
 from pytest_plugin_evals.records import Record, RunRecord, SkippedRun
 from pytest_plugin_evals.stats import Stop
@@ -31,6 +34,11 @@ _LABEL = re.compile(r"\[(?:[A-Za-z][A-Za-z0-9_.]*-)?(with|without|baseline)-(\d+
 NOT_NEEDED = "not_needed"
 #: skill-creator's trigger evals (:mod:`pytest_plugin_evals.suites.trigger_eval`).
 _TRIGGER_FILE = "trigger_eval.json"
+
+#: The longest a run's item waits for its case's last look to report before it runs anyway.
+WAIT_SECONDS = 120.0
+#: How long a worker waits for the controller's answer (seconds).
+ANSWER_SECONDS = 300.0
 
 #: The skip reasons as (message, recorded reason); None: make the run.
 Answer = tuple[str, str | None] | None
@@ -210,3 +218,47 @@ class Scheduler:
             f"sequential runs (auto:{self.most}): {len(stops)} case(s), {made} of {most_all} "
             f"runs made — stopped: {said}"
         )
+
+
+class RemoteScheduler:
+    """A worker's side: asks the controller's :class:`Scheduler` over the channel (any object
+    with ``send`` and ``receive(timeout)``, an execnet channel under xdist), once per item."""
+
+    def __init__(self, channel: Any) -> None:
+        self.channel = channel
+        self.lock = threading.Lock()
+        self.answers: dict[str, Answer] = {}
+
+    def ask(self, nodeid: str, wait_over: bool = False) -> Answer:
+        with self.lock:
+            if nodeid in self.answers:
+                return self.answers[nodeid]
+            self.channel.send([nodeid, wait_over])
+            got = self.channel.receive(timeout=ANSWER_SECONDS)
+            answer: Answer = None if got is None else (str(got[0]), got[1])
+            if answer is None or answer[0] != WAIT:
+                self.answers[nodeid] = answer
+            return answer
+
+
+def answering(scheduler: Scheduler, channel: Any) -> Callable[[Any], None]:
+    """The callback the controller sets on its channel to a worker: each question answered."""
+
+    def answer(message: Any) -> None:
+        got = scheduler.ask(str(message[0]), bool(message[1]))
+        channel.send(None if got is None else list(got))
+
+    return answer
+
+
+def wait_answer(gate: Scheduler | RemoteScheduler, nodeid: str, *, may_wait: bool) -> Answer:
+    """Whether the run of ``nodeid`` may start (None), or why it is skipped. While a look of
+    the case before its round is out, a run whose item's setup is starting it (``may_wait``)
+    waits for the look (at most :data:`WAIT_SECONDS`); a run to be made ahead of its item is
+    not started yet: the look may wait on the very item whose setup is starting it."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while True:
+        answer = gate.ask(nodeid, time.monotonic() >= deadline)
+        if answer is None or answer[0] != WAIT or not may_wait:
+            return answer
+        time.sleep(0.05)

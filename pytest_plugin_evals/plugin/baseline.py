@@ -12,25 +12,17 @@ when that worker's collection arrives.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
 
 from pytest_plugin_evals.model import PluginInfo
 from pytest_plugin_evals.plugin.keys import settings_key, shared_key
-from pytest_plugin_evals.suites.baseline import (
-    FOLDER,
-    PROBLEM_FILE,
-    BaselineError,
-    resolve,
-)
+from pytest_plugin_evals.suites.baseline import FOLDER, PROBLEM_FILE, Baselines
+from pytest_plugin_evals.util.tempdirs import write_whole
 
 #: config: the baseline of each plugin under test (by its folder), or why there is none.
-_cache_key: pytest.StashKey[dict[str, PluginInfo | str]] = pytest.StashKey()
-
-
-# -- resolving it for a plugin under test -----------------------------------------------------
+_cache_key: pytest.StashKey[Baselines] = pytest.StashKey()
 
 
 def baseline_for(config: pytest.Config, plugin: PluginInfo) -> PluginInfo | None:
@@ -39,26 +31,9 @@ def baseline_for(config: pytest.Config, plugin: PluginInfo) -> PluginInfo | None
     spec = config.stash[settings_key].baseline_plugin
     if spec is None:
         return None
-    cache = config.stash.setdefault(_cache_key, {})
-    key = str(plugin.path)
-    if key not in cache:
-        try:
-            cache[key] = resolve(spec, plugin, config.stash[shared_key] / FOLDER)
-        except BaselineError as exc:
-            cache[key] = str(exc)
-    found = cache[key]
-    return found if isinstance(found, PluginInfo) else None
-
-
-def problem(config: pytest.Config) -> str | None:
-    """The first reason a baseline could not be had in this process, if any."""
-    for found in config.stash.get(_cache_key, {}).values():
-        if isinstance(found, str):
-            return found
-    return None
-
-
-# -- the usage error --------------------------------------------------------------------------
+    if _cache_key not in config.stash:
+        config.stash[_cache_key] = Baselines(spec, config.stash[shared_key] / FOLDER)
+    return config.stash[_cache_key].of(plugin)
 
 
 class BaselineHooks:
@@ -69,15 +44,13 @@ class BaselineHooks:
 
     @pytest.hookimpl(tryfirst=True)  # a worker writes the problem before xdist reports its items
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        found = problem(self.config)
-        if found is None:
+        found = self.config.stash.get(_cache_key, None)
+        problem = None if found is None else found.problem()
+        if problem is None:
             return
         if not hasattr(self.config, "workerinput"):
-            raise pytest.UsageError(found)
-        target = self.config.stash[shared_key] / PROBLEM_FILE
-        draft = target.with_name(f"{target.name}.{os.getpid()}")
-        draft.write_text(found, encoding="utf-8")
-        os.replace(draft, target)
+            raise pytest.UsageError(problem)
+        write_whole(self.config.stash[shared_key] / PROBLEM_FILE, problem)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:

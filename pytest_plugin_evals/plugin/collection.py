@@ -2,9 +2,9 @@
 
 A collection (``<skill>/SKILL.md`` folders at a repository's top, no manifest: see
 ``suites.manifest``) is not a layout an agent CLI loads as a plugin folder. Once per process,
-its skills are copied, as they are, into ``<temp>/<collection>/skills/<skill>/`` — the layout
-every agent CLI loads — and that folder is the with arm's plugin. Nothing is moved or written in
-the repository; the copy is removed when the session ends.
+its skills are copied into a temporary folder in the layout every agent CLI loads
+(``suites.manifest.stage_collection``), and that folder is the with arm's plugin. Nothing is
+moved or written in the repository; the copy is removed when the session ends.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from pytest_plugin_evals.model import PluginInfo
-from pytest_plugin_evals.suites.manifest import collection_skills
+from pytest_plugin_evals.suites.manifest import stage_collection
 
 _staged_key = pytest.StashKey[dict[Path, Path]]()
 
@@ -30,15 +30,7 @@ def plugin_folder(config: pytest.Config, plugin: PluginInfo) -> Path:
     source = plugin.path.resolve()
     found = staged.get(source)
     if found is None or not found.is_dir():
-        found = staged[source] = _stage(config, plugin)
+        base = Path(tempfile.mkdtemp(prefix="plugin-evals-collection-"))
+        config.add_cleanup(partial(shutil.rmtree, base, ignore_errors=True))
+        found = staged[source] = stage_collection(plugin, base)
     return found
-
-
-def _stage(config: pytest.Config, plugin: PluginInfo) -> Path:
-    base = Path(tempfile.mkdtemp(prefix="plugin-evals-collection-"))
-    config.add_cleanup(partial(shutil.rmtree, base, ignore_errors=True))
-    target = base / plugin.name
-    for skill_md in collection_skills(plugin.path):
-        folder = skill_md.parent
-        shutil.copytree(folder, target / "skills" / folder.name, symlinks=True)
-    return target

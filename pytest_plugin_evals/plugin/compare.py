@@ -15,7 +15,6 @@ At the end the session compares its result with the earlier one
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +25,7 @@ import pytest_plugin_evals.plugin.options as options
 from pytest_plugin_evals.plugin.keys import shared_key, stamp_key
 from pytest_plugin_evals.plugin.loaded import eval_items
 from pytest_plugin_evals.settings import EvalSettings, common_suite_root, results_dir
+from pytest_plugin_evals.util.tempdirs import write_whole
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.reporting.result import SessionResult
@@ -34,8 +34,6 @@ if TYPE_CHECKING:
 earlier_key: pytest.StashKey[EarlierSession] = pytest.StashKey()
 #: The suite root and selected cases a worker collected, in the session's shared folder.
 ROOT_FILE = "compare-suite-root.json"
-#: The ``--eval-compare`` value that names the newest earlier results folder.
-LAST = "last"
 
 
 class EarlierSession:
@@ -53,37 +51,23 @@ class EarlierSession:
         self.notices: list[str] = []
         self.looked = False
 
-    @property
-    def where(self) -> str:
-        return options.where(self.config, "compare")
-
     @pytest.hookimpl(tryfirst=True)  # a worker writes its root before xdist reports its items
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         option = self.config.option
         if getattr(option, "collectonly", False) or getattr(option, "setupplan", False):
             return
-        from pytest_plugin_evals.reporting.earlier import case_key
-        from pytest_plugin_evals.reporting.result import relative
+        from pytest_plugin_evals.reporting.earlier import selected_cases
 
         items = eval_items(session.items)
         root = common_suite_root([i.case.suite_root for i in items])
         if root is None:
             return
-        cases = sorted(
-            {
-                case_key(
-                    i.case.name, relative(str(i.case.dir), str(i.case.suite_root)), i.agent_label
-                )
-                for i in items
-            }
-        )
+        cases = selected_cases((i.case, i.agent_label) for i in items)
         if not hasattr(self.config, "workerinput"):
             self.look(root, cases)
             return
-        target = self.config.stash[shared_key] / ROOT_FILE
-        draft = target.with_name(f"{target.name}.{os.getpid()}")
-        draft.write_text(json.dumps({"root": str(root), "cases": cases}), encoding="utf-8")
-        os.replace(draft, target)
+        text = json.dumps({"root": str(root), "cases": cases})
+        write_whole(self.config.stash[shared_key] / ROOT_FILE, text)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -100,53 +84,25 @@ class EarlierSession:
 
     def look(self, suite_root: Path, cases: list[tuple[str, str, str]]) -> None:
         """Find and read the earlier session (once)."""
-        if self.looked:
+        from pytest_plugin_evals.reporting.earlier import EarlierError, earlier_session, same_kind
+
+        s = self.settings
+        if self.looked or s.compare is None:
             return
         self.looked = True
-        compare = self.settings.compare
-        if compare is None:
-            return
-        from pytest_plugin_evals.reporting.earlier import (
-            EarlierError,
-            Wanted,
-            agent_kind,
-            pick,
-            read_earlier,
+        wanted = replace(
+            same_kind(s.agent, s.agents, s.baseline_plugin, s.aa), cases=frozenset(cases)
         )
-
-        if compare != LAST:
-            try:
-                self.document, self.before = read_earlier(Path(compare), self.where)
-            except EarlierError as exc:
-                raise pytest.UsageError(str(exc)) from None
-            return
-
-        settings = self.settings
-        wanted = Wanted(
-            cases=frozenset(cases),
-            agent_kind=agent_kind(settings.agent),
-            agent_labels=tuple(sorted(label for label, _ in settings.agents)),
-            same_arms=True,
-            baseline=settings.baseline_plugin,
-            aa=settings.aa,
-        )
-        results_root = suite_root / "results"
-        own = results_dir(settings, suite_root, self.config.stash[stamp_key])
-        picked = pick(results_root, own, wanted)
-        self.document, self.before = picked.document, picked.result
-        self.notices.extend(picked.notices(self.where, results_root))
+        own = results_dir(s, suite_root, self.config.stash[stamp_key])
+        where = options.where(self.config, "compare")
+        try:
+            found = earlier_session(s.compare, where, suite_root / "results", own, wanted)
+        except EarlierError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        self.document, self.before, self.notices = found
 
     def compared(self, result: SessionResult) -> SessionResult:
         """``result`` with its comparison with the earlier session (when one was read)."""
-        if self.before is None or self.document is None:
-            return result
-        from pytest_plugin_evals.reporting.compare import compare
+        from pytest_plugin_evals.reporting.compare import compared
 
-        comparison = compare(
-            self.before,
-            result,
-            str(self.document),
-            self.settings.margin,
-            frozenset(result.suite.not_selected),
-        )
-        return replace(result, comparison=comparison)
+        return compared(result, self.before, self.document, self.settings.margin)

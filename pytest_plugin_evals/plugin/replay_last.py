@@ -12,7 +12,6 @@ error, before any run.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,13 +21,11 @@ import pytest
 from pytest_plugin_evals.plugin.keys import settings_key, shared_key, stamp_key
 from pytest_plugin_evals.plugin.loaded import eval_items
 from pytest_plugin_evals.plugin.session import session_key
-from pytest_plugin_evals.reporting.earlier import Wanted, case_key, pick
-from pytest_plugin_evals.reporting.result import relative
+from pytest_plugin_evals.reporting.earlier import replay_last, selected_cases
 from pytest_plugin_evals.settings import common_suite_root, results_dir
 from pytest_plugin_evals.settings.agent import AGENT_PROBLEM_FILE
+from pytest_plugin_evals.util.tempdirs import write_whole
 
-#: The spec this module turns into ``replay:<folder>``.
-REPLAY_LAST = "replay:last"
 #: In the session's shared folder: the folder a worker picked and what it said.
 PICKED_FILE = "replay-last.json"
 
@@ -48,33 +45,20 @@ class ReplayLast:
         root = common_suite_root([i.case.suite_root for i in items])
         if root is None:
             return
-        settings = config.stash[settings_key]
-        wanted = Wanted(
-            cases=frozenset(
-                case_key(
-                    i.case.name, relative(str(i.case.dir), str(i.case.suite_root)), i.agent_label
-                )
-                for i in items
-            ),
-            recorded_runs=True,
-        )
-        results_root = root / "results"
-        picked = pick(results_root, results_dir(settings, root, config.stash[stamp_key]), wanted)
-        passed = picked.passed_over_line()
-        if picked.document is None:
-            problem = (
-                f"--eval-agent {REPLAY_LAST}: no earlier session under {results_root} holds "
-                "recorded runs of the selected cases" + (f" ({passed})" if passed else "")
-            )
-            if not hasattr(config, "workerinput"):
-                raise pytest.UsageError(problem)
-            self._share(AGENT_PROBLEM_FILE, problem)
+        own = results_dir(config.stash[settings_key], root, config.stash[stamp_key])
+        cases = selected_cases((i.case, i.agent_label) for i in items)
+        folder, said = replay_last(root / "results", own, cases)
+        if folder is not None:
+            self.use(folder, [said])
+        if not hasattr(config, "workerinput"):
+            if folder is None:
+                raise pytest.UsageError(said)
             return
-        folder = picked.document.parent
-        said = f"{REPLAY_LAST}: replayed {folder}, the newest comparable session"
-        self.use(folder, [f"{said}; {passed}" if passed else said])
-        if hasattr(config, "workerinput"):
-            self._share(PICKED_FILE, json.dumps({"folder": str(folder), "notices": self.notices}))
+        if folder is None:
+            write_whole(config.stash[shared_key] / AGENT_PROBLEM_FILE, said)
+        else:
+            picked = json.dumps({"folder": str(folder), "notices": [said]})
+            write_whole(config.stash[shared_key] / PICKED_FILE, picked)
 
     def use(self, folder: Path, notices: list[str]) -> None:
         """Replay ``folder`` in this process."""
@@ -85,12 +69,6 @@ class ReplayLast:
         if session is not None:
             session.settings = settings
         self.notices = list(notices)
-
-    def _share(self, name: str, text: str) -> None:
-        target = self.config.stash[shared_key] / name
-        draft = target.with_name(f"{target.name}.{os.getpid()}")
-        draft.write_text(text, encoding="utf-8")
-        os.replace(draft, target)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:

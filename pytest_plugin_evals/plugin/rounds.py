@@ -15,13 +15,18 @@ it over in ``workerinput`` (execnet carries channels), so it works the same for 
 from __future__ import annotations
 
 import threading
-import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_plugin_evals.engine.rounds import WAIT
-from pytest_plugin_evals.engine.scheduler import Answer, Scheduler, round_order
+from pytest_plugin_evals.engine.scheduler import (
+    Answer,
+    RemoteScheduler,
+    Scheduler,
+    answering,
+    round_order,
+    wait_answer,
+)
 from pytest_plugin_evals.plugin.keys import positions_key
 from pytest_plugin_evals.plugin.reported import record_of
 
@@ -30,53 +35,19 @@ if TYPE_CHECKING:
 
 #: The key ``workerinput`` carries the channel under.
 CHANNEL_KEY = "eval_rounds"
-#: How long a worker waits for the controller's answer (seconds).
-ANSWER_SECONDS = 300.0
 
-_rounds_gate_key: pytest.StashKey[Any] = pytest.StashKey()
-
-
-#: The longest an item waits for its case's last look to report before it runs anyway.
-WAIT_SECONDS = 120.0
+_rounds_gate_key: pytest.StashKey[Scheduler | RemoteScheduler] = pytest.StashKey()
 
 
 def ask(config: pytest.Config, nodeid: str, *, ahead: bool = False) -> Answer:
-    """Whether this process may start the run of ``nodeid`` (None), or why it is skipped.
-    While a look of the case before its round is out, an item's setup waits for it (at most
-    :data:`WAIT_SECONDS`); a run to be made ahead of its item (``ahead``) is not started yet:
-    the look may wait on the very item whose setup is starting it."""
+    """Whether this process may start the run of ``nodeid`` (None), or why it is skipped
+    (:func:`~..engine.scheduler.wait_answer`: only an item's own setup waits for a look, never
+    a run made ahead of its item, nor one started off the main thread)."""
     gate = config.stash.get(_rounds_gate_key, None)
     if gate is None:
         return None
-    deadline = time.monotonic() + WAIT_SECONDS
-    while True:
-        over = time.monotonic() >= deadline
-        answer: Answer = gate.ask(nodeid, over)
-        if answer is None or answer[0] != WAIT:
-            return answer
-        if ahead or threading.current_thread() is not threading.main_thread():
-            return answer  # ahead of its item: not started now
-        time.sleep(0.05)
-
-
-class Asker:
-    """A worker's side: asks the controller over the channel, once per item."""
-
-    def __init__(self, channel: Any) -> None:
-        self.channel = channel
-        self.lock = threading.Lock()
-        self.answers: dict[str, Answer] = {}
-
-    def ask(self, nodeid: str, wait_over: bool = False) -> Answer:
-        with self.lock:
-            if nodeid in self.answers:
-                return self.answers[nodeid]
-            self.channel.send([nodeid, wait_over])
-            got = self.channel.receive(timeout=ANSWER_SECONDS)
-            answer: Answer = None if got is None else (str(got[0]), got[1])
-            if answer is None or answer[0] != WAIT:
-                self.answers[nodeid] = answer
-            return answer
+    main = threading.current_thread() is threading.main_thread()
+    return wait_answer(gate, nodeid, may_wait=main and not ahead)
 
 
 class RoundsHooks:
@@ -99,13 +70,7 @@ class RoundsHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         channel = node.gateway.newchannel()
-        scheduler = self.scheduler
-
-        def answer(message: Any) -> None:
-            got = scheduler.ask(str(message[0]), bool(message[1]))
-            channel.send(None if got is None else list(got))
-
-        channel.setcallback(answer)
+        channel.setcallback(answering(self.scheduler, channel))
         self.channels.append(channel)
         node.workerinput[CHANNEL_KEY] = channel
 
@@ -167,7 +132,7 @@ def register(config: pytest.Config, settings: EvalSettings) -> None:
     if workerinput is not None:
         channel = workerinput.get(CHANNEL_KEY)
         if channel is not None:
-            config.stash[_rounds_gate_key] = Asker(channel)
+            config.stash[_rounds_gate_key] = RemoteScheduler(channel)
         return
     scheduler = Scheduler(settings.margin, settings.max_cost_usd, settings.runs_auto)
     config.stash[_rounds_gate_key] = scheduler

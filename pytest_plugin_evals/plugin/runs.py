@@ -54,7 +54,14 @@ class RunMaker(making.RunMaker):
         from pytest_plugin_evals.plugin.reuse import Reuse
 
         stop = config.stash.get(stop_key, None)
-        super().__init__(settings, root, limits, Reuse(config, settings), stop, session_tag(config))
+        super().__init__(
+            settings,
+            root,
+            limits,
+            Reuse(settings, config.stash[stamp_key]),
+            stop,
+            session_tag(config),
+        )
         self.config = config
         #: The session's one results folder, once chosen (see :meth:`results_for`).
         self.results: Path | None = None

@@ -14,6 +14,7 @@ from typing import IO
 
 from pytest_plugin_evals.util import locks
 from pytest_plugin_evals.util.inert import is_inert, mark_inert
+from pytest_plugin_evals.util.tempdirs import write_whole
 
 #: The file in a runs folder that names the session that recorded there.
 OWNER_FILE = ".session"
@@ -178,9 +179,7 @@ def tell_chosen(shared: Path, results: Path, root: Path) -> None:
     target = shared / CHOSEN_FILE
     if target.exists():
         return
-    draft = target.with_name(f"{target.name}.{os.getpid()}")
-    draft.write_text(f"{results}\n{root}\n", encoding="utf-8")
-    os.replace(draft, target)
+    write_whole(target, f"{results}\n{root}\n")
 
 
 def chosen_folders(shared: Path) -> tuple[Path, Path] | None:

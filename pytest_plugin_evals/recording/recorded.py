@@ -3,6 +3,7 @@ plain folders and regular files of one name, nothing followed through a link."""
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -124,3 +125,16 @@ def restore_recorded_run(recorded: RecordedRun, cwd: Path, trace_file: Path) -> 
         raise RecordedRunRefused(
             f"the recorded run {recorded.name} holds {exc.named(inside)}: refused"
         ) from None
+
+
+def recorded_durations(folder: Path) -> dict[str, list[float]]:
+    """The recorded runs' durations in a results folder, by case key (its ``runs/`` folder)."""
+    found: dict[str, list[float]] = {}
+    for meta in sorted((folder / "runs").glob(f"*/*/{META}")):
+        try:
+            seconds = json.loads(meta.read_text(encoding="utf-8")).get("durationSeconds")
+        except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+            continue
+        if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds >= 0:
+            found.setdefault(meta.parent.parent.name, []).append(float(seconds))
+    return found

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from pytest_plugin_evals.records import JSONObject, opt_number
@@ -281,3 +281,14 @@ def decision_from_json(doc: Any) -> Decision | None:
         fdr_withdrawn=doc.get("fdrWithdrawn") is True,
         unadjusted=unadjusted if unadjusted in decisions.CLAIMS else None,
     )
+
+
+def compared(
+    result: SessionResult, before: SessionResult | None, document: Path | None, margin: float
+) -> SessionResult:
+    """``result`` with its comparison with the earlier session ``before`` read from
+    ``document`` (``result`` as it is when none was read)."""
+    if before is None or document is None:
+        return result
+    not_selected = frozenset(result.suite.not_selected)
+    return replace(result, comparison=compare(before, result, str(document), margin, not_selected))

@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_plugin_evals.reporting.result import SessionResult
+from pytest_plugin_evals.model import Case
+from pytest_plugin_evals.reporting.result import SessionResult, relative
 
 #: The result document in a results folder.
 RESULT_FILE = "aggregate-result.json"
@@ -50,6 +51,10 @@ _PARTIAL = {
     "missing_shards": "it lacks shards",
 }
 
+#: The ``--eval-compare`` value (and ``--eval-reuse``'s) that names the newest earlier session.
+LAST = "last"
+#: The agent spec that replays the newest comparable session's recorded runs.
+REPLAY_LAST = "replay:last"
 #: A case as both sessions name it: (name, folder relative to the suite root, agent label).
 CaseKey = tuple[str, str, str]
 
@@ -147,6 +152,56 @@ def agent_kind(spec: str) -> str:
 
 def case_key(name: str, folder: str, agent: str | None) -> CaseKey:
     return name, folder, agent or ""
+
+
+def selected_cases(selected: Iterable[tuple[Case, str | None]]) -> list[CaseKey]:
+    """The selected cases (each with its agent's label) as an earlier session names them."""
+    keys = {case_key(c.name, relative(str(c.dir), str(c.suite_root)), a) for c, a in selected}
+    return sorted(keys)
+
+
+def same_kind(
+    agent: str, agents: Sequence[tuple[str, str]], baseline: str | None, aa: bool
+) -> Wanted:
+    """The kind of session ``last`` takes for a session of ``agent`` (or of ``agents``,
+    ``(label, spec)``), against ``baseline`` (None: the without arm), A/A or not."""
+    return Wanted(
+        agent_kind=agent_kind(agent),
+        agent_labels=tuple(sorted(label for label, _ in agents)),
+        same_arms=True,
+        baseline=baseline,
+        aa=aa,
+    )
+
+
+def earlier_session(
+    compare: str, where: str, results_root: Path, own: Path, wanted: Wanted
+) -> tuple[Path | None, SessionResult | None, list[str]]:
+    """``--eval-compare``'s earlier session (``where``: the option as given): the document it
+    names by path, read (an :class:`EarlierError` when it cannot be), or under ``last`` the
+    newest session under ``results_root`` that is ``wanted``, other than ``own`` (None when
+    none is); and what the summary says of it."""
+    if compare != LAST:
+        document, before = read_earlier(Path(compare), where)
+        return document, before, []
+    picked = pick(results_root, own, wanted)
+    return picked.document, picked.result, picked.notices(where, results_root)
+
+
+def replay_last(results_root: Path, own: Path, cases: Iterable[CaseKey]) -> tuple[Path | None, str]:
+    """``--eval-agent replay:last``: the folder of the newest comparable session under
+    ``results_root`` that holds recorded runs of the selected ``cases`` (any agent's) and the
+    line said of it; or None and the session's usage error, when none does."""
+    picked = pick(results_root, own, Wanted(cases=frozenset(cases), recorded_runs=True))
+    passed = picked.passed_over_line()
+    if picked.document is None:
+        return None, (
+            f"--eval-agent {REPLAY_LAST}: no earlier session under {results_root} holds "
+            "recorded runs of the selected cases" + (f" ({passed})" if passed else "")
+        )
+    folder = picked.document.parent
+    said = f"{REPLAY_LAST}: replayed {folder}, the newest comparable session"
+    return folder, f"{said}; {passed}" if passed else said
 
 
 def _documents(results_root: Path, own: Path) -> list[tuple[int, str, Path]]:

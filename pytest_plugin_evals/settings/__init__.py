@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_plugin_evals.util.ages import DEFAULT_MAX_AGE
 
@@ -157,6 +157,28 @@ def results_dir(settings: EvalSettings, suite_root: Path, stamp: str) -> Path:
     if settings.output_dir is not None:
         return settings.output_dir
     return suite_root / "results" / stamp
+
+
+def shared_settings(settings: EvalSettings) -> dict[str, Any]:
+    """The settings every shard of a suite must run with, for the merge to compare."""
+    return {
+        "threshold": settings.threshold,
+        "ablation": settings.ablation,
+        "agent": ", ".join(f"{label}={spec}" for label, spec in settings.agents)
+        if settings.agents
+        else settings.agent,
+        "runs": settings.runs,
+        "model": settings.model,
+        "judge": None if settings.no_judge else settings.judge,
+        "judgeModel": settings.judge_model,
+        "noJudge": settings.no_judge,
+        "mocks": settings.mocks,
+        "caseFilter": settings.case_glob,
+        "tagFilters": list(settings.tags),
+        "reducer": settings.reducer,
+        "caseReducers": [list(pair) for pair in settings.case_reducers],
+        "baselinePlugin": settings.baseline_plugin,
+    }
 
 
 def common_suite_root(roots: Iterable[Path | str]) -> Path | None:

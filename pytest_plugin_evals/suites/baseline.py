@@ -6,8 +6,8 @@ That tree is checked out once per session, through an index of its own (the repo
 index and its worktrees are never touched), into the folder the session's processes share: the
 first process that needs it makes it under a lock and every other uses that copy. What each
 baseline resolved to is written beside it (:func:`resolved`), for the session's document. git
-runs through :mod:`pytest_plugin_evals.util.process`; a baseline that cannot be had is one
-:class:`BaselineError` line naming the option.
+runs through :mod:`pytest_plugin_evals.util.process`; a value the option does not accept, or a
+baseline that cannot be had, is one :class:`BaselineError` line naming the option.
 """
 
 from __future__ import annotations
@@ -53,6 +53,30 @@ _GIT_LOCATION = (
 
 class BaselineError(Exception):
     """Why the baseline plugin cannot be had: one line, naming the option."""
+
+
+class Baselines:
+    """The baseline of each plugin under test under ``spec`` (resolved once per process,
+    under ``folder``), or why it cannot be had."""
+
+    def __init__(self, spec: str, folder: Path) -> None:
+        self.spec, self.folder = spec, folder
+        self.found: dict[str, PluginInfo | str] = {}
+
+    def of(self, plugin: PluginInfo) -> PluginInfo | None:
+        """The plugin the baseline arm of ``plugin``'s cases loads (None: see :meth:`problem`)."""
+        key = str(plugin.path)
+        if key not in self.found:
+            try:
+                self.found[key] = resolve(self.spec, plugin, self.folder)
+            except BaselineError as exc:
+                self.found[key] = str(exc)
+        found = self.found[key]
+        return found if isinstance(found, PluginInfo) else None
+
+    def problem(self) -> str | None:
+        """The first reason a baseline could not be had, if any."""
+        return next((f for f in self.found.values() if isinstance(f, str)), None)
 
 
 def resolve(spec: str, plugin: PluginInfo, folder: Path) -> PluginInfo:

@@ -13,6 +13,7 @@ collection's.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,15 @@ def collection_skills(folder: Path) -> list[Path]:
         and entry.name not in NOT_SKILLS
         and (entry / "SKILL.md").is_file()
     ]
+
+
+def stage_collection(plugin: PluginInfo, base: Path) -> Path:
+    """A skill collection's skills copied, as they are, into ``base/<collection>/skills/``:
+    the layout every agent CLI loads as a plugin folder. That folder."""
+    target = base / plugin.name
+    for skill_md in collection_skills(plugin.path):
+        shutil.copytree(skill_md.parent, target / "skills" / skill_md.parent.name, symlinks=True)
+    return target
 
 
 def collection(folder: Path) -> PluginInfo | None:

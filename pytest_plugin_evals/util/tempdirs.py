@@ -99,3 +99,11 @@ def sweep_stale_sessions() -> list[Path]:
     from pytest_plugin_evals.util.process import SESSION_TAG, kill_tagged  # when sweeping only
 
     return sweep_stale(lambda folder: kill_tagged(SESSION_TAG, folder.name))
+
+
+def write_whole(target: Path, text: str) -> None:
+    """Write ``text`` to ``target`` (a file of the session's shared folder) so that a reader
+    sees the old file or the new one, never half of it."""
+    draft = target.with_name(f"{target.name}.{os.getpid()}")
+    draft.write_text(text, encoding="utf-8")
+    os.replace(draft, target)

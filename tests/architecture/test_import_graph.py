@@ -35,7 +35,19 @@ ALLOWED: dict[str, frozenset[str]] = {
     "shards": frozenset({"util"}),
     "settings": frozenset({"agents", "judges", "scoring", "shards", "stats", "suites", "util"}),
     "engine": frozenset(
-        {"model", "records", "scoring", "stats", "reporting", "reuse", "shards", "util"}
+        {
+            "agents",
+            "model",
+            "records",
+            "recording",
+            "scoring",
+            "settings",
+            "stats",
+            "reporting",
+            "reuse",
+            "shards",
+            "util",
+        }
     ),
     "reporting": frozenset({"model", "records", "scoring", "shards", "stats", "util"}),
     "runner": frozenset(

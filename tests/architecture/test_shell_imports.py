@@ -89,11 +89,7 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
         },
         "plugin.baseline": set(),
         "plugin.collect": {"plugin.baseline"},
-        "plugin.compare": {
-            "reporting.compare",
-            "reporting.earlier",
-            "reporting.result",
-        },
+        "plugin.compare": {"reporting.compare", "reporting.earlier"},
         "plugin.fixtures": {
             "agents",
             "engine.run_ahead",

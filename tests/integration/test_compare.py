@@ -214,6 +214,7 @@ def test_last_without_an_earlier_session_is_said(
     assert "comparison" not in document(own)
 
 
+# The other lines a document named gives: tests/unit/test_earlier_session.py, called directly.
 @pytest.mark.parametrize(
     ("given", "line"),
     [
@@ -222,36 +223,11 @@ def test_last_without_an_earlier_session_is_said(
             "--eval-compare: no result document at {path}/nowhere (expected a results folder "
             "holding aggregate-result.json, or that file)",
         ),
-        ("empty", "--eval-compare: no result document at {path}/empty *"),
-        (
-            "garbage.json",
-            "--eval-compare: {path}/garbage.json: not JSON: Expecting property name enclosed "
-            "in double quotes (at line 1, column 2)",
-        ),
-        (
-            "other.json",
-            "--eval-compare: {path}/other.json: not a schemaVersion 1 result document",
-        ),
         # Numbers JSON cannot hold: once an INTERNALERROR (OverflowError) at the session's end.
         (
             "huge.json",
             "--eval-compare: {path}/huge.json: a number JSON cannot hold: an integer of 400 "
             "digits (at $.cases[0].arms.with[0].score)",
-        ),
-        (
-            "infinite.json",
-            "--eval-compare: {path}/infinite.json: a number JSON cannot hold: Infinity "
-            "(at $.costUsd)",
-        ),
-        (
-            "nan.json",
-            "--eval-compare: {path}/nan.json: a number JSON cannot hold: NaN "
-            "(at $.cases[0].aggregates.score)",
-        ),
-        (
-            "typed.json",
-            "--eval-compare: {path}/typed.json: expected a list or null, found 3 "
-            "(at $.cases[0].tags)",
         ),
     ],
 )
@@ -263,18 +239,9 @@ def test_a_missing_or_unreadable_document_is_one_usage_line(
     line: str,
 ) -> None:
     add_case(pytester, "steady")
-    (pytester.path / "empty").mkdir()
-    (pytester.path / "garbage.json").write_text("{not json", encoding="utf-8")
-    (pytester.path / "other.json").write_text('{"schemaVersion": 7}', encoding="utf-8")
-    case = '{"name": "steady", "aggregates": {"score": %s}, "arms": {"with": [{"score": %s}]}}'
-    hostile = {
-        "huge": f'{{"schemaVersion": 1, "cases": [{case % ("1", "9" * 400)}]}}',
-        "infinite": '{"schemaVersion": 1, "costUsd": Infinity, "cases": []}',
-        "nan": f'{{"schemaVersion": 1, "cases": [{case % ("NaN", "1")}]}}',
-        "typed": '{"schemaVersion": 1, "cases": [{"name": "steady", "tags": 3}]}',
-    }
-    for name, text in hostile.items():
-        (pytester.path / f"{name}.json").write_text(text, encoding="utf-8")
+    case = '{"name": "steady", "aggregates": {"score": 1}, "arms": {"with": [{"score": %s}]}}'
+    text = f'{{"schemaVersion": 1, "cases": [{case % ("9" * 400)}]}}'
+    (pytester.path / "huge.json").write_text(text, encoding="utf-8")
     result = pytester.runpytest(
         "evals", *plugin_args, "--eval-agent", scripted_agent([{"reply": "ok"}]),
         "--eval-compare", given,

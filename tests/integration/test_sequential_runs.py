@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_plugin_evals.plugin.rounds import WAIT_SECONDS
+from pytest_plugin_evals.engine.scheduler import WAIT_SECONDS
 from pytest_plugin_evals.stats.sequential import looks
 
 #: A ``py:`` agent with deterministic draws: ``clear`` passes with the plugin only, ``flip``

@@ -4,8 +4,27 @@ and the summary line. No pytest session: node ids and run records in, answers ou
 
 from __future__ import annotations
 
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from pytest_plugin_evals.engine import scheduler
 from pytest_plugin_evals.engine.budget import COST_CEILING
-from pytest_plugin_evals.engine.scheduler import NOT_NEEDED, Scheduler, parse, round_order
+from pytest_plugin_evals.engine.rounds import WAIT
+from pytest_plugin_evals.engine.scheduler import (
+    NOT_NEEDED,
+    Answer,
+    RemoteScheduler,
+    Scheduler,
+    answering,
+    parse,
+    round_order,
+    wait_answer,
+)
 from tests.helpers import run_record, skipped_record
 from tests.unit.test_engine_gates import case
 
@@ -124,3 +143,78 @@ def test_the_runs_still_to_make_go_least_certain_first_after_the_granted() -> No
     assert [rest[i] for i in s.pending_order(rest)] == [
         nodeid("a", "with", 2), nodeid("b", "with", 3), nodeid("a", "with", 3),
     ]  # fmt: skip
+
+
+class Loopback:
+    """Both ends of one channel in one process: the worker's ``send`` reaches the controller's
+    callback (:func:`answering`), whose ``send`` is what the worker receives."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.answers: queue.Queue[Any] = queue.Queue()
+        self.asked: list[Any] = []
+        self.callback = answering(scheduler, self)
+
+    def send(self, item: Any) -> None:  # the controller's answer
+        self.answers.put(item)
+
+    def receive(self, timeout: float | None = None) -> Any:
+        return self.answers.get(timeout=timeout)
+
+
+class WorkerEnd:
+    def __init__(self, loop: Loopback) -> None:
+        self.loop = loop
+
+    def send(self, item: Any) -> None:
+        self.loop.asked.append(item)
+        self.loop.callback(item)
+
+    def receive(self, timeout: float | None = None) -> Any:
+        return self.loop.receive(timeout)
+
+
+def first_wait(s: Scheduler, ask: Callable[[str], Answer]) -> int:
+    """The first run of ``clear`` whose answer is :data:`WAIT` (its earlier runs granted)."""
+    run = 1
+    while ask(nodeid("clear", "with", run)) is None:
+        run += 1
+    return run
+
+
+def test_a_worker_asks_the_controllers_scheduler_once_per_item_but_a_wait(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    s = Scheduler(margin=0.05, max_cost_usd=None, budget=12)
+    s.expect(items(["clear"], 12))
+    loop = Loopback(s)
+    remote = RemoteScheduler(WorkerEnd(loop))
+    run = first_wait(s, remote.ask)
+    waiting = nodeid("clear", "with", run)
+    wait = (WAIT, NOT_NEEDED)
+    assert remote.ask(waiting) == wait and remote.ask(waiting) == wait  # asked each time
+    granted = nodeid("clear", "with", 1)
+    assert remote.ask(granted) is None  # an answer that is not a wait is kept
+    assert [m for m in loop.asked if m[0] == granted] == [[granted, False]]
+    assert [m for m in loop.asked if m[0] == waiting] == [[waiting, False]] * 3
+    # Run ahead of its item (may_wait False) it is not started; its item's setup waits for
+    # the look, at most WAIT_SECONDS, then runs it anyway.
+    assert wait_answer(remote, waiting, may_wait=False) == wait
+    monkeypatch.setattr(scheduler, "WAIT_SECONDS", 0.2)
+    began = time.monotonic()
+    assert wait_answer(remote, waiting, may_wait=True) is None
+    assert 0.2 <= time.monotonic() - began < 5
+    assert loop.asked[-1] == [waiting, True]
+
+
+def test_a_wait_ends_when_the_look_reports() -> None:
+    s = Scheduler(margin=0.05, max_cost_usd=None, budget=12)
+    s.expect(items(["clear"], 12))
+    run = first_wait(s, s.ask)
+    for n in range(1, run):
+        for arm, score in (("with", 1.0), ("without", 0.0)):
+            record = run_record(case("clear"), arm, n, score=score, nodeid=nodeid("clear", arm, n))
+            threading.Timer(0.3, s.take, (nodeid("clear", arm, n), record), {"final": True}).start()
+    began = time.monotonic()
+    answer = wait_answer(s, nodeid("clear", "with", run), may_wait=True)
+    assert answer is None or answer[0] != WAIT
+    assert 0.2 < time.monotonic() - began < scheduler.WAIT_SECONDS

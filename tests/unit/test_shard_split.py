@@ -9,10 +9,13 @@ import os
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from pytest_plugin_evals.recording.recorded import recorded_durations
 from pytest_plugin_evals.reporting.document_read import load_document, read_plan
+from pytest_plugin_evals.settings import EvalSettings, shared_settings
 from pytest_plugin_evals.shards import (
     DEFAULT_RUN_COST,
     Shard,
@@ -24,7 +27,9 @@ from pytest_plugin_evals.shards import (
     parse_shard,
     per_run_costs,
     plan_to_json,
+    plugin_version,
     source_to_json,
+    split,
 )
 
 
@@ -168,6 +173,49 @@ def test_costs_from_recorded_durations() -> None:
     assert case_cost(4, None) == 4 * DEFAULT_RUN_COST
     assert case_cost(4, 2.5) == 10_000
     assert case_cost(2, 0.0) == 1  # a case always weighs something
+
+
+def test_a_shard_weighs_its_cases_by_runs_or_by_recorded_durations() -> None:
+    cases = [(f"evals/c{i}", f"c{i}", f"c{i}-key", 2) for i in range(4)]
+    by_runs = split(Shard(2, 2), cases, None, {"runs": 2}, "/suite")
+    assert (by_runs.index, by_runs.total, by_runs.weights) == (2, 2, "runs")
+    assert [c.cost for c in by_runs.cases] == [2 * DEFAULT_RUN_COST] * 4
+    assert sorted(c.shard for c in by_runs.cases) == [1, 1, 2, 2]
+    assert by_runs.settings == {"runs": 2} and by_runs.root == "/suite"
+    assert by_runs.version == plugin_version() != ""
+    # c3 took ten times as long; c0 was not recorded: it weighs as the median case.
+    durations = {"c1-key": [4.0], "c2-key": [4.0, 4.0], "c3-key": [40.0]}
+    by_time = split(Shard(1, 2), cases, durations, {}, "")
+    assert by_time.weights == "durations"
+    assert [c.cost for c in by_time.cases] == [8000, 8000, 8000, 80000]
+    assert [c.name for c in by_time.cases if c.shard == by_time.cases[3].shard] == ["c3"]
+    assert split(Shard(1, 2), cases, {}, {}, "").weights == "durations"  # nothing recorded
+
+
+def test_recorded_durations_are_read_leniently(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    for rel, text in {
+        "a-key/with-1": '{"durationSeconds": 3}',
+        "a-key/without-1": '{"durationSeconds": 1.5}',
+        "b-key/with-1": '{"durationSeconds": true}',
+        "b-key/with-2": '{"durationSeconds": -1}',
+        "b-key/with-3": "[1]",
+        "c-key/with-1": "{not json",
+    }.items():
+        (runs / rel).mkdir(parents=True)
+        (runs / rel / "meta.json").write_text(text, encoding="utf-8")
+    assert recorded_durations(tmp_path) == {"a-key": [3.0, 1.5]}
+    assert recorded_durations(tmp_path / "nowhere") == {}
+
+
+def test_the_settings_every_shard_shares() -> None:
+    settings = EvalSettings(agents=(("a", "claude"), ("b", "codex")), no_judge=True, tags=("x",))
+    shared = shared_settings(settings)
+    assert shared["agent"] == "a=claude, b=codex"
+    assert shared["judge"] is None and shared["noJudge"] is True
+    assert shared["tagFilters"] == ["x"]
+    assert shared_settings(EvalSettings(judge="openai"))["judge"] == "openai"
+    assert shared_settings(EvalSettings())["agent"] == "claude"
 
 
 def test_the_plan_and_the_sources_read_back() -> None:

@@ -193,3 +193,24 @@ def test_skill_folders_without_an_evals_folder_are_no_plugin(
     skill(tmp_path / "kit" / "x")
     (tmp_path / "kit" / "evals").mkdir()
     assert manifest.collection(tmp_path / "kit") is None  # a manifest makes it a plugin
+
+
+def test_a_collection_is_staged_as_a_plugin_folder_every_agent_loads(tmp_path: Path) -> None:
+    root = tmp_path / "skills-repo"
+    for rel, text in {
+        "slugify/SKILL.md": "---\nname: slugify\n---\nSlug.",
+        "slugify/scripts/run.sh": "echo hi",
+        "notes/README.md": "not a skill",
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "slugify" / "link").symlink_to(root / "notes" / "README.md")
+    plugin = PluginInfo("skills-repo", None, root, "collection")
+    staged = manifest.stage_collection(plugin, tmp_path / "temp")
+    assert staged == tmp_path / "temp" / "skills-repo"
+    skill = staged / "skills" / "slugify"
+    assert (skill / "SKILL.md").read_text() == "---\nname: slugify\n---\nSlug."
+    assert (skill / "scripts" / "run.sh").read_text() == "echo hi"
+    assert (skill / "link").is_symlink()  # copied as it is, never followed
+    assert sorted(p.name for p in (staged / "skills").iterdir()) == ["slugify"]
+    assert list(root.rglob("*")) and not (root / "skills").exists()  # the source is untouched
