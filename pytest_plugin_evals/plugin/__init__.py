@@ -139,16 +139,10 @@ def _register_controller(config: pytest.Config, settings: EvalSettings) -> None:
 
     register_plan(config, settings)
     from pytest_plugin_evals.plugin.session import EvalSession, session_key
-    from pytest_plugin_evals.plugin.writers import register_writers
 
     session = EvalSession(config, settings, config.stash[stamp_key])
     config.stash[session_key] = session
     config.pluginmanager.register(session, "plugin-evals-session")
-    if settings.skill_creator_workspace is not None:
-        from pytest_plugin_evals.plugin.skill_creator import SkillCreatorWriter
-
-        config.pluginmanager.register(SkillCreatorWriter(session), "plugin-evals-skill-creator")
-    register_writers(config, session)
     if config.pluginmanager.hasplugin("xdist"):
         from pytest_plugin_evals.plugin.xdist import XdistHooks
 
@@ -173,7 +167,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         return
     from pytest_plugin_evals.plugin.session import session_key  # loaded: the session is
 
-    for name in ("plugin-evals-session", "plugin-evals-html-report", "plugin-evals-json",
+    for name in ("plugin-evals-session",
                  "plugin-evals-xdist", "plugin-evals-html", "plugin-evals-compare",
                  "plugin-evals-baseline", "plugin-evals-shard", "plugin-evals-replay-last",
                  "plugin-evals-progress", "plugin-evals-plan",

@@ -35,7 +35,18 @@ ALLOWED: dict[str, frozenset[str]] = {
     "shards": frozenset({"util"}),
     "settings": frozenset({"agents", "scoring", "shards", "stats", "util"}),
     "engine": frozenset(
-        {"model", "records", "scoring", "stats", "reporting", "reuse", "shards", "util"}
+        {
+            "model",
+            "records",
+            "recording",
+            "scoring",
+            "settings",
+            "stats",
+            "reporting",
+            "reuse",
+            "shards",
+            "util",
+        }
     ),
     "reporting": frozenset({"model", "records", "scoring", "shards", "stats", "util"}),
     "runner": frozenset(
