@@ -82,8 +82,8 @@ WRAPPED = [
     ("pytest_plugin_evals.runner", "record_run", "recording"),
     ("pytest_plugin_evals.runner", "Sandbox.remove", "clean-up"),
     ("pytest_plugin_evals.reporting.result", "summarize", "session end: the result"),
-    ("pytest_plugin_evals.plugin.writers", "JsonWriter.files", "session end: the JSON document"),
-    ("pytest_plugin_evals.plugin.writers", "HtmlWriter.files", "session end: the HTML report"),
+    ("pytest_plugin_evals.engine.outputs", "dumps_document", "session end: the JSON document"),
+    ("pytest_plugin_evals.engine.outputs", "render_html", "session end: the HTML report"),
 ]
 
 

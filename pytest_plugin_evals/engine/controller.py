@@ -38,6 +38,7 @@ from pytest_plugin_evals.reporting.agreement import agreement_lines, low_agreeme
 from pytest_plugin_evals.reporting.earlier import same_kind
 from pytest_plugin_evals.reporting.result import NotStarted, SessionResult
 from pytest_plugin_evals.scoring import ScoringRules
+from pytest_plugin_evals.shards import shard_line
 
 #: A case on one agent: its node id group and its agent's label.
 Unit = tuple[str, str | None]
@@ -75,7 +76,6 @@ class Said:
     suite_root: Path | None = None
     results_dir: Path | None = None
     no_plugin: str | None = None
-    shard: str | None = None
     recordings: str | None = None
     compare: tuple[str, ...] = ()
     replay: tuple[str, ...] = ()
@@ -180,7 +180,7 @@ def summary_notices(
     settled = settle(result, rules)
     return [
         *notices(WARNING, [said.no_plugin if ablated else None]),
-        *notices(INFO, [said.shard]),
+        *notices(INFO, [None if result.shard is None else shard_line(result.shard)]),
         *skipped_judges(records),
         *unpriced(result, rules.max_cost_usd),
         *unconfined(result),

@@ -26,7 +26,7 @@ from pytest_plugin_evals.engine.nodeids import case_unit
 from pytest_plugin_evals.engine.rounds import WAIT, Rounds
 from pytest_plugin_evals.model import SECOND_ARMS
 from pytest_plugin_evals.records import Record, RunRecord, SkippedRun
-from pytest_plugin_evals.stats import Stop
+from pytest_plugin_evals.stats import CaseStop
 
 #: A run item's label: the agent (under --eval-agents), the arm, the run.
 _LABEL = re.compile(r"\[(?:[A-Za-z][A-Za-z0-9_.]*-)?(with|without|baseline)-(\d+)\]$")
@@ -190,16 +190,16 @@ class Scheduler:
         keyed = sorted(range(len(waiting)), key=lambda k: self.order_key(nodeids[waiting[k]], k))
         return started + [waiting[k] for k in keyed]
 
-    def stops(self) -> dict[Unit, tuple[int, int, Stop | None]]:
+    def stops(self) -> dict[Unit, CaseStop]:
         """Each case: the rounds it took, its most, and why it stopped (None: it ran them
         all without a stop, or is still running)."""
         if self.rounds is None:
             return {}
-        out: dict[Unit, tuple[int, int, Stop | None]] = {}
-        for key, case in self.rounds.cases.items():
-            if isinstance(key, tuple):
-                out[key] = (case.cs.n, case.most, case.stop)
-        return out
+        return {
+            key: CaseStop(case.cs.n, case.most, case.stop)
+            for key, case in self.rounds.cases.items()
+            if isinstance(key, tuple)
+        }
 
     def summary(self) -> str | None:
         """``sequential runs (auto:20): 30 cases, 212 of 1200 runs made — decided 9, …``."""
@@ -209,10 +209,10 @@ class Scheduler:
         whys: Counter[str] = Counter()
         made = 0
         most_all = 0
-        for rounds, most, stop in stops.values():
-            made += 2 * rounds
-            most_all += 2 * most
-            whys[stop.why if stop is not None else "not stopped"] += 1
+        for stop in stops.values():
+            made += 2 * stop.rounds
+            most_all += 2 * stop.most
+            whys[stop.stopped or "not stopped"] += 1
         said = ", ".join(f"{why} {n}" for why, n in sorted(whys.items()))
         return (
             f"sequential runs (auto:{self.most}): {len(stops)} case(s), {made} of {most_all} "

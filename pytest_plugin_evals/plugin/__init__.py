@@ -135,16 +135,10 @@ def _register_controller(config: pytest.Config, settings: EvalSettings) -> None:
 
     register_plan(config, settings)
     from pytest_plugin_evals.plugin.session import EvalSession, session_key
-    from pytest_plugin_evals.plugin.writers import register_writers
 
     session = EvalSession(config, settings, config.stash[keys.stamp_key])
     config.stash[session_key] = session
     config.pluginmanager.register(session, "plugin-evals-session")
-    if settings.skill_creator_workspace is not None:
-        from pytest_plugin_evals.plugin.skill_creator import SkillCreatorWriter
-
-        config.pluginmanager.register(SkillCreatorWriter(session), "plugin-evals-skill-creator")
-    register_writers(config, session)
     if config.pluginmanager.hasplugin("xdist"):
         from pytest_plugin_evals.plugin.xdist import XdistHooks
 
@@ -168,7 +162,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if session is None:
         return
     session_key = sys.modules["pytest_plugin_evals.plugin.session"].session_key  # loaded
-    for name in ("plugin-evals-session", "plugin-evals-html-report", "plugin-evals-json",
+    for name in ("plugin-evals-session",
                  "plugin-evals-xdist", "plugin-evals-html", "plugin-evals-compare",
                  "plugin-evals-baseline", "plugin-evals-shard", "plugin-evals-replay-last",
                  "plugin-evals-progress", "plugin-evals-plan",

@@ -9,8 +9,6 @@ once its collection is done, and the controller reads it.
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,10 +16,8 @@ import pytest
 
 from pytest_plugin_evals.plugin.keys import deselected_key, shared_key, unselected_key
 from pytest_plugin_evals.plugin.loaded import eval_items
+from pytest_plugin_evals.recording import tell_unselected, unselected
 from pytest_plugin_evals.reporting.result import relative
-
-#: In the session's shared folder: the not-selected cases a worker found.
-UNSELECTED_FILE = "not-selected.json"
 
 
 def _key(item: Any) -> tuple[str, str]:
@@ -42,13 +38,10 @@ def settle(session: pytest.Session) -> None:
     if not deselected:
         return
     selected = {_key(item) for item in eval_items(session.items)}
-    unselected = tuple(sorted(deselected - selected))
-    config.stash[unselected_key] = unselected
-    if hasattr(config, "workerinput") and unselected:
-        target = config.stash[shared_key] / UNSELECTED_FILE
-        draft = target.with_name(f"{target.name}.{os.getpid()}")
-        draft.write_text(json.dumps(unselected), encoding="utf-8")
-        os.replace(draft, target)
+    found = tuple(sorted(deselected - selected))
+    config.stash[unselected_key] = found
+    if hasattr(config, "workerinput") and found:
+        tell_unselected(config.stash[shared_key], found)
 
 
 def not_selected(config: pytest.Config) -> tuple[tuple[str, str], ...]:
@@ -57,14 +50,4 @@ def not_selected(config: pytest.Config) -> tuple[tuple[str, str], ...]:
     if found is not None:
         return found
     shared = config.stash.get(shared_key, None)
-    if shared is None:
-        return ()
-    try:
-        raw = json.loads((shared / UNSELECTED_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return ()
-    return tuple(
-        (str(pair[0]), str(pair[1]))
-        for pair in raw
-        if isinstance(pair, list) and len(pair) == 2  # written above, read defensively
-    )
+    return () if shared is None else unselected(shared)

@@ -14,8 +14,11 @@ from .folders import FolderBusy as FolderBusy
 from .folders import chosen_folders as chosen_folders
 from .folders import claim_runs_folder as claim_runs_folder
 from .folders import hold_results_folder as hold_results_folder
+from .folders import ignore_all as ignore_all
 from .folders import release_results_folders as release_results_folders
 from .folders import tell_chosen as tell_chosen
+from .folders import tell_unselected as tell_unselected
+from .folders import unselected as unselected
 from .folders import wait_for_claims as wait_for_claims
 from .keep import record_run as record_run
 from .layout import FILES as FILES

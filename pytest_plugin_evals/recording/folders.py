@@ -4,6 +4,7 @@ two sessions never write into one folder, and the processes of one session share
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import threading
@@ -27,6 +28,8 @@ CLAIM_LOCK = ".runs.lock"
 #: In a session's shared folder: the results folder and the suite root its runs chose (the
 #: controller reads them when no run reported, as after an interruption).
 CHOSEN_FILE = "results-folder.txt"
+#: In a session's shared folder: the cases a worker collected but did not select.
+UNSELECTED_FILE = "not-selected.json"
 #: How long a process waits for another one's claim, and for a holder to write its name.
 CLAIM_WAIT = 5.0
 
@@ -176,10 +179,8 @@ def _not_a_link(path: Path) -> None:
 
 def tell_chosen(shared: Path, results: Path, root: Path) -> None:
     """Write down, once for the session, the results folder and suite root its runs chose."""
-    target = shared / CHOSEN_FILE
-    if target.exists():
-        return
-    write_whole(target, f"{results}\n{root}\n")
+    if not (shared / CHOSEN_FILE).exists():
+        write_whole(shared / CHOSEN_FILE, f"{results}\n{root}\n")
 
 
 def chosen_folders(shared: Path) -> tuple[Path, Path] | None:
@@ -190,3 +191,49 @@ def chosen_folders(shared: Path) -> tuple[Path, Path] | None:
         return None
     results, _, root = text.strip().partition("\n")
     return (Path(results), Path(root)) if results and root else None
+
+
+def tell_unselected(shared: Path, cases: tuple[tuple[str, str], ...]) -> None:
+    """Write down the cases (name, folder) a worker collected but did not select."""
+    write_whole(shared / UNSELECTED_FILE, json.dumps(cases))
+
+
+def unselected(shared: Path) -> tuple[tuple[str, str], ...]:
+    """The cases a worker collected but did not select, as it wrote them (none: none)."""
+    try:
+        raw = json.loads((shared / UNSELECTED_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ()
+    return tuple(
+        (str(pair[0]), str(pair[1]))
+        for pair in raw
+        if isinstance(pair, list) and len(pair) == 2  # written above, read defensively
+    )
+
+
+#: In every results folder, as in pytest's own cache folder: git ignores all of it.
+GITIGNORE = "# Created by pytest-plugin-evals automatically.\n*\n"
+#: What a session puts in its results folder (the document and the report by their names).
+_OURS = {
+    CLAIM_LOCK,
+    SESSION_LOCK,
+    "runs",
+    "mock-recordings",
+    "aggregate-result.json",
+    "report.html",
+}
+
+
+def ignore_all(folder: Path) -> None:
+    """Put a ``.gitignore`` of ``*`` in the results folder, unless it has one (a folder of
+    yours given as ``--eval-output-dir`` that already holds other files is left as it is)."""
+    target = folder / ".gitignore"
+    try:
+        if target.exists() or target.is_symlink():
+            return
+        if folder.is_dir() and any(p.name not in _OURS for p in folder.iterdir()):
+            return
+        folder.mkdir(parents=True, exist_ok=True)
+        target.write_text(GITIGNORE, encoding="utf-8")
+    except OSError:
+        return

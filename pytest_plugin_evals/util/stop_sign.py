@@ -2,11 +2,27 @@
 :class:`StopSign`, why no further run may start (a rejected credential, an interruption), once
 any process has found out. The first reason written stays. (The budget is not a file: it is
 held by the controller, see :mod:`pytest_plugin_evals.engine.budget`.)
+
+And how a process takes its first SIGINT or SIGTERM (:class:`Stopping`): ``timeout``, ``docker
+stop`` and a cancelled CI job send SIGTERM, which kills a Python process on the spot (no result
+document, agents left running), and a KeyboardInterrupt raised in the middle of a run loses its
+report (pytest reports nothing of an item it interrupts, and an xdist controller stops reading
+its workers' reports). So once a process has eval runs to make, the first signal raises
+nothing: it stops the session's runs (the stop sign up, the runs in flight ended ``stopped``),
+and the pytest shell (``plugin.interrupts``) stops after the item under way, as ``-x`` does. A
+second signal, or :data:`GRACE_SECONDS` without the session ending, raises KeyboardInterrupt as
+pytest would have at once: the reports still on their way are then lost.
 """
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 #: The stop sign's reason once the session was interrupted (no run is recorded for it).
 INTERRUPTED = "interrupted"
@@ -33,3 +49,67 @@ class StopSign:
         except FileNotFoundError:
             return None
         return (reason, message.strip()) if reason else None
+
+    def interrupted(self) -> bool:
+        """Whether the sign says the session was interrupted."""
+        sign = self.read()
+        return sign is not None and sign[0] == INTERRUPTED
+
+
+#: How long a process that was signalled waits for its runs to report before it raises.
+GRACE_SECONDS = 10.0
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, taken as an interruption."""
+
+
+class Stopping:
+    """The first SIGINT or SIGTERM in this process, taken as a request to stop: ``stop`` is
+    called (in a thread of its own), and the process raises only on a second signal or once
+    :data:`GRACE_SECONDS` have passed."""
+
+    def __init__(self, stop: Callable[[], None]) -> None:
+        self.stop = stop
+        self.signalled = False
+        self.timer: threading.Timer | None = None
+        self.before: dict[int, Any] = {}
+
+    def take(self, signum: int, *, ignored_too: bool = False) -> None:
+        """Take ``signum`` here (unless someone else handles it: a handler of their own, or,
+        without ``ignored_too``, SIGINT ignored)."""
+        if signum in self.before:
+            return
+        previous = signal.getsignal(signum)
+        ours = (signal.SIG_DFL, None, signal.default_int_handler)
+        if previous not in ours and not (ignored_too and previous is signal.SIG_IGN):
+            return
+        signal.signal(signum, self._signalled)
+        # None: a handler set outside Python, which cannot be set back; the default is nearest.
+        self.before[signum] = signal.SIG_DFL if previous is None else previous
+
+    def _signalled(self, signum: int, frame: FrameType | None) -> None:
+        if self.signalled:
+            if signum == signal.SIGTERM:
+                raise Terminated(f"terminated (signal {signum})")
+            raise KeyboardInterrupt
+        self.signalled = True
+        # A signal handler runs between two bytecodes of the main thread, which may hold the
+        # locks the stopping takes: it is done in a thread of its own.
+        threading.Thread(target=self.stop, daemon=True).start()
+        self.timer = threading.Timer(GRACE_SECONDS, os.kill, (os.getpid(), signum))
+        self.timer.daemon = True
+        self.timer.start()
+
+    def ended(self) -> None:
+        """The session ended: no grace period runs out any more."""
+        if self.timer is not None:
+            self.timer.cancel()
+
+    def restore(self) -> None:
+        """The handlers as they were (from the main thread only)."""
+        self.ended()
+        if threading.current_thread() is threading.main_thread():
+            for signum, before in self.before.items():
+                signal.signal(signum, before)
+        self.before.clear()

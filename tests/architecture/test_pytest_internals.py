@@ -275,7 +275,7 @@ def test_the_check_sees_xdist_read_from_the_inside(tmp_path: Path) -> None:
 #: The one place a test report's outcome is changed after ``pytest_runtest_makereport`` made
 #: it (file, function): a case's verdict, which only the controller can decide (the reason is
 #: beside it, and in docs/explanation/architecture.md).
-OUTCOME_SET_IN = {("plugin/session.py", "_decide_case")}
+OUTCOME_SET_IN = {("plugin/session.py", "pytest_runtest_logreport")}
 
 
 def outcome_rewrites(path: Path) -> Iterator[tuple[int, str]]:

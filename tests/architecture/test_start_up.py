@@ -48,7 +48,6 @@ NOT_AT_START = (
     "agents.registry",
     "suites.directory",
     "plugin.session",
-    "plugin.writers",
     "plugin.plan",
     "plugin.progress",
     "plugin.xdist",
@@ -85,7 +84,7 @@ def test_the_entry_point_imports_options_and_hooks_only() -> None:
 
 def test_a_project_without_evals_loads_no_eval_machinery(tmp_path: Path) -> None:
     """The plugin installed costs an ordinary pytest run its options and hooks, not the model,
-    the loaders, the agents, nor the controller's session and writers."""
+    the loaders, the agents, nor the controller's session."""
     (tmp_path / "test_one.py").write_text("def test_one():\n    pass\n", encoding="utf-8")
     code = f"import pytest\npytest.main(['-q', '-p', 'no:cacheprovider', {str(tmp_path)!r}])"
     loaded = loaded_after(code)

@@ -1,7 +1,7 @@
 """``--eval-markdown`` and ``--eval-step-summary`` as a CI job runs them: a real session (a
 ``py:`` agent), its summary file and the job's summary, hostile case names and notes shown as
-text, what got worse since ``--eval-compare``'s session, and one line when the job's summary
-is asked for outside GitHub Actions."""
+text, what got worse since ``--eval-compare``'s session (one line when the job's summary is
+asked for outside GitHub Actions: tests/unit/test_engine_session.py)."""
 
 from __future__ import annotations
 
@@ -92,19 +92,6 @@ def test_the_summary_file_and_the_job_summary_of_a_real_session(
     relative = os.path.relpath(report.resolve(), pytester.path)
     assert added == text.replace(f"[The full HTML report]({link['href']})",
                                  f"The full HTML report: {relative}")  # fmt: skip
-
-
-def test_the_job_summary_outside_github_actions_is_one_line(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    make_suite(pytester)
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    result = run(pytester, "-p", "no:cacheprovider", "--eval-step-summary", "-k", "greets")
-    assert result.ret == 0
-    line = "*--eval-step-summary: $GITHUB_STEP_SUMMARY is not set (not a GitHub Actions job?)*"
-    result.stdout.fnmatch_lines([line])
-    assert str(result.stdout).count("GITHUB_STEP_SUMMARY") == 1
-    assert (pytester.path / "out" / "summary.md").is_file()
 
 
 def test_what_got_worse_since_the_compared_session_and_the_report_address(

@@ -18,6 +18,7 @@ from pytest_plugin_evals.model import ExitStatus, Verdict
 from pytest_plugin_evals.reporting.compare import CaseChange, Comparison
 from pytest_plugin_evals.reuse import PARTS, Miss
 from pytest_plugin_evals.scoring import ScoringRules
+from pytest_plugin_evals.shards import ShardCase, ShardPlan
 from tests.helpers import run_record, skipped_record, summary
 from tests.unit.test_engine_gates import case
 
@@ -133,10 +134,12 @@ def test_skipped_judges_unpriced_and_unconfined_runs_are_warnings() -> None:
 
 def test_the_shell_s_lines_and_the_gates_come_in_the_summary_s_order() -> None:
     records = two_arm("a", score=0.0)
-    result = regressed(summary(records, threshold=1.0))
+    mine = ShardCase("evals/a::a", "a", "a", 2, 2, shard=1)
+    result = replace(
+        regressed(summary(records, threshold=1.0)), shard=ShardPlan(1, 2, "runs", (mine,))
+    )
     said = Said(
         no_plugin="no plugin found",
-        shard="shard 1/2",
         recordings="recorded answers",
         compare=("compared with x",),
         replay=("replayed y",),
@@ -185,14 +188,3 @@ def test_a_miss_becomes_the_note_of_the_run_made() -> None:
     assert miss_note(Miss("changed", "model, mocks")) == (
         f"{NOT_REUSED}: changed since: {PARTS['model']}, {PARTS['mocks']}"
     )
-
-
-def test_the_shell_reads_the_rules_from_settings_of_the_same_names() -> None:
-    from dataclasses import fields
-
-    from pytest_plugin_evals.plugin.session import _RULES_SETTINGS
-    from pytest_plugin_evals.settings import EvalSettings
-
-    names = {f.name for f in fields(SessionRules)}
-    assert set(_RULES_SETTINGS) == names - {"scoring", "timed_out"}
-    assert all(hasattr(EvalSettings(), name) for name in _RULES_SETTINGS)

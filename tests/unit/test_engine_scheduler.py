@@ -75,7 +75,8 @@ def test_a_clear_effect_stops_as_decided_and_its_other_runs_are_refused() -> Non
     answer = s.ask(nodeid("clear", "with", run + 1))
     assert answer == (f"decided after {run} runs: better", NOT_NEEDED)
     assert 2 <= run < 12
-    assert s.stops()[("evals/clear::clear", None)][:2] == (run, 12)
+    stop = s.stops()[("evals/clear::clear", None)]
+    assert (stop.rounds, stop.most) == (run, 12)
     assert s.summary() == (
         f"sequential runs (auto:12): 1 case(s), {2 * run} of 24 runs made — stopped: decided 1"
     )
@@ -88,8 +89,8 @@ def test_arms_that_always_agree_stop_as_equivalent_inside_the_margin() -> None:
     while s.ask(nodeid("same", "with", run)) is None:
         report(s, "same", run, 1.0, 1.0)
         run += 1
-    rounds, most, stop = s.stops()[("evals/same::same", None)]
-    assert stop is not None and stop.why == "decided" and rounds < most == 30
+    found = s.stops()[("evals/same::same", None)]
+    assert found.stopped == "decided" and found.rounds < found.most == 30
     assert s.rounds is not None
     decision = s.rounds.cases[("evals/same::same", None)].decision
     assert decision is not None and decision.verdict == "equivalent"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -19,7 +21,7 @@ from pytest_plugin_evals.util.process import (
     start_service,
     stop_service,
 )
-from pytest_plugin_evals.util.stop_sign import StopSign
+from pytest_plugin_evals.util.stop_sign import INTERRUPTED, Stopping, StopSign
 
 
 def test_the_first_reason_stays(tmp_path: Path) -> None:
@@ -29,6 +31,39 @@ def test_the_first_reason_stays(tmp_path: Path) -> None:
     sign.put("other", "later")
     assert sign.read() == ("auth_failed", "a run could not authenticate")
     assert StopSign(tmp_path / "stop.txt").read() == sign.read()  # another process sees it
+    assert not sign.interrupted()
+    assert not StopSign(tmp_path / "none.txt").interrupted()
+    StopSign(tmp_path / "now.txt").put(INTERRUPTED, "the session was interrupted")
+    assert StopSign(tmp_path / "now.txt").interrupted()
+
+
+def test_the_first_signal_stops_the_runs_and_the_second_raises() -> None:
+    stopped = threading.Event()
+    stopping = Stopping(stopped.set)
+    stopping.take(signal.SIGUSR1)
+    try:
+        os.kill(os.getpid(), signal.SIGUSR1)  # raises nothing: the runs are stopped
+        assert stopped.wait(10) and stopping.signalled
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGUSR1)
+            time.sleep(1)  # the handler runs between two bytecodes
+    finally:
+        stopping.restore()
+    assert stopping.timer is not None and stopping.timer.finished.is_set()  # no grace left
+    assert signal.getsignal(signal.SIGUSR1) is signal.SIG_DFL
+
+
+def test_a_handler_of_someone_else_s_is_left_alone() -> None:
+    def theirs(signum: int, frame: object) -> None:
+        pass
+
+    before = signal.signal(signal.SIGUSR2, theirs)
+    try:
+        stopping = Stopping(lambda: None)
+        stopping.take(signal.SIGUSR2)
+        assert signal.getsignal(signal.SIGUSR2) is theirs and not stopping.before
+    finally:
+        signal.signal(signal.SIGUSR2, before)
 
 
 @pytest.mark.parametrize(
