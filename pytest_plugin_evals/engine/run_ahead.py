@@ -22,6 +22,10 @@ from pytest_plugin_evals.model import Case
 from pytest_plugin_evals.util.background import Background
 from pytest_plugin_evals.util.process import IdleMeter
 
+#: The report attribute listing the runs a process made ahead of their items and still has
+#: going, as ``[node id, seconds since it began]`` (pytest-xdist carries a report's attributes
+#: to the controller, whose progress line counts them in flight).
+AHEAD_ATTRIBUTE = "eval_runs_ahead"
 #: The share of CPU time that must have gone unused lately for a run to be started ahead.
 MIN_IDLE = 0.05
 

@@ -19,6 +19,8 @@ from typing import Any
 
 from pytest_plugin_evals.engine.budget import Budget, Granted, Refused, Reservation
 
+#: The key of the channel in a worker's ``workerinput``.
+BUDGET_CHANNEL = "eval_budget"
 #: What the holder's callback is given when the channel closes (the worker is gone).
 CLOSED = "closed"
 #: How long a worker waits for an answer (the holder answers at once: this is a lost channel).

@@ -1,42 +1,31 @@
 """The pytest entry point (``pytest11: evals``): options, collection hooks, the controller session.
 
-Only what the suite formats name is collected: folders named ``evals`` (and ``eval_paths``),
-and a ``package.json`` that has ``ai.evals``. pytest imports this module in every session of
-an environment the plugin is installed in, evals or none, so it imports no more than the
-options and what the collection hooks ask of every path, and not pytest itself. The
-controller's hooks (the session, its writers, the progress line, the pytest-xdist and
-pytest-html hooks) are registered when the session turns out to be an eval session: at once
-when an eval option is given or pytest-xdist distributes the tests (its controller collects
-nothing, so it cannot wait for the first eval item), else when the first eval item is
-collected. The loaders, graders, agents and reports are imported by the hook that first needs
-them (``tests/architecture/test_start_up.py``).
+pytest imports this module in every session of an environment the plugin is installed in, evals
+or none, so it imports no more than the options and what the collection hooks ask of every path,
+and not pytest itself; the collectors, loaders, the modules of one option, the controller's
+hooks and those for pytest-xdist and pytest-html are imported by the hook that first needs them
+(``tests/architecture/test_start_up.py``). The controller's hooks are registered once the
+session is an eval session (``settings.from_the_start``), else at the first eval item collected.
 """
 
 from __future__ import annotations
 
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pluggy import HookimplMarker
 
 from pytest_plugin_evals.plugin import keys
-from pytest_plugin_evals.plugin.loaded import eval_item_class
+from pytest_plugin_evals.plugin.loaded import eval_item_class, record_of
 from pytest_plugin_evals.plugin.options import add_options, read_settings, usage_error
-from pytest_plugin_evals.settings import EvalSettings
-from pytest_plugin_evals.suites.discover import (
-    evals_root,
-    folder_notes,
-    has_evals,
-    may_name_a_case,
-    named_evals_folders,
-)
+from pytest_plugin_evals.settings import EvalSettings, from_the_start
+from pytest_plugin_evals.suites.discover import evals_root, folder_notes, has_evals
 from pytest_plugin_evals.suites.picks import case_arguments, picks_not_found
 from pytest_plugin_evals.util.inert import is_inert
 from pytest_plugin_evals.util.stop_sign import StopSign
-from pytest_plugin_evals.util.tempdirs import mark_owner
+from pytest_plugin_evals.util.tempdirs import shared_folder
 from pytest_plugin_evals.util.timestamps import folder_stamp
 
 if TYPE_CHECKING:
@@ -45,11 +34,6 @@ if TYPE_CHECKING:
 #: pytest's own marker (``pytest.hookimpl`` is this one), made from pluggy's: importing the entry
 #: point imports no pytest.
 hookimpl = HookimplMarker("pytest")
-
-# Imported in the hooks that need them, on purpose: the collectors and loaders (a project
-# without evals never loads them), the modules of one option (baseline, compare, sharding), the
-# controller's session, writers, plan and progress (never loaded on an xdist worker), and the
-# hooks for pytest-xdist and pytest-html (loaded only when those plugins are).
 
 pytest_plugins = [
     "pytest_plugin_evals.plugin.fixtures",
@@ -67,28 +51,17 @@ def pytest_configure(config: pytest.Config) -> None:
         "evals(case, arm, run, agent): an eval run (agent under --eval-agents); select with "
         "-m \"evals(arm='with')\"",
     )
-    settings = read_settings(config)
-    config.stash[keys.settings_key] = settings
+    settings = config.stash[keys.settings_key] = read_settings(config)
     workerinput = getattr(config, "workerinput", None)
-    if workerinput is not None:
-        config.stash[keys.stamp_key] = workerinput.get("eval_stamp") or folder_stamp()
-        shared = workerinput.get("eval_shared")
-        _share(config, Path(shared) if shared else None)
-    else:
-        config.stash[keys.stamp_key] = folder_stamp()
-        if settings != EvalSettings() or _distributes(config):
-            _share(config, None)  # an eval session from the start: the option hooks share it
+    given = {} if workerinput is None else workerinput  # what a worker's controller hands it
+    config.stash[keys.stamp_key] = given.get("eval_stamp") or folder_stamp()
+    option = config.option
+    dist, collectonly = getattr(option, "dist", "no"), getattr(option, "collectonly", False)
+    if workerinput is not None or from_the_start(settings, dist, collectonly):
+        _share(config, given.get("eval_shared"))  # the option hooks share it
     _register_options(config, settings)
     if workerinput is None and keys.shared_key in config.stash:
         _register_controller(config, settings)
-
-
-def _distributes(config: pytest.Config) -> bool:
-    """Whether pytest-xdist runs the tests in workers (as its own ``pytest_configure`` decides
-    to make its session): this process then collects nothing and hands its workers the shared
-    folder and the budget when it starts them, before any eval item could be seen."""
-    option = config.option
-    return getattr(option, "dist", "no") != "no" and not getattr(option, "collectonly", False)
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
@@ -158,29 +131,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if recording is not None and keys.shared_key in config.stash:
         # The results folder this process held for the session is free again.
         recording.release_results_folders(config.stash[keys.shared_key].name)
-    session = config.pluginmanager.get_plugin("plugin-evals-session")
-    if session is None:
+    if config.pluginmanager.get_plugin("plugin-evals-session") is None:
         return
-    session_key = sys.modules["pytest_plugin_evals.plugin.session"].session_key  # loaded
-    for name in ("plugin-evals-session",
-                 "plugin-evals-xdist", "plugin-evals-html", "plugin-evals-compare",
-                 "plugin-evals-baseline", "plugin-evals-shard", "plugin-evals-replay-last",
-                 "plugin-evals-progress", "plugin-evals-plan",
-                 "plugin-evals-rounds"):  # fmt: skip
-        plugin = config.pluginmanager.get_plugin(name)
-        if plugin is not None:
+    for name, plugin in config.pluginmanager.list_name_plugin():  # the stopping: its cleanup
+        if name.startswith("plugin-evals-") and name != "plugin-evals-stopping":
             config.pluginmanager.unregister(plugin)
-    del config.stash[session_key]
+    del config.stash[sys.modules["pytest_plugin_evals.plugin.session"].session_key]  # loaded
     shutil.rmtree(config.stash[keys.shared_key], ignore_errors=True)
 
 
-def _share(config: pytest.Config, folder: Path | None) -> None:
-    """The files every process of the session shares (the stop sign, what the runs chose), in
-    a private folder the controller makes (removed at its end)."""
-    if folder is None:
-        folder = Path(tempfile.mkdtemp(prefix="plugin-evals-"))
-        mark_owner(folder)  # a later session removes it if this one is killed
-    config.stash[keys.shared_key] = folder
+def _share(config: pytest.Config, given: str | None) -> None:
+    folder = config.stash[keys.shared_key] = shared_folder(given)
     config.stash[keys.stop_key] = StopSign(folder / "stop.txt")
 
 
@@ -210,8 +171,6 @@ def pytest_collection(session: pytest.Session) -> Any:
     """Collect what a directory case's node id, or a file of a case, names on the command line."""
     config = session.config
     here, eval_paths = config.invocation_params.dir, config.stash[keys.settings_key].eval_paths
-    if not any(may_name_a_case(arg, here, eval_paths) for arg in config.args):
-        return (yield)  # folders and Python files only: nothing to look up
     found = None if config.option.pyargs else case_arguments(config.args, here, eval_paths)
     if found is None:
         return (yield)
@@ -239,10 +198,8 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     collect = sys.modules.get("pytest_plugin_evals.plugin.collect")
     found = None if collect is None else collect.eval_node(file_path, parent, "suite_file")
-    if found is not None or file_path.name != "package.json":
+    if found is not None or not has_evals(file_path):
         return found
-    if not has_evals(file_path):
-        return None
     from pytest_plugin_evals.plugin.collect import PackageJsonFile
 
     return PackageJsonFile.from_parent(parent, path=file_path)
@@ -262,16 +219,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         order_rounds(items)
     if eval_item is None or (settings.case_glob is None and not settings.tags):
         return
-    keep: list[pytest.Item] = []
-    dropped: list[pytest.Item] = []
-    for item in items:
-        if isinstance(item, eval_item) and not settings.selects(item.case.name, item.case.tags):
-            dropped.append(item)
-        else:
-            keep.append(item)
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = keep
+    kept = [
+        not isinstance(i, eval_item) or settings.selects(i.case.name, i.case.tags) for i in items
+    ]
+    if not all(kept):
+        config.hook.pytest_deselected(items=[i for i, k in zip(items, kept, strict=True) if not k])
+        items[:] = [i for i, k in zip(items, kept, strict=True) if k]
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
@@ -294,17 +247,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:
     says what a case is, rather than pytest's bare "no tests ran"; and a JSON/YAML file there
     that is no suite: one line why."""
     config = terminalreporter.config
-    here = config.invocation_params.dir
-    folders = named_evals_folders(config.args, here)
-    if not folders:
-        return
-    from pytest import ExitCode
+    notes = folder_notes(config.args, config.invocation_params.dir, exitstatus)
+    if notes:
+        from pytest_plugin_evals.reporting.terminal import plain
 
-    from pytest_plugin_evals.reporting.terminal import plain
-
-    nothing = exitstatus == ExitCode.NO_TESTS_COLLECTED
-    for note in folder_notes(folders, here, nothing_collected=nothing):
-        terminalreporter.write_line(plain(note), yellow=True)
+        for note in notes:
+            terminalreporter.write_line(plain(note), yellow=True)
 
 
 # -- running ----------------------------------------------------------------------------------
@@ -331,8 +279,8 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
         if note is not None and hasattr(exc, "add_note"):
             exc.add_note(note)
         raise
-    checks = item.stash.get(keys.soft_checks_key, None)
-    if checks is not None and checks.failures:
+    checks = item.stash.get(keys.soft_checks_key, None)  # the eval_checks fixture's, if used
+    if checks is not None:
         checks.assert_all()
     return result
 
@@ -348,7 +296,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     eval_item = eval_item_class()
     runs_ahead = item.config.stash.get(keys.runs_ahead_key, None)
     if runs_ahead is not None and eval_item is not None and isinstance(item, eval_item):
-        setattr(report, keys.AHEAD_ATTRIBUTE, runs_ahead())
+        from pytest_plugin_evals.engine.run_ahead import AHEAD_ATTRIBUTE
+
+        setattr(report, AHEAD_ATTRIBUTE, runs_ahead())
     if report.when == "setup" and item.stash.get(keys.made_ahead_key, False):
         outcome = item.stash.get(keys.outcome_key, None)
         if outcome is not None:
@@ -361,7 +311,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         and item.config.pluginmanager.hasplugin("html")
     ):
         from pytest_plugin_evals.plugin.html_extras import extras_for
-        from pytest_plugin_evals.plugin.reported import record_of
         from pytest_plugin_evals.records import RunRecord
 
         record = record_of(report)

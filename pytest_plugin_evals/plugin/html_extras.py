@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_plugin_evals.plugin.reported import record_of
+from pytest_plugin_evals.plugin.loaded import record_of
 from pytest_plugin_evals.records import RunRecord
 from pytest_plugin_evals.reporting import html_extras as shown
 

@@ -16,8 +16,8 @@ import pytest
 from pytest_plugin_evals.engine.nodeids import marker_tags, run_name
 from pytest_plugin_evals.model import Arm, Case, LoadError, PluginInfo, RunResult
 from pytest_plugin_evals.plugin.collection import plugin_folder
-from pytest_plugin_evals.plugin.keys import RECORD_PROPERTY
 from pytest_plugin_evals.records import (
+    RECORD_PROPERTY,
     CaseInfo,
     LoadErrorRecord,
     Record,

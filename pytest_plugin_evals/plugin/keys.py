@@ -1,12 +1,6 @@
-"""The StashKeys of the pytest shell whose values are the core's (or a module that imports no
-other module of the shell), and the session's token read from one of them (:func:`session_tag`):
-every module may import this one, and it imports none of them back.
-
-A key whose value is an object of a shell module lives with that object (``session_key`` in
-:mod:`.session`, ``maker_key`` and ``run_ahead_key`` in :mod:`.runs`, ``earlier_key`` in
-:mod:`.compare`, ``case_picks_key`` in :mod:`.picks`), so the shell's import graph has no circle
-(``tests/architecture/test_shell_imports.py``).
-"""
+"""The StashKeys of the pytest shell whose values are the core's, and the session's token read
+from one of them (:func:`session_tag`): every module may import this one, and it imports none of
+them back (a key whose value is a shell module's object lives beside it, as ``session_key``)."""
 
 from __future__ import annotations
 
@@ -33,15 +27,7 @@ if TYPE_CHECKING:
 #: rounds of ``--eval-runs auto`` reorder the items, and say where they now are).
 positions_key: StashKey[dict[str, int]]
 
-#: The ``user_properties`` key every eval item reports its record under (one JSON string; see
-#: :mod:`pytest_plugin_evals.records`). JUnit shows it as a ``<property>``.
-RECORD_PROPERTY = "plugin_evals"
-
-#: The report attribute listing the runs a process made ahead of their items and still has
-#: going, as ``[node id, seconds since it began]`` (pytest-xdist carries a report's attributes
-#: to the controller, whose progress line counts them in flight).
-AHEAD_ATTRIBUTE = "eval_runs_ahead"
-#: config: what lists them (``plugin.runs.RunAhead.in_flight``), while runs are made ahead.
+#: config: what lists the runs made ahead still going (``engine.run_ahead.AHEAD_ATTRIBUTE``).
 runs_ahead_key: StashKey[Callable[[], list[list[Any]]]]
 
 #: config: the validated ``--eval-*`` settings.
@@ -50,11 +36,9 @@ settings_key: StashKey[EvalSettings]
 stamp_key: StashKey[str]
 #: config: the folder the session's processes share (made when first written to).
 shared_key: StashKey[Path]
-#: config (the controller, or the one process at ``-n 0``): the session's one budget (cost
-#: ceiling, rate-limit pause, run slots); a worker reaches it over the channel ``workerinput``
-#: carries under :data:`BUDGET_CHANNEL`.
+#: config (the controller, or the one process at ``-n 0``): the session's one budget (a worker
+#: reaches it over ``engine.wire``'s channel).
 budget_key: StashKey[Budget]
-BUDGET_CHANNEL = "eval_budget"
 #: config: the sign that stops runs from starting (a rejected credential), in the shared folder.
 stop_key: StashKey[StopSign]
 #: config: the (name, dir) of each eval item's case deselected so far in this process.
@@ -83,8 +67,6 @@ soft_checks_key: StashKey[SoftChecks]
 outcome_key: StashKey[RunOutcome]
 #: Set on an item whose run was made ahead of its setup (its setup reports the run's time).
 made_ahead_key: StashKey[bool]
-
-
 #: config: the case folders whose runs the command line names (``evals/x::x[1]``), each with
 #: its picks (a folder another argument collects whole is not in it).
 case_picks_key: StashKey[dict[Path, list[CasePick]]]

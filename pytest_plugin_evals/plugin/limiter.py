@@ -9,8 +9,8 @@ import pytest
 
 from pytest_plugin_evals.engine.budget import Budget
 from pytest_plugin_evals.engine.limits import RateLimits
-from pytest_plugin_evals.engine.wire import Reachable, RemoteBudget
-from pytest_plugin_evals.plugin.keys import BUDGET_CHANNEL, budget_key
+from pytest_plugin_evals.engine.wire import BUDGET_CHANNEL, Reachable, RemoteBudget
+from pytest_plugin_evals.plugin.keys import budget_key
 from pytest_plugin_evals.settings import EvalSettings
 
 

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 import pytest
 
 from pytest_plugin_evals.engine.nodeids import case_group
-from pytest_plugin_evals.plugin.keys import AHEAD_ATTRIBUTE, budget_key
-from pytest_plugin_evals.plugin.loaded import eval_item_class, eval_items
-from pytest_plugin_evals.plugin.reported import record_of
+from pytest_plugin_evals.engine.run_ahead import AHEAD_ATTRIBUTE
+from pytest_plugin_evals.plugin.keys import budget_key
+from pytest_plugin_evals.plugin.loaded import eval_item_class, eval_items, record_of
 from pytest_plugin_evals.util.statusline import redraws
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ class EvalProgress:
     @staticmethod
     def _take(display: ProgressDisplay, report: pytest.TestReport) -> None:
         """An eval item's report, as plain data: its run's cost, and the runs made ahead that
-        the report's process lists (``keys.AHEAD_ATTRIBUTE``)."""
+        the report's process lists (``AHEAD_ATTRIBUTE``)."""
         if str(report.nodeid) not in display.tally.evals:
             return
         from pytest_plugin_evals.records import RunRecord

@@ -28,7 +28,7 @@ from pytest_plugin_evals.engine.scheduler import (
     wait_answer,
 )
 from pytest_plugin_evals.plugin.keys import positions_key
-from pytest_plugin_evals.plugin.reported import record_of
+from pytest_plugin_evals.plugin.loaded import record_of
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.settings import EvalSettings

@@ -20,9 +20,9 @@ import pytest
 
 from pytest_plugin_evals.engine.session import Ending, Session
 from pytest_plugin_evals.plugin.compare import earlier_key
-from pytest_plugin_evals.plugin.interrupts import WHY, interrupt_as_ctrl_c, terminate_as_interrupt
+from pytest_plugin_evals.plugin.interrupts import WHY, terminate_as_interrupt
 from pytest_plugin_evals.plugin.keys import result_key, session_tag, shared_key, stop_key
-from pytest_plugin_evals.plugin.reported import record_of
+from pytest_plugin_evals.plugin.loaded import record_of
 from pytest_plugin_evals.settings import EvalSettings
 from pytest_plugin_evals.util.stop_sign import INTERRUPTED
 from pytest_plugin_evals.util.tempdirs import sweep_stale_sessions
@@ -73,7 +73,7 @@ class EvalSession(Session):
         limit = self.settings.session_timeout
         if limit is None or self.timer is not None:
             return
-        interrupt_as_ctrl_c(self.config)
+        terminate_as_interrupt(self.config, ignored_too=True)
 
         def expire() -> None:
             self.timed_out = True

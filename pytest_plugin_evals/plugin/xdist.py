@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from pytest_plugin_evals.engine.wire import CLOSED, serve
+from pytest_plugin_evals.engine.wire import BUDGET_CHANNEL, CLOSED, serve
 from pytest_plugin_evals.plugin.interrupts import WHY, interrupted
-from pytest_plugin_evals.plugin.keys import BUDGET_CHANNEL, settings_key, shared_key, stamp_key
+from pytest_plugin_evals.plugin.keys import settings_key, shared_key, stamp_key
 from pytest_plugin_evals.plugin.limiter import session_budget
 from pytest_plugin_evals.plugin.session import EvalSession
 

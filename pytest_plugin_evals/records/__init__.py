@@ -1,7 +1,7 @@
 """The wire format between xdist workers and the controller, and nothing else.
 
 Every eval item reports one record on its test report, under one ``user_properties`` key (the
-pytest shell's ``RECORD_PROPERTY``), as one JSON string (builtins only, so execnet ships it,
+``RECORD_PROPERTY``), as one JSON string (builtins only, so execnet ships it,
 JUnit shows valid JSON, and the controller reads the same thing with and without ``-n``):
 
 - :class:`RunRecord`: a run that was made (graded, or an infrastructure error);
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pytest_plugin_evals.model import (
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 
 #: The version of the wire format; a record of another version is refused, not misread.
 RECORD_SCHEMA = 1
+#: The ``user_properties`` key every eval item reports its record under (JUnit: a ``<property>``).
+RECORD_PROPERTY = "plugin_evals"
 
 JSONObject = dict[str, Any]
 
@@ -277,6 +279,14 @@ def from_json(doc: Any) -> Record:
 def encode(record: Record) -> str:
     """The record as the JSON string an item reports (valid UTF-8, finite numbers only)."""
     return dumps(to_json(record))
+
+
+def record_in(properties: Iterable[tuple[str, object]]) -> Record | None:
+    """The record among a test report's ``user_properties``, if any."""
+    for name, value in properties:
+        if name == RECORD_PROPERTY:
+            return decode(str(value))
+    return None
 
 
 @functools.lru_cache(maxsize=16)

@@ -147,6 +147,14 @@ class EvalSettings:
         return not self.tags or any(tag in tags for tag in self.tags)
 
 
+def from_the_start(settings: EvalSettings, dist: str, collectonly: bool) -> bool:
+    """Whether a session is an eval session before any item is collected: an eval option was
+    given, or pytest-xdist runs the tests in workers (``--dist``, not under ``--collect-only``,
+    as its own ``pytest_configure`` decides): its controller collects nothing, and hands its
+    workers the shared folder and the budget when it starts them."""
+    return settings != EvalSettings() or (dist != "no" and not collectonly)
+
+
 def case_glob_regex(glob: str) -> re.Pattern[str]:
     """``*`` and ``?`` wildcards, anchored, case-sensitive (as the reference's case filter)."""
     return re.compile(fnmatch.translate(glob).replace("(?s:", "(?:"))

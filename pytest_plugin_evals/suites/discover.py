@@ -301,6 +301,8 @@ def has_evals(path: Path) -> bool:
 
     A file that mentions ``"evals"`` but is not valid JSON counts, so loading it reports why.
     """
+    if path.name != "package.json":
+        return False
     try:
         text = read_text(path)
     except OverBound:
@@ -333,15 +335,20 @@ def named_evals_folders(args: Iterable[str], here: Path) -> list[Path]:
     return [p for n in named for p in (n, n / "evals") if is_evals_dir(p)]
 
 
-def folder_notes(folders: Iterable[Path], here: Path, *, nothing_collected: bool) -> list[str]:
-    """What a session says of the evals folders it was given: each JSON/YAML file there that
-    is no suite, with why, and (when the session collected nothing) each folder without a case,
-    with what a case is. Paths are shown relative to ``here`` when they are inside it."""
+#: pytest's exit status of a session that collected nothing (``ExitCode.NO_TESTS_COLLECTED``).
+NO_TESTS_COLLECTED = 5
+
+
+def folder_notes(args: Iterable[str], here: Path, exitstatus: int) -> list[str]:
+    """What a session says of the evals folders its arguments name (:func:`named_evals_folders`):
+    each JSON/YAML file there that is no suite, with why, and (when the session collected
+    nothing) each folder without a case, with what a case is, rather than pytest's bare "no
+    tests ran". Paths are shown relative to ``here`` when they are inside it."""
     notes: list[str] = []
-    unique = list(dict.fromkeys(folders))
+    unique = list(dict.fromkeys(named_evals_folders(args, here)))
     for folder in unique:
         notes += [f"{_shown(path, here)}: {why}" for path, why in unread(folder)]
-    if not nothing_collected:
+    if exitstatus != NO_TESTS_COLLECTED:
         return notes
     for folder in unique:
         if not walk(folder):
@@ -359,16 +366,3 @@ def _shown(path: Path, here: Path) -> Path:
         return path.relative_to(here)
     except ValueError:
         return path
-
-
-def may_name_a_case(arg: str, here: Path, eval_paths: tuple[Path, ...]) -> bool:
-    """Whether a command-line argument (given in ``here``) could name runs, a file or a folder
-    of a case: a node id that is not a Python file's, or a path inside an evals folder (named
-    ``evals``, or one of ``eval_paths``) that is not a Python file. Cheap: no folder is read."""
-    path, sep, _ = arg.partition("::")
-    if path.endswith(".py"):
-        return False
-    if sep:
-        return True
-    full = Path(os.path.abspath(here / path))
-    return (bool(eval_paths) or "evals" in full.parts) and full.exists()

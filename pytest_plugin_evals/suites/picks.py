@@ -68,6 +68,19 @@ def case_folder(path: Path, eval_paths: tuple[Path, ...]) -> Path | None:
     return None
 
 
+def may_name_a_case(arg: str, here: Path, eval_paths: tuple[Path, ...]) -> bool:
+    """Whether a command-line argument (given in ``here``) could name runs, a file or a folder
+    of a case: a node id that is not a Python file's, or a path inside an evals folder (named
+    ``evals``, or one of ``eval_paths``) that is not a Python file. Cheap: no folder is read."""
+    path, sep, _ = arg.partition("::")
+    if path.endswith(".py"):
+        return False
+    if sep:
+        return True
+    full = Path(os.path.abspath(here / path))
+    return (bool(eval_paths) or "evals" in full.parts) and full.exists()
+
+
 def case_arguments(
     arguments: list[str], here: Path, eval_paths: tuple[Path, ...]
 ) -> tuple[list[str], dict[Path, list[CasePick]]] | None:
@@ -76,8 +89,11 @@ def case_arguments(
 
     An argument that names runs of a directory case (``evals/plants::plants[1]``, as the
     session prints it) or a path inside a case folder (``evals/plants/prompt.md``,
-    ``evals/plants/graders/hi.md``) becomes the case folder; ``None`` when no argument does.
+    ``evals/plants/graders/hi.md``) becomes the case folder; ``None`` when no argument does
+    (folders and Python files only, :func:`may_name_a_case`: nothing is looked up).
     """
+    if not any(may_name_a_case(arg, here, eval_paths) for arg in arguments):
+        return None
     args: list[str] = []
     cases: dict[str, Path] = {}  # the arguments put in: case folders
     picks: dict[Path, list[CasePick]] = {}

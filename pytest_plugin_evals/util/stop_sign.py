@@ -24,8 +24,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-#: The stop sign's reason once the session was interrupted (no run is recorded for it).
+#: The stop sign's reason once the session was interrupted (no run is recorded for it), and
+#: what the sign and pytest (``session.shouldstop``) say it stopped for.
 INTERRUPTED = "interrupted"
+WHY = "the session was interrupted"
 
 
 class StopSign:
@@ -54,6 +56,17 @@ class StopSign:
         """Whether the sign says the session was interrupted."""
         sign = self.read()
         return sign is not None and sign[0] == INTERRUPTED
+
+
+def interrupt(stop: StopSign | None, tag: str) -> None:
+    """No run of the session (tagged ``tag``) starts any more, and those in flight, in every
+    process, stop: the sign goes up first (the runs killed read it as "stopped")."""
+    from pytest_plugin_evals.util.process import SESSION_TAG, kill_tagged, stop_all
+
+    if stop is not None:
+        stop.put(INTERRUPTED, WHY)
+    stop_all()  # this process's runs return at once, ``stopped``
+    kill_tagged(SESSION_TAG, tag)  # and every other process's (Linux)
 
 
 #: How long a process that was signalled waits for its runs to report before it raises.
@@ -87,6 +100,14 @@ class Stopping:
         signal.signal(signum, self._signalled)
         # None: a handler set outside Python, which cannot be set back; the default is nearest.
         self.before[signum] = signal.SIG_DFL if previous is None else previous
+
+    def take_interrupts(self, *, ignored_too: bool = False) -> None:
+        """Take SIGINT and SIGTERM; with ``ignored_too``, SIGINT even where the process was
+        started with it ignored (``pytest &`` in a CI script): ``--eval-session-timeout`` ends
+        the session with a SIGINT to itself, which would otherwise be lost."""
+        self.take(signal.SIGINT, ignored_too=ignored_too)
+        if hasattr(signal, "SIGTERM"):
+            self.take(signal.SIGTERM)
 
     def _signalled(self, signum: int, frame: FrameType | None) -> None:
         if self.signalled:

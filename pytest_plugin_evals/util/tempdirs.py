@@ -39,6 +39,17 @@ def mark_owner(folder: Path) -> None:
         (folder / OWNER_FILE).write_text(f"{os.getpid()} {started}\n", encoding="utf-8")
 
 
+def shared_folder(given: str | None) -> Path:
+    """The private folder every process of a session shares (the stop sign, what the runs
+    chose): the controller's, ``given`` to a worker, else made now (removed at the session's
+    end; a later session removes it if this one is killed)."""
+    if given:
+        return Path(given)
+    folder = Path(tempfile.mkdtemp(prefix=PREFIXES[0]))
+    mark_owner(folder)
+    return folder
+
+
 def _owner_gone(folder: Path) -> bool:
     """Whether the folder names an owner and that process has ended (a folder that names
     none, or that cannot be read, is never taken for stale)."""

@@ -7,7 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_plugin_evals.suites.discover import evals_root, named_evals_folders
-from pytest_plugin_evals.suites.picks import case_arguments, case_folder, picks_not_found
+from pytest_plugin_evals.suites.picks import (
+    case_arguments,
+    case_folder,
+    may_name_a_case,
+    picks_not_found,
+)
+from tests.helpers import write_tree
 
 
 def suite(root: Path) -> Path:
@@ -85,3 +91,18 @@ def test_the_evals_folders_the_arguments_name(tmp_path: Path) -> None:
     assert named_evals_folders([], tmp_path) == [evals]
     assert named_evals_folders(["evals::x", "tests"], tmp_path) == [evals]
     assert named_evals_folders(["evals/plants"], tmp_path) == []
+
+
+def test_which_arguments_may_name_a_case(tmp_path: Path) -> None:
+    """Only these are looked up as a case's runs or files; every other argument goes to pytest
+    as given, and a session without evals reads no folder for them."""
+    write_tree(tmp_path, {"evals/plants/prompt.md": "hi", "tests/test_a.py": "", "docs/a.md": ""})
+    may = may_name_a_case
+    assert may("evals/plants::plants[1]", tmp_path, ())
+    assert may("evals/plants/prompt.md", tmp_path, ())
+    assert may(".", tmp_path / "evals" / "plants", ())  # cd evals/plants && pytest
+    assert not may("tests/test_a.py::test_one", tmp_path, ())
+    assert not may("tests", tmp_path, ())  # no evals folder on its way
+    assert not may("evals/gone", tmp_path, ())  # not there
+    assert may("docs/a.md", tmp_path, (tmp_path / "docs",))  # eval_paths: any folder may be one
+    assert case_arguments(["tests/test_a.py::test_one", "tests"], tmp_path, ()) is None

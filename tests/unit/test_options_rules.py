@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_plugin_evals.settings import EvalSettings
+from pytest_plugin_evals.settings import EvalSettings, from_the_start
 from pytest_plugin_evals.settings.options import OPTIONS, given_of, settings_from
 from pytest_plugin_evals.settings.parsers import Given, Whole
 
@@ -123,3 +123,14 @@ def test_a_value_is_given_on_the_command_line_else_in_the_ini_file(tmp_path: Pat
     assert given_of(option, None, "0.7", tmp_path, None) == Given(
         "0.7", "ini eval_threshold", False, tmp_path, tmp_path
     )
+
+
+def test_an_eval_session_from_the_start() -> None:
+    """An eval option given, or pytest-xdist's workers to start (its controller collects
+    nothing): the controller's hooks are registered before any item; else at the first eval
+    item (``--collect-only`` under ``-n`` starts no worker)."""
+    plain, given = EvalSettings(), EvalSettings(runs=3)
+    assert from_the_start(given, "no", False)
+    assert from_the_start(plain, "load", False)
+    assert not from_the_start(plain, "no", False)
+    assert not from_the_start(plain, "load", True)

@@ -6,6 +6,7 @@ are left alone."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,6 +18,7 @@ from pytest_plugin_evals.util.process import SESSION_TAG
 from pytest_plugin_evals.util.tempdirs import (
     OWNER_FILE,
     mark_owner,
+    shared_folder,
     sweep_stale,
     sweep_stale_sessions,
 )
@@ -80,3 +82,15 @@ def test_a_killed_sessions_folder_goes_with_what_its_runs_left_running(
         left.kill()
         left.wait()
     assert not folder.exists()
+
+
+def test_the_shared_folder_is_the_controller_s_on_a_worker(tmp_path: Path) -> None:
+    """A worker takes the folder its controller hands it; the controller's is private, named
+    as a later session's sweep finds it, and owned by this process (the sweep spares it)."""
+    assert shared_folder(str(tmp_path)) == tmp_path
+    made = shared_folder(None)
+    try:
+        assert made.name.startswith("plugin-evals-") and made.parent == Path(tempfile.gettempdir())
+        assert (made / OWNER_FILE).read_text(encoding="utf-8").split()[0] == str(os.getpid())
+    finally:
+        shutil.rmtree(made)

@@ -15,13 +15,14 @@ import pytest
 from pytest_plugin_evals.agents.claude.auth import credential_notice
 from pytest_plugin_evals.settings import common_suite_root
 from pytest_plugin_evals.util.process import (
+    SESSION_TAG,
     PidMark,
     kill_tagged,
     pid_mark,
     start_service,
     stop_service,
 )
-from pytest_plugin_evals.util.stop_sign import INTERRUPTED, Stopping, StopSign
+from pytest_plugin_evals.util.stop_sign import INTERRUPTED, WHY, Stopping, StopSign, interrupt
 
 
 def test_the_first_reason_stays(tmp_path: Path) -> None:
@@ -51,6 +52,41 @@ def test_the_first_signal_stops_the_runs_and_the_second_raises() -> None:
         stopping.restore()
     assert stopping.timer is not None and stopping.timer.finished.is_set()  # no grace left
     assert signal.getsignal(signal.SIGUSR1) is signal.SIG_DFL
+
+
+def test_the_session_s_signals_sigint_even_where_it_was_ignored() -> None:
+    """``--eval-session-timeout`` ends the session with a SIGINT to itself: it takes SIGINT even
+    in a process started with it ignored (``pytest &``); an ordinary session leaves it so."""
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        plain = Stopping(lambda: None)
+        plain.take_interrupts()
+        assert set(plain.before) == {signal.SIGTERM}
+        plain.restore()
+        timeout = Stopping(lambda: None)
+        timeout.take_interrupts(ignored_too=True)
+        assert timeout.before == {signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: signal.SIG_DFL}
+        timeout.restore()
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux /proc")
+def test_an_interruption_puts_up_the_sign_and_ends_the_session_s_runs(tmp_path: Path) -> None:
+    run = _sleeper("s-interrupted", SESSION_TAG)
+    try:
+        sign = StopSign(tmp_path / "stop.txt")
+        interrupt(sign, "s-interrupted")
+        assert sign.read() == (INTERRUPTED, WHY)
+        assert run.wait(timeout=10) == -9  # another process's run, found by its tag
+        interrupt(None, "s-none")  # a process without a shared folder yet
+    finally:
+        run.kill()
+        run.wait()
 
 
 def test_a_handler_of_someone_else_s_is_left_alone() -> None:
@@ -141,11 +177,11 @@ def test_kill_tagged_finds_a_process_that_left_its_session() -> None:
             proc.wait()
 
 
-def _sleeper(token: str) -> subprocess.Popen[bytes]:
+def _sleeper(token: str, name: str = "PYTEST_PLUGIN_EVALS_RUN") -> subprocess.Popen[bytes]:
     script = "import threading, time; threading.Thread(target=time.sleep, args=(60,)).start()"
     proc = subprocess.Popen(
         [sys.executable, "-c", script],  # a thread of its own: a PID in the window too
-        env={**os.environ, "PYTEST_PLUGIN_EVALS_RUN": token},
+        env={**os.environ, name: token},
         start_new_session=True,
     )
     deadline = time.monotonic() + 10

@@ -198,29 +198,17 @@ def test_skill_creator_files_of_any_name_and_trigger_files_named_for_a_skill(
 
 
 def test_the_notes_on_named_evals_folders(tmp_path: Path) -> None:
-    """What the terminal says of the evals folders a session was given: a file there that is
-    no suite, every time; a folder without a case, only when nothing was collected."""
+    """What the terminal says of the evals folders a session's arguments name: a file there
+    that is no suite, every time; a folder without a case, only when nothing was collected."""
     write_tree(tmp_path, {"a/evals/notes.json": '{"owner": "me"}', "a/evals/case/prompt.md": "hi"})
     (tmp_path / "b" / "evals").mkdir(parents=True)
-    folders = [tmp_path / "a" / "evals", tmp_path / "b" / "evals", tmp_path / "a" / "evals"]
-    said = discover.folder_notes(folders, tmp_path, nothing_collected=False)
-    assert said == [f"{Path('a/evals/notes.json')}: {discover.unread(folders[0])[0][1]}"]
-    said = discover.folder_notes(folders, tmp_path, nothing_collected=True)
-    assert said[:1] == [f"{Path('a/evals/notes.json')}: {discover.unread(folders[0])[0][1]}"]
+    args, unread = ["a/evals", "b", "a::x"], discover.unread(tmp_path / "a" / "evals")[0][1]
+    assert discover.NO_TESTS_COLLECTED == pytest.ExitCode.NO_TESTS_COLLECTED
+    said = discover.folder_notes(args, tmp_path, pytest.ExitCode.OK)
+    assert said == [f"{Path('a/evals/notes.json')}: {unread}"]
+    said = discover.folder_notes(args, tmp_path, pytest.ExitCode.NO_TESTS_COLLECTED)
+    assert said[:1] == [f"{Path('a/evals/notes.json')}: {unread}"]
     assert len(said) == 2 and said[1].startswith(f"no eval cases found in {Path('b/evals')}/:")
-    elsewhere = discover.folder_notes(folders[1:2], tmp_path / "a", nothing_collected=True)
-    assert elsewhere[0].startswith(f"no eval cases found in {folders[1]}/:")  # not inside: whole
-
-
-def test_which_arguments_may_name_a_case(tmp_path: Path) -> None:
-    """Only these are looked up as a case's runs or files; every other argument goes to pytest
-    as given, and a session without evals reads no folder for them."""
-    write_tree(tmp_path, {"evals/plants/prompt.md": "hi", "tests/test_a.py": "", "docs/a.md": ""})
-    may = discover.may_name_a_case
-    assert may("evals/plants::plants[1]", tmp_path, ())
-    assert may("evals/plants/prompt.md", tmp_path, ())
-    assert may(".", tmp_path / "evals" / "plants", ())  # cd evals/plants && pytest
-    assert not may("tests/test_a.py::test_one", tmp_path, ())
-    assert not may("tests", tmp_path, ())  # no evals folder on its way
-    assert not may("evals/gone", tmp_path, ())  # not there
-    assert may("docs/a.md", tmp_path, (tmp_path / "docs",))  # eval_paths: any folder may be one
+    elsewhere = discover.folder_notes([str(tmp_path / "b")], tmp_path / "a", 5)
+    assert elsewhere[0].startswith(f"no eval cases found in {tmp_path / 'b' / 'evals'}/:")
+    assert discover.folder_notes(["tests"], tmp_path, 5) == []  # no evals folder named

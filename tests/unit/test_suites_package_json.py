@@ -41,6 +41,8 @@ def test_has_evals(tmp_path: Path) -> None:
     assert not discover.has_evals(package(tmp_path, {"evals": [], "ai": {}}))
     assert not discover.has_evals(package(tmp_path, ["evals"]))
     assert not discover.has_evals(tmp_path / "missing.json")
+    (tmp_path / "other.json").write_text('{"ai": {"evals": []}}', encoding="utf-8")
+    assert not discover.has_evals(tmp_path / "other.json")  # a package.json only
     # broken, but clearly meant to hold evals: loading it reports why
     assert discover.has_evals(package(tmp_path, '{"ai": {"evals": [}}'))
 

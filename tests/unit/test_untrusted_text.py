@@ -22,8 +22,7 @@ from pytest_plugin_evals.model import (
     Verdict,
 )
 from pytest_plugin_evals.plugin.html_extras import HtmlColumns, extras_for
-from pytest_plugin_evals.plugin.keys import RECORD_PROPERTY
-from pytest_plugin_evals.records import encode
+from pytest_plugin_evals.records import RECORD_PROPERTY, RecordError, encode, record_in
 from pytest_plugin_evals.reporting.failures import failure_message
 from pytest_plugin_evals.reporting.terminal import cut, plain, summary_lines
 from tests.helpers import run_record, summary
@@ -150,6 +149,16 @@ def pytest_html_cells(test_id: str) -> list[str]:
         '<td class="col-duration">5 ms</td>',
         '<td class="col-links"></td>',
     ]
+
+
+def test_a_report_s_record_is_read_from_its_property_only() -> None:
+    """The record an eval item reported is the one under ``RECORD_PROPERTY`` (a test's own
+    properties beside it are not records); what does not read as one is refused."""
+    record = run_record(case("c"), "with", 1)
+    assert record_in([("owner", "me"), (RECORD_PROPERTY, encode(record))]) == record
+    assert record_in([("owner", encode(record))]) is None
+    with pytest.raises(RecordError):
+        record_in([(RECORD_PROPERTY, '{"kind": "run", "run": "<script>"}')])
 
 
 def html_report(nodeid: str, when: str = "call", record: Any = None) -> Any:
