@@ -19,7 +19,7 @@ import pytest
 from pytest_plugin_evals.model import PluginInfo
 from pytest_plugin_evals.plugin.keys import settings_key, shared_key
 from pytest_plugin_evals.suites.baseline import FOLDER, PROBLEM_FILE, Baselines
-from pytest_plugin_evals.util.tempdirs import write_whole
+from pytest_plugin_evals.util.tempdirs import read_whole, write_whole
 
 #: config: the baseline of each plugin under test (by its folder), or why there is none.
 _cache_key: pytest.StashKey[Baselines] = pytest.StashKey()
@@ -56,10 +56,6 @@ class BaselineHooks:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """On the xdist controller: a worker could not have the baseline (see above)."""
         shared = self.config.stash.get(shared_key, None)
-        if shared is None:
-            return
-        try:
-            found = (shared / PROBLEM_FILE).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return
-        raise pytest.UsageError(found)
+        found = None if shared is None else read_whole(shared / PROBLEM_FILE)
+        if found is not None:
+            raise pytest.UsageError(found)

@@ -4,10 +4,10 @@ core's :class:`EvalSettings`; a bad value is a usage error of one line naming th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from pytest_plugin_evals.settings import EvalSettings
-from pytest_plugin_evals.settings.options import FIELD, OPTIONS, given_of, help_text, settings_from
+from pytest_plugin_evals.settings.options import FIELD, OPTIONS, given_of, keywords, settings_from
 from pytest_plugin_evals.settings.parsers import Given, Whole
 
 if TYPE_CHECKING:
@@ -15,32 +15,17 @@ if TYPE_CHECKING:
 
     from pytest_plugin_evals.settings.option import Option
 
-IniType = Literal["bool", "args", "linelist", "paths"]
 GROUP = ("evals", "agent plugin evals (pytest-plugin-evals)")
 
 
 def add_options(parser: pytest.Parser) -> None:
-    """Each option and its ini twin, as declared."""
+    """Each option and its ini twin, as"""
     group = parser.getgroup(*GROUP)
-    ini_types: dict[str, IniType] = {
-        "flag": "bool", "list": "args", "lines": "linelist", "paths": "paths"
-    }  # fmt: skip
     for option in OPTIONS:
-        text = help_text(option)
-        if option.on_cli:
-            action = {"flag": "store_true", "list": "append", "lines": "append"}
-            extra = {} if option.kind == "flag" else {"metavar": option.metavar}
-            group.addoption(
-                option.flag,
-                action=action.get(option.kind, "store"),
-                default=None,
-                dest=option.ini,
-                help=text,
-                **extra,
-            )
-        ini_type = ini_types.get(option.kind)
-        empty: Any = False if option.kind == "flag" else [] if ini_type else None
-        parser.addini(option.ini, text.replace("%%", "%"), type=ini_type, default=empty)
+        cli, ini = keywords(option)
+        if cli is not None:
+            group.addoption(option.flag, **cli)
+        parser.addini(option.ini, **ini)
 
 
 def _given(config: pytest.Config, option: Option) -> Given | None:

@@ -1,22 +1,21 @@
 """``--eval-plan``: print how many runs and cases a decision needs, and start no agent.
 
-Once collection is done, the eval items are deselected (no run is made) and the plan is made
-from the selected cases and the newest earlier session under ``<evals folder>/results/``: each
-case's run-score variance, cost and latency where that session ran it, stated defaults where
-not (:mod:`pytest_plugin_evals.stats.planning`). The summary prints it, and a session that only
-planned exits 0.
+Once collection is done, the eval items are deselected (no run is made) and the plan made of
+the selected runs (:func:`~..engine.selected.session_plan`). The summary prints it, and a
+session that only planned exits 0.
 """
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import pytest
 
+from pytest_plugin_evals.engine.selected import session_plan
 from pytest_plugin_evals.plugin.keys import stamp_key
+from pytest_plugin_evals.plugin.loaded import eval_items
 from pytest_plugin_evals.plugin.session import settle
-from pytest_plugin_evals.settings import EvalSettings, common_suite_root, results_dir
+from pytest_plugin_evals.settings import EvalSettings
 
 
 class PlanHooks:
@@ -29,35 +28,14 @@ class PlanHooks:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        module = sys.modules.get("pytest_plugin_evals.plugin.items")
-        if module is None:
-            return
-        evals = [i for i in items if isinstance(i, module.EvalItem)]
+        evals = eval_items(items)
         if not evals:
             return
-        self.lines = self.plan(evals)
+        runs = [(i.nodeid, i.case, i.agent_label, i.run, i.two_arm) for i in evals]
+        self.lines = session_plan(runs, self.settings, self.config.stash[stamp_key])
         self.config.hook.pytest_deselected(items=evals)
-        items[:] = [i for i in items if not isinstance(i, module.EvalItem)]
-
-    def plan(self, evals: list[Any]) -> list[str]:
-        """The plan of the eval items, from the newest earlier session of the same cases."""
-        from pytest_plugin_evals.reporting.earlier import Wanted, case_key, pick
-        from pytest_plugin_evals.reporting.plan import plan_lines
-        from pytest_plugin_evals.reporting.result import relative
-
-        cases = [(i.case.name, relative(str(i.case.dir), str(i.case.suite_root))) for i in evals]
-        root = common_suite_root(i.case.suite_root for i in evals)
-        before = None
-        if root is not None:
-            own = results_dir(self.settings, root, self.config.stash[stamp_key])
-            keys = (
-                case_key(name, folder, i.agent_label)
-                for (name, folder), i in zip(cases, evals, strict=True)
-            )
-            before = pick(root / "results", own, Wanted(cases=frozenset(keys), replays=True)).result
-        items = [(*case, i.run, i.two_arm) for case, i in zip(cases, evals, strict=True)]
-        settings = self.settings
-        return plan_lines(items, before, settings.min_effect, settings.runs_auto, settings.margin)
+        dropped = {id(i) for i in evals}
+        items[:] = [i for i in items if id(i) not in dropped]
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """A session that only planned succeeded: exit 0, not pytest's "no tests ran" (5), so a

@@ -2,10 +2,6 @@
 (:class:`~pytest_plugin_evals.engine.scheduler.Scheduler`) held by the controller — the one
 process at ``-n 0``, else pytest-xdist's controller — and the way each process reaches it.
 
-Before any run starts (in its item's setup, or ahead of it), the process making it asks the
-scheduler whether it is needed; a run it refuses is skipped with its reason. The controller
-gives it each run's record and moves the items still to run into its order.
-
 Under xdist each worker talks to the controller over a channel of the execnet gateway xdist
 already opened to it: the controller makes the channel in ``pytest_configure_node`` and hands
 it over in ``workerinput`` (execnet carries channels), so it works the same for ``popen``,

@@ -15,7 +15,7 @@ from typing import IO
 
 from pytest_plugin_evals.util import locks
 from pytest_plugin_evals.util.inert import is_inert, mark_inert
-from pytest_plugin_evals.util.tempdirs import write_whole
+from pytest_plugin_evals.util.tempdirs import read_whole, write_whole
 
 #: The file in a runs folder that names the session that recorded there.
 OWNER_FILE = ".session"
@@ -185,10 +185,7 @@ def tell_chosen(shared: Path, results: Path, root: Path) -> None:
 
 def chosen_folders(shared: Path) -> tuple[Path, Path] | None:
     """The results folder and suite root the session's runs chose, if a run was started."""
-    try:
-        text = (shared / CHOSEN_FILE).read_text(encoding="utf-8")
-    except OSError:
-        return None
+    text = read_whole(shared / CHOSEN_FILE) or ""
     results, _, root = text.strip().partition("\n")
     return (Path(results), Path(root)) if results and root else None
 

@@ -210,6 +210,23 @@ def help_text(option: Option) -> str:
     return text if default is None else f"{text} (default: {default})"
 
 
+#: The type pytest reads the ini twin of each kind of option as (else a string).
+INI_TYPES = {"flag": "bool", "list": "args", "lines": "linelist", "paths": "paths"}
+
+
+def keywords(option: Option) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """pytest's ``addoption`` keywords for ``option`` (None: it has no flag; its value is kept
+    under its ini name, None when not given), and ``addini``'s for its ini twin."""
+    text, ini_type = help_text(option), INI_TYPES.get(option.kind)
+    empty: Any = False if option.kind == "flag" else [] if ini_type else None
+    ini = {"help": text.replace("%%", "%"), "type": ini_type, "default": empty}
+    if not option.on_cli:
+        return None, ini
+    action = {"flag": "store_true", "list": "append", "lines": "append"}.get(option.kind, "store")
+    extra = {} if option.kind == "flag" else {"metavar": option.metavar}
+    return {"action": action, "default": None, "dest": option.ini, "help": text, **extra}, ini
+
+
 def given_of(
     option: Option, cli: Any, ini: Any, start: Path, ini_folder: Path | None
 ) -> Given | None:

@@ -118,3 +118,11 @@ def write_whole(target: Path, text: str) -> None:
     draft = target.with_name(f"{target.name}.{os.getpid()}")
     draft.write_text(text, encoding="utf-8")
     os.replace(draft, target)
+
+
+def read_whole(target: Path) -> str | None:
+    """What :func:`write_whole` wrote to ``target`` (None: nothing was written)."""
+    try:
+        return target.read_text(encoding="utf-8")
+    except OSError:
+        return None

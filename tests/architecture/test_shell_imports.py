@@ -86,7 +86,7 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
         },
         "plugin.baseline": set(),
         "plugin.collect": {"plugin.baseline"},
-        "plugin.compare": {"reporting.compare", "reporting.earlier"},
+        "plugin.compare": {"reporting.compare"},
         "plugin.fixtures": {
             "agents",
             "engine.run_ahead",
@@ -102,7 +102,7 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
         "plugin.items": {"reporting.failures", "runner"},
         "plugin.keys": {"pytest"},
         "plugin.options": {"pytest"},
-        "plugin.plan": {"engine.gates", "reporting.earlier", "reporting.plan", "reporting.result"},
+        "plugin.plan": {"engine.gates"},
         "plugin.progress": {"engine.progress", "records"},
         "plugin.loaded": {"records"},
         "plugin.runs": {"agents", "plugin.reuse", "plugin.rounds"},

@@ -264,35 +264,6 @@ def test_shard_auto_reads_the_ci_variables(
         assert (doc["shard"]["index"], doc["shard"]["total"]) == shard
 
 
-def test_recorded_durations_weigh_the_split(
-    pytester: pytest.Pytester, plugin_args: list[str]
-) -> None:
-    agent = small_suite(pytester)
-    session(pytester, agent, *plugin_args, "--eval-shard", "1/2")
-    keys = {c["name"]: c["key"] for c in read(pytester.path / "out.json")["shard"]["suiteCases"]}
-    # An earlier session's runs: case-03 took ten times as long as any other.
-    for name, key in keys.items():
-        for arm in ("with", "without"):
-            seconds = 40.0 if name == "case-03" else 4.0
-            write_tree(
-                pytester.path / "earlier" / "runs" / key / f"{arm}-1",
-                {"meta.json": json.dumps({"durationSeconds": seconds})},
-            )
-    del keys["case-00"]  # a case that was not recorded weighs as a typical one
-    for name, key in keys.items():
-        if name != "case-03":
-            (pytester.path / "earlier" / "runs" / key / "without-1" / "meta.json").unlink()
-    session(pytester, agent, *plugin_args, "--eval-shard", "1/2",
-            "--eval-shard-durations", "earlier")  # fmt: skip
-    plan = read(pytester.path / "out.json")["shard"]
-    assert plan["weights"] == "durations"
-    costs = {c["name"]: c["cost"] for c in plan["suiteCases"]}
-    assert costs == {"case-00": 8000, "case-01": 8000, "case-02": 8000, "case-03": 80000,
-                     "case-04": 8000}  # fmt: skip
-    shards = {c["name"]: c["shard"] for c in plan["suiteCases"]}
-    assert [n for n, k in shards.items() if k == shards["case-03"]] == ["case-03"]
-
-
 @pytest.mark.parametrize(
     ("args", "ini", "line"),
     [

@@ -13,7 +13,7 @@ import pytest
 from pytest_plugin_evals.agents.confine.bounds import DEFAULT_BOUNDS, parse_size
 from pytest_plugin_evals.settings import EvalSettings
 from pytest_plugin_evals.settings.option import DEFAULTS, Option
-from pytest_plugin_evals.settings.options import OPTIONS, help_text
+from pytest_plugin_evals.settings.options import FIELD, OPTIONS, help_text, keywords
 from pytest_plugin_evals.settings.parsers import Bad, Given, whole
 from pytest_plugin_evals.stats import DEFAULT_MAX_RUNS
 
@@ -85,6 +85,30 @@ def test_help_shows_each_default_once() -> None:
         if option.default is not None:
             assert shown.endswith(f"(default: {option.default})")
             assert shown.count("(default") == 1, option.flag
+
+
+def test_pytest_is_given_each_option_and_its_ini_twin_by_its_kind() -> None:
+    (aa_cli, aa_ini), (tags_cli, tags_ini), (margin_cli, margin_ini) = (
+        keywords(FIELD[key]) for key in ("aa", "tags", "margin")
+    )
+    aa = FIELD["aa"]
+    assert aa_cli == {
+        "action": "store_true",
+        "default": None,
+        "dest": aa.ini,
+        "help": help_text(aa),
+    }
+    assert (
+        tags_cli
+        and margin_cli
+        and (tags_cli["action"], margin_cli["action"]) == ("append", "store")
+    )
+    assert margin_cli["metavar"] == FIELD["margin"].metavar
+    assert (aa_ini["type"], aa_ini["default"]) == ("bool", False)
+    assert (tags_ini["type"], tags_ini["default"]) == ("args", [])
+    assert (margin_ini["type"], margin_ini["default"]) == (None, None)
+    assert all("%%" not in keywords(o)[1]["help"] for o in OPTIONS)  # argparse's escape only
+    assert all((keywords(o)[0] is None) == (not o.on_cli) for o in OPTIONS)
 
 
 def given(raw: str) -> Given:
