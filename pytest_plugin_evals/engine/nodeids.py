@@ -1,5 +1,5 @@
-"""The name of a run item, and what its node id says: the case it belongs to, and its agent's
-label; which case tags become its markers."""
+"""The name and title of a run item, and what its node id says: the case it belongs to, and its
+agent's label; which case tags become its markers."""
 
 from __future__ import annotations
 
@@ -19,6 +19,11 @@ def run_name(case: str, arm: str, run: int, agent: str | None = None) -> str:
     (one arm), and under ``--eval-agents`` ``plants[codex-with-2]``."""
     label = f"{arm}-{run}" if arm != "single" else f"{run}"
     return f"{case}[{label}]" if agent is None else f"{case}[{agent}-{label}]"
+
+
+def run_title(case: str, arm: str, run: int, agent: str | None = None) -> str:
+    """What pytest's reports call a run item: ``eval plants [with] run 2 on codex``."""
+    return f"eval {case} [{arm}] run {run}" + (f" on {agent}" if agent is not None else "")
 
 
 def case_group(nodeid: str) -> str | None:

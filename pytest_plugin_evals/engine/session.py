@@ -17,7 +17,7 @@ different workers), so the shell applies it there, in ``pytest_runtest_logreport
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,7 +29,9 @@ from pytest_plugin_evals.util.timestamps import utc_iso
 # The records, scoring and reports are imported where used: the shell makes a session in every
 # xdist controller, eval cases or none (docs/explanation/architecture.md).
 if TYPE_CHECKING:
-    from pytest_plugin_evals.engine.controller import SessionRules
+    from pytest_plugin_evals.engine.controller import Said, SessionRules
+    from pytest_plugin_evals.engine.gates import Gate
+    from pytest_plugin_evals.engine.notices import Notice
     from pytest_plugin_evals.model import BaselinePlugin
     from pytest_plugin_evals.records import Record
     from pytest_plugin_evals.reporting.result import SessionResult
@@ -93,6 +95,11 @@ class Session:
         self.failures = 0
         #: Whether ``--eval-session-timeout`` ended the session.
         self.timed_out = False
+        #: Once it has ended: its result and results folder, the report paths and lines said.
+        self.result: SessionResult | None = None
+        self.results_dir: Path | None = None
+        self.paths: list[str] = []
+        self.notices: list[Notice] = []
 
     def expect(self, nodeids: Iterable[str]) -> bool:
         """Count the selected run items of each case (once: every xdist worker collects the
@@ -105,9 +112,41 @@ class Session:
                 self.expected[unit] = self.expected.get(unit, 0) + 1
         return bool(self.expected)
 
+    def timeout_left(self) -> float | None:
+        """``--eval-session-timeout``: the seconds left before the session ends as on Ctrl-C
+        (the runs in flight stopped, the document partial); None without one."""
+        limit = self.settings.session_timeout
+        return None if limit is None else max(0.0, limit - (time.time() - self.started_at))
+
+    def credential_line(self, environ: Mapping[str, str], home: Path) -> str | None:
+        """The one line said at the start when the session's claude runs have no credential."""
+        if "claude" not in ([spec for _, spec in self.settings.agents] or [self.settings.agent]):
+            return None
+        from pytest_plugin_evals.agents.claude.auth import credential_notice
+
+        return credential_notice(environ, home)
+
+    def hold_output_dir(self, tag: str) -> str | None:
+        """Hold ``--eval-output-dir`` for the session ``tag`` (its workers share the hold) before
+        any run starts; the usage error when another session is using it."""
+        folder = self.settings.output_dir
+        from pytest_plugin_evals.recording import FolderBusy, hold_results_folder, wait_for_claims
+
+        try:
+            if folder is None:
+                return None
+            hold_results_folder(folder, tag)
+            wait_for_claims(folder)  # a process stuck claiming it is said now, not per run
+        except FolderBusy as exc:
+            return (
+                f"--eval-output-dir {exc}; wait for it to end, or give this session another "
+                "--eval-output-dir"
+            )
+        return None
+
     def take(self, nodeid: str, record: Record | None, when: str, outcome: str) -> str | None:
-        """Keep a report's record (``when`` and ``outcome`` its phase's); the sentence that
-        report fails with when it is the last run of a case that does not pass."""
+        """Keep a report's record (``when`` and ``outcome`` its phase's); the sentence (safe for
+        a terminal) that report fails with when it is the last run of a case that does not pass."""
         if record is None:
             return None
         self.records[nodeid] = record
@@ -127,10 +166,11 @@ class Session:
         if len(finished) != self.expected[unit] or outcome == "failed" or self.settings.aa:
             return None  # an A/A session gates on its wiring only
         from pytest_plugin_evals.reporting.result import decide_case
+        from pytest_plugin_evals.reporting.terminal import plain
 
         records = [self.records[n] for n in finished]
         verdict = decide_case(records, self.rules().scoring, agent=unit[1])
-        return verdict.why if verdict.passed is False else None
+        return plain(verdict.why) if verdict.passed is False else None  # names are the suite's
 
     def rules(self) -> SessionRules:
         """What the engine's scoring, gates and notices read of the session's settings."""
@@ -227,3 +267,33 @@ class Session:
         if end.chosen is not None:
             return end.chosen[0]
         return results_dir(self.settings, self.suite_root(end), self.stamp)
+
+    def conclude(
+        self, end: Ending, compared: Callable[[SessionResult], SessionResult] | None = None
+    ) -> tuple[Gate | None, ...]:
+        """Keep the session's result (``compared``: set beside an earlier session's, under
+        ``--eval-compare``) and its results folder; the gates the result closes with."""
+        from pytest_plugin_evals.engine.controller import settle
+
+        result = self.summarize(end)
+        self.result = result if compared is None else compared(result)
+        self.results_dir = self.results_folder(end)
+        return settle(self.result, self.rules()).gates
+
+    def write(
+        self, said: Said, *, here: Path, exit_status: int, environ: Mapping[str, str]
+    ) -> None:
+        """Write the session's files (``engine.outputs``) and keep the report paths the table
+        shows and the lines said under it (``said``: the other rooms' and plugins' lines)."""
+        from pytest_plugin_evals.engine.controller import summary_notices
+        from pytest_plugin_evals.engine.outputs import write_outputs
+
+        assert self.result is not None and self.results_dir is not None
+        records = self.records.values()
+        written = write_outputs(
+            self.result, self.results_dir, self.settings, records,
+            here=here, exit_status=exit_status, environ=environ,
+        )  # fmt: skip
+        self.paths = [str(path) for _, path in written.paths]
+        said = replace(said, results_dir=self.results_dir, write_error=written.error)
+        self.notices = summary_notices(self.result, records, self.rules(), said)

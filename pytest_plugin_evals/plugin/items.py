@@ -7,13 +7,12 @@ so the controller's session reads the same thing with and without xdist.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_plugin_evals.engine.nodeids import marker_tags, run_name
+from pytest_plugin_evals.engine.nodeids import marker_tags, run_name, run_title
 from pytest_plugin_evals.model import Arm, Case, LoadError, PluginInfo, RunResult
 from pytest_plugin_evals.plugin.collection import plugin_folder
 from pytest_plugin_evals.records import (
@@ -25,7 +24,7 @@ from pytest_plugin_evals.records import (
     SkippedRun,
     encode,
 )
-from pytest_plugin_evals.records.prompts import PROMPT_ELSEWHERE, PROMPT_SHARED_OVER
+from pytest_plugin_evals.records.prompts import carried
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.mocks.discover import MockPlan
@@ -108,10 +107,8 @@ class EvalItem(pytest.Function):
         as_parsed(item)
         item.case, item.arm, item.run, item.plugin, item.two_arm = case, arm, run, plugin, two_arm
         item.agent_label = agent
-        if agent is None:
-            item.add_marker(pytest.mark.evals(case=case.name, arm=arm, run=run))
-        else:
-            item.add_marker(pytest.mark.evals(case=case.name, arm=arm, run=run, agent=agent))
+        on = {} if agent is None else {"agent": agent}
+        item.add_marker(pytest.mark.evals(case=case.name, arm=arm, run=run, **on))
         for tag in marker_tags(case.tags):
             item.add_marker(tag)
         return item
@@ -141,25 +138,19 @@ class EvalItem(pytest.Function):
 
     @property
     def case_info(self) -> CaseInfo:
-        """The case as its record carries it: the prompt only in the record of the case's
-        first selected run (a 5 MB prompt is then once in JUnit, not once per run; the
-        controller gives it back to the others, see :func:`with_prompts`)."""
-        info = CaseInfo.of(self.case, self.runs_per_case)
-        if len(info.prompt) < PROMPT_SHARED_OVER:
-            return info
-        firsts = self.session.stash.setdefault(_first_runs_key, {})
-        if not firsts:
-            for item in reversed(self.session.items):
-                if isinstance(item, EvalItem):
-                    firsts[id(item.case)] = item.nodeid
-        if firsts.get(id(self.case), self.nodeid) == self.nodeid:
-            return info
-        return replace(info, prompt=PROMPT_ELSEWHERE)
+        """The case as its record carries it (:func:`~.records.prompts.carried`)."""
+        return carried(CaseInfo.of(self.case, self.runs_per_case), self._first_run)
+
+    def _first_run(self) -> bool:
+        """Whether this is its case's first selected run."""
+        if _first_runs_key not in self.session.stash:
+            runs = reversed([i for i in self.session.items if isinstance(i, EvalItem)])
+            self.session.stash[_first_runs_key] = {id(i.case): i.nodeid for i in runs}
+        return self.session.stash[_first_runs_key].get(id(self.case), self.nodeid) == self.nodeid
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = (self.case.line - 1) if self.case.line else 0
-        on = f" on {self.agent_label}" if self.agent_label is not None else ""
-        return self.case.path, line, f"eval {self.case.name} [{self.arm}] run {self.run}{on}"
+        return self.case.path, line, run_title(self.case.name, self.arm, self.run, self.agent_label)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, EvalFailure):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import signal
 import threading
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,8 +32,6 @@ from pytest_plugin_evals.util.tempdirs import sweep_stale_sessions
 
 if TYPE_CHECKING:
     from pytest_plugin_evals.engine.gates import Gate
-    from pytest_plugin_evals.engine.notices import Notice
-    from pytest_plugin_evals.reporting.result import SessionResult
     from pytest_plugin_evals.shards import ShardPlan
 
 #: config (controller only): the session that gathers records, scores and gates.
@@ -45,33 +42,37 @@ class EvalSession(Session):
     def __init__(self, config: pytest.Config, settings: EvalSettings, stamp: str) -> None:
         super().__init__(settings, stamp)
         self.config = config
-        self.result: SessionResult | None = None
-        self.results_dir: Path | None = None
-        #: The table's report paths and the lines under it, once the session has ended.
-        self.paths: list[str] = []
-        self.notices: list[Notice] = []
         #: ``--eval-session-timeout``'s timer.
         self.timer: Any = None
 
     # -- what was selected ------------------------------------------------------------------
 
     def expect(self, nodeids: Iterable[str]) -> bool:
-        """Count the selected run items of each case (called once collection is done)."""
+        """Count the selected run items of each case (called once collection is done); then,
+        but under ``--collect-only``, hold ``--eval-output-dir``, say that claude runs would
+        have no credential, and start ``--eval-session-timeout``'s timer."""
         if not super().expect(nodeids):
             return False
         terminate_as_interrupt(self.config)  # the document is written on SIGTERM too
-        if not self.config.option.collectonly:
-            self._hold_output_dir()
-            self._say_credentials()
-            self._start_timeout()
-            sweep_stale_sessions()
+        if self.config.option.collectonly:
+            return True
+        plan_only = getattr(self.config.option, "setupplan", False)
+        problem = None if plan_only else self.hold_output_dir(session_tag(self.config))
+        if problem is not None:
+            raise pytest.UsageError(problem)
+        line = self.credential_line(os.environ, Path.home())
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if line is not None and reporter is not None:
+            reporter.ensure_newline()
+            reporter.write_line(line, yellow=True)
+        self._start_timeout()
+        sweep_stale_sessions()
         return True
 
     def _start_timeout(self) -> None:
-        """``--eval-session-timeout``: past it the session ends as on Ctrl-C (the runs in
-        flight are stopped, the document is partial)."""
-        limit = self.settings.session_timeout
-        if limit is None or self.timer is not None:
+        """``--eval-session-timeout``: the session ends as on Ctrl-C once it is past."""
+        left = self.timeout_left()
+        if left is None or self.timer is not None:
             return
         terminate_as_interrupt(self.config, ignored_too=True)
 
@@ -79,41 +80,9 @@ class EvalSession(Session):
             self.timed_out = True
             os.kill(os.getpid(), signal.SIGINT)
 
-        left = max(0.0, limit - (time.time() - self.started_at))
         self.timer = threading.Timer(left, expire)
         self.timer.daemon = True
         self.timer.start()
-
-    def _hold_output_dir(self) -> None:
-        """Hold ``--eval-output-dir`` for this session before any run starts: a folder another
-        session is using is one usage error (its workers share the hold; see
-        :func:`~pytest_plugin_evals.recording.hold_results_folder`)."""
-        folder = self.settings.output_dir
-        if folder is None or getattr(self.config.option, "setupplan", False):
-            return
-        from pytest_plugin_evals.recording import FolderBusy, hold_results_folder, wait_for_claims
-
-        try:
-            hold_results_folder(folder, session_tag(self.config))
-            wait_for_claims(folder)  # a process stuck claiming it is said now, not per run
-        except FolderBusy as exc:
-            raise pytest.UsageError(
-                f"--eval-output-dir {exc}; wait for it to end, or give this session another "
-                "--eval-output-dir"
-            ) from None
-
-    def _say_credentials(self) -> None:
-        """Say at the start, in one line, when claude runs would have no credential."""
-        specs = [spec for _, spec in self.settings.agents] or [self.settings.agent]
-        if "claude" not in specs:
-            return
-        from pytest_plugin_evals.agents.claude.auth import credential_notice
-
-        notice = credential_notice(os.environ, Path.home())
-        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        if notice is not None and reporter is not None:
-            reporter.ensure_newline()
-            reporter.write_line(notice, yellow=True)
 
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -138,10 +107,8 @@ class EvalSession(Session):
         (docs/explanation/architecture.md)."""
         why = self.take(report.nodeid, record_of(report), report.when, report.outcome)
         if why is not None:
-            from pytest_plugin_evals.reporting.terminal import plain
-
             report.outcome = "failed"
-            report.longrepr = plain(why)  # the case's name comes from its suite
+            report.longrepr = why  # made plain by the engine (the case name is the suite's)
         if report.failed and not hasattr(report, "wasxfail"):
             self.failures += 1  # as pytest counts them for --maxfail
 
@@ -157,20 +124,19 @@ class EvalSession(Session):
 
             # Nothing a run started outlives the session (a worker stopped mid-run included).
             kill_tagged(SESSION_TAG, session_tag(self.config))
-        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
-        plan = self._shard_plan()
+        interrupted, plan = exitstatus == pytest.ExitCode.INTERRUPTED, None
+        if self.settings.shard is not None:  # how the selected cases were split
+            from pytest_plugin_evals.plugin.sharding import shard_plan
+
+            plan = shard_plan(self.config)
         if not self.ends_with_result(interrupted, plan):
             return
         end = self._ending(interrupted, plan)
-        result = self.summarize(end)
         earlier = self.config.stash.get(earlier_key, None)
-        if earlier is not None:
-            result = earlier.compared(result)
-        self.result = self.config.stash[result_key] = result
-        self.results_dir = self.results_folder(end)
-        from pytest_plugin_evals.engine.controller import settle as gates_of
-
-        settle(session, gates_of(result, self.rules()).gates)
+        gates = self.conclude(end, None if earlier is None else earlier.compared)
+        assert self.result is not None
+        self.config.stash[result_key] = self.result
+        settle(session, gates)
         self._write(session, end)
 
     def _ending(self, interrupted: bool, plan: ShardPlan | None) -> Ending:
@@ -199,14 +165,6 @@ class EvalSession(Session):
             not_selected=not_selected(config),
         )
 
-    def _shard_plan(self) -> ShardPlan | None:
-        """How the selected cases were split (``--eval-shard``), if they were."""
-        if self.settings.shard is None:
-            return None
-        from pytest_plugin_evals.plugin.sharding import shard_plan
-
-        return shard_plan(self.config)
-
     def _stops(self) -> dict[tuple[str, str | None], Any] | None:
         """Under ``--eval-runs auto``: each case's rounds and why it stopped."""
         if self.settings.runs_auto is None:
@@ -217,37 +175,25 @@ class EvalSession(Session):
         return {} if scheduler is None else scheduler.stops()
 
     def _write(self, session: pytest.Session, end: Ending) -> None:
-        """The session's files (``engine.outputs``), and the lines said under the table."""
-        from pytest_plugin_evals.engine.controller import Said, summary_notices
-        from pytest_plugin_evals.engine.outputs import write_outputs
+        """The session's files and the lines said under the table (:meth:`Session.write`),
+        with the lines of the other rooms and plugins."""
+        from pytest_plugin_evals.engine.controller import Said
         from pytest_plugin_evals.mocks.recordings import recordings_notice
         from pytest_plugin_evals.suites.manifest import no_plugin_line
 
-        assert self.result is not None and self.results_dir is not None
-        here = self.config.invocation_params.dir
-        written = write_outputs(
-            self.result,
-            self.results_dir,
-            self.settings,
-            self.records.values(),
-            here=here,
-            exit_status=int(session.exitstatus),
-            environ=os.environ,
-        )
-        self.paths = [str(path) for _, path in written.paths]
+        assert self.results_dir is not None
         earlier = self.config.stash.get(earlier_key, None)
         replayed = self.config.pluginmanager.get_plugin("plugin-evals-replay-last")
         root = self.suite_root(end)
         said = Said(
             suite_root=root,
-            results_dir=self.results_dir,
             no_plugin=no_plugin_line(root),
             recordings=recordings_notice(self.results_dir / "mock-recordings"),
             compare=() if earlier is None else tuple(earlier.notices),
             replay=() if replayed is None else tuple(replayed.notices),
-            write_error=written.error,
         )
-        self.notices = summary_notices(self.result, self.records.values(), self.rules(), said)
+        here, status = self.config.invocation_params.dir, int(session.exitstatus)
+        self.write(said, here=here, exit_status=status, environ=os.environ)
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

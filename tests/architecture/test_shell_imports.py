@@ -107,10 +107,8 @@ LOCAL_IMPORTS: dict[str, frozenset[str]] = {
         "plugin.loaded": {"records"},
         "plugin.runs": {"agents", "plugin.reuse", "plugin.rounds"},
         "plugin.session": {
-            "agents.claude.auth",
             "engine.controller",
             "engine.gates",
-            "engine.outputs",
             "mocks.recordings",
             "plugin.limiter",
             "plugin.rounds",

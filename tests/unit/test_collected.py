@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_plugin_evals.engine.nodeids import case_unit, run_name
+from pytest_plugin_evals.engine.nodeids import case_unit, run_name, run_title
 from pytest_plugin_evals.model import ANSWER_LIMIT, Case, LoadError, RunResult, Verdict
 from pytest_plugin_evals.records import LoadErrorRecord
 from pytest_plugin_evals.reporting.failures import (
@@ -130,16 +130,19 @@ def test_picks_keep_the_runs_they_name_and_every_error() -> None:
 
 
 @pytest.mark.parametrize(
-    ("arm", "agent", "name"),
+    ("arm", "agent", "name", "title"),
     [
-        ("with", None, "c[with-2]"),
-        ("single", None, "c[2]"),
-        ("baseline", "fast", "c[fast-baseline-2]"),
+        ("with", None, "c[with-2]", "eval c [with] run 2"),
+        ("single", None, "c[2]", "eval c [single] run 2"),
+        ("baseline", "fast", "c[fast-baseline-2]", "eval c [baseline] run 2 on fast"),
     ],
 )
-def test_a_run_is_named_as_its_node_id_is_read_back(arm: str, agent: str | None, name: str) -> None:
+def test_a_run_is_named_as_its_node_id_is_read_back(
+    arm: str, agent: str | None, name: str, title: str
+) -> None:
     assert run_name("c", arm, 2, agent) == name
     assert case_unit(f"evals/c::{name}") == ("evals/c::c", agent)
+    assert run_title("c", arm, 2, agent) == title
 
 
 def test_only_a_scored_run_below_a_perfect_score_fails_its_item() -> None:

@@ -11,10 +11,16 @@ from typing import Any
 
 import pytest
 
-from pytest_plugin_evals.engine.controller import SessionRules
+from pytest_plugin_evals.engine.controller import Said, SessionRules
 from pytest_plugin_evals.engine.outputs import STEP_SUMMARY, report_files, write_outputs
 from pytest_plugin_evals.engine.session import _RULES_SETTINGS, Ending, Session
 from pytest_plugin_evals.records import LoadErrorRecord
+from pytest_plugin_evals.records.prompts import (
+    PROMPT_ELSEWHERE,
+    PROMPT_SHARED_OVER,
+    carried,
+    with_prompts,
+)
 from pytest_plugin_evals.settings import EvalSettings
 from pytest_plugin_evals.shards import ShardCase, ShardPlan
 from pytest_plugin_evals.stats import CaseStop
@@ -154,9 +160,81 @@ def test_the_results_folder_is_where_the_runs_were_recorded() -> None:
     assert s.results_folder(Ending(made_in=Path("/made"))) == Path("/made")
 
 
+def test_a_long_prompt_is_carried_by_the_first_run_s_record_only() -> None:
+    long = replace(case("a"), prompt="p" * PROMPT_SHARED_OVER)
+    first, second = (run_record(long, "with", n, score=1.0) for n in (1, 2))
+    kept = carried(first.case, lambda: True)
+    elsewhere = carried(second.case, lambda: False)
+    assert kept == first.case and elsewhere.prompt == PROMPT_ELSEWHERE
+    unasked = carried(run_record(case("b"), "with", 2).case, lambda: 1 / 0 == 0)
+    assert unasked.prompt == "p"  # a short prompt: not asked whether the run is the first
+    reported = [replace(second, case=elsewhere), replace(first, case=kept)]
+    restored = with_prompts(reported)
+    assert [r.case.prompt for r in restored if not isinstance(r, LoadErrorRecord)] == [
+        long.prompt
+    ] * 2  # given back by the controller
+
+
+def test_the_session_timeout_left_counts_from_the_start() -> None:
+    assert session().timeout_left() is None
+    s = session(session_timeout=30.0)
+    assert 29.0 < (s.timeout_left() or 0) <= 30.0
+    s.started_at -= 40
+    assert s.timeout_left() == 0.0  # past already: the session ends at once
+
+
+def test_a_missing_claude_credential_is_said_only_for_claude_runs(tmp_path: Path) -> None:
+    line = session(agent="claude").credential_line({}, tmp_path)
+    assert line is not None and line.startswith("claude: no credential")
+    assert session(agent="claude").credential_line({"ANTHROPIC_API_KEY": "k"}, tmp_path) is None
+    assert session(agent="codex").credential_line({}, tmp_path) is None
+    both = session(agent="codex", agents=(("a", "codex"), ("b", "claude")))
+    assert both.credential_line({}, tmp_path) == line
+
+
+def test_an_output_dir_another_session_holds_is_one_usage_line(tmp_path: Path) -> None:
+    from pytest_plugin_evals import recording
+    from pytest_plugin_evals.util import locks
+
+    assert session().hold_output_dir("session-1") is None
+    s = session(output_dir=tmp_path / "out")
+    try:
+        assert s.hold_output_dir("session-1") is None
+        assert s.hold_output_dir("session-1") is None  # the session's workers share the hold
+        problem = s.hold_output_dir("session-2")
+    finally:
+        recording.release_results_folders("session-1")
+    if locks.AVAILABLE:
+        assert problem is not None and problem.startswith(f"--eval-output-dir {tmp_path}")
+        assert problem.endswith("or give this session another --eval-output-dir")
+
+
+def test_a_failing_case_s_sentence_is_safe_for_a_terminal() -> None:
+    s = session(threshold=0.8)
+    record = run_record(case("a\x1b[2Jb"), "with", 1, score=0.0)
+    s.expect([record.nodeid])
+    said = s.take(record.nodeid, record, "call", "passed")
+    assert said is not None and "\x1b" not in said and "case a" in said
+
+
+def test_the_session_concludes_with_its_result_folder_gates_files_and_lines(
+    tmp_path: Path,
+) -> None:
+    s = session(threshold=0.8, json_path=tmp_path / "out.json")
+    s.expect(["evals/a::a[with-1]"])
+    runs(s, "a", [0.0])
+    end = Ending(made_in=tmp_path / "res")
+    gates = s.conclude(end, lambda result: replace(result, duration_seconds=99.0))
+    assert s.result is not None and s.result.duration_seconds == 99.0  # compared first
+    assert s.results_dir == tmp_path / "res"
+    (gate, *others) = gates
+    assert gate is not None and gate.status == 1 and not any(others)
+    s.write(Said(replay=("replayed",)), here=tmp_path, exit_status=1, environ={})
+    assert str(tmp_path / "out.json") in s.paths and (tmp_path / "out.json").is_file()
+    assert [n.text for n in s.notices] == [gate.reason, "replayed"]
+
+
 # -- the files written ----------------------------------------------------------------------
-
-
 def test_the_files_and_their_names(tmp_path: Path) -> None:
     result = summary([run_record(case("a"), "with", 1, score=1.0)])
     settings = EvalSettings(json_path=tmp_path / "copy.json", report_path=tmp_path / "r.html")
