@@ -244,9 +244,11 @@ def test_a_session_past_its_timeout_ends_with_the_partial_document(
 ) -> None:
     agent, marker = suite(pytester.path, ["a-fast", "b-slow", "c-slow", "d-fast"])
     started = time.monotonic()
+    # 30 s: on a loaded machine two xdist workers can take 15 s to start and collect, and the
+    # timeout must end the session after the fast case's run, not before any run
     result = pytester.runpytest_subprocess(
         "evals", *plugin_args, f"--eval-agent={agent}", "--eval-json=out.json",
-        "--eval-run-ahead=off", "--eval-session-timeout=15",
+        "--eval-run-ahead=off", "--eval-session-timeout=30",
     )  # fmt: skip
     took = time.monotonic() - started
     assert took < 200, took  # the slow runs would take 300 s each
@@ -255,7 +257,7 @@ def test_a_session_past_its_timeout_ends_with_the_partial_document(
     assert doc["partial"] is True and doc["partialReason"] == "interrupted"
     assert doc["aggregates"]["thresholdMet"] is False
     assert "a-fast" in {c["name"] for c in doc["cases"]}
-    result.stdout.fnmatch_lines(["--eval-session-timeout 15s reached: * selected run(s) of *"])
+    result.stdout.fnmatch_lines(["--eval-session-timeout 30s reached: * selected run(s) of *"])
     assert none_left(marker)
 
 
