@@ -3,7 +3,7 @@ other module of the shell), and the session's token read from one of them (:func
 every module may import this one, and it imports none of them back.
 
 A key whose value is an object of a shell module lives with that object (``session_key`` in
-:mod:`.session`, ``maker_key`` and ``run_ahead_key`` in :mod:`.runs`, ``earlier_key`` in
+:mod:`.session`, ``maker_key`` in :mod:`.runs`, ``earlier_key`` in
 :mod:`.compare`, ``case_picks_key`` in :mod:`.picks`), so the shell's import graph has no circle
 (``tests/architecture/test_shell_imports.py``).
 """
@@ -41,7 +41,7 @@ RECORD_PROPERTY = "plugin_evals"
 #: going, as ``[node id, seconds since it began]`` (pytest-xdist carries a report's attributes
 #: to the controller, whose progress line counts them in flight).
 AHEAD_ATTRIBUTE = "eval_runs_ahead"
-#: config: what lists them (``plugin.runs.RunAhead.in_flight``), while runs are made ahead.
+#: config: what lists them (``engine.run_ahead.RunAhead.in_flight``), while runs are made ahead.
 runs_ahead_key: StashKey[Callable[[], list[list[Any]]]]
 
 #: config: the validated ``--eval-*`` settings.
