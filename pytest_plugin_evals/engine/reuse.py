@@ -1,7 +1,11 @@
 """``--eval-reuse`` decided apart from the shell: one process's fingerprints, stamps and
 look-ups (:class:`ReuseStamps`: which earlier session runs are taken from, which recorded run
 is taken and what a run made is stamped with), why a run was made although reuse was asked
-(the note each such run keeps), and the summary's notices on what was reused and from where."""
+(the note each such run keeps), and the summary's notices on what was reused and from where.
+Every process that makes runs stamps the without and baseline arms' runs it made (the next
+session may reuse them); run N of a case's arm reuses that arm's recorded run N, so each
+process decides alone, the same way at ``-n 0`` and ``-n 2``, and the runs the earlier session
+did not make are made (topped up). ``making.RunMaker`` grades a reused run again."""
 
 from __future__ import annotations
 

@@ -12,8 +12,7 @@ any run, not the same error on every item. Nothing is started to find out.
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -35,6 +34,7 @@ from pytest_plugin_evals.plugin.loaded import eval_items
 from pytest_plugin_evals.settings import EvalSettings
 from pytest_plugin_evals.settings.agent import (
     agent_problem,
+    labelled_agent,
     make_agent,
     share_problem,
     shared_problem,
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from pytest_plugin_evals.agents import Agent
     from pytest_plugin_evals.graders.assertions import SoftChecks
     from pytest_plugin_evals.judges import Judge
-    from pytest_plugin_evals.model import Case
     from pytest_plugin_evals.plugin.runs import RunMaker
     from pytest_plugin_evals.runner import RunOutcome
     from pytest_plugin_evals.sandbox import Sandbox
@@ -61,17 +60,21 @@ def eval_settings(pytestconfig: pytest.Config) -> EvalSettings:
 def eval_agent(eval_settings: EvalSettings, pytestconfig: pytest.Config) -> Agent:
     """The agent under test, as ``--eval-agent`` names it (None under ``--eval-agents``: each
     eval item then runs on the agent its label names, see :func:`agent_for`)."""
-    from pytest_plugin_evals.agents import AgentError
-
     if eval_settings.agents:
         return cast("Agent", None)
+    agent = _made(lambda: make_agent(eval_settings))
+    pytestconfig.stash[agent_key] = agent
+    return agent
+
+
+def _made(make: Callable[[], Agent]) -> Agent:
+    """The agent ``make`` makes, or one line failing the item when it cannot be made."""
+    from pytest_plugin_evals.agents import AgentError
+
     try:
-        agent = make_agent(eval_settings)
+        return make()
     except AgentError as exc:
         problem = str(exc)
-    else:
-        pytestconfig.stash[agent_key] = agent
-        return agent
     # Outside the except block, so the report is the one line, not a chain of exceptions.
     pytest.fail(problem, pytrace=False)
 
@@ -100,12 +103,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if getattr(option, "collectonly", False) or getattr(option, "setupplan", False):
         return
     settings = config.stash[settings_key]
-    if settings.agents:  # --eval-agents makes its agents itself: each selected one is checked
-        problem = agent_problem(settings, (getattr(i, "agent_label", None) for i in session.items))
-    elif not _uses_our_agent(session.items):
+    # Each selected agent of --eval-agents is checked; else the agent, unless a conftest.py's
+    # eval_agent makes its own.
+    if not settings.agents and not _uses_our_agent(session.items):
         return
-    else:
-        problem = agent_problem(settings)
+    problem = agent_problem(settings, (getattr(i, "agent_label", None) for i in session.items))
     if problem is None:
         return
     if not hasattr(config, "workerinput"):
@@ -146,7 +148,7 @@ def eval_judge(eval_settings: EvalSettings, pytestconfig: pytest.Config) -> Iter
     """The judge of llm, baseline and meetsCriteria graders (``--eval-judge``), or None under
     ``--eval-no-judge``. Built the first time a case with such a grader runs."""
     from pytest_plugin_evals.judges import JudgeSetupError
-    from pytest_plugin_evals.making import session_judges
+    from pytest_plugin_evals.making import close_judges, session_judges
 
     try:
         judge, second = session_judges(eval_settings)
@@ -155,22 +157,7 @@ def eval_judge(eval_settings: EvalSettings, pytestconfig: pytest.Config) -> Iter
     pytestconfig.stash[judge_key], pytestconfig.stash[second_judge_key] = judge, second
     yield judge
     del pytestconfig.stash[judge_key], pytestconfig.stash[second_judge_key]
-    for made in (judge, second):
-        close = getattr(made, "close", None)
-        if callable(close):
-            close()
-
-
-def _judge_for(request: pytest.FixtureRequest, case: Case) -> Judge | None:
-    """The session's judge, asked for only by cases that have a paid grader."""
-    if not any(spec.paid for spec in case.graders):
-        return None
-    judge: Judge | None = request.getfixturevalue("eval_judge")
-    return judge
-
-
-#: What names a run made ahead: its item's node id.
-_NODEID = operator.attrgetter("nodeid")
+    close_judges(judge, second)
 
 
 @pytest.fixture(scope="session")
@@ -179,27 +166,20 @@ def _eval_run_maker(
 ) -> Iterator[RunMaker]:
     """This process's run maker (runs get their folders under pytest's temporary folder), and
     its runs made ahead of their items' setup (stopped at the end if no item took them)."""
-    from pytest_plugin_evals.engine.run_ahead import RunAhead
-    from pytest_plugin_evals.making import ahead_depth
-    from pytest_plugin_evals.plugin.runs import RunMaker, maker_key, run_ahead_key
+    from pytest_plugin_evals.plugin.runs import RunMaker, maker_key
 
-    settings = pytestconfig.stash[settings_key]
     root = tmp_path_factory.mktemp("runs", numbered=True)
     mark_inert(root)  # every run's folder in it is kept runs, never collected
-    maker = RunMaker(pytestconfig, settings, root)
+    maker = RunMaker(pytestconfig, pytestconfig.stash[settings_key], root)
     pytestconfig.stash[maker_key] = maker
     # (Under sequential runs a run is made ahead only once the looks of its case before it
     # have reported: see ``RunMaker.skip``.)
     workers = getattr(pytestconfig, "workerinput", {}).get("workercount", 1)
-    depth, ahead = ahead_depth(settings, int(workers)), None
-    if depth is not None:
-        on = settings.run_ahead == "on"
-        ahead = RunAhead(maker.ahead, _NODEID, maker.limits.stopping, check_cpus=on, depth=depth)
-        pytestconfig.stash[run_ahead_key] = ahead
+    ahead = maker.start_ahead(int(workers))
+    if ahead is not None:
         pytestconfig.stash[runs_ahead_key] = ahead.in_flight
     yield maker
     if ahead is not None:
-        del pytestconfig.stash[run_ahead_key]
         del pytestconfig.stash[runs_ahead_key]
         ahead.close()
 
@@ -212,7 +192,7 @@ def eval_run(
     error, not a failure) and report it."""
     from pytest_plugin_evals.engine.starts import Skip
     from pytest_plugin_evals.plugin.items import EvalItem
-    from pytest_plugin_evals.plugin.runs import run_ahead_key, upcoming
+    from pytest_plugin_evals.plugin.runs import upcoming
 
     item = request.node
     if not isinstance(item, EvalItem):
@@ -223,22 +203,19 @@ def eval_run(
         # nothing is spent (the test function, which would read the run, is not called).
         yield cast("RunOutcome", None)
         return
-    if item.agent_label is not None:  # --eval-agents: the agent the item's label names
-        eval_agent = _labelled_agent(config, item.agent_label)
+    label = item.agent_label
+    if label is not None:  # --eval-agents: the agent the item's label names
+        made = config.stash.setdefault(agents_key, {})
+        eval_agent = _made(lambda: labelled_agent(config.stash[settings_key], made, label))
     refusal = _eval_run_maker.refusal(item)
     if refusal is not None:  # the results folder is another session's: no run is made
         pytest.fail(refusal, pytrace=False)
-    ahead = config.stash.get(run_ahead_key, None)
-    started = ahead.take(item.nodeid) if ahead is not None else None
-    if ahead is not None:  # the next items' runs go on while this one's does
-        ahead.fill(upcoming(item, ahead.depth - 1))
-    if started is not None:
-        outcome = started.result()
-        item.stash[made_ahead_key] = not isinstance(outcome, Skip)
-    else:
-        outcome = _eval_run_maker.skip(item) or _eval_run_maker.make(
-            item, eval_agent, _judge_for(request, item.case)
-        )
+    outcome, item.stash[made_ahead_key] = _eval_run_maker.outcome(
+        item,
+        eval_agent,
+        lambda: request.getfixturevalue("eval_judge"),
+        lambda limit: upcoming(item, limit),
+    )
     if isinstance(outcome, Skip):
         if outcome.recorded is not None:
             item.record_skip(outcome.recorded)
@@ -249,18 +226,3 @@ def eval_run(
     if result.infra_error:
         pytest.fail(f"{result.infra_error}: {result.error}", pytrace=False)
     yield outcome
-
-
-def _labelled_agent(config: pytest.Config, label: str) -> Agent:
-    """The agent ``--eval-agents`` labels ``label``, made the first time an item asks for it
-    (one that cannot be made fails the item with one line; the other agents' items still run)."""
-    from pytest_plugin_evals.agents import AgentError
-
-    settings, made = config.stash[settings_key], config.stash.setdefault(agents_key, {})
-    try:
-        if label not in made:
-            made[label] = make_agent(settings, dict(settings.agents)[label])
-        return made[label]
-    except AgentError as exc:
-        problem = f"--eval-agents {label}: {exc}"
-    pytest.fail(problem, pytrace=False)

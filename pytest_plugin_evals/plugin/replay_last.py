@@ -11,7 +11,6 @@ error, before any run.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,13 +20,10 @@ import pytest
 from pytest_plugin_evals.plugin.keys import settings_key, shared_key, stamp_key
 from pytest_plugin_evals.plugin.loaded import eval_items
 from pytest_plugin_evals.plugin.session import session_key
+from pytest_plugin_evals.recording.folders import replayed, tell_replayed
 from pytest_plugin_evals.reporting.earlier import replay_last, selected_cases
 from pytest_plugin_evals.settings import common_suite_root, results_dir
-from pytest_plugin_evals.settings.agent import AGENT_PROBLEM_FILE
-from pytest_plugin_evals.util.tempdirs import write_whole
-
-#: In the session's shared folder: the folder a worker picked and what it said.
-PICKED_FILE = "replay-last.json"
+from pytest_plugin_evals.settings.agent import share_problem
 
 
 class ReplayLast:
@@ -53,12 +49,10 @@ class ReplayLast:
         if not hasattr(config, "workerinput"):
             if folder is None:
                 raise pytest.UsageError(said)
-            return
-        if folder is None:
-            write_whole(config.stash[shared_key] / AGENT_PROBLEM_FILE, said)
+        elif folder is None:  # the controller reports it as the agent's problem
+            share_problem(config.stash[shared_key], said)
         else:
-            picked = json.dumps({"folder": str(folder), "notices": [said]})
-            write_whole(config.stash[shared_key] / PICKED_FILE, picked)
+            tell_replayed(config.stash[shared_key], folder, [said])
 
     def use(self, folder: Path, notices: list[str]) -> None:
         """Replay ``folder`` in this process."""
@@ -72,12 +66,8 @@ class ReplayLast:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        """On the xdist controller: the folder the first worker picked."""
-        if self.notices:
-            return
-        try:
-            text = (self.config.stash[shared_key] / PICKED_FILE).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return  # no pick (the worker's problem, if any, is reported as the agent's)
-        picked = json.loads(text)  # this session's own worker wrote it
-        self.use(Path(picked["folder"]), [str(n) for n in picked["notices"]])
+        """On the xdist controller: the folder the first worker picked (none: the worker's
+        problem, if any, is reported as the agent's)."""
+        picked = None if self.notices else replayed(self.config.stash[shared_key])
+        if picked is not None:
+            self.use(*picked)

@@ -1,22 +1,21 @@
 """Making the runs of this process's eval items, in an item's setup or ahead of it: the core's
-run maker (:mod:`pytest_plugin_evals.making`) told what it reads of the session, and the items
-this process runs next (the session's next items, or an xdist worker's queue), whose runs
-:class:`~pytest_plugin_evals.engine.run_ahead.RunAhead` starts ahead of their setup.
+run maker (:mod:`pytest_plugin_evals.making`) told what it reads of the session, over the
+session's one budget (a worker's over the channel the controller gave it), and the items this
+process runs next (the session's next items, or an xdist worker's queue), whose runs it makes
+ahead of their setup.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_plugin_evals import making
-from pytest_plugin_evals.engine.run_ahead import RunAhead, may_start_ahead
+from pytest_plugin_evals.engine.run_ahead import may_start_ahead
 from pytest_plugin_evals.engine.starts import Skip
-from pytest_plugin_evals.making import results_folder
+from pytest_plugin_evals.engine.wire import BUDGET_CHANNEL, Reachable, RemoteBudget
 from pytest_plugin_evals.plugin.interrupts import interrupted, terminate_as_interrupt
 from pytest_plugin_evals.plugin.items import EvalItem
 from pytest_plugin_evals.plugin.keys import (
@@ -26,22 +25,19 @@ from pytest_plugin_evals.plugin.keys import (
     next_item_key,
     positions_key,
     second_judge_key,
-    session_tag,
     shared_key,
     stamp_key,
     stop_key,
 )
-from pytest_plugin_evals.plugin.limiter import rate_limits
-from pytest_plugin_evals.recording.folders import tell_chosen
-from pytest_plugin_evals.settings import EvalSettings, common_suite_root
+from pytest_plugin_evals.plugin.limiter import session_budget
+from pytest_plugin_evals.settings import EvalSettings
 
 if TYPE_CHECKING:
+    from pytest_plugin_evals.agents import Agent
     from pytest_plugin_evals.judges import Judge
-    from pytest_plugin_evals.runner import RunOutcome
 
-#: config: this process's run maker, and its runs made ahead of their items' setup.
+#: config: this process's run maker.
 maker_key: pytest.StashKey[RunMaker] = pytest.StashKey()
-run_ahead_key: pytest.StashKey[RunAhead[EvalItem, RunOutcome | Skip]] = pytest.StashKey()
 
 
 class RunMaker(making.RunMaker):
@@ -49,46 +45,33 @@ class RunMaker(making.RunMaker):
     session from pytest: its selected items, its stash, ``--eval-runs auto``'s answers."""
 
     def __init__(self, config: pytest.Config, settings: EvalSettings, root: Path) -> None:
-        limits = rate_limits(config, settings)
-        limits.halted = lambda: interrupted(config)
-        from pytest_plugin_evals.plugin.reuse import Reuse
-
-        stop = config.stash.get(stop_key, None)
-        super().__init__(
-            settings,
-            root,
-            limits,
-            Reuse(settings, config.stash[stamp_key]),
-            stop,
-            session_tag(config),
+        workerinput, stash = getattr(config, "workerinput", None), config.stash
+        budget: Reachable = (  # the budget itself, else the channel the controller gave
+            session_budget(config, settings)
+            if workerinput is None
+            else RemoteBudget(workerinput.get(BUDGET_CHANNEL))
         )
+        stop = stash.get(stop_key, None)
+        super().__init__(settings, root, budget, stash[shared_key], stash[stamp_key], stop)
+        self.limits.halted = lambda: interrupted(config)
         self.config = config
-        #: The session's one results folder, once chosen (see :meth:`results_for`).
-        self.results: Path | None = None
-        self._refusal: str | None = None
         terminate_as_interrupt(config)  # this process makes runs: SIGTERM must not orphan them
 
-    def results_for(self, item: Any) -> Path:
-        """The session's results folder, the same for every format and in every process: it
-        is chosen from the suites of all selected items (each xdist worker selects the same),
-        held for the session (see :meth:`refusal` when another session is using it)."""
-        if self.results is None:
-            roots = [i.case.suite_root for i in item.session.items if isinstance(i, EvalItem)]
-            root = common_suite_root(roots) or item.case.suite_root
-            folder = getattr(self.config.stash.get(agent_key, None), "folder", None)
-            replayed = Path(folder) if folder is not None else None
-            stamp = self.config.stash[stamp_key]
-            self.results, self._refusal = results_folder(
-                self.settings, root, stamp, replayed, self.tag
-            )
-            tell_chosen(self.config.stash[shared_key], self.results, root)
-        return self.results
+    def suite_roots(self, item: Any) -> list[Path]:
+        return [i.case.suite_root for i in item.session.items if isinstance(i, EvalItem)]
 
-    def refusal(self, item: EvalItem) -> str | None:
-        """Why no run of this session can be made here, if none can: its results folder is
-        another session's (one line, the same for every item)."""
-        self.results_for(item)
-        return self._refusal
+    def replayed(self) -> Path | None:
+        folder = getattr(self.config.stash.get(agent_key, None), "folder", None)
+        return Path(folder) if folder is not None else None
+
+    def made_agent(self, item: Any) -> Agent | None:
+        if item.agent_label is not None:  # --eval-agents: that agent, once an item made it
+            return self.config.stash.get(agents_key, {}).get(item.agent_label)
+        return self.config.stash.get(agent_key, None)
+
+    def made_judges(self) -> tuple[Judge | None, Judge | None] | None:
+        stash = self.config.stash
+        return (stash[judge_key], stash[second_judge_key]) if judge_key in stash else None
 
     def held_back(self, item: Any, ahead: bool) -> Skip | None:
         if self.settings.runs_auto is None:
@@ -97,32 +80,6 @@ class RunMaker(making.RunMaker):
 
         answer = ask(self.config, item.nodeid, ahead=ahead)  # the controller says
         return None if answer is None else Skip(*answer)
-
-    def second_judge(self) -> Judge | None:
-        return self.config.stash.get(second_judge_key, None)
-
-    def ahead(self, item: EvalItem) -> Callable[[], RunOutcome | Skip] | None:
-        """What makes ``item``'s run ahead of its setup exactly as there, when it can be made
-        now (:class:`~pytest_plugin_evals.engine.run_ahead.RunAhead`'s job)."""
-        from pytest_plugin_evals.agents import capabilities_of
-
-        stash = self.config.stash
-        if item.agent_label is not None:  # --eval-agents: that agent, once an item made it
-            agent = stash.get(agents_key, {}).get(item.agent_label)
-        else:
-            agent = stash.get(agent_key, None)
-        if agent is None or not capabilities_of(agent).separate_process:
-            # The session's agent is not made yet (or is your own fixture's); an in-process
-            # agent would share this process's working directory.
-            return None
-        judge = None
-        if any(spec.paid for spec in item.case.graders):
-            if judge_key not in stash:
-                return None  # the judge is made by the first item that needs it
-            judge = stash[judge_key]
-        if self.skip(item, ahead=True) is not None or self.refusal(item) is not None:
-            return None
-        return functools.partial(self.make, item, agent, judge)
 
 
 def upcoming(item: EvalItem, limit: int) -> list[EvalItem]:

@@ -30,6 +30,8 @@ CLAIM_LOCK = ".runs.lock"
 CHOSEN_FILE = "results-folder.txt"
 #: In a session's shared folder: the cases a worker collected but did not select.
 UNSELECTED_FILE = "not-selected.json"
+#: In a session's shared folder: the folder ``replay:last`` replays, as a worker picked it.
+REPLAYED_FILE = "replay-last.json"
 #: How long a process waits for another one's claim, and for a holder to write its name.
 CLAIM_WAIT = 5.0
 
@@ -206,6 +208,20 @@ def unselected(shared: Path) -> tuple[tuple[str, str], ...]:
         for pair in raw
         if isinstance(pair, list) and len(pair) == 2  # written above, read defensively
     )
+
+
+def tell_replayed(shared: Path, folder: Path, notices: list[str]) -> None:
+    """Write down the folder ``replay:last`` replays, as a worker picked it, and what it said."""
+    write_whole(shared / REPLAYED_FILE, json.dumps({"folder": str(folder), "notices": notices}))
+
+
+def replayed(shared: Path) -> tuple[Path, list[str]] | None:
+    """The folder a worker picked for ``replay:last`` and what it said (None: no pick)."""
+    try:
+        picked = json.loads((shared / REPLAYED_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    return Path(picked["folder"]), [str(n) for n in picked["notices"]]  # its own worker's
 
 
 #: In every results folder, as in pytest's own cache folder: git ignores all of it.

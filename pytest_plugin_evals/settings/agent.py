@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_plugin_evals.util.tempdirs import write_whole
+
 if TYPE_CHECKING:
     from pytest_plugin_evals.agents import Agent
     from pytest_plugin_evals.settings import EvalSettings
@@ -28,6 +30,20 @@ def make_agent(settings: EvalSettings, spec: str | None = None) -> Agent:
         grants=settings.allow_tools,
         disallow=settings.disallow_tools,
     )
+
+
+def labelled_agent(settings: EvalSettings, made: dict[str, Agent], label: str) -> Agent:
+    """The agent ``--eval-agents`` labels ``label``, made the first time it is asked for and
+    kept in ``made``; :class:`~pytest_plugin_evals.agents.AgentError` naming the label when it
+    cannot be made (the other agents' items still run)."""
+    from pytest_plugin_evals.agents import AgentError
+
+    if label not in made:
+        try:
+            made[label] = make_agent(settings, dict(settings.agents)[label])
+        except AgentError as exc:
+            raise AgentError(f"--eval-agents {label}: {exc}") from None
+    return made[label]
 
 
 def agent_problem(settings: EvalSettings, labels: Iterable[str | None] = ()) -> str | None:
@@ -82,10 +98,7 @@ AGENT_PROBLEM_FILE = "agent-problem.txt"
 
 def share_problem(shared: Path, problem: str) -> None:
     """Leave ``problem`` in the session's ``shared`` folder for the controller, whole."""
-    target = shared / AGENT_PROBLEM_FILE
-    draft = target.with_name(f"{target.name}.{os.getpid()}")
-    draft.write_text(problem, encoding="utf-8")
-    os.replace(draft, target)
+    write_whole(shared / AGENT_PROBLEM_FILE, problem)
 
 
 def shared_problem(shared: Path) -> str | None:

@@ -54,7 +54,7 @@ ALLOWED: dict[str, frozenset[str]] = {
         {"model", "util", "sandbox", "recording", "judges", "graders", "mocks", "agents", "scoring"}
     ),
     "making": frozenset(
-        {"model", "settings", "agents", "judges", "recording", "engine", "runner", "util"}
+        {"model", "settings", "agents", "judges", "recording", "reuse", "engine", "runner", "util"}
     ),
     "testing": frozenset({"model", "util"}),
     "scaffold": frozenset({"model", "suites", "judges", "mocks", "util"}),

@@ -1,23 +1,50 @@
 """The run maker's choices and run-ahead's policy, called directly (``making``,
-``engine.run_ahead``, ``settings.agent``); tests/integration/test_run_ahead.py runs them in
-sessions with a real agent."""
+``engine.run_ahead``, ``settings.agent``, the shared folder's exchanges); tests/integration/
+test_run_ahead.py and test_reuse.py run them in sessions with a real agent."""
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import cast
 
 import pytest
 
+from pytest_plugin_evals.agents import Agent, AgentError, capabilities_of
+from pytest_plugin_evals.engine.budget import Budget
 from pytest_plugin_evals.engine.run_ahead import RunAhead, may_start_ahead
-from pytest_plugin_evals.judges import JudgeSetupError
-from pytest_plugin_evals.making import ahead_depth, results_folder, session_judges
-from pytest_plugin_evals.model import Case
-from pytest_plugin_evals.recording.folders import release_results_folders
+from pytest_plugin_evals.engine.starts import Skip
+from pytest_plugin_evals.judges import Judge, JudgeSetupError
+from pytest_plugin_evals.making import (
+    RunItem,
+    RunMaker,
+    ahead_depth,
+    close_judges,
+    needs_judge,
+    results_folder,
+    session_judges,
+)
+from pytest_plugin_evals.model import Case, GraderSpec
+from pytest_plugin_evals.recording.folders import (
+    chosen_folders,
+    release_results_folders,
+    replayed,
+    tell_replayed,
+)
+from pytest_plugin_evals.runner import RunTarget
 from pytest_plugin_evals.settings import EvalSettings
-from pytest_plugin_evals.settings.agent import agent_problem, share_problem, shared_problem
+from pytest_plugin_evals.settings.agent import (
+    agent_problem,
+    labelled_agent,
+    make_agent,
+    share_problem,
+    shared_problem,
+)
 
 ROOT = Path("/evals")
 
@@ -181,3 +208,150 @@ def test_each_selected_agent_is_checked_once_in_order(tmp_path: Path) -> None:
         f"--eval-agent cmd: cannot start {str(tmp_path / 'none')!r}: no such file"
     )
     assert agent_problem(settings, ["a", None]) is None
+
+
+@dataclass
+class Item:
+    """An eval item as the run maker reads it."""
+
+    case: Case
+    nodeid: str = "evals/c::c[with-1]"
+    arm: str = "with"
+    run: int = 1
+    agent_label: str | None = None
+    baseline: None = None
+    mock_plan: None = None
+
+    def run_target(self) -> RunTarget:
+        return RunTarget(self.case, "with", self.run, None, two_arm=False)
+
+
+class Maker(RunMaker):
+    """A run maker told by the test what the session made (the shell reads pytest's stash)."""
+
+    agent: Agent | None = None
+    judges: tuple[Judge | None, Judge | None] | None = None
+    roots: tuple[Path, ...] = ()
+
+    def made_agent(self, item: RunItem) -> Agent | None:
+        return self.agent
+
+    def made_judges(self) -> tuple[Judge | None, Judge | None] | None:
+        return self.judges
+
+    def suite_roots(self, item: RunItem) -> list[Path]:
+        return list(self.roots)
+
+
+@pytest.fixture
+def maker(tmp_path: Path) -> Iterator[Maker]:
+    shared = tmp_path / "plugin-evals-test"
+    shared.mkdir()
+    settings = EvalSettings(output_dir=tmp_path / "out", run_ahead="always")
+    made = Maker(settings, tmp_path / "runs", Budget(), shared, "s1", None)
+    yield made
+    if made.run_ahead is not None:
+        made.run_ahead.close()
+    release_results_folders(made.tag)
+
+
+def paid(name: str = "c") -> Case:
+    return replace(case(name), graders=(GraderSpec("judged", "llm"),))
+
+
+def test_a_run_is_made_ahead_only_with_a_made_agent_of_its_own_process(maker: Maker) -> None:
+    item = Item(case("c"))
+    assert maker.ahead(item) is None  # the agent is not made yet
+    maker.agent = make_agent(EvalSettings(), "py:json:dumps")
+    assert not capabilities_of(maker.agent).separate_process
+    assert maker.ahead(item) is None  # in process: it would share this process's folder
+    maker.agent = make_agent(EvalSettings(), f"cmd:{sys.executable}")
+    job = maker.ahead(item)
+    assert isinstance(job, functools.partial) and job.args == (item, maker.agent, None)
+
+
+def test_a_paid_case_is_made_ahead_only_once_the_judge_is_made(maker: Maker) -> None:
+    maker.agent = make_agent(EvalSettings(), f"cmd:{sys.executable}")
+    item = Item(paid())
+    assert needs_judge(item.case) and not needs_judge(case("c"))
+    assert maker.ahead(item) is None
+    maker.judges = (None, None)  # made: none available
+    job = maker.ahead(item)
+    assert isinstance(job, functools.partial) and job.args == (item, maker.agent, None)
+
+
+def test_a_run_a_check_skips_is_not_made_ahead(
+    maker: Maker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NO_SUCH_SECRET", raising=False)
+    maker.agent = make_agent(EvalSettings(), f"cmd:{sys.executable}")
+    item = Item(replace(paid(), requires_secret=("NO_SUCH_SECRET",)))
+    maker.judges = (None, None)
+    assert maker.ahead(item) is None
+    no_judge = lambda: pytest.fail("a skipped run asks for no judge")  # noqa: E731
+    outcome, ahead = maker.outcome(item, maker.agent, no_judge, lambda limit: [])
+    assert isinstance(outcome, Skip) and outcome.recorded == "missing_secret" and not ahead
+
+
+def test_the_setup_takes_the_run_made_ahead_and_starts_the_next_ones(maker: Maker) -> None:
+    assert maker.start_ahead(1) is maker.run_ahead is not None
+    item, asked = Item(case("c")), []
+    made_ahead = Skip("made ahead")
+    maker.run_ahead.submit(item.nodeid, lambda: made_ahead)
+
+    def upcoming(limit: int) -> list[RunItem]:
+        asked.append(limit)
+        return []
+
+    agent = make_agent(EvalSettings(), f"cmd:{sys.executable}")
+    outcome, _ = maker.outcome(item, agent, lambda: pytest.fail("no judge"), upcoming)
+    assert outcome is made_ahead and asked == [maker.run_ahead.depth - 1]
+    assert maker.run_ahead.take(item.nodeid) is None  # taken once
+
+
+def test_no_run_is_made_ahead_under_a_cost_ceiling(tmp_path: Path) -> None:
+    settings = EvalSettings(max_cost_usd=1.0)
+    made = RunMaker(settings, tmp_path, Budget(1.0), tmp_path, "s1", None)
+    assert made.start_ahead(2) is None and made.run_ahead is None
+
+
+def test_the_results_folder_is_chosen_once_from_every_selected_suite(
+    maker: Maker, tmp_path: Path
+) -> None:
+    maker.roots = (ROOT, ROOT)
+    assert maker.results_for(Item(case("c"))) == tmp_path / "out"
+    assert chosen_folders(maker.shared) == (tmp_path / "out", ROOT)
+    maker.roots = (tmp_path,)
+    assert maker.results_for(Item(case("c"))) == tmp_path / "out"  # held for the session
+    assert maker.refusal(Item(case("c"))) is None
+
+
+def test_judges_that_hold_a_client_are_closed() -> None:
+    closed = []
+
+    class Held:
+        def close(self) -> None:
+            closed.append(self)
+
+    held = Held()
+    close_judges(None, cast(Judge, held))
+    assert closed == [held]
+
+
+def test_an_agent_of_several_is_made_once_and_its_problem_names_its_label(
+    tmp_path: Path,
+) -> None:
+    settings = EvalSettings(agents=(("a", f"cmd:{sys.executable}"), ("b", "nope:x")))
+    made: dict[str, Agent] = {}
+    first = labelled_agent(settings, made, "a")
+    assert labelled_agent(settings, made, "a") is first and list(made) == ["a"]
+    with pytest.raises(AgentError, match=r"^--eval-agents b: "):
+        labelled_agent(settings, made, "b")
+
+
+def test_the_folder_a_worker_picked_for_replay_last_reaches_the_controller(
+    tmp_path: Path,
+) -> None:
+    assert replayed(tmp_path) is None
+    tell_replayed(tmp_path, tmp_path / "results" / "s0", ["replay:last: replayed it"])
+    assert replayed(tmp_path) == (tmp_path / "results" / "s0", ["replay:last: replayed it"])
