@@ -59,7 +59,8 @@ def eval_settings(pytestconfig: pytest.Config) -> EvalSettings:
 @pytest.fixture(scope="session")
 def eval_agent(eval_settings: EvalSettings, pytestconfig: pytest.Config) -> Agent:
     """The agent under test, as ``--eval-agent`` names it (None under ``--eval-agents``: each
-    eval item then runs on the agent its label names, see :func:`agent_for`)."""
+    eval item then runs on the agent its label names, made once per label by
+    :func:`pytest_plugin_evals.settings.agent.labelled_agent`)."""
     if eval_settings.agents:
         return cast("Agent", None)
     agent = _made(lambda: make_agent(eval_settings))
