@@ -4,6 +4,7 @@ plain folders and regular files of one name, nothing followed through a link."""
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -19,6 +20,8 @@ from .layout import FILES, META, TRACE
 
 #: A kept run's ``meta.json`` larger than this is not read.
 MAX_META = 64 * 1024 * 1024
+#: The largest ``meta.json`` read for its duration alone (``--eval-shard-durations``).
+MAX_DURATION_META = 16 * 1024 * 1024
 
 
 class RecordedRunRefused(Exception):
@@ -131,10 +134,15 @@ def recorded_durations(folder: Path) -> dict[str, list[float]]:
     """The recorded runs' durations in a results folder, by case key (its ``runs/`` folder)."""
     found: dict[str, list[float]] = {}
     for meta in sorted((folder / "runs").glob(f"*/*/{META}")):
-        try:
-            seconds = json.loads(meta.read_text(encoding="utf-8")).get("durationSeconds")
-        except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        try:  # another session's folder: a link, a pipe or a huge file is passed over
+            with open_plain(meta) as fh:
+                data = fh.read(MAX_DURATION_META + 1)
+            if len(data) > MAX_DURATION_META:
+                continue
+            seconds = json.loads(data.decode("utf-8")).get("durationSeconds")
+        except (NotPlain, OSError, UnicodeDecodeError, ValueError, AttributeError):
             continue
-        if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds >= 0:
+        number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+        if number and math.isfinite(seconds) and seconds >= 0:
             found.setdefault(meta.parent.parent.name, []).append(float(seconds))
     return found

@@ -201,9 +201,15 @@ def test_recorded_durations_are_read_leniently(tmp_path: Path) -> None:
         "b-key/with-2": '{"durationSeconds": -1}',
         "b-key/with-3": "[1]",
         "c-key/with-1": "{not json",
+        "c-key/with-2": '{"durationSeconds": Infinity}',
     }.items():
         (runs / rel).mkdir(parents=True)
         (runs / rel / "meta.json").write_text(text, encoding="utf-8")
+    # another session's folder is hostile: a link to a device and a pipe are never read
+    (runs / "d-key/with-1").mkdir(parents=True)
+    (runs / "d-key/with-1/meta.json").symlink_to("/dev/zero")
+    (runs / "d-key/with-2").mkdir(parents=True)
+    os.mkfifo(runs / "d-key/with-2/meta.json")
     assert recorded_durations(tmp_path) == {"a-key": [3.0, 1.5]}
     assert recorded_durations(tmp_path / "nowhere") == {}
 
