@@ -10,6 +10,7 @@ import pytest
 from pytest_plugin_evals.model import Case, LoadError, PluginInfo
 from pytest_plugin_evals.records import plugin_to_json
 from pytest_plugin_evals.suites import directory, manifest
+from tests.helpers import write_tree
 
 
 def plugin(folder: Path, doc: object | None) -> Path:
@@ -196,14 +197,14 @@ def test_skill_folders_without_an_evals_folder_are_no_plugin(
 
 
 def test_a_collection_is_staged_as_a_plugin_folder_every_agent_loads(tmp_path: Path) -> None:
-    root = tmp_path / "skills-repo"
-    for rel, text in {
-        "slugify/SKILL.md": "---\nname: slugify\n---\nSlug.",
-        "slugify/scripts/run.sh": "echo hi",
-        "notes/README.md": "not a skill",
-    }.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    root = write_tree(
+        tmp_path / "skills-repo",
+        {
+            "slugify/SKILL.md": "---\nname: slugify\n---\nSlug.",
+            "slugify/scripts/run.sh": "echo hi",
+            "notes/README.md": "not a skill",
+        },
+    )
     (root / "slugify" / "link").symlink_to(root / "notes" / "README.md")
     plugin = PluginInfo("skills-repo", None, root, "collection")
     staged = manifest.stage_collection(plugin, tmp_path / "temp")
