@@ -1,6 +1,6 @@
 """Where the project's own test suite spends its CPU, and the shortest it can take.
 
-    python bench/bench_suite.py [--cpus 2] [--top 25] [-- PYTEST ARGS]
+    python bench/bench_suite.py [--cpus 2] [--top 25] [--rows FILE] [-- PYTEST ARGS]
 
 Runs the suite (``tests``, or the paths and options after ``--``) in one process, without
 xdist, with the probe plugin ``suite_probe`` reading the CPU of the session's process tree
@@ -58,6 +58,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cpus", type=int, nargs="+", default=[2, os.cpu_count() or 1])
     parser.add_argument("--top", type=int, default=25, help="the modules shown")
+    parser.add_argument(
+        "--rows", type=Path, help="also write each test's [nodeid, wall, CPU] to this JSON file"
+    )
     parser.add_argument("pytest_args", nargs="*", help="after --: what pytest runs")
     args = parser.parse_args()
     env = dict(os.environ)
@@ -82,6 +85,8 @@ def main() -> None:
         if not out.exists():
             raise SystemExit(f"pytest ended with {done.returncode} and measured no test")
         rows = [(str(n), float(w), float(c)) for n, w, c in json.loads(out.read_text("utf-8"))]
+    if args.rows:
+        args.rows.write_text(json.dumps(rows, indent=0), encoding="utf-8")
     by_folder: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0])
     by_module: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0])
     for nodeid, seconds, used in rows:
