@@ -21,6 +21,30 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+def run_command(cwd: Path, *args: str) -> pytest.RunResult:
+    """``python -m pytest_plugin_evals ARGS`` run in this process from ``cwd`` (the command's
+    ``main``, as the console runs it, without starting an interpreter): its exit status and
+    what it printed."""
+    import io
+    import time
+
+    from pytest_plugin_evals.__main__ import main
+
+    out, err = io.StringIO(), io.StringIO()
+    before, started = Path.cwd(), time.perf_counter()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                ret: int = main(list(args))
+            except SystemExit as exc:  # argparse's usage errors and --help
+                ret = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        os.chdir(before)
+    lines = [out.getvalue().splitlines(), err.getvalue().splitlines()]
+    return pytest.RunResult(ret, lines[0], lines[1], time.perf_counter() - started)
+
+
 def git(root: Path, *args: str) -> str:
     """Run git in ``root`` with a fixed author and no signing; its output, stripped."""
     done = subprocess.run(

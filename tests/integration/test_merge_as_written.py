@@ -8,7 +8,9 @@ import fnmatch
 import json
 import os
 import re
+import shlex
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import write_tree
+from tests.helpers import run_command, write_tree
 
 DOCUMENT = "aggregate-result.json"
 CASES = ("alpha", "beta", "gamma", "delta")
@@ -31,29 +33,37 @@ RULES = [
 ]
 
 
-@pytest.fixture
-def shards(
-    pytester: pytest.Pytester, scripted_agent: Callable[[list[dict[str, Any]]], str]
-) -> Path:
-    """Shards 1 and 2 of a suite split three ways, each run as its own session (shard 3 is
-    never run: the tests forge it), under ``made/``."""
+#: The scripted agent the shards' sessions run (tests/agents/scripted_agent.py).
+AGENT = Path(__file__).parents[1] / "agents" / "scripted_agent.py"
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Shards 1 and 2 of a suite split three ways, each run once for the module as its own
+    session (shard 3 is never run: the tests forge it), under ``made/``; each test merges a
+    copy of them (:func:`given`)."""
+    root = tmp_path_factory.mktemp("shards")
     for name in CASES:
         write_tree(
-            pytester.path,
+            root,
             {
                 f"evals/{name}/prompt.md": f"---\nruns: 1\n---\nTask {name}\n",
                 f"evals/{name}/graders/ok.md": "---\ntype: regex\npattern: ok\n---\n",
             },
         )
-    agent = scripted_agent(RULES)
+    (root / "agent-rules.json").write_text(json.dumps(RULES), encoding="utf-8")
+    agent = "cmd:" + shlex.join([sys.executable, str(AGENT), str(root / "agent-rules.json")])
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "EVAL_"))}
+    env["HOME"] = str(tmp_path_factory.mktemp("home"))
     for k in (1, 2):
-        result = pytester.runpytest(
-            "evals", "-n0", "-p", "no:cacheprovider", "--eval-agent", agent,
-            "--eval-shard", f"{k}/3", "--eval-threshold", "0",
-            "--eval-output-dir", f"made/shard-{k}",
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "evals", "-n0", "-p", "no:cacheprovider",
+             "--eval-agent", agent, "--eval-shard", f"{k}/3", "--eval-threshold", "0",
+             "--eval-output-dir", f"made/shard-{k}"],
+            cwd=root, env=env, capture_output=True, text=True, check=False,
         )  # fmt: skip
-        assert result.ret == 0, result.stdout.str()
-    return pytester.path / "made"
+        assert done.returncode == 0, done.stdout + done.stderr
+    return root / "made"
 
 
 def given(shards: Path, where: Path) -> tuple[Path, Path]:
@@ -80,10 +90,11 @@ def a_run(folder: Path) -> tuple[str, Path]:
 
 
 def merge(pytester: pytest.Pytester, *folders: Path, out: str = "merged") -> pytest.RunResult:
-    return pytester.run(
-        sys.executable, "-m", "pytest_plugin_evals", "merge", *map(str, folders),
-        "--output-dir", out, "--threshold", "0",
-    )  # fmt: skip
+    """``python -m pytest_plugin_evals merge`` of ``folders`` into ``out``, run in this
+    process."""
+    return run_command(
+        pytester.path, "merge", *map(str, folders), "--output-dir", out, "--threshold", "0"
+    )
 
 
 def refused(pytester: pytest.Pytester, *folders: Path) -> str:

@@ -53,10 +53,10 @@ class Sessions:
     """Runs sessions of one suite, each in a results folder of its own, and says which runs
     the agent made in each."""
 
-    def __init__(self, pytester: pytest.Pytester, plugin_args: list[str]) -> None:
+    def __init__(self, pytester: pytest.Pytester, plugin_args: list[str], runs: int = 3) -> None:
         self.pytester = pytester
         self.plugin_args = plugin_args
-        self.agent = make_suite(pytester.path)
+        self.agent = make_suite(pytester.path, runs)
         self.log = pytester.path / "made.log"
         self.count = 0
 
@@ -82,8 +82,19 @@ class Sessions:
 def sessions(
     pytester: pytest.Pytester, plugin_args: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> Sessions:
+    """Sessions of the two-case suite, three runs per case and arm."""
     monkeypatch.setenv("EVAL_REUSE_LOG", str(pytester.path / "made.log"))
     return Sessions(pytester, plugin_args)
+
+
+@pytest.fixture
+def one_run(
+    pytester: pytest.Pytester, plugin_args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> Sessions:
+    """Sessions of the same suite with one run per case and arm (where the count is not what
+    is tested)."""
+    monkeypatch.setenv("EVAL_REUSE_LOG", str(pytester.path / "made.log"))
+    return Sessions(pytester, plugin_args, runs=1)
 
 
 def arms_made(lines: list[str]) -> dict[str, int]:
@@ -100,22 +111,26 @@ def runs_of(doc: dict[str, Any], arm: str) -> list[dict[str, Any]]:
 
 @pytest.mark.workers
 def test_a_pr_session_reuses_every_without_arm_run(sessions: Sessions) -> None:
+    """A pull request's session (the plugin changed) makes only the with arm and reuses the
+    without arm's runs; the next reuses them from that session, makes again the runs of a case
+    whose files changed, and grades the reused runs with the graders as they are now."""
+    root = sessions.pytester.path
     first, made, doc = sessions.run()
     first.assert_outcomes(passed=12)
     assert arms_made(made) == {"with": 6, "without": 6}
     assert doc["costUsd"] == pytest.approx(0.12)
     # The plugin changes (a pull request): only the with arm is made again.
-    (sessions.pytester.path / ".claude-plugin" / "skill.md").write_text("new")
+    (root / ".claude-plugin" / "skill.md").write_text("new")
     second, made, doc = sessions.run("--eval-reuse", "last", "--junitxml", "junit.xml")
     second.assert_outcomes(passed=12)
     assert arms_made(made) == {"with": 6}
     without = runs_of(doc, "without")
-    first_folder = str(sessions.pytester.path / "evals" / "results" / "s1")
+    first_folder = str(root / "evals" / "results" / "s1")
     assert [r.get("reusedFrom") for r in without] == [first_folder] * 6
     assert all(r["passed"] and r["costUsd"] == pytest.approx(0.01) for r in without)
     assert not any("reusedFrom" in r for r in runs_of(doc, "with"))
     assert doc["costUsd"] == pytest.approx(0.06)  # the with arm's: the rest was spent before
-    junit = (sessions.pytester.path / "junit.xml").read_text()
+    junit = (root / "junit.xml").read_text()
     assert junit.count(f'name="eval_reused_from" value="{first_folder}"') == 6
     second.stdout.fnmatch_lines(
         [
@@ -123,88 +138,41 @@ def test_a_pr_session_reuses_every_without_arm_run(sessions: Sessions) -> None:
             "cost, $0.0600, was spent when they were made)"
         ]
     )
-    # Reused again from the session that reused them (their age is the runs' own).
-    _, made, doc = sessions.run("--eval-reuse", "last")
-    assert arms_made(made) == {"with": 6}
-    assert {r["reusedFrom"] for r in runs_of(doc, "without")} == {
-        str(sessions.pytester.path / "evals" / "results" / "s2")
-    }
-
-
-def test_a_changed_model_makes_every_run_again(sessions: Sessions) -> None:
-    sessions.run()
-    result, made, doc = sessions.run("--eval-reuse", "last", "--eval-model", "other-model")
-    assert arms_made(made) == {"with": 6, "without": 6}
-    assert not any("reusedFrom" in r for r in runs_of(doc, "without"))
-    result.stdout.fnmatch_lines(
-        [
-            "--eval-reuse: none of the 6 without-arm run(s) reused",
-            "--eval-reuse: 6 run(s) made, not reused: changed since: the model or its endpoint",
-        ]
-    )
-
-
-def test_a_changed_case_file_or_agent_makes_its_runs_again(sessions: Sessions) -> None:
-    root = sessions.pytester.path
-    sessions.run()
+    # alpha's files change: its runs are made again. beta's grader changes: applied again to
+    # its runs, reused from the session that reused them (their age is the runs' own).
     (root / "evals" / "alpha" / "fixture.txt").write_text("a file the run sees")
-    result, made, _ = sessions.run("--eval-reuse", "last")
+    (root / "evals" / "beta" / "graders" / "done.md").write_text(
+        "---\ntype: regex\npattern: nothing-matches\n---\n"
+    )
+    third, made, doc = sessions.run("--eval-reuse", "last")
     assert sorted(line for line in made if " without " in line) == [
         "alpha without 1",
         "alpha without 2",
         "alpha without 3",
-    ]
-    result.stdout.fnmatch_lines(["*3 run(s) made, not reused: changed since: the case's files"])
-    # A grader is applied again to the reused runs: editing it makes no run.
-    (root / "evals" / "beta" / "graders" / "done.md").write_text(
-        "---\ntype: regex\npattern: nothing-matches\n---\n"
-    )
-    result, made, doc = sessions.run("--eval-reuse", "last")
-    assert arms_made(made) == {"with": 6}
+    ], "a case whose files changed must have its without-arm runs made again"
+    assert arms_made(made)["with"] == 6
+    second_folder = str(root / "evals" / "results" / "s2")
     beta = next(c for c in doc["cases"] if c["name"] == "beta")
-    assert [r["passed"] for r in beta["arms"]["without"]] == [False] * 3
-    # The agent's program changes (a new version): every run is made.
-    agent = root / "agent.py"
-    agent.write_text(agent.read_text() + "# 2.0\n")
-    result, made, _ = sessions.run("--eval-reuse", "last")
-    assert arms_made(made) == {"with": 6, "without": 6}
-    result.stdout.fnmatch_lines(["*changed since: the agent or its version"])
+    assert [r.get("reusedFrom") for r in beta["arms"]["without"]] == [second_folder] * 3
+    assert [r["passed"] for r in beta["arms"]["without"]] == [False] * 3, "graded as before"
+    third.stdout.fnmatch_lines_random(
+        [
+            f"--eval-reuse: 3 of 6 without-arm run(s) reused from {second_folder} *",
+            "--eval-reuse: 3 run(s) made, not reused: changed since: the case's files",
+        ]
+    )
 
 
-def test_a_changed_mock_makes_the_runs_again(sessions: Sessions) -> None:
-    root = sessions.pytester.path
-    write_tree(root, {"evals/mocks/tracker/search.md": "---\n---\nNo issues found.\n"})
-    sessions.run()
-    (root / "evals" / "mocks" / "tracker" / "search.md").write_text("---\n---\nOne issue.\n")
-    result, made, _ = sessions.run("--eval-reuse", "last")
-    assert arms_made(made) == {"with": 6, "without": 6}
-    result.stdout.fnmatch_lines(["*changed since: the mocks"])
-
-
-def test_runs_older_than_the_max_age_are_made(sessions: Sessions) -> None:
-    sessions.run()
-    time.sleep(1.5)
-    result, made, _ = sessions.run("--eval-reuse", "last", "--eval-reuse-max-age", "1s")
-    assert arms_made(made) == {"with": 6, "without": 6}
-    result.stdout.fnmatch_lines(["*6 run(s) made, not reused: older than --eval-reuse-max-age"])
-    _, made, _ = sessions.run("--eval-reuse", "last", "--eval-reuse-max-age", "1h")
-    assert arms_made(made) == {"with": 6}
-
-
-def test_more_runs_than_recorded_are_topped_up(sessions: Sessions) -> None:
-    sessions.run()
-    result, made, doc = sessions.run("--eval-reuse", "last", "--eval-runs", "5")
-    assert sorted(line for line in made if " without " in line) == [
-        f"{case} without {n}" for case in CASES for n in (4, 5)
-    ]
-    assert sum(1 for r in runs_of(doc, "without") if r.get("reusedFrom")) == 6
-    result.stdout.fnmatch_lines(["--eval-reuse: 6 of 10 without-arm run(s) reused from *"])
-
-
-@pytest.mark.workers
 def test_tampered_records_are_refused_in_one_line_and_made(sessions: Sessions) -> None:
+    """Hostile recorded runs (a stamp of a wrong type or too large, a meta of a wrong type, a
+    link out) are refused in one line each and made; more runs than recorded are made too (the
+    first session, with nothing to reuse, says so and makes every run)."""
     root = sessions.pytester.path
-    sessions.run()
+    first, made, _ = sessions.run("--eval-reuse", "last")
+    assert arms_made(made) == {"with": 6, "without": 6}
+    first.stdout.fnmatch_lines(
+        ["--eval-reuse last: no earlier session of this kind with reusable runs under *"]
+    )
     runs = root / "evals" / "results" / "s1" / "runs"
     alpha = next(p for p in runs.iterdir() if p.name.startswith("alpha"))
     beta = next(p for p in runs.iterdir() if p.name.startswith("beta"))
@@ -217,17 +185,20 @@ def test_tampered_records_are_refused_in_one_line_and_made(sessions: Sessions) -
     (alpha / "without-3" / "files").mkdir(exist_ok=True)
     (alpha / "without-3" / "files" / "leak.txt").symlink_to(secret)  # a link out
     (beta / "without-1" / "reuse.json").write_text('{"parts": {}, "x": "' + "y" * 70_000 + '"}')
-    result, made, doc = sessions.run("--eval-reuse", "last")
+    result, made, doc = sessions.run("--eval-reuse", "last", "--eval-runs", "4")
     assert sorted(line for line in made if " without " in line) == [
         "alpha without 1",
         "alpha without 2",
         "alpha without 3",
+        "alpha without 4",
         "beta without 1",
-    ]
-    result.assert_outcomes(passed=12)
+        "beta without 4",
+    ], "the refused runs and the fourth (never recorded) must be made"
+    result.assert_outcomes(passed=16)
     out = result.stdout.str()
     assert "Traceback" not in out
-    assert "4 of" not in out and "--eval-reuse: 2 of 6 without-arm run(s) reused" in out
+    assert out.count("without-arm run(s) reused") == 1
+    assert "--eval-reuse: 2 of 8 without-arm run(s) reused" in out
     assert "madeAt is not a number: refused" in out
     assert "costUsd is not as a session writes it: Input should be a valid number" in out
     assert "a symbolic link (files/leak.txt" in out
@@ -251,6 +222,8 @@ def forge_stamp(run: Path) -> None:
 
 
 def test_a_run_altered_without_the_stamp_key_is_refused_and_made(sessions: Sessions) -> None:
+    """A run whose files or stamp were altered without the stamp key is refused and made; then
+    runs older than ``--eval-reuse-max-age`` are made."""
     root = sessions.pytester.path
     sessions.run()
     runs = root / "evals" / "results" / "s1" / "runs"
@@ -278,33 +251,28 @@ def test_a_run_altered_without_the_stamp_key_is_refused_and_made(sessions: Sessi
             "files (meta.json, trace, kept files) changed since it was stamped: refused",
         ]
     )
-
-
-def test_nothing_to_reuse_says_so_and_makes_every_run(sessions: Sessions) -> None:
-    result, made, _ = sessions.run("--eval-reuse", "last")
+    time.sleep(1.5)
+    result, made, _ = sessions.run("--eval-reuse", "last", "--eval-reuse-max-age", "1s")
     assert arms_made(made) == {"with": 6, "without": 6}
-    result.stdout.fnmatch_lines(
-        ["--eval-reuse last: no earlier session of this kind with reusable runs under *"]
-    )
+    result.stdout.fnmatch_lines(["*6 run(s) made, not reused: older than --eval-reuse-max-age"])
 
 
-@pytest.mark.workers
 def test_last_takes_a_session_of_the_same_kind_and_says_why_not_the_newer(
-    sessions: Sessions,
+    one_run: Sessions,
 ) -> None:
     """After a with/without session, an A/A one and an A/B one, a with/without session reuses
     the with/without one's runs, and says which it took and why it passed over the newer."""
-    root = sessions.pytester.path
+    root = one_run.pytester.path
     results = root / "evals" / "results"
-    sessions.run()
-    _, made, doc = sessions.run("--eval-aa")
-    assert arms_made(made) == {"with": 6, "baseline": 6}
+    one_run.run()
+    _, made, doc = one_run.run("--eval-aa")
+    assert arms_made(made) == {"with": 2, "baseline": 2}
     assert doc["suite"]["aa"] is True
     write_tree(root, {"old/.claude-plugin/plugin.json": '{"name": "helper"}'})
-    _, made, _ = sessions.run("--eval-baseline-plugin", str(root / "old"))
-    assert arms_made(made) == {"with": 6, "baseline": 6}
-    result, made, doc = sessions.run("--eval-reuse", "last")
-    assert arms_made(made) == {"with": 6}
+    _, made, _ = one_run.run("--eval-baseline-plugin", str(root / "old"))
+    assert arms_made(made) == {"with": 2, "baseline": 2}
+    result, made, doc = one_run.run("--eval-reuse", "last")
+    assert arms_made(made) == {"with": 2}
     assert {r["reusedFrom"] for r in runs_of(doc, "without")} == {str(results / "s1")}
     result.stdout.fnmatch_lines(
         [
@@ -337,25 +305,27 @@ def test_the_ini_twins(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*ini eval_reuse_max_age must be an age such as*'3 days'*"])
 
 
-def test_a_git_baseline_arm_is_reused_until_its_commit_changes(sessions: Sessions) -> None:
-    root = sessions.pytester.path
+def test_a_git_baseline_arm_is_reused_until_its_commit_changes(one_run: Sessions) -> None:
+    """A ``git:`` baseline's runs are reused while its commit's tree is the same (the working
+    tree may change), and made again when the revision names another tree."""
+    root = one_run.pytester.path
     git(root, "init", "-q")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "v1")
     (root / ".claude-plugin" / "plugin.json").write_text('{"name": "helper", "version": "1.1"}')
     git(root, "commit", "-q", "-am", "v1.1")
     baseline = ("--eval-baseline-plugin", "git:HEAD~1")
-    _, made, _ = sessions.run(*baseline)
-    assert arms_made(made) == {"with": 6, "baseline": 6}
+    _, made, _ = one_run.run(*baseline)
+    assert arms_made(made) == {"with": 2, "baseline": 2}
     (root / "skill.md").write_text("the pull request's change")  # the working tree only
-    result, made, doc = sessions.run(*baseline, "--eval-reuse", "last")
-    assert arms_made(made) == {"with": 6}
+    result, made, doc = one_run.run(*baseline, "--eval-reuse", "last")
+    assert arms_made(made) == {"with": 2}
     assert all(r.get("reusedFrom") for r in runs_of(doc, "baseline"))
-    result.stdout.fnmatch_lines(["--eval-reuse: 6 of 6 baseline-arm run(s) reused from *"])
+    result.stdout.fnmatch_lines(["--eval-reuse: 2 of 2 baseline-arm run(s) reused from *"])
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "v1.2")  # HEAD~1 is now another tree
-    result, made, _ = sessions.run(*baseline, "--eval-reuse", "last")
-    assert arms_made(made) == {"with": 6, "baseline": 6}
+    result, made, _ = one_run.run(*baseline, "--eval-reuse", "last")
+    assert arms_made(made) == {"with": 2, "baseline": 2}
     result.stdout.fnmatch_lines(["*changed since: the baseline plugin"])
 
 
@@ -402,23 +372,23 @@ def test_sequential_runs_count_reused_runs_and_top_them_up(sessions: Sessions) -
     assert second.ret == 0
 
 
-def test_each_agent_reuses_only_its_own_runs(sessions: Sessions) -> None:
+def test_each_agent_reuses_only_its_own_runs(one_run: Sessions) -> None:
     """Under ``--eval-agents`` a run is reused only from the same agent: two agents that swap
     labels make all their runs again; the same agents again reuse each its own."""
-    root = sessions.pytester.path
+    root = one_run.pytester.path
     other = root / "other.py"
     other.write_text((root / "agent.py").read_text())
-    one = sessions.agent
+    one = one_run.agent
     two = "cmd:" + shlex.join([sys.executable, str(other)])
-    _, made, _ = sessions.run("--eval-agents", f"a={one}", "--eval-agents", f"b={two}")
-    assert arms_made(made) == {"with": 12, "without": 12}
+    _, made, _ = one_run.run("--eval-agents", f"a={one}", "--eval-agents", f"b={two}")
+    assert arms_made(made) == {"with": 4, "without": 4}
     (root / ".claude-plugin" / "skill.md").write_text("new")
     swapped = ("--eval-agents", f"a={two}", "--eval-agents", f"b={one}", "--eval-reuse", "last")
-    _, made, doc = sessions.run(*swapped)
-    assert arms_made(made) == {"with": 12, "without": 12}  # a's runs are not b's
+    _, made, doc = one_run.run(*swapped)
+    assert arms_made(made) == {"with": 4, "without": 4}  # a's runs are not b's
     assert not any("reusedFrom" in r for r in runs_of(doc, "without"))
-    _, made, doc = sessions.run(*swapped)
-    assert arms_made(made) == {"with": 12}
+    _, made, doc = one_run.run(*swapped)
+    assert arms_made(made) == {"with": 4}
     second_folder = str(root / "evals" / "results" / "s2")
     by_agent: dict[str, set[str]] = {}
     for case in doc["cases"]:

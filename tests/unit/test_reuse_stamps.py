@@ -105,3 +105,43 @@ def test_last_is_the_newest_earlier_folder_with_stamps_never_this_sessions_own(
     assert ReuseStamps(EvalSettings(), STAMP_NAME).source(case.suite_root) is None
     named = ReuseStamps(EvalSettings(reuse=str(results / "x")), STAMP_NAME)
     assert named.source(case.suite_root) == results / "x"
+
+
+@pytest.mark.parametrize("part", ["model", "agent", "mocks", "baseline"])
+def test_a_change_to_a_part_makes_the_run_again_and_names_the_part(
+    case: Case, tmp_path: Path, part: str
+) -> None:
+    """A recorded run is taken while nothing that shapes it changed; a changed model, agent
+    program, mock file or baseline plugin makes it again with a note naming what changed."""
+    program = tmp_path / "agent.py"
+    program.write_text("print('done')\n")
+    agent = make_agent(f"cmd:python {program}")
+    mocks = case.suite_root / "mocks" / "tracker"
+    mocks.mkdir(parents=True)
+    (mocks / "search.md").write_text("---\n---\nNo issues found.\n")
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "skill.md").write_text("v1")
+    arm = "baseline" if part == "baseline" else "without"
+    item = Run(case, arm=arm, baseline=PluginInfo("helper", None, old))
+    earlier = case.suite_root / "results" / "2026-01-01T00-00-00-000Z"
+    folder = run_folder(earlier / "runs", case, arm, 1, None)
+    folder.mkdir(parents=True)
+    meta = {"agent": "cmd", "finalMessage": "done", "costUsd": 0.01, "infraError": None}
+    (folder / META).write_text(json.dumps(meta))
+    fingerprint = ReuseStamps(EvalSettings(), STAMP_NAME).fingerprint(item, agent)
+    assert isinstance(fingerprint, Fingerprint)
+    ReuseStamps(EvalSettings(), STAMP_NAME).stamp(earlier, item, fingerprint, 1_700_000_000.0)
+    asked = EvalSettings(reuse=str(earlier), reuse_max_age=1e12)
+    taken, _, note = ReuseStamps(asked, STAMP_NAME).look(item, agent)
+    assert taken is not None and note is None, note
+    if part == "model":
+        asked = EvalSettings(reuse=str(earlier), reuse_max_age=1e12, model="other-model")
+    elif part == "agent":
+        program.write_text("print('done')\n# 2.0\n")
+    elif part == "mocks":
+        (mocks / "search.md").write_text("---\n---\nOne issue.\n")
+    else:
+        (old / "skill.md").write_text("v2")
+    taken, _, note = ReuseStamps(asked, STAMP_NAME).look(item, agent)
+    assert taken is None and note == f"{NOT_REUSED}: changed since: {PARTS[part]}"
