@@ -74,7 +74,7 @@ SLOW_MODULES = frozenset(
     for name in (
         "shards", "reruns_and_selection", "failure_reports", "rate_limit_retries",
         "several_agents", "merge_as_written", "progress", "interruptions",
-        "one_session_per_folder", "baseline_plugin", "replay_and_scaffold", "reports",
+        "one_session_per_folder", "baseline_plugin", "replay_and_scaffold",
         "judge_graders", "evidence", "compare", "collection", "scripted_claude", "init_bare",
         "run_ahead", "reuse", "skill_collections",
     )

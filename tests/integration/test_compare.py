@@ -14,14 +14,15 @@ from statsmodels.stats.proportion import confint_proportions_2indep
 from tests.helpers import write_tree
 
 Agent = Callable[[list[dict[str, Any]]], str]
-RUNS = 3
+RUNS = 3  #: breaks' runs: enough for a case failing every run now to be worse
+CASES_RUNS = RUNS + 2  #: a session's runs: breaks', and one of each other case
 
 
-def add_case(pytester: pytest.Pytester, name: str) -> None:
+def add_case(pytester: pytest.Pytester, name: str, runs: int = 1) -> None:
     write_tree(
         pytester.path,
         {
-            f"evals/{name}/prompt.md": f"---\nruns: {RUNS}\n---\nTask {name}\n",
+            f"evals/{name}/prompt.md": f"---\nruns: {runs}\n---\nTask {name}\n",
             f"evals/{name}/graders/ok.md": "---\ntype: regex\npattern: ok\n---\n",
         },
     )
@@ -47,37 +48,62 @@ def verdicts(doc: dict[str, Any]) -> dict[str, str]:
     return {c["name"]: c["verdict"] for c in doc["comparison"]["cases"]}
 
 
+BROKEN = "2020-01-01T00-00-00-000Z"
+
+
 def earlier_session(pytester: pytest.Pytester, plugin_args: list[str], agent: Agent) -> Path:
-    """A first session: steady, breaks and dropped all answer ok on every run."""
-    for name in ("steady", "breaks", "dropped"):
+    """A first session: steady, breaks and dropped all answer ok on every run. It asks for
+    --eval-compare last where the only earlier folder holds no document it reads: it says so,
+    compares with nothing and passes."""
+    for name in ("steady", "dropped"):
         add_case(pytester, name)
-    first = pytester.runpytest("evals", *plugin_args, "--eval-agent", agent([{"reply": "ok"}]))
-    first.assert_outcomes(passed=3 * RUNS)
-    (folder,) = results(pytester)
+    add_case(pytester, "breaks", RUNS)
+    broken = pytester.path / "evals" / "results" / BROKEN
+    broken.mkdir(parents=True)
+    (broken / "aggregate-result.json").write_text('{"schemaVersion": 1, "cases": 3,', "utf-8")
+    first = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent([{"reply": "ok"}]), "--eval-compare", "last",
+        "--eval-fail-on-regression",
+    )  # fmt: skip
+    assert first.ret == pytest.ExitCode.OK
+    first.assert_outcomes(passed=CASES_RUNS)
+    first.stdout.fnmatch_lines(
+        [
+            "--eval-compare last: no earlier comparable session under * — nothing to compare "
+            f"with; passed over results/{BROKEN} (not a result document this version reads: "
+            "not JSON: *)",
+        ]
+    )
+    assert "Traceback" not in first.stdout.str() + first.stderr.str()
+    _, folder = results(pytester)
+    assert "comparison" not in document(folder), "nothing was compared"
     return folder
 
 
 def change_the_suite(pytester: pytest.Pytester, agent: Agent) -> str:
-    """breaks now fails every run; dropped is removed; added is new."""
+    """breaks now fails every run; dropped is removed; added is new; steady's grader is
+    rewritten (it still matches ok)."""
     remove_case(pytester, "dropped")
     add_case(pytester, "added")
+    (pytester.path / "evals" / "steady" / "graders" / "ok.md").write_text(
+        "---\ntype: regex\npattern: o[k]\n---\n", encoding="utf-8"
+    )
     return agent([{"match": "Task breaks", "reply": "nope"}, {"reply": "ok"}])
 
 
-def test_compared_with_the_last_session_and_by_path(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
+def compared_with_last(
+    pytester: pytest.Pytester, plugin_args: list[str], agent: str, earlier: Path
 ) -> None:
-    earlier = earlier_session(pytester, plugin_args, scripted_agent)
-    agent = change_the_suite(pytester, scripted_agent)
+    """--eval-compare last takes the earlier session: the verdicts, counts and intervals in the
+    document, and the comparison in the terminal (without the regression gate: exit 0)."""
     # Under a threshold of 0 the failing runs are measurements: the exit status is the gate's.
     second = pytester.runpytest(
         "evals", *plugin_args, "--eval-agent", agent, "--eval-threshold", "0",
         "--eval-compare", "last",
     )  # fmt: skip
     assert second.ret == pytest.ExitCode.OK
-    second.assert_outcomes(passed=3 * RUNS)
-    _, current = results(pytester)
-    doc = document(current)
+    second.assert_outcomes(passed=CASES_RUNS)
+    doc = document(results(pytester)[-1])
     comparison = doc["comparison"]
     assert comparison["against"] == str(earlier / "aggregate-result.json")
     assert comparison["againstStartedAt"] == document(earlier)["startedAt"]
@@ -92,6 +118,8 @@ def test_compared_with_the_last_session_and_by_path(
         "not run": 0,
     }  # fmt: skip
     assert comparison["regressed"] is True
+    changed = {c["name"]: c.get("gradersChanged", False) for c in comparison["cases"]}
+    assert changed == {"steady": True, "breaks": False, "added": False, "dropped": False}
     breaks = next(c for c in comparison["cases"] if c["name"] == "breaks")
     low, high = confint_proportions_2indep(0, RUNS, RUNS, RUNS, method="newcomb")
     assert breaks["before"] == 1.0 and breaks["after"] == 0.0 and breaks["change"] == -1.0
@@ -106,112 +134,70 @@ def test_compared_with_the_last_session_and_by_path(
             "gone   dropped  1.00 → —",
             "changes: 1 worse (breaks), 1 inconclusive (steady: about * more run(s)) — false "
             "discovery rate held at 5% over 2 changes (Benjamini–Hochberg)",
+            "graders changed since then in 1 case(s) (steady): their change measures the "
+            "graders' as well as the plugin's",
         ],
         consecutive=True,
     )
     assert "--eval-fail-on-regression" not in second.stdout.str()
 
-    # By path (the folder, or its document), and failing the session on the regression.
-    for given in (earlier, earlier / "aggregate-result.json"):
-        failed = pytester.runpytest(
-            "evals", *plugin_args, "--eval-agent", agent, "--eval-threshold", "0",
-            "--eval-compare", str(given), "--eval-fail-on-regression",
-        )  # fmt: skip
-        assert failed.ret == pytest.ExitCode.TESTS_FAILED
-        failed.assert_outcomes(passed=3 * RUNS)  # no item failed: the comparison did
-        assert verdicts(document(results(pytester)[-1]))["breaks"] == "worse"
-        failed.stdout.fnmatch_lines(
-            [
-                "--eval-fail-on-regression: 1 case(s) worse since "
-                f"{document(earlier)['startedAt']}: breaks"
-            ]
-        )
 
-    # last is the newest earlier session, never this one's own folder: breaks failed there too.
+def failed_on_regression(result: pytest.RunResult, folder: Path, earlier: Path) -> None:
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, "the regression fails the session"
+    result.assert_outcomes(passed=CASES_RUNS)  # no item failed: the comparison did
+    assert verdicts(document(folder))["breaks"] == "worse"
+    result.stdout.fnmatch_lines(
+        [
+            "--eval-fail-on-regression: 1 case(s) worse since "
+            f"{document(earlier)['startedAt']}: breaks"
+        ]
+    )
+
+
+def test_compared_with_the_last_session_by_path_and_in_the_ini_file(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
+) -> None:
+    """The sessions as users chain them: a first with nothing to compare with, then one
+    compared with the last, by path (the folder on the command line, the document in the ini
+    file, with its twins of --eval-fail-on-regression and --eval-threshold), and last never
+    this session's own folder (one an earlier session of the same --eval-output-dir wrote)."""
+    earlier = earlier_session(pytester, plugin_args, scripted_agent)
+    agent = change_the_suite(pytester, scripted_agent)
+    compared_with_last(pytester, plugin_args, agent, earlier)
+
+    by_folder = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent, "--eval-threshold", "0",
+        "--eval-compare", str(earlier), "--eval-fail-on-regression",
+    )  # fmt: skip
+    newest = results(pytester)[-1]
+    failed_on_regression(by_folder, newest, earlier)
+
+    pytester.makeini(
+        f"[pytest]\neval_compare = {earlier / 'aggregate-result.json'}\n"
+        "eval_fail_on_regression = true\neval_threshold = 0\n"
+    )
+    fixed = pytester.path / "evals" / "results" / "fixed"
+    in_ini = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent, "--eval-output-dir", str(fixed)
+    )
+    failed_on_regression(in_ini, fixed, earlier)
+    (pytester.path / "tox.ini").unlink()
+
+    # last is the newest other session, never the folder this one writes (fixed is newer):
+    # breaks failed there too.
     again = pytester.runpytest(
         "evals", *plugin_args, "--eval-agent", agent, "--eval-threshold", "0",
-        "--eval-compare", "last", "--eval-fail-on-regression",
+        "--eval-compare", "last", "--eval-fail-on-regression", "--eval-output-dir", str(fixed),
     )  # fmt: skip
     assert again.ret == pytest.ExitCode.OK
-    *_, newest_before, own = results(pytester)
-    doc = document(own)
-    assert doc["comparison"]["against"] == str(newest_before / "aggregate-result.json")
+    doc = document(fixed)
+    assert doc["comparison"]["against"] == str(newest / "aggregate-result.json")
     assert verdicts(doc) == {
         "added": "inconclusive",
         "breaks": "inconclusive",
         "steady": "inconclusive",
     }
     assert doc["comparison"]["regressed"] is False
-
-
-def test_last_is_never_this_sessions_own_folder(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
-) -> None:
-    """A session writing into a folder an earlier one wrote (the same --eval-output-dir)
-    compares with the newest other folder, not with what it is about to replace."""
-    earlier = earlier_session(pytester, plugin_args, scripted_agent)
-    agent = change_the_suite(pytester, scripted_agent)
-    fixed = pytester.path / "evals" / "results" / "fixed"
-    for _ in range(2):
-        result = pytester.runpytest(
-            "evals", *plugin_args, "--eval-agent", agent, "--eval-threshold", "0",
-            "--eval-compare", "last", "--eval-output-dir", str(fixed),
-        )  # fmt: skip
-        assert result.ret == pytest.ExitCode.OK
-        doc = document(fixed)
-        assert doc["comparison"]["against"] == str(earlier / "aggregate-result.json")
-        assert verdicts(doc)["breaks"] == "worse"
-
-
-def test_ini_twins(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
-) -> None:
-    earlier_session(pytester, plugin_args, scripted_agent)
-    agent = change_the_suite(pytester, scripted_agent)
-    pytester.makeini(
-        "[pytest]\neval_compare = last\neval_fail_on_regression = true\neval_threshold = 0\n"
-    )
-    result = pytester.runpytest("evals", *plugin_args, "--eval-agent", agent)
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    assert verdicts(document(results(pytester)[-1]))["breaks"] == "worse"
-    result.stdout.fnmatch_lines(["--eval-fail-on-regression: 1 case(s) worse since *: breaks"])
-
-
-def test_an_improvement_does_not_fail_the_session(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
-) -> None:
-    add_case(pytester, "fixed")
-    broken = scripted_agent([{"reply": "nope"}])
-    first = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", broken, "--eval-threshold", "0"
-    )
-    assert first.ret == pytest.ExitCode.OK
-    fixed = scripted_agent([{"reply": "ok"}])
-    second = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", fixed, "--eval-compare", "last",
-        "--eval-fail-on-regression",
-    )  # fmt: skip
-    assert second.ret == pytest.ExitCode.OK
-    assert verdicts(document(results(pytester)[-1])) == {"fixed": "better"}
-    second.stdout.fnmatch_lines(["compared with *: 1 better", "better  fixed  0.00 → 1.00  *"])
-
-
-def test_last_without_an_earlier_session_is_said(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
-) -> None:
-    add_case(pytester, "steady")
-    result = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", scripted_agent([{"reply": "ok"}]),
-        "--eval-compare", "last", "--eval-fail-on-regression",
-    )  # fmt: skip
-    assert result.ret == pytest.ExitCode.OK
-    result.assert_outcomes(passed=RUNS)
-    results_root = pytester.path / "evals" / "results"
-    result.stdout.fnmatch_lines(
-        [f"--eval-compare last: no earlier results folder under {results_root} — nothing *"]
-    )
-    (own,) = results(pytester)
-    assert "comparison" not in document(own)
 
 
 # The other lines a document named gives: tests/unit/test_earlier_session.py, called directly.
@@ -254,49 +240,3 @@ def test_a_missing_or_unreadable_document_is_one_usage_line(
     assert output.count("--eval-compare") == 1
     assert "Traceback" not in output and "INTERNALERROR" not in output
     assert not (pytester.path / "evals" / "results").exists()
-
-
-def test_an_unreadable_last_document_is_passed_over(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
-) -> None:
-    add_case(pytester, "steady")
-    broken = pytester.path / "evals" / "results" / "2020-01-01T00-00-00-000Z"
-    broken.mkdir(parents=True)
-    (broken / "aggregate-result.json").write_text('{"schemaVersion": 1, "cases": 3,', "utf-8")
-    result = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", scripted_agent([{"reply": "ok"}]),
-        "--eval-compare", "last",
-    )  # fmt: skip
-    assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(
-        [
-            "--eval-compare last: no earlier comparable session under * — nothing to compare "
-            "with; passed over results/2020-01-01T00-00-00-000Z (not a result document this "
-            "version reads: not JSON: *)",
-        ]
-    )
-    assert "Traceback" not in result.stdout.str() + result.stderr.str()
-
-
-def test_a_case_whose_graders_changed_is_named(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
-) -> None:
-    """A grader's pattern rewritten between the sessions: the case is still compared, and
-    marked and named as one whose change is partly the graders'."""
-    earlier_session(pytester, plugin_args, scripted_agent)
-    (pytester.path / "evals" / "steady" / "graders" / "ok.md").write_text(
-        "---\ntype: regex\npattern: o[k]\n---\n", encoding="utf-8"
-    )
-    second = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", scripted_agent([{"reply": "ok"}]),
-        "--eval-compare", "last",
-    )  # fmt: skip
-    second.assert_outcomes(passed=3 * RUNS)
-    cases = document(results(pytester)[-1])["comparison"]["cases"]
-    assert {c["name"]: c.get("gradersChanged", False) for c in cases} == {
-        "steady": True, "breaks": False, "dropped": False,
-    }  # fmt: skip
-    second.stdout.fnmatch_lines(
-        ["graders changed since then in 1 case(s) (steady): their change measures the graders' "
-         "as well as the plugin's"]
-    )  # fmt: skip

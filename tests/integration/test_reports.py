@@ -8,22 +8,25 @@ import html
 import json
 import re
 import subprocess
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
 import pytest
-
-# What crosses from the workers to the controller is tested: -n 0 and -n 2.
-pytestmark = pytest.mark.workers
 
 GRADERS = {
     "hi": "---\ntype: regex\npattern: hi\n---\n",
     "missing": "---\ntype: regex\npattern: nope\nweight: 2\n---\n",
 }
 
+LONG_ANSWER = "hi " + "x" * 4997 + "TAIL"
+LONG_PROMPT = "Say hi. " + "padding " * 50_000  # 400 kB
 
-def make_case(pytester: pytest.Pytester, name: str = "greets", runs: int = 1) -> None:
-    pytester.makefile(".md", **{f"evals/{name}/prompt": f"---\nruns: {runs}\n---\nSay hi\n"})
+
+def make_case(
+    pytester: pytest.Pytester, name: str = "greets", runs: int = 1, prompt: str = "Say hi"
+) -> None:
+    pytester.makefile(".md", **{f"evals/{name}/prompt": f"---\nruns: {runs}\n---\n{prompt}\n"})
     for grader, text in GRADERS.items():
         pytester.makefile(".md", **{f"evals/{name}/graders/{grader}": text})
 
@@ -41,36 +44,100 @@ def data_uri_text(uri: str) -> str:
     return base64.b64decode(body).decode() if head.endswith(";base64") else unquote(body)
 
 
-def test_pytest_html_columns_and_extras(
+def git_status(root: Path) -> list[str]:
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=root, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return sorted(status.stdout.splitlines())
+
+
+@pytest.mark.workers  # what crosses from the workers to the controller
+def test_one_session_writes_every_report_once_on_the_controller(
     pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any
 ) -> None:
-    make_case(pytester, runs=2)
-    agent = scripted_agent([{"match": "Say hi", "reply": "hi <b>there</b>"}])
-    result = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", agent, "--html", "ph.html", "--self-contained-html"
+    """One session, in a git repository, writes the results folder (one stamp, one document,
+    one report.html, ignored by git), the pytest-html report (columns, verdicts and answer
+    extras, a long answer cut) and the JUnit file (a long prompt once per case)."""
+    make_case(pytester, "greets", runs=2, prompt="Greet me")
+    make_case(pytester, "rambles", prompt="Ramble")
+    pytester.makefile(".md", **{"evals/long/prompt": f"---\nruns: 3\n---\n{LONG_PROMPT}\n"})
+    pytester.makefile(".md", **{"evals/long/graders/hi": GRADERS["hi"]})
+    agent = scripted_agent(
+        [
+            {"match": "Greet me", "reply": "hi <b>there</b>"},
+            {"match": "Ramble", "reply": LONG_ANSWER},
+            {"match": "Say hi", "reply": "hi"},
+        ]
     )
-    result.assert_outcomes(failed=2)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
+    subprocess.run([*git, "init", "-q"], cwd=pytester.path, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=pytester.path, check=True)
+    subprocess.run([*git, "commit", "-qm", "suite"], cwd=pytester.path, check=True)
+    result = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", agent, "--html", "ph.html",
+        "--self-contained-html", "--junitxml", "junit.xml",
+    )  # fmt: skip
+    result.assert_outcomes(passed=3, failed=3)
+
+    (stamp,) = (pytester.path / "evals" / "results").iterdir()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z", stamp.name), stamp.name
+    doc = json.loads((stamp / "aggregate-result.json").read_text(encoding="utf-8"))
+    assert [c["name"] for c in doc["cases"]] == ["greets", "long", "rambles"], "every case"
+    assert doc["aggregates"]["runsTotal"] == 6, "every worker's runs in the one document"
+    found = sorted(p.relative_to(pytester.path) for p in pytester.path.rglob("*"))
+    reports = [p for p in found if p.name in ("aggregate-result.json", "report.html")]
+    at = stamp.relative_to(pytester.path)
+    assert reports == [at / "aggregate-result.json", at / "report.html"], "one of each"
+    lines = (stamp / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert lines[-1] == "*", "the results folder ignores itself"
+    assert git_status(pytester.path) == ["?? junit.xml", "?? ph.html"], "git sees no results"
+
     page = (pytester.path / "ph.html").read_text(encoding="utf-8")
     headers = re.findall(r"<th[^>]*>([^<]*)</th>", page)
     assert headers[:6] == ["Result", "Test", "Arm", "Run", "Score", "Duration"]
     tests = pytest_html_data(page)["tests"]
-    assert sorted(tests) == ["evals/greets::greets[1]", "evals/greets::greets[2]"]
-    for nodeid, (entry,) in tests.items():
-        run = nodeid[-2]
+    assert sorted(tests) == [
+        *(f"evals/greets::greets[{n}]" for n in (1, 2)),
+        *(f"evals/long::long[{n}]" for n in (1, 2, 3)),
+        "evals/rambles::rambles[1]",
+    ]
+    for n in (1, 2):
+        (entry,) = tests[f"evals/greets::greets[{n}]"]
         cells = [re.sub(r"<[^>]+>", "", cell) for cell in entry["resultsTableRow"]]
-        assert cells[2:5] == ["single", run, "0.33"]
+        assert cells[2:5] == ["single", str(n), "0.33"], "the Arm, Run and Score columns"
         verdicts, answer = entry["extras"]
         assert verdicts["format_type"] == "html"
         assert "score 0.33" in verdicts["content"]
         assert "✓ <b>hi</b>: matched hi" in verdicts["content"]
         assert "✗ <b>missing</b>: pattern not found in last_message" in verdicts["content"]
         assert answer["name"] == "Answer"
-        assert data_uri_text(answer["content"]) == "hi <b>there</b>"
+        assert data_uri_text(answer["content"]) == "hi <b>there</b>", "the answer, escaped"
+
+    (entry,) = tests["evals/rambles::rambles[1]"]
+    answer = data_uri_text(entry["extras"][1]["content"])
+    assert answer == LONG_ANSWER[:4000] + "\n[… cut at 4,000 characters]", "pytest-html cut"
+    (rambles,) = (c for c in doc["cases"] if c["name"] == "rambles")
+    run = rambles["arms"]["with"][0]
+    assert run["answer"] == LONG_ANSWER[:4000] and run["answerTruncated"] is True, "JSON cut"
+    report = (stamp / "report.html").read_text(encoding="utf-8")
+    assert "(cut at 4,000 characters)" in report
+    shown = re.search(r"<pre>(hi x+)…</pre>", report)
+    assert shown and len(shown.group(1)) == 4000, "report.html cut"
+    assert "TAIL" not in report
+
+    junit = (pytester.path / "junit.xml").read_text(encoding="utf-8")
+    assert junit.count("Say hi. padding") == 1, "the long prompt once per case in JUnit"
+    assert len(junit) < 1.5 * len(LONG_PROMPT)
+    (padded,) = (c for c in doc["cases"] if c["name"] == "long")
+    assert padded["promptMarkdown"] == LONG_PROMPT.strip(), "the document has it whole"
 
 
 def test_report_paths_are_honoured(
     pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any
 ) -> None:
+    """The JSON document and report.html go where the options say (option parsing: either
+    process alike)."""
     make_case(pytester)
     agent = scripted_agent([{"match": "Say hi", "reply": "hi"}])
     result = pytester.runpytest(
@@ -96,79 +163,7 @@ def test_report_paths_are_honoured(
     )
 
 
-def test_results_are_written_once_on_the_controller(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any
-) -> None:
-    make_case(pytester, "first", runs=2)
-    make_case(pytester, "second", runs=2)
-    agent = scripted_agent([{"match": "Say hi", "reply": "hi nope"}])
-    result = pytester.runpytest("evals", *plugin_args, "--eval-agent", agent)
-    result.assert_outcomes(passed=4)
-    (stamp,) = (pytester.path / "evals" / "results").iterdir()
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z", stamp.name)
-    assert (stamp / "aggregate-result.json").is_file()
-    assert (stamp / "report.html").is_file()
-    doc = json.loads((stamp / "aggregate-result.json").read_text(encoding="utf-8"))
-    assert [c["name"] for c in doc["cases"]] == ["first", "second"]
-    assert doc["aggregates"]["runsTotal"] == 4
-    assert sorted(p.name for p in pytester.path.rglob("aggregate-result.json")) == [
-        "aggregate-result.json"
-    ]
-    assert len(list(pytester.path.rglob("report.html"))) == 1
-
-
-def test_answer_is_cut_at_4000_characters(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any
-) -> None:
-    make_case(pytester)
-    long_answer = "hi " + "x" * 4997 + "TAIL"
-    agent = scripted_agent([{"match": "Say hi", "reply": long_answer}])
-    result = pytester.runpytest(
-        "evals",
-        *plugin_args,
-        "--eval-agent",
-        agent,
-        "--eval-output-dir",
-        "res",
-        "--html",
-        "ph.html",
-        "--self-contained-html",
-    )
-    result.assert_outcomes(failed=1)
-    doc = json.loads((pytester.path / "res" / "aggregate-result.json").read_text())
-    run = doc["cases"][0]["arms"]["with"][0]
-    assert run["answer"] == long_answer[:4000] and run["answerTruncated"] is True
-    page = (pytester.path / "res" / "report.html").read_text(encoding="utf-8")
-    assert "(cut at 4,000 characters)" in page
-    shown = re.search(r"<pre>(hi x+)…</pre>", page)
-    assert shown and len(shown.group(1)) == 4000
-    assert "TAIL" not in page
-    (entry,) = pytest_html_data((pytester.path / "ph.html").read_text())["tests"].values()
-    answer = data_uri_text(entry[0]["extras"][1]["content"])
-    assert answer == long_answer[:4000] + "\n[… cut at 4,000 characters]"
-
-
-def test_git_ignores_every_results_folder(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any
-) -> None:
-    """As pytest's own cache folder: no line in the plugin's .gitignore is needed."""
-    make_case(pytester)
-    agent = scripted_agent([{"match": "Say hi", "reply": "hi nope"}])
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
-    subprocess.run([*git, "init", "-q"], cwd=pytester.path, check=True)
-    subprocess.run([*git, "add", "-A"], cwd=pytester.path, check=True)
-    subprocess.run([*git, "commit", "-qm", "suite"], cwd=pytester.path, check=True)
-    result = pytester.runpytest("evals", *plugin_args, "--eval-agent", agent)
-    result.assert_outcomes(passed=1)
-    (stamp,) = (pytester.path / "evals" / "results").iterdir()
-    assert (stamp / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
-    status = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=all"],
-        cwd=pytester.path, capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    assert status.stdout == ""
-
-
+@pytest.mark.workers
 def test_a_session_that_made_no_runs_writes_no_results_folder(
     pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any
 ) -> None:
@@ -195,22 +190,3 @@ def test_pytest_html_shows_the_run_duration_of_runs_made_ahead(
     for nodeid, (entry,) in tests.items():
         cells = [re.sub(r"<[^>]+>", "", cell) for cell in entry["resultsTableRow"]]
         assert re.fullmatch(r"00:00:\d\d", cells[5]), (nodeid, cells)  # not "1 ms"
-
-
-def test_a_long_prompt_is_in_junit_once_per_case(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, read_doc: Any
-) -> None:
-    prompt = "Say hi. " + "padding " * 50_000  # 400 kB
-    pytester.makefile(".md", **{"evals/long/prompt": f"---\nruns: 3\n---\n{prompt}\n"})
-    pytester.makefile(".md", **{"evals/long/graders/hi": GRADERS["hi"]})
-    agent = scripted_agent([{"match": "Say hi", "reply": "hi"}])
-    result = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", agent, "--junitxml", "junit.xml",
-        "--eval-json", "out.json",
-    )  # fmt: skip
-    result.assert_outcomes(passed=3)
-    junit = (pytester.path / "junit.xml").read_text(encoding="utf-8")
-    assert junit.count("Say hi. padding") == 1
-    assert len(junit) < 1.5 * len(prompt)
-    (case,) = read_doc()["cases"]
-    assert case["promptMarkdown"] == prompt.strip()  # the document has it whole

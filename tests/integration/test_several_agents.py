@@ -183,82 +183,57 @@ def test_every_case_runs_on_each_agent_and_delta_is_per_agent(
     assert any(line.split()[:2] == ["one", "fast"] for line in result.outlines)
 
 
-def test_item_ids_markers_and_keywords_name_the_agent(
+def test_markers_and_keywords_name_the_agent(
     pytester: pytest.Pytester, plugin_args: list[str], read_doc: Any
 ) -> None:
+    """-m "evals(agent=...)" and -k with the label select one agent's runs: the others are
+    not run, and one that cannot start, deselected, is not checked."""
     fast, slow = _suite(pytester)
-    agents = ["--eval-agents", f"fast={fast}", "--eval-agents", f"slow={slow}"]
-    listed = pytester.runpytest("evals", "--collect-only", "-q", *agents)
+    chosen = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agents", f"fast={fast}", "--eval-agents", f"slow={slow}",
+        "--eval-agents", "gone=cmd:./no-such-agent", "-m", "evals(agent='slow', arm='with')",
+        "-k", "slow and one", "--eval-threshold", "0", "--eval-json", "m.json",
+    )  # fmt: skip
+    chosen.assert_outcomes(passed=2)
+    doc = read_doc("m.json")
+    assert [(c["name"], c["agent"]) for c in doc["cases"]] == [("one", "slow")]
+    assert all(r["answer"].endswith("by slow") for c in doc["cases"] for r in c["arms"]["with"])
+    assert [a["agent"] for a in doc["agents"]] == ["fast", "slow", "gone"]
+    for other in (doc["agents"][0], doc["agents"][2]):
+        assert other["cases"] == 0 and other["meanDelta"] is None, other["agent"]
+
+
+def test_default_labels_the_ini_file_and_one_agent_in_item_ids(pytester: pytest.Pytester) -> None:
+    """The labels reach the items' ids: given and made (cmd1), from the ini file, and none with
+    one agent (the command line's --eval-agent wins over the ini file's --eval-agents)."""
+    fast, slow = _suite(pytester)
+    listed = pytester.runpytest(
+        "evals", "--collect-only", "-q", "--eval-agents", f"fast={fast}", "--eval-agents", slow
+    )
     ids = sorted(line.split("::", 1)[1] for line in listed.outlines if "::" in line)
     assert ids == sorted(
         f"{case}[{agent}-{arm}-{run}]"
         for case in ("one", "two")
-        for agent in ("fast", "slow")
+        for agent in ("fast", "cmd1")
         for arm in ("with", "without")
         for run in (1, 2)
     )
-    # -m "evals(agent=...)": one agent's runs only; the other agent is not run.
-    chosen = pytester.runpytest(
-        "evals", *plugin_args, *agents, "-m", "evals(agent='slow', arm='with')",
-        "--eval-threshold", "0", "--eval-json", "m.json",
-    )  # fmt: skip
-    chosen.assert_outcomes(passed=4)
-    doc = read_doc("m.json")
-    assert {c["agent"] for c in doc["cases"]} == {"slow"}
-    assert all(r["answer"].endswith("by slow") for c in doc["cases"] for r in c["arms"]["with"])
-    # -k with the label.
-    keyword = pytester.runpytest(
-        "evals", *plugin_args, *agents, "-k", "fast and one", "--eval-threshold", "0",
-        "--eval-json", "k.json",
-    )  # fmt: skip
-    keyword.assert_outcomes(passed=4)
-    doc = read_doc("k.json")
-    assert [(c["name"], c["agent"]) for c in doc["cases"]] == [("one", "fast")]
-    assert [a["agent"] for a in doc["agents"]] == ["fast", "slow"]
-    assert doc["agents"][1]["cases"] == 0 and doc["agents"][1]["meanDelta"] is None
-
-
-def test_default_labels_commas_and_ini(pytester: pytest.Pytester, read_doc: Any) -> None:
-    fast, slow = _suite(pytester)
-    # Unlabelled cmd: agents are cmd1, cmd2; a cmd: spec takes the rest of its value.
-    listed = pytester.runpytest(
-        "evals", "--collect-only", "-q", "--eval-agents", fast, "--eval-agents", slow
-    )
-    assert "evals/one::one[cmd2-without-1]" in listed.outlines
     pytester.makeini(f"[pytest]\neval_agents =\n    quick={fast}\n    steady={slow}\n")
     listed = pytester.runpytest("evals", "--collect-only", "-q")
     assert "evals/two::two[steady-with-2]" in listed.outlines
-    # The command line wins over the ini key of the other option.
     one = pytester.runpytest("evals", "--collect-only", "-q", "--eval-agent", fast)
     assert "evals/two::two[with-2]" in one.outlines
+    assert "evals/one::one[without-2]" in one.outlines
+    assert not any(label in line for line in one.outlines for label in ("fast", "quick"))
 
 
-def test_without_eval_agents_ids_are_unchanged(pytester: pytest.Pytester) -> None:
-    fast, _ = _suite(pytester)
-    listed = pytester.runpytest("evals", "--collect-only", "-q", "--eval-agent", fast)
-    assert "evals/one::one[without-2]" in listed.outlines
-    assert not any("fast" in line for line in listed.outlines)
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["--eval-agent", "claude", "--eval-agents", "codex"], "*--eval-agent and --eval-agents*"),
-        (["--eval-agents", "claude,nope"], "*--eval-agents must be one of*(got 'nope')"),
-        (["--eval-agents", "claude,claude"], "*two agents are labelled 'claude'*"),
-        (["--eval-agents", "with=claude"], "*the label 'with' must be*"),
-        (["--eval-agents", "a-b=claude"], "*the label 'a-b' must be*"),
-        (["--eval-agents", "my agent=cmd:./a.sh --x=1"], "*the label 'my agent' must be*"),
-        (["--eval-agents", "claude,,codex"], "*an empty agent*"),
-    ],
-)
-def test_bad_agents_are_one_usage_line(
-    pytester: pytest.Pytester, args: list[str], message: str
-) -> None:
+def test_a_bad_agent_is_one_usage_line(pytester: pytest.Pytester) -> None:
+    """A wrong --eval-agents value stops the session with its one line (each wrong value's
+    line: tests/unit/test_agents_roster.py)."""
     pytester.makefile(".md", **{"evals/x/prompt": "hi"})
-    result = pytester.runpytest("evals", *args)
+    result = pytester.runpytest("evals", "--eval-agents", "claude,claude")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"ERROR: {message}"])
+    result.stderr.fnmatch_lines(["ERROR: *two agents are labelled 'claude'*"])
     assert "Traceback" not in result.stderr.str()
 
 
@@ -269,49 +244,42 @@ def test_an_agent_that_cannot_start_is_one_usage_line(pytester: pytest.Pytester)
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --eval-agents gone: *cannot start './no-such-agent'*"])
-    # Deselected, the broken agent is not checked and the other one runs.
-    chosen = pytester.runpytest(
-        "evals", "--eval-agents", f"fast={fast}", "--eval-agents", "gone=cmd:./no-such-agent",
-        "-k", "fast", "--eval-threshold", "0", "-p", "no:cacheprovider",
-    )  # fmt: skip
-    chosen.assert_outcomes(passed=8)
+    # Deselected, it is not checked: test_item_ids_markers_and_keywords_name_the_agent.
 
 
-def test_infra_errors_stay_with_their_agent(
+def test_infra_errors_stay_with_their_agent_and_replay_regrades_each_agents_runs(
     pytester: pytest.Pytester, plugin_args: list[str], read_doc: Any
 ) -> None:
-    fast, _ = _suite(pytester)
+    """An agent whose every run fails to start: its errors are its own, the others' Δ stand.
+    Then the recorded runs of the two others, replayed each under its label, give the same
+    Δ again."""
+    fast, slow = _suite(pytester)
     # There and executable, so the check before the session passes, but no program at all:
     # every run of this agent fails to start.
     broken = pytester.path / "broken-agent"
     broken.write_bytes(b"\x00\x01 not a program")
     broken.chmod(0o755)
     result = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agents", f"fast={fast}",
+        "evals", *plugin_args, "--eval-agents", f"fast={fast}", "--eval-agents", f"slow={slow}",
         "--eval-agents", f"bad=cmd:{broken}", "--eval-threshold", "0", "--eval-json", "o.json",
+        "--eval-output-dir", "recorded",
     )  # fmt: skip
-    result.assert_outcomes(passed=8, errors=8)
-    doc = read_doc("o.json")
-    fast_summary, bad_summary = doc["agents"]
+    result.assert_outcomes(passed=16, errors=8)
+    before = read_doc("o.json")
+    fast_summary, slow_summary, bad_summary = before["agents"]
     assert fast_summary["errors"] == {} and fast_summary["runsGraded"] == 8
     assert fast_summary["meanDelta"] == pytest.approx(0.625)
+    assert slow_summary["errors"] == {} and slow_summary["meanDelta"] == pytest.approx(0.125)
     assert bad_summary["errors"] == {"agent_start": 8} and bad_summary["runsGraded"] == 0
     assert bad_summary["meanDelta"] is None
-    assert doc["errors"] == {"agent_start": 8}
+    assert before["errors"] == {"agent_start": 8}
     result.stdout.fnmatch_lines(
-        ["fast: mean Δ +0.62 * · bad: mean Δ —", "bad: 8 run(s) could not be made (agent_start 8)"]
+        [
+            "fast: mean Δ +0.62 * · slow: mean Δ +0.12 * · bad: mean Δ —",
+            "bad: 8 run(s) could not be made (agent_start 8)",
+        ]
     )
 
-
-def test_replay_regrades_each_agents_recorded_runs(
-    pytester: pytest.Pytester, plugin_args: list[str], read_doc: Any
-) -> None:
-    fast, slow = _suite(pytester)
-    first = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agents", f"fast={fast}", "--eval-agents", f"slow={slow}",
-        "--eval-threshold", "0", "--eval-json", "first.json", "--eval-output-dir", "recorded",
-    )  # fmt: skip
-    first.assert_outcomes(passed=16)
     recorded = pytester.path / "recorded"
     again = pytester.runpytest(
         "evals", *plugin_args, "--eval-agents", f"fast=replay:{recorded}",
@@ -319,9 +287,9 @@ def test_replay_regrades_each_agents_recorded_runs(
         "--eval-json", "again.json",
     )  # fmt: skip
     again.assert_outcomes(passed=16)
-    before, after = read_doc("first.json"), read_doc("again.json")
+    after = read_doc("again.json")
     assert [(a["agent"], a["meanDelta"]) for a in after["agents"]] == [
-        (a["agent"], a["meanDelta"]) for a in before["agents"]
+        (a["agent"], a["meanDelta"]) for a in before["agents"][:2]
     ]
     for case in after["cases"]:
         for run in case["arms"]["with"]:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from statsmodels.stats.proportion import confint_proportions_2indep
 
+from pytest_plugin_evals.engine.gates import regression_gate
 from pytest_plugin_evals.model import Case
 from pytest_plugin_evals.reporting.compare import Comparison, compare, comparison_json
 from pytest_plugin_evals.reporting.document import document_json, dumps_document, load_document
@@ -92,6 +93,21 @@ def test_improved_unchanged_and_noise() -> None:
         newcombe([0, 1, 0], [1, 0, 1]), abs=1e-9
     )
     assert changes["wobbly"].verdict == "inconclusive"
+
+
+def test_an_improvement_alone_does_not_fail_a_session_on_regression() -> None:
+    """A case that went from failing to passing is said as better, and
+    ``--eval-fail-on-regression`` leaves the session's status alone."""
+    fixed = case("fixed")
+    before, after = session(runs(fixed, [0, 0, 0])), session(runs(fixed, [1, 1, 1]))
+    comparison = compare(before, after, "/old/aggregate-result.json")
+    assert comparison.counts["better"] == 1 and comparison.regressed is False
+    low, high = newcombe([1, 1, 1], [0, 0, 0])
+    assert comparison_lines(comparison)[:2] == [
+        "compared with 2026-01-01T00:00:00.000Z: 1 better",
+        f"better  fixed  0.00 → 1.00  +1.00 [{low:+.2f}, {high:+.2f}]",
+    ]
+    assert regression_gate(replace(after, comparison=comparison), True) is None
 
 
 def test_a_single_run_each_is_never_beyond_noise() -> None:
