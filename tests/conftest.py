@@ -103,6 +103,7 @@ SLOW_TESTS = frozenset(
         "test_verdict_sessions.py::test_three_way_verdicts_in_the_json_and_the_terminal_and_the_gate",
         "test_agents.py::test_timeout_kills_the_process_group",
         "test_bounded_grading.py::test_ctrl_c_stops_grading",
+        "test_trigger_baseline.py::test_in_an_80_column_terminal_the_table_fits",
         "test_judges.py::test_a_reply_slower_than_the_timeout_is_a_judge_failure",
         "test_confine.py::test_its_files_and_folders_are_bounded",
         "test_confine.py::test_the_watchdog_finds_the_runs_processes_in_its_cgroup_without_listing_the_machine",

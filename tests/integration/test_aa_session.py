@@ -42,13 +42,17 @@ def aa_suite(pytester: pytest.Pytester, **more: str) -> str:
     return "cmd:" + shlex.join([sys.executable, str(pytester.path / "agent.py")])
 
 
-def test_an_aa_session_is_not_gated_by_the_threshold(
+@pytest.mark.workers
+def test_an_aa_session_is_not_gated_and_its_markdown_leads_with_its_false_call_rate(
     pytester: pytest.Pytester, plugin_args: list[str]
 ) -> None:
+    """An A/A session's runs below the threshold are measurements: it passes. The summary a
+    pull request shows leads with the false-call rate against the nominal level, with its
+    exact interval, and the wiring faults first; no threshold and no mean Δ."""
     agent = aa_suite(pytester)
     result = pytester.runpytest(
         "evals", *plugin_args, "--eval-agent", agent, "--eval-aa", "--eval-json", "out.json",
-        "--eval-gate", "not-worse",
+        "--eval-gate", "not-worse", "--eval-markdown", "aa.md",
     )  # fmt: skip
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     result.assert_outcomes(passed=12)  # runs below the threshold 1 are measurements
@@ -63,19 +67,8 @@ def test_an_aa_session_is_not_gated_by_the_threshold(
         ]
     )
     assert "below the threshold" not in result.stdout.str()
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
-
-@pytest.mark.workers
-def test_an_aa_sessions_markdown_leads_with_its_false_call_rate(
-    pytester: pytest.Pytester, plugin_args: list[str]
-) -> None:
-    """The summary a pull request shows: the false-call rate against the nominal level, with
-    its exact interval, and the wiring faults first; no threshold and no mean Δ."""
-    agent = aa_suite(pytester)
-    result = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", agent, "--eval-aa", "--eval-markdown", "aa.md"
-    )
-    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     text = (pytester.path / "aa.md").read_text(encoding="utf-8")
     low, high = clopper_pearson(0, 2) or (0.0, 0.0)
     said = " ".join(text.split())
@@ -86,8 +79,6 @@ def test_an_aa_sessions_markdown_leads_with_its_false_call_rate(
     ) in said
     assert said.index("False-call rate") < said.index("No wiring fault") < said.index("| one")
     assert "Threshold" not in said and "Mean Δ" not in said and "Below the threshold" not in said
-
-    assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
 
 def test_a_trigger_file_under_aa_is_one_load_error(

@@ -1,7 +1,8 @@
 """``--eval-compare last`` and ``replay:last`` take the newest *comparable* earlier session:
 complete, not a replay, the same agents, covering the selected cases, written by this plugin;
 the newer ones are passed over, each said with why. Cases this session did not select are
-``not run``, not ``gone``."""
+``not run``, not ``gone``. (Each reason a session is passed over, and the arms each kind of
+session wants: tests/unit/test_earlier_session.py, called on the core.)"""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import write_tree
 from tests.integration.test_compare import RUNS, add_case, document, results, verdicts
 
 Agent = Callable[[list[dict[str, Any]]], str]
@@ -39,6 +39,8 @@ def rewritten(source: Path, target: Path, change: Callable[[dict[str, Any]], obj
 def test_last_passes_over_what_is_not_comparable(
     pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
 ) -> None:
+    """The newest comparable session is taken, the newer ones passed over with why; a case
+    this session did not select is "not run", one no longer in the suite "gone"."""
     for name in ("steady", "breaks", "other"):
         add_case(pytester, name)
     ok = scripted_agent([{"reply": "ok"}])
@@ -53,11 +55,10 @@ def test_last_passes_over_what_is_not_comparable(
         {"name": "breaks", "dir": "breaks"},
         {"name": "other", "dir": "other"},
     ]
-    # A replay of the first session.
-    replay = pytester.runpytest("evals", *plugin_args, "--eval-agent", f"replay:{earliest}")
-    replay.assert_outcomes(passed=3 * RUNS)
-    (replay_folder,) = set(results(pytester)) - {earliest, subset_folder}
     root = pytester.path / "evals" / "results"
+    replay_folder = rewritten(
+        earliest, root / "replayed", lambda d: d["suite"].update(agent=f"replay:{earliest}")
+    )
     stopped = rewritten(
         earliest,
         root / "stopped",
@@ -94,12 +95,14 @@ def test_last_passes_over_what_is_not_comparable(
             "session; passed over results/linked (the folder is a symbolic link: refused), "
             "results/codex (another agent (codex)), results/reference (written by claude "
             "plugin eval), results/stopped (it stopped at a rejected credential), "
-            f"results/{replay_folder.name} (it is a replay), results/{subset_folder.name} (a "
+            f"results/replayed (it is a replay), results/{subset_folder.name} (a "
             "subset that did not run breaks, other)",
         ]
     )
 
-    # Now a -k subset of its own: the cases it did not select are not run, not gone.
+    # Now a -k subset of its own, with the case other removed from the suite: the case it
+    # did not select is not run, the one no longer in the suite is gone.
+    shutil.rmtree(pytester.path / "evals" / "other")
     third = pytester.runpytest(
         "evals", *plugin_args, "--eval-agent", broken, "--eval-threshold", "0",
         "--eval-compare", "last", "-k", "breaks",
@@ -108,28 +111,10 @@ def test_last_passes_over_what_is_not_comparable(
     (own,) = set(results(pytester)) - seen - {newest}
     doc = document(own)
     assert doc["comparison"]["against"] == str(newest / DOC)
-    assert verdicts(doc) == {"breaks": "inconclusive", "steady": "not run", "other": "not run"}
-    assert doc["comparison"]["counts"]["not run"] == 2
-    assert doc["comparison"]["counts"]["gone"] == 0
-    third.stdout.fnmatch_lines(["compared with *: 1 inconclusive, 2 not run"])
-
-
-def test_a_case_removed_from_the_suite_is_still_gone(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
-) -> None:
-    """A case deselected this time is "not run"; one no longer in the suite stays "gone"."""
-    for name in ("kept", "removed"):
-        add_case(pytester, name)
-    ok = scripted_agent([{"reply": "ok"}])
-    pytester.runpytest("evals", *plugin_args, "--eval-agent", ok).assert_outcomes(passed=6)
-    shutil.rmtree(pytester.path / "evals" / "removed")
-    add_case(pytester, "skipped")
-    second = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", ok, "--eval-compare", "last", "-k", "kept"
-    )
-    second.assert_outcomes(passed=RUNS)
-    doc = document(results(pytester)[-1])
-    assert verdicts(doc) == {"kept": "inconclusive", "removed": "gone"}
+    assert verdicts(doc) == {"breaks": "inconclusive", "steady": "not run", "other": "gone"}
+    assert doc["comparison"]["counts"]["not run"] == 1
+    assert doc["comparison"]["counts"]["gone"] == 1
+    third.stdout.fnmatch_lines(["compared with *: 1 inconclusive, 1 gone, 1 not run"])
 
 
 @pytest.mark.workers
@@ -142,10 +127,15 @@ def test_replay_last_replays_the_newest_comparable_session(
     first = pytester.runpytest("evals", *plugin_args, "--eval-agent", nope, "--eval-threshold", "0")
     first.assert_outcomes(passed=2 * RUNS)
     (recorded,) = results(pytester)
-    ok = scripted_agent([{"reply": "ok"}])
-    subset = pytester.runpytest("evals", *plugin_args, "--eval-agent", ok, "-k", "steady")
-    subset.assert_outcomes(passed=RUNS)
-    (subset_folder,) = set(results(pytester)) - {recorded}
+    # A newer subset that did not run breaks (its recorded runs would not do).
+    subset_folder = rewritten(
+        recorded,
+        pytester.path / "evals" / "results" / "subset",
+        lambda d: (
+            d.update(cases=[c for c in d["cases"] if c["name"] == "steady"]),
+            d["suite"].update(notSelected=[{"name": "breaks", "dir": "breaks"}]),
+        ),
+    )
     age(recorded, 20)
     age(subset_folder, 10)
     for seen in ({recorded, subset_folder}, set()):
@@ -155,7 +145,10 @@ def test_replay_last_replays_the_newest_comparable_session(
         assert replayed.ret == pytest.ExitCode.OK
         replayed.assert_outcomes(passed=2 * RUNS)
         replayed.stdout.fnmatch_lines(
-            [f"replay:last: replayed {recorded}, the newest comparable session; passed over *"]
+            [
+                f"replay:last: replayed {recorded}, the newest comparable session; passed over "
+                "*subset (a subset that did not run breaks)"
+            ]
         )
         if seen:  # the first replay: breaks failed then, and fails in the replay too
             (own,) = set(results(pytester)) - seen
@@ -185,81 +178,42 @@ def test_replay_last_without_a_recorded_session_is_one_usage_line(
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
 
-def test_last_takes_a_session_of_the_same_arms(
+def test_an_aa_session_takes_the_last_aa_session(
     pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
 ) -> None:
-    """After a with/without session, a -k subset, a replay, an A/B and an A/A session, a
-    with/without session compares with the with/without one; an A/B one with the A/B against
-    its baseline; an A/A one with the A/A."""
-    manifest = '{"name": "demo", "version": "1.0.0"}'
-    write_tree(
-        pytester.path,
-        {
-            "plugin/.claude-plugin/plugin.json": manifest,
-            "old/.claude-plugin/plugin.json": manifest,
-            **{
-                f"plugin/evals/{name}/{path}": text
-                for name in ("steady", "breaks")
-                for path, text in (
-                    ("prompt.md", f"---\nruns: {RUNS}\n---\nTask {name}\n"),
-                    ("graders/ok.md", "---\ntype: regex\npattern: ok\n---\n"),
-                )
-            },
-        },
+    """An A/A session's ``last`` is the newest A/A one, past a newer with/without session,
+    and it gates on its wiring only: no regression gate. (Which arms each kind of session
+    takes: tests/unit/test_earlier_session.py.)"""
+    for name in ("steady", "breaks"):
+        add_case(pytester, name)
+    (pytester.path / ".claude-plugin").mkdir()
+    (pytester.path / ".claude-plugin" / "plugin.json").write_text(
+        '{"name": "demo", "version": "1.0.0"}', encoding="utf-8"
     )
-    root = pytester.path / "plugin" / "evals" / "results"
+    root = pytester.path / "evals" / "results"
     ok = scripted_agent([{"reply": "ok"}])
     made: list[Path] = []
 
     def session(*args: str) -> pytest.RunResult:
-        ran = pytester.runpytest("plugin/evals", *plugin_args, "--eval-threshold", "0", *args)
+        ran = pytester.runpytest("evals", *plugin_args, "--eval-threshold", "0", *args)
         assert ran.ret == pytest.ExitCode.OK, ran.stdout.str()
         (folder,) = set(root.iterdir()) - set(made)
         age(folder, 100 - len(made))
         made.append(folder)
         return ran
 
-    session("--eval-agent", ok)
-    assert document(made[0])["suite"]["ablation"] == "with-without"
-    session("--eval-agent", ok, "-k", "steady")
-    session("--eval-agent", f"replay:{made[0]}")
-    session("--eval-agent", ok, "--eval-baseline-plugin", str(pytester.path / "old"))
-    assert document(made[3])["suite"]["ablation"] == "with-baseline"
     session("--eval-agent", ok, "--eval-aa")
-    assert document(made[4])["suite"]["aa"] is True
-    both, subset, replay, ab, aa = (f"results/{f.name}" for f in made)
-
+    assert document(made[0])["suite"]["aa"] is True
+    session("--eval-agent", ok)
+    assert document(made[1])["suite"]["ablation"] == "with-without"
     broken = scripted_agent([{"match": "Task breaks", "reply": "nope"}, {"reply": "ok"}])
-    again = session("--eval-agent", broken, "--eval-compare", "last")
-    assert document(made[5])["comparison"]["against"] == str(made[0] / DOC)
-    again.stdout.fnmatch_lines(
-        [
-            f"--eval-compare last: took {both}, the newest comparable session; passed over "
-            f"{aa} (an A/A session), {ab} (an A/B session against {pytester.path / 'old'}), "
-            f"{replay} (it is a replay), {subset} (a subset that did not run breaks)"
-        ]
-    )
-    # An A/B session compares with the A/B against the same baseline, not the newer with/without.
-    ab_again = session(
-        "--eval-agent", broken, "--eval-baseline-plugin", str(pytester.path / "old"),
-        "--eval-compare", "last",
-    )  # fmt: skip
-    assert document(made[6])["comparison"]["against"] == str(made[3] / DOC)
-    ab_again.stdout.fnmatch_lines(
-        [
-            f"--eval-compare last: took {ab}, * passed over results/{made[5].name} (a "
-            f"with/without session), {aa} (an A/A session)"
-        ]
-    )
-    # An A/A session compares with the A/A, and gates on its wiring only: no regression gate.
     aa_again = session(
         "--eval-agent", broken, "--eval-aa", "--eval-compare", "last", "--eval-fail-on-regression",
     )  # fmt: skip
-    assert document(made[7])["comparison"]["against"] == str(made[4] / DOC)
+    assert document(made[2])["comparison"]["against"] == str(made[0] / DOC)
     aa_again.stdout.fnmatch_lines(
         [
-            f"--eval-compare last: took {aa}, * passed over results/{made[6].name} (an A/B "
-            f"session against {pytester.path / 'old'}), results/{made[5].name} (a "
-            "with/without session)"
+            f"--eval-compare last: took results/{made[0].name}, the newest comparable session; "
+            f"passed over results/{made[1].name} (a with/without session)"
         ]
     )

@@ -50,9 +50,12 @@ def verdicts(doc: dict[str, Any], case: str) -> list[dict[str, Any]]:
     return [g for run in found["arms"]["with"] for g in run["graders"]]
 
 
-@pytest.mark.parametrize("workers", ["0", "2"])
+@pytest.mark.workers
 def test_second_judge_and_labels_give_agreement_and_flag_it(
-    pytester: pytest.Pytester, scripted_agent: Any, judges: ScriptedModel, workers: str
+    pytester: pytest.Pytester,
+    scripted_agent: Any,
+    judges: ScriptedModel,
+    plugin_args: list[str],
 ) -> None:
     make_suite(pytester)
     agent = scripted_agent(
@@ -68,7 +71,7 @@ def test_second_judge_and_labels_give_agreement_and_flag_it(
         encoding="utf-8",
     )
     result, doc = run(
-        pytester, agent, "-n", workers,
+        pytester, agent, *plugin_args[:1],
         "--eval-judge-second", "openai:second-judge", "--eval-labels", str(labels),
         "--eval-markdown", "summary.md",
     )  # fmt: skip
@@ -123,13 +126,17 @@ def test_a_bad_labels_line_is_one_usage_error(
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
 
 
-def test_skill_creator_feedback_json_gives_each_judge_agreement_with_people(
+def test_feedback_of_one_session_measures_the_judges_on_its_replayed_runs(
     pytester: pytest.Pytester, scripted_agent: Any, judges: ScriptedModel
 ) -> None:
+    """Labels given after a session (skill-creator's ``feedback.json``) measure both judges on
+    its runs replayed by ``replay:last``: the same answers judged again, each run's review
+    read as the viewer writes it ("complete": a run shown without a review was fine)."""
     make_suite(pytester)
     agent = scripted_agent(
         [{"match": "version", "reply": "Ship 1.4.1."}, {"match": "release", "reply": "Maybe 2.0."}]
     )
+    run(pytester, agent)  # the session whose answers a person reviewed
     # The viewer's file: complaints on both runs of eval 1 (the case "bad"); "complete", so
     # the runs of eval 2 ("good") it showed without a review were fine.
     feedback = pytester.path / "feedback.json"
@@ -139,9 +146,13 @@ def test_skill_creator_feedback_json_gives_each_judge_agreement_with_people(
     ]
     feedback.write_text(json.dumps({"reviews": reviews, "status": "complete"}), encoding="utf-8")
     _, doc = run(
-        pytester, agent,
+        pytester, "replay:last",
         "--eval-judge-second", "openai:second-judge", "--eval-labels", str(feedback),
     )  # fmt: skip
+    assert {c["name"]: [r["answer"] for r in c["arms"]["with"]] for c in doc["cases"]} == {
+        "bad": ["Maybe 2.0.", "Maybe 2.0."],
+        "good": ["Ship 1.4.1.", "Ship 1.4.1."],
+    }  # the same answers, judged again
     pooled = doc["judgeAgreement"]["graders"][0]
     assert pooled["firstJudgeWithPeople"] | {"kappaInterval": None} == {
         "n": 4, "agreed": 4, "share": 1.0, "kappa": 1.0, "kappaInterval": None,
@@ -149,28 +160,3 @@ def test_skill_creator_feedback_json_gives_each_judge_agreement_with_people(
     }  # fmt: skip
     assert pooled["secondJudgeWithPeople"]["agreed"] == 2
     assert doc["judgeAgreement"]["labelled"] is True
-
-
-def test_labels_of_one_session_measure_the_judges_on_its_replayed_runs(
-    pytester: pytest.Pytester, scripted_agent: Any, judges: ScriptedModel
-) -> None:
-    make_suite(pytester)
-    agent = scripted_agent(
-        [{"match": "version", "reply": "Ship 1.4.1."}, {"match": "release", "reply": "Maybe 2.0."}]
-    )
-    run(pytester, agent)  # the session whose answers a person reviewed
-    labels = pytester.path / "labels.jsonl"
-    labels.write_text(
-        json.dumps({"case": "bad", "arm": "with", "run": 2, "grader": "rubric", "passed": False})
-        + "\n",
-        encoding="utf-8",
-    )
-    _, doc = run(pytester, "replay:last", "--eval-labels", str(labels))
-    assert {c["name"]: [r["answer"] for r in c["arms"]["with"]] for c in doc["cases"]} == {
-        "bad": ["Maybe 2.0.", "Maybe 2.0."],
-        "good": ["Ship 1.4.1.", "Ship 1.4.1."],
-    }  # the same answers, judged again
-    pooled = doc["judgeAgreement"]["graders"][0]
-    assert pooled["firstJudgeWithPeople"]["n"] == 1
-    assert pooled["firstJudgeWithPeople"]["agreed"] == 1
-    assert pooled["secondJudgeWithPeople"] is None  # no second judge this time

@@ -96,7 +96,17 @@ def check_clear_and_flip(result: Any, cases: dict[str, Any]) -> None:
     assert result.ret == 0
 
 
-@pytest.mark.parametrize("mode", [[], ["-n", "2"], ["--tx", "2*popen", "--dist", "load"]])
+# The sessions with xdist workers are left out of the inner loop (``slow``): there the cost
+# ceiling's ``--tx 2*popen`` session and the socket worker's keep the controller deciding for
+# workers.
+@pytest.mark.parametrize(
+    "mode",
+    [
+        [],
+        pytest.param(["-n", "2"], marks=pytest.mark.slow),
+        pytest.param(["--tx", "2*popen", "--dist", "load"], marks=pytest.mark.slow),
+    ],
+)
 def test_decided_and_futile_cases_stop(pytester: pytest.Pytester, mode: list[str]) -> None:
     """A clear effect stops once decided, a coin-flip one for futility; their remaining runs
     are skipped with the reason, never failed, and the JSON says why each case stopped, the

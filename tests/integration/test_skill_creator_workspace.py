@@ -94,10 +94,36 @@ def load(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def scripts(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run one of skill-creator's modules from its folder (``python -m scripts.x``)."""
+    return subprocess.run(
+        [sys.executable, *args], cwd=SKILL_CREATOR, capture_output=True, text=True, timeout=120
+    )
+
+
+IMPROVE = """
+import json, sys
+from pathlib import Path
+import scripts.improve_description as improve
+seen = []
+improve._call_claude = lambda prompt, model, timeout=300: (
+    seen.append(prompt) or "<new_description>Fill any PDF form.</new_description>")
+results = json.loads(Path(sys.argv[1]).read_text())
+new = improve.improve_description("pdf", "body", results["description"], results, [], "m")
+print(json.dumps({"new": new, "prompt": seen[0]}))
+"""
+
+
 @pytest.mark.workers
-def test_a_session_writes_skill_creators_layout(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, judge: ScriptedModel
+def test_a_session_writes_skill_creators_layout_and_its_scripts_read_it(
+    pytester: pytest.Pytester,
+    plugin_args: list[str],
+    scripted_agent: Any,
+    judge: ScriptedModel,
+    tmp_path: Path,
 ) -> None:
+    """The workspace holds skill-creator's folders and files, and its own scripts read them:
+    aggregate_benchmark.py, the review viewer and improve_description.py."""
     make_skill(pytester)
     iteration = session(pytester, scripted_agent, *plugin_args)
     assert iteration == pytester.path / "ws" / "iteration-1"
@@ -143,33 +169,6 @@ def test_a_session_writes_skill_creators_layout(
         ("Write a haiku about spring", 0, 2, True),
     ]
     assert triggers["summary"] == {"total": 2, "passed": 2, "failed": 0}
-
-
-def scripts(*args: str) -> subprocess.CompletedProcess[str]:
-    """Run one of skill-creator's modules from its folder (``python -m scripts.x``)."""
-    return subprocess.run(
-        [sys.executable, *args], cwd=SKILL_CREATOR, capture_output=True, text=True, timeout=120
-    )
-
-
-IMPROVE = """
-import json, sys
-from pathlib import Path
-import scripts.improve_description as improve
-seen = []
-improve._call_claude = lambda prompt, model, timeout=300: (
-    seen.append(prompt) or "<new_description>Fill any PDF form.</new_description>")
-results = json.loads(Path(sys.argv[1]).read_text())
-new = improve.improve_description("pdf", "body", results["description"], results, [], "m")
-print(json.dumps({"new": new, "prompt": seen[0]}))
-"""
-
-
-def test_skill_creators_scripts_read_the_workspace(
-    pytester: pytest.Pytester, scripted_agent: Any, judge: ScriptedModel, tmp_path: Path
-) -> None:
-    make_skill(pytester)
-    iteration = session(pytester, scripted_agent, "-p", "no:cacheprovider", "-n0")
     ours = load(iteration / "benchmark.json")
     # aggregate_benchmark.py: every run's grading.json and timing.json read, and the same
     # pass rates per configuration as our benchmark.json.

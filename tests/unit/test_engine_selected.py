@@ -5,6 +5,7 @@ an xdist worker tells the controller in the shared folder. Called directly, no p
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from pytest_plugin_evals.engine.selected import (
     told_cases,
     told_plan,
 )
-from pytest_plugin_evals.model import Case
+from pytest_plugin_evals.model import BaselinePlugin, Case
 from pytest_plugin_evals.recording import case_key
 from pytest_plugin_evals.reporting.document import dumps_document
 from pytest_plugin_evals.reporting.earlier import EarlierError
@@ -125,3 +126,68 @@ def test_the_plan_takes_the_newest_earlier_session_of_the_cases(tmp_path: Path) 
     assert "from no earlier session" in session_plan(runs, EvalSettings(), "stamp")[0]
     earlier_session(root / "results", "a")
     assert "from the session of" in session_plan(runs, EvalSettings(), "stamp")[0]
+
+
+def test_last_takes_the_newest_session_of_the_same_arms(tmp_path: Path) -> None:
+    """After a with/without session, a -k subset, a replay, an A/B and an A/A session (newest
+    last), ``--eval-compare last`` of a with/without session takes the with/without one; of an
+    A/B one the A/B against the same baseline; of an A/A one the A/A; each passed over is
+    said with why."""
+    root = tmp_path / "evals"
+    results = root / "results"
+    ab = BaselinePlugin("/old", "demo", "1.0.0", "/old")
+
+    def kept(name: str, arm: str = "without", **kw: object) -> Path:
+        cases = [case(root, n) for n in ("steady", "breaks")]
+        records = [run_record(c, a, 1) for c in cases for a in ("with", arm)]
+        folder = results / name
+        folder.mkdir(parents=True)
+        (folder / "aggregate-result.json").write_text(
+            dumps_document(summary(records, **kw)), "utf-8"
+        )
+        return folder
+
+    made = [
+        kept("both"),
+        kept("subset", case_filter="steady"),
+        kept("replay", agent="replay:/evals/results/both"),
+        kept("ab", "baseline", ablation="with-baseline", baseline_plugins=(ab,)),
+        kept("aa", aa=True),
+    ]
+    subset = json.loads((made[1] / "aggregate-result.json").read_text("utf-8"))
+    subset["cases"] = [c for c in subset["cases"] if c["name"] == "steady"]
+    (made[1] / "aggregate-result.json").write_text(json.dumps(subset), "utf-8")
+    for n, folder in enumerate(made):
+        os.utime(folder / "aggregate-result.json", (1_000 + n, 1_000 + n))
+    cases = [("breaks", "breaks", ""), ("steady", "steady", "")]
+    plain = replace(EvalSettings(), compare="last", agent="claude")
+
+    def last(settings: EvalSettings) -> tuple[Path | None, list[str]]:
+        document, _, said = find_earlier(settings, root, cases, "stamp", "--eval-compare")
+        return document, said
+
+    assert last(plain) == (
+        made[0] / "aggregate-result.json",
+        [
+            "--eval-compare last: took results/both, the newest comparable session; passed over "
+            "results/aa (an A/A session), results/ab (an A/B session against /old), "
+            "results/replay (it is a replay), results/subset (a subset that did not run breaks)"
+        ],
+    )
+    assert last(replace(plain, baseline_plugin="/old")) == (
+        made[3] / "aggregate-result.json",
+        [
+            "--eval-compare last: took results/ab, the newest comparable session; passed over "
+            "results/aa (an A/A session)"
+        ],
+    )
+    assert last(replace(plain, baseline_plugin="/new"))[0] is None  # another baseline
+    assert last(replace(plain, aa=True)) == (
+        made[4] / "aggregate-result.json",
+        ["--eval-compare last: took results/aa, the newest comparable session"],
+    )
+    os.utime(made[0] / "aggregate-result.json", (2_000, 2_000))  # the with/without, newest
+    assert last(replace(plain, aa=True))[1] == [
+        "--eval-compare last: took results/aa, the newest comparable session; passed over "
+        "results/both (a with/without session)"
+    ]
