@@ -71,11 +71,11 @@ def skills_fired(doc: dict[str, Any], arm: str) -> list[bool]:
     ]
 
 
-@pytest.mark.parametrize("workers", ["-n0", "-n2"])
 def test_an_aa_session_reports_its_false_calls_and_gates_on_nothing_else(
-    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any, workers: str
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any
 ) -> None:
-    result, doc = aa_session(pytester, scripted_model, run_evals, workers)
+    """Under two workers: the controller gathers both arms' runs into the A/A's figures."""
+    result, doc = aa_session(pytester, scripted_model, run_evals, "-n2")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     result.assert_outcomes(passed=6)
     # Both arms loaded the plugin under test: the skill loaded in every run of each.
@@ -98,12 +98,12 @@ def test_an_aa_session_reports_its_false_calls_and_gates_on_nothing_else(
     assert '<section id="aa">' in html and "No wiring fault" in html
 
 
-@pytest.mark.parametrize("workers", ["-n0", "-n2"])
 def test_an_arm_that_never_fires_the_skill_is_a_wiring_fault(
-    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any, workers: str
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any
 ) -> None:
+    """In one process (the A/A's figures under two workers are the test above's)."""
     never = InArm(when_prompt="Greet me", arm="baseline", reply=text("Hello."))
-    result, doc = aa_session(pytester, scripted_model, run_evals, workers, never)
+    result, doc = aa_session(pytester, scripted_model, run_evals, "-n0", never)
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.assert_outcomes(passed=6)  # every run passed its graders: the wiring fails it
     assert skills_fired(doc, "with") == [True] * 3

@@ -39,8 +39,13 @@ def test_a_rejected_credential_stops_the_session(
     )
     assert doc["partial"] is True and doc["partialReason"] == "auth_failed"
     assert doc["errors"] == {"auth": 1} and doc["skipped"] == {"auth_failed": 2}
+    (refused,) = [c for c in doc["cases"] if c["arms"]["with"]]
+    assert refused["arms"]["with"][0]["infraError"] == "auth"
+    assert refused["aggregates"]["score"] is None  # an error, not a score
     calls = [r for r in scripted_model.requests if r["path"].endswith("/messages")]
     assert len(calls) == 1  # no other run reached the API
+    # The scripted model's key is a credential: no notice at the start.
+    assert "no credential" not in result.stdout.str()
 
 
 def test_a_rejected_credential_stops_workers_too(
@@ -56,32 +61,27 @@ def test_a_rejected_credential_stops_workers_too(
     assert outcomes.get("errors", 0) + outcomes.get("skipped", 0) == 3
 
 
-def test_no_credential_is_said_at_the_start_and_not_logged_in_is_auth(
+def test_a_login_session_without_a_credential_is_said_at_the_start_and_is_auth(
     pytester: pytest.Pytester,
     run_evals: Any,
     scripted_model: ScriptedModel,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """No credential variable, logged in with /login on this machine (the operator's home is
+    read): said at the start, with what to set instead, and the run cannot log in. Which line
+    each environment gets is tests/unit/test_stops.py's ``credential_notice``."""
     write_tree(pytester.path, CASES)
     scripted_model.add(Rule(reply=text("alpha beta gamma")))
-    result, _ = run_evals("-n0", "--eval-run-ahead", "off", "--eval-ablation", "none")
-    assert "no credential" not in result.stdout.str()  # the scripted model's key is one
     monkeypatch.delenv("ANTHROPIC_API_KEY")
+    credentials = Path.home() / ".claude" / ".credentials.json"
+    credentials.parent.mkdir(parents=True, exist_ok=True)
+    credentials.write_text("{}", encoding="utf-8")
     result, doc = run_evals("-n0", "--eval-run-ahead", "off", "--eval-ablation", "none")
     result.stdout.fnmatch_lines(
         [
-            "claude: no credential for the runs: set ANTHROPIC_API_KEY, or "
-            "CLAUDE_CODE_OAUTH_TOKEN (run `claude setup-token` to make one)*",
+            "claude: a /login session is not carried into the isolated runs, so they have no "
+            "credential: set ANTHROPIC_API_KEY*",
             "*auth: exit 1: Not logged in*",
         ]
     )
     assert doc["partialReason"] == "auth_failed" and doc["errors"] == {"auth": 1}
-    # Logged in with /login on this machine: said, with what to set instead.
-    credentials = Path.home() / ".claude" / ".credentials.json"
-    credentials.parent.mkdir(parents=True, exist_ok=True)
-    credentials.write_text("{}", encoding="utf-8")
-    result, _ = run_evals("-n0", "--eval-run-ahead", "off", "--eval-ablation", "none")
-    result.stdout.fnmatch_lines(
-        ["claude: a /login session is not carried into the isolated runs, so they have no "
-         "credential: set ANTHROPIC_API_KEY*"]
-    )  # fmt: skip

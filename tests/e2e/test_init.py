@@ -93,13 +93,15 @@ def drafted_requests(model: ScriptedModel) -> list[dict[str, Any]]:
     return [r for r in model.message_requests if ASKED in (r.get("prompt") or "")]
 
 
-def test_init_drafts_writes_pilots_and_the_suite_then_runs(
+def test_init_drafts_writes_pilots_and_the_suite_then_runs_and_init_again_keeps_it(
     pytester: pytest.Pytester,
     plugin: Path,
     scripted_model: ScriptedModel,
     claude_bin: str,
     run_evals: Any,
 ) -> None:
+    """``init`` drafts, writes, pilots; the suite it wrote loads; ``init --no-pilot`` again
+    (:func:`init_again_keeps_what_is_there`) leaves what it wrote, edited, as it is."""
     scripted_model.add(
         Rule(when_prompt=ASKED, reply=text("```json\n" + json.dumps(DRAFTS) + "\n```")),
         Rule(when_tool_result="Launching skill", reply=text("The next version is 1.4.1.")),
@@ -174,21 +176,23 @@ def test_init_drafts_writes_pilots_and_the_suite_then_runs(
     trigger_file = "skills/next-version/evals/trigger_eval.json::trigger-next-version-0"
     assert len(collected) == 4, result.outlines
     assert all(line.startswith(trigger_file) for line in collected), collected
+    pilot_folder = Path(out[13].rsplit(": ", 1)[1]).relative_to("evals").parts[0]
+    init_again_keeps_what_is_there(plugin, scripted_model, claude_bin, pilot_folder)
 
 
-def test_init_again_leaves_every_case_and_trigger_file_as_it_is(
-    plugin: Path, scripted_model: ScriptedModel, claude_bin: str
+def init_again_keeps_what_is_there(
+    plugin: Path, model: ScriptedModel, claude_bin: str, pilot_folder: str
 ) -> None:
-    scripted_model.add(Rule(when_prompt=ASKED, reply=text(json.dumps(DRAFTS))))
-    first = init(plugin, scripted_model, claude_bin, "--no-pilot")
-    assert first.returncode == 0, first.stderr
-    assert "piloting" not in first.stdout
+    """``init --no-pilot`` where ``init`` wrote its cases and trigger file (one edited, the
+    other emptied): it writes none, leaves both as they are, pilots nothing, and leaves no
+    half-written folder beside the cases (nor beside the first pilot's ``pilot_folder``)."""
     edited = plugin / "evals" / "next-version-ship-it" / "prompt.md"
     edited.write_text("my own prompt\n")
     trigger = plugin / "skills/next-version/evals/trigger_eval.json"
     trigger.write_text("[]\n")
-    again = init(plugin, scripted_model, claude_bin, "--no-pilot")
+    again = init(plugin, model, claude_bin, "--no-pilot")
     assert again.returncode == 0, again.stderr
+    assert "piloting" not in again.stdout
     out = again.stdout.splitlines()
     assert out[2:8] == [
         "init: skill next-version: wrote 0 case(s)",
@@ -198,8 +202,8 @@ def test_init_again_leaves_every_case_and_trigger_file_as_it_is(
     assert out[-2] == "Next: pytest evals/"
     assert edited.read_text() == "my own prompt\n"
     assert trigger.read_text() == "[]\n"
-    # No half-written folder is left beside the cases.
-    assert sorted(p.name for p in (plugin / "evals").iterdir()) == sorted(CASES)
+    left = sorted(p.name for p in (plugin / "evals").iterdir() if p.name != pilot_folder)
+    assert left == sorted(CASES)
 
 
 HOSTILE = {
@@ -209,31 +213,35 @@ HOSTILE = {
 
 
 # Each kind of unusable draft is tested on the parser (tests/unit/test_init_drafts.py); here, on
-# a real judge, one a hostile reply and one a judge that fails.
-@pytest.mark.parametrize(
-    ("reply", "said"),
-    [
-        (
-            text(json.dumps(HOSTILE)),
-            'should_not_trigger[0].name "../../escaped" won\'t work — lowercase letters, '
-            "digits and '-' only, at most 48 characters",
-        ),
-        (error(500, message="judge down"), "the judge failed: API Error: 500"),
-    ],
-    ids=["hostile-name", "judge-error"],
-)
+# a real judge, one skill's draft a hostile reply and the other's a judge that fails: one line
+# each, in one ``init``.
 def test_a_draft_that_cannot_be_used_is_one_line_and_writes_nothing(
-    plugin: Path, scripted_model: ScriptedModel, claude_bin: str, reply: Reply, said: str
+    plugin: Path, scripted_model: ScriptedModel, claude_bin: str
 ) -> None:
-    scripted_model.add(Rule(when_prompt=ASKED, reply=reply))
+    (plugin / "skills" / "notes").mkdir()
+    (plugin / "skills" / "notes" / "SKILL.md").write_text(
+        "---\nname: release-notes\ndescription: Write release notes.\n---\nWrite them.\n"
+    )
+    scripted_model.add(
+        Rule(when_prompt="the skill 'next-version'", reply=text(json.dumps(HOSTILE))),
+        Rule(when_prompt="the skill 'release-notes'", reply=error(500, message="judge down")),
+    )
     done = init(plugin, scripted_model, claude_bin)
     assert done.returncode == 1
-    (line,) = done.stderr.splitlines()
-    assert line.startswith("init: skill next-version: ")
-    assert said in line
-    assert line.endswith("; nothing written for it")
+    said = {
+        "next-version": 'should_not_trigger[0].name "../../escaped" won\'t work — lowercase '
+        "letters, digits and '-' only, at most 48 characters",
+        "release-notes": "the judge failed: API Error: 500",
+    }
+    lines = done.stderr.splitlines()
+    assert len(lines) == 2, done.stderr
+    for skill, why in said.items():
+        (line,) = [x for x in lines if x.startswith(f"init: skill {skill}: ")]
+        assert why in line, line
+        assert line.endswith("; nothing written for it"), line
     assert not (plugin / "evals").exists()
     assert not (plugin / "skills/next-version/evals").exists()
+    assert not (plugin / "skills/notes/evals").exists()
     assert not (plugin.parent / "escaped").exists()
     assert "piloting" not in done.stdout
     assert done.stdout.splitlines()[-1] == "Next: pytest evals/"

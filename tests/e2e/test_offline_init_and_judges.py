@@ -79,9 +79,10 @@ def test_init_and_a_judged_case_run_offline_from_the_docs_alone(
         assert "init: skill next-version: wrote 2 case(s)" in drafted.stdout
         assert "init: pilot: 2 of 2 case(s) passed" in drafted.stdout, drafted.stdout
         assert run[0] == "pytest"
+        # One run per case and arm (the cases' own three would judge the same answers).
         judged = subprocess.run(
             [sys.executable, "-m", "pytest", *run[1:], "-p", "no:cacheprovider",
-             "--eval-json", str(tmp_path / "out.json")],
+             "--eval-runs", "1", "--eval-json", str(tmp_path / "out.json")],
             cwd=plugin, env=env, capture_output=True, text=True, timeout=600, check=False,
         )  # fmt: skip
         assert judged.returncode == 0, judged.stdout[-4000:] + judged.stderr[-2000:]
@@ -102,4 +103,5 @@ def test_init_and_a_judged_case_run_offline_from_the_docs_alone(
         if g["name"] == "outcome"
     ]
     votes = [[v["vote"] for v in g["judgeVotes"]] for g in verdicts]
-    assert votes and all(v == ["PASS"] * 3 for v in votes), votes
+    assert len(votes) == 4, votes  # two cases, two arms, one run each
+    assert all(v == ["PASS"] * 3 for v in votes), votes

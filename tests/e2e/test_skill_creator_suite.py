@@ -33,14 +33,14 @@ SUITE = {
 }
 
 
-@pytest.mark.parametrize("workers", ["-n0", "-n2"])
 def test_a_skill_creator_suite_runs_in_both_arms(
     pytester: pytest.Pytester,
     scripted_model: ScriptedModel,
     run_evals: Any,
     monkeypatch: pytest.MonkeyPatch,
-    workers: str,
 ) -> None:
+    """In one process: what crosses to the controller is tested by the -n 2 sessions of the
+    other end-to-end modules."""
     monkeypatch.setenv("HOME", str(pytester.path / "elsewhere"))
     pytester.makefile(".md", SKILL=SKILL_MD)
     pytester.makefile(".json", **{"evals/evals": json.dumps(SUITE)})
@@ -61,7 +61,7 @@ def test_a_skill_creator_suite_runs_in_both_arms(
         ),
         Rule(when_prompt="What is a PDF form", reply=text("A PDF with fields.")),
     )
-    _, doc = run_evals(workers, "--eval-judge", "anthropic", "--eval-report", "r.html")
+    _, doc = run_evals("-n0", "--eval-judge", "anthropic", "--eval-report", "r.html")
     cases = {c["name"]: c for c in doc["cases"]}
     assert set(cases) == {"eval-1", "eval-2"}
     fill = cases["eval-1"]

@@ -1,4 +1,4 @@
-"""Whatever ``TMPDIR`` the operator has — outside ``/tmp``, or long — a granted shell works and
+"""Whatever ``TMPDIR`` the operator has — outside ``/tmp`` and long — a granted shell works and
 nothing is left behind: Claude Code's bridge sockets and daemon folder, Codex's sandbox
 helpers, the harness's sockets all stay in the run's own ``/tmp`` or in folders that go with
 the session."""
@@ -33,19 +33,17 @@ def leftovers(folder: Path) -> set[str]:
         return set()
 
 
-@pytest.fixture(params=["outside-tmp", "long"])
-def operator_tmpdir(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Path]:
-    """The operator's TMPDIR: a folder outside /tmp, or one whose path is 180 bytes long."""
-    base = Path("/var/tmp") if request.param == "outside-tmp" else Path("/tmp")
-    folder = base / f"evals-tmpdir-{uuid.uuid4().hex[:8]}"
-    if request.param == "long":
-        folder = folder / ("deep-" * 30)[:150]
+@pytest.fixture
+def operator_tmpdir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The operator's TMPDIR: a folder outside /tmp whose path is over 170 bytes long (a
+    socket's path under it would not fit in ``sun_path``)."""
+    top = Path("/var/tmp") / f"evals-tmpdir-{uuid.uuid4().hex[:8]}"
+    folder = top / ("deep-" * 30)[:150]
     folder.mkdir(parents=True)
+    assert len(str(folder)) > 170
     monkeypatch.setenv("TMPDIR", str(folder))
     yield folder
-    shutil.rmtree(folder if request.param == "outside-tmp" else folder.parents[0], True)
+    shutil.rmtree(top, True)
 
 
 @pytest.mark.parametrize("agent", ["claude", "codex"])
