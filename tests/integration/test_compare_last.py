@@ -42,7 +42,7 @@ def test_last_passes_over_what_is_not_comparable(
     """The newest comparable session is taken, the newer ones passed over with why; a case
     this session did not select is "not run", one no longer in the suite "gone"."""
     for name in ("steady", "breaks", "other"):
-        add_case(pytester, name)
+        add_case(pytester, name, RUNS)
     ok = scripted_agent([{"reply": "ok"}])
     full = pytester.runpytest("evals", *plugin_args, "--eval-agent", ok)
     full.assert_outcomes(passed=3 * RUNS)
@@ -122,7 +122,7 @@ def test_replay_last_replays_the_newest_comparable_session(
     pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
 ) -> None:
     for name in ("steady", "breaks"):
-        add_case(pytester, name)
+        add_case(pytester, name, RUNS)
     nope = scripted_agent([{"match": "Task breaks", "reply": "nope"}, {"reply": "ok"}])
     first = pytester.runpytest("evals", *plugin_args, "--eval-agent", nope, "--eval-threshold", "0")
     first.assert_outcomes(passed=2 * RUNS)
@@ -164,7 +164,7 @@ def test_replay_last_replays_the_newest_comparable_session(
 def test_replay_last_without_a_recorded_session_is_one_usage_line(
     pytester: pytest.Pytester, plugin_args: list[str]
 ) -> None:
-    add_case(pytester, "steady")
+    add_case(pytester, "steady", RUNS)
     result = pytester.runpytest("evals", *plugin_args, "--eval-agent", "replay:last")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.assert_outcomes()
@@ -185,7 +185,7 @@ def test_an_aa_session_takes_the_last_aa_session(
     and it gates on its wiring only: no regression gate. (Which arms each kind of session
     takes: tests/unit/test_earlier_session.py.)"""
     for name in ("steady", "breaks"):
-        add_case(pytester, name)
+        add_case(pytester, name, RUNS)
     (pytester.path / ".claude-plugin").mkdir()
     (pytester.path / ".claude-plugin" / "plugin.json").write_text(
         '{"name": "demo", "version": "1.0.0"}', encoding="utf-8"
