@@ -1,7 +1,8 @@
 """A document the reference (``claude plugin eval``) wrote, read by this plugin: the same
 ``dir`` for every case (the case folder relative to the plugin's folder), so
 ``--eval-compare`` pairs its cases with ours one by one; and ``--eval-compare last`` passes
-over the results folder the reference wrote beside ours."""
+over the results folder the reference wrote beside ours. The same example suite against the
+same scripted model gets the same verdicts, scores and Δ in both (the reference's parity)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_plugin_evals.testing import ScriptedModel
-from tests.e2e.test_reference_parity import example_rules, plugin  # noqa: F401 (a fixture)
+from tests.e2e.test_reference_parity import (  # noqa: F401 (a fixture)
+    example_rules,
+    plugin,
+    verdicts,
+)
 
 
 def pytest_session(
@@ -50,7 +55,10 @@ def test_a_reference_document_pairs_case_by_case(
         assert "claudeVersion" in reference, done.stderr[-2000:]
 
         # last: the reference's folder is not a session of ours to compare with.
-        first = pytest_session(plugin, env, claude_bin, "--eval-compare", "last")
+        last = tmp_path / "ours-last.json"
+        first = pytest_session(
+            plugin, env, claude_bin, "--eval-compare", "last", "--eval-json", str(last)
+        )
         assert (
             f"--eval-compare last: no earlier comparable session under {results} — nothing "
             "to compare with" in first.stdout
@@ -63,6 +71,10 @@ def test_a_reference_document_pairs_case_by_case(
             plugin, env, claude_bin, "--eval-compare", str(written), "--eval-json", str(out)
         )
         assert out.exists(), second.stdout[-3000:]
+    # The same suite, the same script: every grader's verdict, every score and Δ agree.
+    mine = verdicts(json.loads(last.read_text(encoding="utf-8")))
+    assert mine == verdicts(reference)
+    assert mine["suggests-next-version"]["delta"] == 1
     ours: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
     theirs = {c["name"]: c["dir"] for c in reference["cases"]}
     assert theirs["decoy-capital"] == "evals/group/decoy-capital"

@@ -1,7 +1,9 @@
 """The same suite, the same scripted model: the same verdicts, scores and Δ as the reference.
 
 The reference is ``claude plugin eval`` in the same binary. Both runs answer from one script,
-so every per-grader verdict, every case score and every Δ must agree.
+so every per-grader verdict, every case score and every Δ must agree: on the example plugin's
+suite in ``test_reference_documents.py`` (whose sessions are that suite's), and here on a
+granted shell.
 """
 
 from __future__ import annotations
@@ -63,17 +65,6 @@ def plugin(tmp_path: Path) -> Path:
         ),
     )
     return target
-
-
-def test_same_verdicts_scores_and_delta_as_claude_plugin_eval(
-    plugin: Path, tmp_path: Path, claude_bin: str, run_both: Any
-) -> None:
-    with ScriptedModel(example_rules()) as model:
-        reference_doc, ours_doc = run_both(plugin, model, claude_bin, tmp_path, grants=("Write",))
-    reference = verdicts(reference_doc)
-    mine = verdicts(ours_doc)
-    assert mine == reference
-    assert mine["suggests-next-version"]["delta"] == 1
 
 
 #: A case whose granted Bash builds a file in the working directory.
