@@ -60,14 +60,17 @@ class Sessions:
         self.log = pytester.path / "made.log"
         self.count = 0
 
-    def run(self, *extra: str) -> tuple[pytest.RunResult, list[str], dict[str, Any]]:
+    def run(
+        self, *extra: str, one_process: bool = False
+    ) -> tuple[pytest.RunResult, list[str], dict[str, Any]]:
+        """A session (``one_process``: without xdist workers, whatever the test's mode)."""
         self.count += 1
         out = self.pytester.path / "evals" / "results" / f"s{self.count}"
         self.log.write_text("")
         os.environ["EVAL_REUSE_LOG"] = str(self.log)
         several = "--eval-agents" in extra
         result = self.pytester.runpytest(
-            *self.plugin_args,
+            *(["-n0", "-p", "no:cacheprovider"] if one_process else self.plugin_args),
             "evals",
             *([] if several else [f"--eval-agent={self.agent}"]),
             "--eval-unconfined",
@@ -115,7 +118,9 @@ def test_a_pr_session_reuses_every_without_arm_run(sessions: Sessions) -> None:
     without arm's runs; the next reuses them from that session, makes again the runs of a case
     whose files changed, and grades the reused runs with the graders as they are now."""
     root = sessions.pytester.path
-    first, made, doc = sessions.run()
+    # The earlier session in one process: the two after it reuse, the last from the one
+    # before it (runs kept by a session's workers).
+    first, made, doc = sessions.run(one_process=True)
     first.assert_outcomes(passed=12)
     assert arms_made(made) == {"with": 6, "without": 6}
     assert doc["costUsd"] == pytest.approx(0.12)
