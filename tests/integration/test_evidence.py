@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import shlex
-import sys
 from typing import Any
 
 import pytest
 from statsmodels.stats.proportion import confint_proportions_2indep
 
-#: A deterministic agent: run N of an arm passes when N is at most that arm's pass count.
+#: A deterministic agent (a shell script: tens of runs start no interpreter): run N of an arm
+#: passes when N is at most that arm's pass count (the ``case`` lines, one per case and arm).
 AGENT = """\
-import json, os, sys
-passes = json.load(open(sys.argv[1], encoding="utf-8"))
-case = os.environ["EVAL_CASE"]
-arm = os.environ["EVAL_ARM"]
-run = int(os.environ["EVAL_RUN"])
-print("PASS" if run <= passes[case][arm] else "FAIL")
+case "$EVAL_CASE:$EVAL_ARM" in
+{lines}
+esac
+if [ "$EVAL_RUN" -le "$passes" ]; then echo PASS; else echo FAIL; fi
 """
 
 GRADER = "---\ntype: regex\npattern: PASS\n---\n"
@@ -28,12 +25,14 @@ def make_suite(pytester: pytest.Pytester, cases: dict[str, tuple[int, int]], run
     for name in cases:
         pytester.makefile(".md", **{f"evals/{name}/prompt": f"---\nruns: {runs}\n---\nDo {name}"})
         pytester.makefile(".md", **{f"evals/{name}/graders/passes": GRADER})
-    script = pytester.path / "agent.py"
-    script.write_text(AGENT, encoding="utf-8")
-    passes = {name: {"with": w, "without": wo} for name, (w, wo) in cases.items()}
-    table = pytester.path / "passes.json"
-    table.write_text(json.dumps(passes), encoding="utf-8")
-    return "cmd:" + shlex.join([sys.executable, str(script), str(table)])
+    lines = [
+        f"  {shlex.quote(f'{name}:{arm}')}) passes={n} ;;"
+        for name, counts in cases.items()
+        for arm, n in zip(("with", "without"), counts, strict=True)
+    ]
+    script = pytester.path / "agent.sh"
+    script.write_text(AGENT.format(lines="\n".join(lines)), encoding="utf-8")
+    return "cmd:" + shlex.join(["sh", str(script)])
 
 
 def run(pytester: pytest.Pytester, agent: str, plugin_args: list[str], *extra: str) -> Any:
