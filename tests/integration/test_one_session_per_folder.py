@@ -136,7 +136,7 @@ def test_a_claim_lock_held_elsewhere_is_one_line_not_a_hang(
     try:
         assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
         start = time.monotonic()
-        result = pytester.runpytest_subprocess(
+        result = pytester.runpytest(
             "evals", "-n0", "-p", "no:cacheprovider", "--eval-output-dir", "out",
             "--eval-agent", scripted_agent([{"match": "Say", "reply": "alpha beta"}]),
         )  # fmt: skip
