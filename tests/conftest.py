@@ -75,7 +75,7 @@ SLOW_MODULES = frozenset(
         "shards", "reruns_and_selection", "failure_reports", "rate_limit_retries",
         "several_agents", "merge_as_written", "progress", "interruptions",
         "one_session_per_folder", "baseline_plugin", "replay_and_scaffold",
-        "judge_graders", "evidence", "compare", "collection", "scripted_claude", "init_bare",
+        "judge_graders", "evidence", "compare", "collection", "scripted_claude",
         "run_ahead", "reuse", "skill_collections",
     )
 )  # fmt: skip

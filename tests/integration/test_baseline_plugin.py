@@ -19,9 +19,6 @@ from statsmodels.stats.proportion import confint_proportions_2indep
 
 from tests.helpers import git, write_tree
 
-# What crosses from the workers to the controller is tested: -n 0 and -n 2.
-pytestmark = pytest.mark.workers
-
 #: Answers from the SKILL.md it is given: the skill that says "wave" is called (a Skill tool
 #: call) and waves; "please" comes on run 1, and on run 2 too with that skill.
 AGENT = """\
@@ -176,9 +173,13 @@ def check_terminal(result: Any, plugin_args: list[str], baseline_line: str) -> N
     result.stdout.fnmatch_lines([baseline_line])
 
 
+@pytest.mark.workers
 def test_ab_against_a_git_ref(
     pytester: pytest.Pytester, plugin_repo: Path, plugin_args: list[str], read_doc: Any
 ) -> None:
+    """An A/B against ``git:HEAD~1``: its arms, Δ and verdict in the terminal, the document
+    (which reads back as written) and the report; one checkout for the session, whichever
+    process made it, gone at its end; the repository untouched."""
     head_before = git(plugin_repo, "rev-parse", "HEAD")
     old = git(plugin_repo, "rev-parse", "HEAD~1")
     result = run_ab(
@@ -222,6 +223,17 @@ def test_ab_against_a_git_ref(
     page = (pytester.path / "report.html").read_text(encoding="utf-8")
     assert "Baseline plugin (demo v1.0.0 from git:HEAD~1 (" + old[:12] + "))" in page
     assert "Baseline (no plugin)" not in page
+    # The document reads back with its baseline arm, and is written again the same.
+    from pytest_plugin_evals.reporting.document import document_json, load_document
+
+    again = load_document(doc)
+    assert again.baseline and again.two_arm
+    (read,) = again.cases
+    assert read.second_arm == "baseline" and len(read.without_runs) == 3
+    assert again.suite.baseline_plugins[0].commit == old
+    written = document_json(again)
+    assert written["suite"]["baselinePlugin"] == doc["suite"]["baselinePlugin"]
+    assert written["cases"][0]["arms"].keys() == {"with", "baseline"}
 
 
 def test_ab_against_a_folder(
@@ -267,24 +279,6 @@ def test_ini_twin_and_selecting_the_baseline_arm(
     assert case["arms"]["with"] == [] and len(case["arms"]["baseline"]) == 3
 
 
-def test_a_document_with_a_baseline_reads_back(
-    pytester: pytest.Pytester, plugin_repo: Path, read_doc: Any
-) -> None:
-    result = run_ab(pytester, plugin_repo, "git:HEAD~1", "-p", "no:cacheprovider")
-    assert result.ret == pytest.ExitCode.OK
-    from pytest_plugin_evals.reporting.document import document_json, load_document
-
-    doc = read_doc()
-    again = load_document(doc)
-    assert again.baseline and again.two_arm
-    (case,) = again.cases
-    assert case.second_arm == "baseline" and len(case.without_runs) == 3
-    assert again.suite.baseline_plugins[0].commit == git(plugin_repo, "rev-parse", "HEAD~1")
-    written = document_json(again)
-    assert written["suite"]["baselinePlugin"] == doc["suite"]["baselinePlugin"]
-    assert written["cases"][0]["arms"].keys() == {"with", "baseline"}
-
-
 @pytest.mark.parametrize(
     ("value", "message"),
     [
@@ -293,6 +287,7 @@ def test_a_document_with_a_baseline_reads_back(
     ],
     ids=["unknown-ref"],  # the other lines: tests/unit/test_baseline_spec.py
 )  # fmt: skip
+@pytest.mark.workers
 def test_a_bad_ref_is_one_usage_line(
     pytester: pytest.Pytester, plugin_args: list[str], value: str, message: str
 ) -> None:

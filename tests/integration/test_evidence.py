@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import shlex
-import sys
 from typing import Any
 
 import pytest
 from statsmodels.stats.proportion import confint_proportions_2indep
 
-#: A deterministic agent: run N of an arm passes when N is at most that arm's pass count.
+#: A deterministic agent (a shell script: tens of runs start no interpreter): run N of an arm
+#: passes when N is at most that arm's pass count (the ``case`` lines, one per case and arm).
 AGENT = """\
-import json, os, sys
-passes = json.load(open(sys.argv[1], encoding="utf-8"))
-case = os.environ["EVAL_CASE"]
-arm = os.environ["EVAL_ARM"]
-run = int(os.environ["EVAL_RUN"])
-print("PASS" if run <= passes[case][arm] else "FAIL")
+case "$EVAL_CASE:$EVAL_ARM" in
+{lines}
+esac
+if [ "$EVAL_RUN" -le "$passes" ]; then echo PASS; else echo FAIL; fi
 """
 
 GRADER = "---\ntype: regex\npattern: PASS\n---\n"
@@ -28,12 +25,14 @@ def make_suite(pytester: pytest.Pytester, cases: dict[str, tuple[int, int]], run
     for name in cases:
         pytester.makefile(".md", **{f"evals/{name}/prompt": f"---\nruns: {runs}\n---\nDo {name}"})
         pytester.makefile(".md", **{f"evals/{name}/graders/passes": GRADER})
-    script = pytester.path / "agent.py"
-    script.write_text(AGENT, encoding="utf-8")
-    passes = {name: {"with": w, "without": wo} for name, (w, wo) in cases.items()}
-    table = pytester.path / "passes.json"
-    table.write_text(json.dumps(passes), encoding="utf-8")
-    return "cmd:" + shlex.join([sys.executable, str(script), str(table)])
+    lines = [
+        f"  {shlex.quote(f'{name}:{arm}')}) passes={n} ;;"
+        for name, counts in cases.items()
+        for arm, n in zip(("with", "without"), counts, strict=True)
+    ]
+    script = pytester.path / "agent.sh"
+    script.write_text(AGENT.format(lines="\n".join(lines)), encoding="utf-8")
+    return "cmd:" + shlex.join(["sh", str(script)])
 
 
 def run(pytester: pytest.Pytester, agent: str, plugin_args: list[str], *extra: str) -> Any:
@@ -100,53 +99,43 @@ def test_one_of_three_against_none_includes_zero_and_asks_for_more_runs(
     )
 
 
-@pytest.mark.parametrize(
-    ("reducer", "passes", "outcome"),
-    [
-        ("any", 1, "passed"),  # pass@k: one of three is enough
-        ("all", 2, "failed"),  # pass^k: one failure fails the case
-        ("at-least:2", 2, "passed"),
-        ("at-least:2", 1, "failed"),
-    ],
-)
-def test_reducers_decide_the_case(
-    pytester: pytest.Pytester,
-    plugin_args: list[str],
-    read_doc: Any,
-    reducer: str,
-    passes: int,
-    outcome: str,
-) -> None:
-    agent = make_suite(pytester, {"flaky": (passes, 0)}, runs=3)
-    result = run(pytester, agent, plugin_args, "--eval-reducer", reducer)
-    doc = read_doc()
-    agg = doc["cases"][0]["aggregates"]
-    assert agg["reducer"] == reducer
-    assert doc["aggregates"]["reducer"] == reducer
-    assert agg["passed"] is (outcome == "passed")
-    assert doc["aggregates"]["thresholdMet"] is (outcome == "passed")
-    assert result.ret == (0 if outcome == "passed" else 1)
-    if outcome == "failed" and reducer == "all":
-        # Under all (and threshold 1) each failed run fails its item, as under mean.
-        result.assert_outcomes(passed=5, failed=1)
-    elif outcome == "failed":
-        # The failure is on the case's last run, naming the reducer (JUnit and --lf see it).
-        result.stdout.fnmatch_lines([f"*case flaky: failed under the {reducer} reducer*"])
-        result.assert_outcomes(passed=5, failed=1)
-    else:
-        result.assert_outcomes(passed=6)
-
-
-def test_a_case_can_have_its_own_reducer(
+def test_the_reducer_and_a_cases_own_decide_the_cases(
     pytester: pytest.Pytester, plugin_args: list[str], read_doc: Any
 ) -> None:
-    agent = make_suite(pytester, {"smoke-a": (1, 0), "strict-b": (3, 0)}, runs=3)
-    pytester.makeini("[pytest]\neval_case_reducers =\n    smoke-* = any\n")
-    result = run(pytester, agent, plugin_args)
-    assert result.ret == 0
-    cases = {c["name"]: c["aggregates"] for c in read_doc()["cases"]}
-    assert cases["smoke-a"]["reducer"] == "any" and cases["smoke-a"]["passed"] is True
-    assert cases["strict-b"]["reducer"] == "mean" and cases["strict-b"]["passed"] is True
+    """``--eval-reducer at-least:2`` decides each case (two of three runs pass, one does not)
+    but one that ``eval_case_reducers`` gives its own (``any``: one of three is enough); the
+    failure is on the case's last run, naming the reducer (JUnit and --lf see it), and the
+    exit status is the gate's (the reducers' rules: tests/unit/test_case_decision.py)."""
+    agent = make_suite(pytester, {"twice": (2, 0), "once": (1, 0), "lucky-once": (1, 0)}, runs=3)
+    pytester.makeini("[pytest]\neval_case_reducers =\n    lucky-* = any\n")
+    result = run(pytester, agent, plugin_args, "--eval-reducer", "at-least:2")
+    doc = read_doc()
+    cases = {c["name"]: c["aggregates"] for c in doc["cases"]}
+    assert {name: (agg["reducer"], agg["passed"]) for name, agg in cases.items()} == {
+        "twice": ("at-least:2", True),
+        "once": ("at-least:2", False),
+        "lucky-once": ("any", True),
+    }
+    assert doc["aggregates"]["reducer"] == "at-least:2"
+    assert doc["aggregates"]["thresholdMet"] is False
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*case once: failed under the at-least:2 reducer*"])
+    result.assert_outcomes(passed=17, failed=1)
+
+
+def test_under_all_each_failed_run_fails_its_item(
+    pytester: pytest.Pytester, plugin_args: list[str], read_doc: Any
+) -> None:
+    """``--eval-reducer all`` (pass^k, threshold 1): one failed run fails the case, and that
+    run's item, as under mean."""
+    agent = make_suite(pytester, {"flaky": (2, 0)}, runs=3)
+    result = run(pytester, agent, plugin_args, "--eval-reducer", "all")
+    doc = read_doc()
+    agg = doc["cases"][0]["aggregates"]
+    assert (agg["reducer"], doc["aggregates"]["reducer"]) == ("all", "all")
+    assert agg["passed"] is False and doc["aggregates"]["thresholdMet"] is False
+    assert result.ret == 1
+    result.assert_outcomes(passed=5, failed=1)
 
 
 @pytest.mark.parametrize(

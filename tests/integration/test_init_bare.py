@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import run_command
+
 #: What ``claude plugin eval init --bare mycase`` (Claude Code 2.1.328) writes, observed.
 REFERENCE_PROMPT = (
     "---\nmax_turns: 10\nallowed_tools: [Read, Glob, Grep, Skill]\n---\n\n"
@@ -21,16 +23,10 @@ REFERENCE_CRITERIA = (
 MANIFEST = '{"name": "plug"}'
 
 
-def init(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_plugin_evals", "init", *args],
-        cwd=root,
-        env={**os.environ, **env},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def init(root: Path, *args: str) -> pytest.RunResult:
+    """``python -m pytest_plugin_evals init ARGS`` from ``root``, run in this process (the
+    terminal test below starts the command as a process of its own)."""
+    return run_command(root, "init", *args)
 
 
 @pytest.fixture
@@ -43,8 +39,8 @@ def test_bare_writes_the_reference_template_and_pytest_says_it_is_blank(
     pytester: pytest.Pytester, plug: Path
 ) -> None:
     done = init(plug, "--bare", "mycase")
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
+    assert done.ret == 0, done.stderr.str()
+    assert done.outlines == [
         "Created evals/mycase/prompt.md and evals/mycase/graders/criteria.md",
         "Next: write the prompt in prompt.md and what a good answer does in "
         "graders/criteria.md, then run: pytest evals/",
@@ -61,12 +57,12 @@ def test_bare_writes_the_reference_template_and_pytest_says_it_is_blank(
 
 
 def test_bare_never_replaces_a_case(plug: Path) -> None:
-    assert init(plug, "--bare", "mycase").returncode == 0
+    assert init(plug, "--bare", "mycase").ret == 0
     prompt = plug / "evals" / "mycase" / "prompt.md"
     prompt.write_text("mine\n")
     done = init(plug, "--bare", "mycase")
-    assert done.returncode == 1
-    assert done.stderr.splitlines() == [
+    assert done.ret == 1
+    assert done.errlines == [
         "init: evals/mycase already exists: nothing written (init never replaces a case)"
     ]
     assert prompt.read_text() == "mine\n"
@@ -88,12 +84,12 @@ def test_bare_in_a_skill_folder_and_with_eval_dir(
         pytester.makefile(".md", **{where[:-3]: "---\nname: a\ndescription: d\n---\nbody\n"})
         folder = "evals"
     done = init(pytester.path, *args)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[0] == (
+    assert done.ret == 0, done.stderr.str()
+    assert done.outlines[0] == (
         f"Created {folder}/c1/prompt.md and {folder}/c1/graders/criteria.md"
     )
     if layout is None:  # a folder not named evals: the next command says how pytest finds it
-        assert done.stdout.splitlines()[1].endswith(
+        assert done.outlines[1].endswith(
             "then run: pytest tests/ev/ -o eval_paths=tests/ev (pytest collects cases from "
             "folders named evals and those eval_paths lists: add eval_paths = tests/ev to "
             "your pytest configuration to drop the -o)"
@@ -125,12 +121,12 @@ def test_bare_in_a_skill_folder_and_with_eval_dir(
 )
 def test_what_init_refuses_is_one_line(plug: Path, args: list[str], said: str, status: int) -> None:
     done = init(plug, *args)
-    assert done.returncode == status
-    assert "Traceback" not in done.stderr
-    lines = done.stderr.splitlines()
+    assert done.ret == status
+    assert "Traceback" not in done.stderr.str()
+    lines = done.errlines
     if status == 4 and lines[0].startswith("usage:"):  # argparse: its usage, then one line
         lines = lines[-1:]
-    assert len(lines) == 1, done.stderr
+    assert len(lines) == 1, done.stderr.str()
     assert said in lines[0]
     assert not (plug / "evals").exists()
     assert not (plug.parent / "x").exists() and not (plug.parent / "out").exists()
@@ -138,8 +134,8 @@ def test_what_init_refuses_is_one_line(plug: Path, args: list[str], said: str, s
 
 def test_outside_a_plugin_init_says_why(pytester: pytest.Pytester) -> None:
     done = init(pytester.path, "--bare", "c")
-    assert done.returncode == 1
-    assert done.stderr.splitlines() == [
+    assert done.ret == 1
+    assert done.errlines == [
         f"init: {pytester.path} is not a plugin or skill folder — run "
         "`python -m pytest_plugin_evals init` from the plugin's root folder, or pass "
         "--eval-dir to scaffold here on purpose."
@@ -150,11 +146,11 @@ def test_a_plugin_without_skills_has_nothing_to_draft(plug: Path) -> None:
     (plug / "commands").mkdir()
     (plug / "commands" / "ship.md").write_text("---\ndescription: Ship it.\n---\nShip.\n")
     done = init(plug, "--no-pilot")
-    assert done.returncode == 1
-    assert done.stdout.splitlines() == [
+    assert done.ret == 1
+    assert done.outlines == [
         "init: read plug: no skills, 1 command (ship), no agents, no MCP servers"
     ]
-    assert done.stderr.splitlines() == [
+    assert done.errlines == [
         "init: the plugin has no skill (SKILL.md) to draft cases for — write one by hand with: "
         "python -m pytest_plugin_evals init --bare NAME"
     ]
@@ -165,9 +161,9 @@ def test_the_judge_comes_from_the_plugins_pytest_ini(plug: Path) -> None:
     (plug / "skills" / "a").mkdir(parents=True)
     (plug / "skills" / "a" / "SKILL.md").write_text("---\nname: a\ndescription: d\n---\n")
     done = init(plug, "--no-pilot")
-    assert done.returncode == 1
-    assert "init: drafting with the openai judge (from pytest.ini)" in done.stdout
-    assert done.stderr.splitlines() == [
+    assert done.ret == 1
+    assert "init: drafting with the openai judge (from pytest.ini)" in done.stdout.str()
+    assert done.errlines == [
         "init: cannot draft: --eval-judge openai needs a model: pass --eval-judge-model NAME "
         "(the model name your OpenAI-compatible server serves)"
     ]
@@ -212,8 +208,8 @@ def test_on_a_terminal_init_says_the_same_and_asks_nothing(plug: Path) -> None:
 def test_a_folder_init_cannot_write_in_is_one_line(plug: Path) -> None:
     (plug / "evals").write_text("a file where the folder would be\n")
     done = init(plug, "--bare", "c")
-    assert done.returncode == 1
-    (line,) = done.stderr.splitlines()
+    assert done.ret == 1
+    (line,) = done.errlines
     assert line.startswith("init: cannot write the case: ")
     assert "evals" in line
     assert (plug / "evals").read_text() == "a file where the folder would be\n"
@@ -222,8 +218,8 @@ def test_a_folder_init_cannot_write_in_is_one_line(plug: Path) -> None:
 def test_a_broken_manifest_is_one_line(plug: Path) -> None:
     (plug / ".claude-plugin" / "plugin.json").write_text("{nope\n")
     done = init(plug, "--no-pilot")
-    assert done.returncode == 1
-    assert done.stderr.splitlines() == [
+    assert done.ret == 1
+    assert done.errlines == [
         "init: .claude-plugin/plugin.json:1: invalid plugin manifest: invalid JSON: Expecting "
         "property name enclosed in double quotes"
     ]

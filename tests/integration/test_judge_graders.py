@@ -1,10 +1,16 @@
-"""llm, baseline and meetsCriteria graders end to end, with each judge backend on loopback."""
+"""llm, baseline and meetsCriteria graders end to end, with each judge backend on loopback.
+
+The judges' SDKs are imported above, once for the module: a judge imports its SDK only when
+chosen, which here is inside an in-process session, and each such session drops the modules
+first imported in it, so every session would import the SDK again (a second of CPU each)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+import anthropic  # noqa: F401
+import openai  # noqa: F401
 import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text
@@ -18,8 +24,14 @@ BASELINE = [
 ]
 
 
-def make_suite(pytester: pytest.Pytester) -> None:
+def make_suite(pytester: pytest.Pytester, *, every_kind: bool = True) -> None:
+    """The ``judged`` case with its rubric (``llm``); with ``every_kind``, also a ``baseline``
+    and a regex grader, and a ``meetsCriteria`` case of a package.json."""
     pytester.makefile(".md", **{"evals/judged/prompt": "---\nruns: 1\n---\nWhich version next?\n"})
+    if not every_kind:
+        rubric = "---\ntype: llm\n---\nPASS if the reply names 1.4.1.\n"
+        pytester.makefile(".md", **{"evals/judged/graders/rubric": rubric})
+        return
     pytester.makefile(
         ".md",
         **{
@@ -68,13 +80,6 @@ def backend_args(kind: str, claude_bin: str | None) -> list[str]:
     return ["--eval-judge", "anthropic"]
 
 
-@pytest.fixture(params=["claude", "anthropic", "openai"])
-def backend(request: pytest.FixtureRequest) -> tuple[str, str | None]:
-    kind = request.param
-    binary = request.getfixturevalue("claude_bin") if kind == "claude" else None
-    return kind, binary
-
-
 def run(pytester: pytest.Pytester, scripted_agent: Any, *args: str) -> tuple[Any, dict[str, Any]]:
     agent = scripted_agent([{"match": "version", "reply": "Ship 1.4.1."}])
     result = pytester.runpytest(
@@ -89,23 +94,30 @@ def graders_of(doc: dict[str, Any], case: str) -> dict[str, dict[str, Any]]:
     return {g["name"]: g for g in c["arms"]["with"][0]["graders"]}
 
 
-def test_every_backend_judges_with_three_votes(
-    pytester: pytest.Pytester,
-    scripted_agent: Any,
-    judge_env: ScriptedModel,
-    backend: tuple[str, str | None],
+SPLIT_VOTES = "PASS if the reply names 1.4.1"
+
+
+def split_votes(model: ScriptedModel) -> None:
+    """The rubric's votes: PASS, FAIL, PASS (PASS by majority)."""
+    model.add(
+        Rule(when_prompt=SPLIT_VOTES, reply=text("PASS"), times=1),
+        Rule(when_prompt=SPLIT_VOTES, reply=text("FAIL: too terse"), times=1),
+        Rule(when_prompt=SPLIT_VOTES, reply=text("PASS, it names it")),
+    )
+
+
+def test_every_judged_grader_kind_votes_three_times(
+    pytester: pytest.Pytester, scripted_agent: Any, judge_env: ScriptedModel
 ) -> None:
+    """llm, baseline and meetsCriteria graders each take three votes of the judge (here the
+    Anthropic API's), the majority decides, and the judge's cost is the run's."""
     make_suite(pytester)
-    # Split votes on the rubric: PASS, FAIL, PASS → PASS by majority.
+    split_votes(judge_env)
     judge_env.add(
-        Rule(when_prompt="PASS if the reply names 1.4.1", reply=text("PASS"), times=1),
-        Rule(when_prompt="PASS if the reply names 1.4.1", reply=text("FAIL: too terse"), times=1),
-        Rule(when_prompt="PASS if the reply names 1.4.1", reply=text("PASS, it names it")),
         Rule(when_prompt="BASELINE trajectory", reply=text("PASS")),
         Rule(when_prompt="Names version 1.4.1", reply=text("FAIL")),
     )
-    kind, binary = backend
-    result, doc = run(pytester, scripted_agent, *backend_args(kind, binary))
+    result, doc = run(pytester, scripted_agent, *backend_args("anthropic", None))
     rubric = graders_of(doc, "judged")["rubric"]
     assert rubric["passed"] is True
     assert [v["vote"] for v in rubric["judgeVotes"]] == ["PASS", "FAIL", "PASS"]
@@ -118,37 +130,57 @@ def test_every_backend_judges_with_three_votes(
     judged_run = next(c for c in doc["cases"] if c["name"] == "judged")["arms"]["with"][0]
     per_grader = rubric["judgeCostUsd"] + graders_of(doc, "judged")["versus"]["judgeCostUsd"]
     assert judged_run["judgeCostUsd"] == pytest.approx(per_grader)
-    if kind != "openai":  # an OpenAI-compatible endpoint reports no price here
-        assert judged_run["judgeCostUsd"] > 0
+    assert judged_run["judgeCostUsd"] > 0
     assert judged_run["costUsd"] == pytest.approx(judged_run["judgeCostUsd"])
     result.assert_outcomes(passed=1, failed=1)
 
 
-def test_a_failing_judge_is_an_error_not_a_fail(
+@pytest.mark.parametrize("kind", ["claude", "openai"])
+def test_the_other_backends_judge_a_session_too(
+    pytester: pytest.Pytester,
+    scripted_agent: Any,
+    judge_env: ScriptedModel,
+    kind: str,
+    request: pytest.FixtureRequest,
+) -> None:
+    """``--eval-judge claude`` (the real CLI, ``--eval-claude-bin``) and ``--eval-judge openai``
+    (``--eval-judge-model``) judge the session's runs through their own API: three votes, the
+    majority, the cost (an OpenAI-compatible endpoint reports no price here)."""
+    binary = request.getfixturevalue("claude_bin") if kind == "claude" else None
+    make_suite(pytester, every_kind=False)
+    split_votes(judge_env)
+    result, doc = run(pytester, scripted_agent, *backend_args(kind, binary))
+    rubric = graders_of(doc, "judged")["rubric"]
+    assert [v["vote"] for v in rubric["judgeVotes"]] == ["PASS", "FAIL", "PASS"]
+    assert rubric["passed"] is True and rubric["explanation"] == "judge votes: PASS FAIL PASS"
+    (judged_run,) = doc["cases"][0]["arms"]["with"]
+    if kind == "claude":
+        assert judged_run["judgeCostUsd"] > 0
+    assert judged_run["costUsd"] == pytest.approx(judged_run["judgeCostUsd"])
+    api = judge_env.message_requests if kind == "claude" else judge_env.chat_requests
+    assert len(api) == 3, f"the {kind} judge's three votes did not reach its own API"
+    result.assert_outcomes(passed=1)
+
+
+def test_a_failing_judge_or_an_unreadable_verdict_is_an_error_not_a_fail(
     pytester: pytest.Pytester, scripted_agent: Any, judge_env: ScriptedModel
 ) -> None:
+    """A judge that fails (HTTP 500: the criteria case) and a verdict that is neither PASS nor
+    FAIL (the judged case) make the run an error, not a fail; what was computed is kept."""
     make_suite(pytester)
-    judge_env.add(Rule(reply=error(500)))
+    judge_env.add(
+        Rule(when_prompt="Names version 1.4.1", reply=error(500)),
+        Rule(reply=text("I am not sure.")),
+    )
     result, doc = run(pytester, scripted_agent, "--eval-judge", "anthropic")
     result.assert_outcomes(errors=2)
     assert doc["partial"] is True
     assert doc["errors"] == {"judge": 2}
-    run_ = doc["cases"][0]["arms"]["with"][0]
-    assert run_["infraError"] == "judge"
-    assert "judge call failed" in run_["error"]
-
-
-def test_an_unreadable_verdict_is_an_error(
-    pytester: pytest.Pytester, scripted_agent: Any, judge_env: ScriptedModel
-) -> None:
-    make_suite(pytester)
-    judge_env.add(Rule(reply=text("I am not sure.")))
-    result, doc = run(pytester, scripted_agent, "--eval-judge", "anthropic")
-    result.assert_outcomes(errors=2)
-    assert doc["errors"] == {"judge": 2}
+    runs = {c["name"]: c["arms"]["with"][0] for c in doc["cases"]}
+    assert runs["criteria"]["infraError"] == "judge"
+    assert "judge call failed" in runs["criteria"]["error"], runs["criteria"]["error"]
     # Nothing computed is dropped: the free grader's verdict stays, the judged ones say why.
-    judged = next(c for c in doc["cases"] if c["name"] == "judged")
-    verdicts = {g["name"]: g for g in judged["arms"]["with"][0]["graders"]}
+    verdicts = {g["name"]: g for g in runs["judged"]["graders"]}
     assert verdicts["answer"]["passed"] is True
     assert verdicts["rubric"]["passed"] is None and verdicts["rubric"]["error"] == "judge"
     assert "neither PASS nor FAIL" in verdicts["rubric"]["explanation"]

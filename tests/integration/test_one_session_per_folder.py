@@ -56,10 +56,13 @@ def kept_runs(out: Path) -> list[str]:
     return sorted(p.name.rpartition("-")[0] for p in (out / "runs").iterdir() if p.is_dir())
 
 
-@pytest.mark.parametrize(("first", "second"), [("-n0", "-n2"), ("-n2", "-n0")])
 def test_a_second_session_on_a_folder_in_use_is_refused(
-    pytester: pytest.Pytester, scripted_agent: Agent, first: str, second: str
+    pytester: pytest.Pytester, scripted_agent: Agent
 ) -> None:
+    """Both sessions with two workers: the first one's workers share the folder, the second
+    one (controller and workers alike) is turned away in one line; a later session replaces
+    what the first left."""
+    first = second = "-n2"
     suite(pytester.path)
     out = pytester.path / "out"
     started = pytester.path / "started"
@@ -81,7 +84,7 @@ def test_a_second_session_on_a_folder_in_use_is_refused(
     )  # fmt: skip
     try:
         wait_for(started, proc)  # the first session is making its runs in out/
-        refused = pytester.runpytest_subprocess(
+        refused = pytester.runpytest(
             "evals", second, "-p", "no:cacheprovider", "--eval-agent", quick,
             "--eval-output-dir", "out", "--eval-json", "second.json",
         )  # fmt: skip
@@ -101,8 +104,8 @@ def test_a_second_session_on_a_folder_in_use_is_refused(
     assert len(traces) == 2 and all(t.is_file() for t in traces)
     assert kept_runs(out) == ["alpha", "beta"]
     # Once it has ended, the folder is free: a later session replaces what it left.
-    later = pytester.runpytest_subprocess(
-        "evals", second, "-p", "no:cacheprovider", "--eval-agent", quick,
+    later = pytester.runpytest(
+        "evals", "-n0", "-p", "no:cacheprovider", "--eval-agent", quick,
         "--eval-output-dir", "out", "-k", "alpha",
     )  # fmt: skip
     assert later.ret == 0
@@ -119,10 +122,11 @@ time.sleep(120)
 """
 
 
-@pytest.mark.parametrize("workers", ["-n0", "-n2"])
 def test_a_claim_lock_held_elsewhere_is_one_line_not_a_hang(
-    pytester: pytest.Pytester, scripted_agent: Agent, workers: str
+    pytester: pytest.Pytester, scripted_agent: Agent
 ) -> None:
+    """A claim lock another process holds stops the session after a bounded wait, in one line
+    (the session's first process checks it, before any run or worker starts)."""
     suite(pytester.path)
     out = pytester.path / "out"
     out.mkdir()
@@ -132,8 +136,8 @@ def test_a_claim_lock_held_elsewhere_is_one_line_not_a_hang(
     try:
         assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
         start = time.monotonic()
-        result = pytester.runpytest_subprocess(
-            "evals", workers, "-p", "no:cacheprovider", "--eval-output-dir", "out",
+        result = pytester.runpytest(
+            "evals", "-n0", "-p", "no:cacheprovider", "--eval-output-dir", "out",
             "--eval-agent", scripted_agent([{"match": "Say", "reply": "alpha beta"}]),
         )  # fmt: skip
         waited = time.monotonic() - start

@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import shlex
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -21,17 +20,14 @@ import pytest
 from tests.helpers import git, write_tree
 
 #: Answers "done" (the plugin's arm also says "plugin"), reports $0.01 of usage, and appends
-#: "<case> <arm> <run>" to $EVAL_REUSE_LOG.
+#: "<case> <arm> <run>" to $EVAL_REUSE_LOG (a shell script: the sessions make hundreds of runs,
+#: and none starts an interpreter).
 AGENT = """\
-import json, os, sys
-sys.stdin.read()
-arm = os.environ["EVAL_ARM"]
-with open(os.environ["EVAL_REUSE_LOG"], "a") as log:
-    log.write(f"{os.environ['EVAL_CASE']} {arm} {os.environ['EVAL_RUN']}\\n")
-with open(os.environ["EVAL_TRACE_FILE"], "a") as trace:
-    trace.write(json.dumps({"type": "usage", "input_tokens": 10, "output_tokens": 5,
-                            "cost_usd": 0.01}) + "\\n")
-print("done" + (" plugin" if arm == "with" else ""))
+cat > /dev/null
+echo "$EVAL_CASE $EVAL_ARM $EVAL_RUN" >> "$EVAL_REUSE_LOG"
+echo '{"type": "usage", "input_tokens": 10, "output_tokens": 5, "cost_usd": 0.01}' \\
+    >> "$EVAL_TRACE_FILE"
+if [ "$EVAL_ARM" = with ]; then echo "done plugin"; else echo done; fi
 """
 
 CASES = ("alpha", "beta")
@@ -39,14 +35,14 @@ CASES = ("alpha", "beta")
 
 def make_suite(root: Path, runs: int = 3) -> str:
     files = {
-        "agent.py": AGENT,
+        "agent.sh": AGENT,
         ".claude-plugin/plugin.json": '{"name": "helper", "version": "1.0.0"}',
     }
     for name in CASES:
         files[f"evals/{name}/prompt.md"] = f"---\nruns: {runs}\n---\nCase {name}.\n"
         files[f"evals/{name}/graders/done.md"] = "---\ntype: regex\npattern: done\n---\n"
     write_tree(root, files)
-    return "cmd:" + shlex.join([sys.executable, str(root / "agent.py")])
+    return "cmd:" + shlex.join(["sh", str(root / "agent.sh")])
 
 
 class Sessions:
@@ -60,14 +56,17 @@ class Sessions:
         self.log = pytester.path / "made.log"
         self.count = 0
 
-    def run(self, *extra: str) -> tuple[pytest.RunResult, list[str], dict[str, Any]]:
+    def run(
+        self, *extra: str, one_process: bool = False
+    ) -> tuple[pytest.RunResult, list[str], dict[str, Any]]:
+        """A session (``one_process``: without xdist workers, whatever the test's mode)."""
         self.count += 1
         out = self.pytester.path / "evals" / "results" / f"s{self.count}"
         self.log.write_text("")
         os.environ["EVAL_REUSE_LOG"] = str(self.log)
         several = "--eval-agents" in extra
         result = self.pytester.runpytest(
-            *self.plugin_args,
+            *(["-n0", "-p", "no:cacheprovider"] if one_process else self.plugin_args),
             "evals",
             *([] if several else [f"--eval-agent={self.agent}"]),
             "--eval-unconfined",
@@ -115,7 +114,9 @@ def test_a_pr_session_reuses_every_without_arm_run(sessions: Sessions) -> None:
     without arm's runs; the next reuses them from that session, makes again the runs of a case
     whose files changed, and grades the reused runs with the graders as they are now."""
     root = sessions.pytester.path
-    first, made, doc = sessions.run()
+    # The earlier session in one process: the two after it reuse, the last from the one
+    # before it (runs kept by a session's workers).
+    first, made, doc = sessions.run(one_process=True)
     first.assert_outcomes(passed=12)
     assert arms_made(made) == {"with": 6, "without": 6}
     assert doc["costUsd"] == pytest.approx(0.12)
@@ -376,10 +377,10 @@ def test_each_agent_reuses_only_its_own_runs(one_run: Sessions) -> None:
     """Under ``--eval-agents`` a run is reused only from the same agent: two agents that swap
     labels make all their runs again; the same agents again reuse each its own."""
     root = one_run.pytester.path
-    other = root / "other.py"
-    other.write_text((root / "agent.py").read_text())
+    other = root / "other.sh"
+    other.write_text((root / "agent.sh").read_text())
     one = one_run.agent
-    two = "cmd:" + shlex.join([sys.executable, str(other)])
+    two = "cmd:" + shlex.join(["sh", str(other)])
     _, made, _ = one_run.run("--eval-agents", f"a={one}", "--eval-agents", f"b={two}")
     assert arms_made(made) == {"with": 4, "without": 4}
     (root / ".claude-plugin" / "skill.md").write_text("new")

@@ -4,22 +4,27 @@ folders at the top, no manifest, root ``evals/`` files naming their skill (skill
 ``evals.json``, a ``<skill>-evals.json``, a 20-query ``trigger_eval.json``) — loads as a plugin
 of its skills in the with arm; a plugin of seven skills, three agents and a command runs the
 evals kept in its skills' folders; ``init`` drafts for the collection; and a JSON/YAML file
-under ``evals/`` that is no suite is one line saying why it was not read."""
+under ``evals/`` that is no suite is one line saying why it was not read.
+
+The OpenAI SDK is imported above, once for the module: the judge imports it only when chosen,
+which here is inside an in-process session, and each such session drops the modules first
+imported in it, so every session would import it again."""
 
 from __future__ import annotations
 
 import shlex
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import openai  # noqa: F401
 import pytest
 
 from pytest_plugin_evals.testing import ScriptedModel
 from pytest_plugin_evals.testing.rules_file import read_rules
+from tests.helpers import run_command
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -107,12 +112,9 @@ def test_a_plugin_of_seven_skills_runs_its_evals_where_they_are(
 
 def test_init_drafts_for_a_skill_collection(pytester: pytest.Pytester, judge: list[str]) -> None:
     kit = copy(pytester, "text-tools")
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest_plugin_evals", "init", *judge, "--no-pilot"],
-        cwd=kit, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    lines = done.stdout.splitlines()
+    done = run_command(kit, "init", *judge, "--no-pilot")
+    assert done.ret == 0, done.stdout.str() + done.stderr.str()
+    lines = done.outlines
     assert lines[0] == (
         "init: read text-tools: 3 skills (csv-summary, slugify, word-count), no commands, "
         "no agents, no MCP servers"
