@@ -36,16 +36,24 @@ def failing_case(pytester: pytest.Pytester) -> None:
     )
 
 
+#: The calls, and one whose name and input are markup.
+HOSTILE_CALLS = [*CALLS, {"name": "<img src=x onerror=alert(1)>", "input": {"q": "<script>"}}]
+
+
 @pytest.mark.workers  # what crosses from the workers is tested
 def test_a_failed_run_shows_its_answer_and_its_tool_calls(
     pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, read_doc: Any
 ) -> None:
+    """In the terminal, the JSON document and the pytest-html extras (markup escaped)."""
+    from tests.integration.test_reports import pytest_html_data
+
     failing_case(pytester)
     reply = "I could not tell.\nThe tests \x1b[31mfailed\x1b[0m."
-    agent = scripted_agent([{"match": "next version", "reply": reply, "tool_calls": CALLS}])
+    agent = scripted_agent([{"match": "next version", "reply": reply, "tool_calls": HOSTILE_CALLS}])
     result = pytester.runpytest(
-        "evals", *plugin_args, "-rA", "--eval-agent", agent, "--eval-json", "o.json"
-    )
+        "evals", *plugin_args, "-rA", "--eval-agent", agent, "--eval-json", "o.json",
+        "--html", "ph.html", "--self-contained-html",
+    )  # fmt: skip
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
@@ -53,10 +61,11 @@ def test_a_failed_run_shows_its_answer_and_its_tool_calls(
             "✗ answer: pattern not found in last_message",
             "✗ skill: Skill called 1x, but no call's input matched /release-helper:next/ "
             '(expected 1..∞); Skill@0 input: {"skill":"release-helper:changelog"}',
-            "tool calls (3):",
+            "tool calls (4):",
             '  @0 Skill {"skill":"release-helper:changelog"}',
             '  @1 Read {"file_path":"CHANGELOG.md"}',
             '  @2 Bash {"command":"npm test"} ✗ error: boom',
+            "  @3 *",
             f"answer ({len(reply)} characters):",
             "  I could not tell.",
             "  The tests failed.",  # escape sequences are gone
@@ -65,12 +74,28 @@ def test_a_failed_run_shows_its_answer_and_its_tool_calls(
     assert "\x1b[31m" not in result.stdout.str()
     (case_doc,) = read_doc("o.json")["cases"]
     (run,) = case_doc["arms"]["with"]  # one arm: the document lists it as "with"
-    assert run["toolCalls"] == 3
-    assert run["toolCallList"] == [
+    assert run["toolCalls"] == 4
+    assert run["toolCallList"][:3] == [
         {"name": "Skill", "input": '{"skill":"release-helper:changelog"}', "isError": False},
         {"name": "Read", "input": '{"file_path":"CHANGELOG.md"}', "isError": False},
         {"name": "Bash", "input": '{"command":"npm test"}', "isError": True, "error": "boom"},
     ]
+
+    page = (pytester.path / "ph.html").read_text(encoding="utf-8")
+    ((entry,),) = pytest_html_data(page)["tests"].values()
+    verdicts, answer = entry["extras"]
+    content = verdicts["content"]
+    assert "<p>Tool calls (4):</p>" in content
+    assert (
+        "<li><code>Skill</code> {&quot;skill&quot;:&quot;release-helper:changelog&quot;}</li>"
+    ) in content
+    assert (
+        "<li>✗ <code>Bash</code> {&quot;command&quot;:&quot;npm test&quot;} <em>(error: boom)</em>"
+        in (content)
+    )
+    assert "<img" not in content and "<script" not in content, "markup escaped"
+    assert html.escape("<img src=x onerror=alert(1)>") in content
+    assert answer["name"] == "Answer"
 
 
 def test_a_long_answer_and_many_tool_calls_are_cut_with_a_note(
@@ -97,36 +122,6 @@ def test_a_long_answer_and_many_tool_calls_are_cut_with_a_note(
     assert "@50 Grep" not in output
     assert reply[:1501] not in output
     assert max(len(line) for line in result.stdout.lines) < 1600
-
-
-@pytest.mark.workers  # what crosses from the workers is tested
-def test_pytest_html_extras_list_the_tool_calls(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any
-) -> None:
-    from tests.integration.test_reports import pytest_html_data
-
-    failing_case(pytester)
-    calls = [*CALLS, {"name": "<img src=x onerror=alert(1)>", "input": {"q": "<script>"}}]
-    agent = scripted_agent([{"match": "next version", "reply": "no", "tool_calls": calls}])
-    result = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", agent, "--html", "ph.html", "--self-contained-html"
-    )
-    result.assert_outcomes(failed=1)
-    page = (pytester.path / "ph.html").read_text(encoding="utf-8")
-    ((entry,),) = pytest_html_data(page)["tests"].values()
-    verdicts, answer = entry["extras"]
-    content = verdicts["content"]
-    assert "<p>Tool calls (4):</p>" in content
-    assert (
-        "<li><code>Skill</code> {&quot;skill&quot;:&quot;release-helper:changelog&quot;}</li>"
-    ) in content
-    assert (
-        "<li>✗ <code>Bash</code> {&quot;command&quot;:&quot;npm test&quot;} <em>(error: boom)</em>"
-        in (content)
-    )
-    assert "<img" not in content and "<script" not in content
-    assert html.escape("<img src=x onerror=alert(1)>") in content
-    assert answer["name"] == "Answer"
 
 
 # -- an agent that cannot start: one line ------------------------------------------------------
