@@ -36,41 +36,88 @@ def failing_case(pytester: pytest.Pytester) -> None:
     )
 
 
+#: The calls, and one whose name and input are markup.
+HOSTILE_CALLS = [*CALLS, {"name": "<img src=x onerror=alert(1)>", "input": {"q": "<script>"}}]
+
+
 @pytest.mark.workers  # what crosses from the workers is tested
 def test_a_failed_run_shows_its_answer_and_its_tool_calls(
     pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, read_doc: Any
 ) -> None:
+    """In the terminal, the JSON document and the pytest-html extras (markup escaped). Beside
+    it a case file with three mistakes: one load error, every problem listed at once."""
+    from tests.integration.test_reports import pytest_html_data
+
     failing_case(pytester)
+    write_tree(pytester.path, {"evals/three/case.yaml": THREE_MISTAKES})
     reply = "I could not tell.\nThe tests \x1b[31mfailed\x1b[0m."
-    agent = scripted_agent([{"match": "next version", "reply": reply, "tool_calls": CALLS}])
+    agent = scripted_agent([{"match": "next version", "reply": reply, "tool_calls": HOSTILE_CALLS}])
     result = pytester.runpytest(
-        "evals", *plugin_args, "-rA", "--eval-agent", agent, "--eval-json", "o.json"
-    )
-    result.assert_outcomes(failed=1)
+        "evals", *plugin_args, "-rA", "--eval-agent", agent, "--eval-json", "o.json",
+        "--html", "ph.html", "--self-contained-html",
+    )  # fmt: skip
+    result.assert_outcomes(failed=1, errors=1)  # one load error, three lines
+    lines = [
+        'evals/three/case.yaml:3: unknown key "retries" (expected one of: *)',
+        'evals/three/case.yaml:4: runs must be a whole number from 1 to 50 (got "three")',
+        "evals/three/case.yaml:12: graders[[]1[]].type must be one of regex, tool_order, "
+        'tool_used, file_exists, llm, baseline (got "regexx")',
+    ]
+    result.stdout.fnmatch_lines(lines, consecutive=True)
+    result.stdout.fnmatch_lines(["1 case file could not be loaded — see the errors above"])
+    doc = read_doc("o.json")
+    (error,) = doc["loadErrors"]
+    assert (Path(error["path"]).name, error["line"]) == ("case.yaml", 3)
+    first, *rest = error["message"].split("\n")
+    assert first.startswith('unknown key "retries"')
+    assert rest == [
+        'three/case.yaml:4: runs must be a whole number from 1 to 50 (got "three")',
+        "three/case.yaml:12: graders[1].type must be one of regex, tool_order, tool_used, "
+        'file_exists, llm, baseline (got "regexx")',
+    ]
+
     result.stdout.fnmatch_lines(
         [
             "score 0.00 (run 1, single arm)",
             "✗ answer: pattern not found in last_message",
             "✗ skill: Skill called 1x, but no call's input matched /release-helper:next/ "
             '(expected 1..∞); Skill@0 input: {"skill":"release-helper:changelog"}',
-            "tool calls (3):",
+            "tool calls (4):",
             '  @0 Skill {"skill":"release-helper:changelog"}',
             '  @1 Read {"file_path":"CHANGELOG.md"}',
             '  @2 Bash {"command":"npm test"} ✗ error: boom',
+            "  @3 *",
             f"answer ({len(reply)} characters):",
             "  I could not tell.",
             "  The tests failed.",  # escape sequences are gone
         ]
     )
     assert "\x1b[31m" not in result.stdout.str()
-    (case_doc,) = read_doc("o.json")["cases"]
+    (case_doc,) = doc["cases"]
     (run,) = case_doc["arms"]["with"]  # one arm: the document lists it as "with"
-    assert run["toolCalls"] == 3
-    assert run["toolCallList"] == [
+    assert run["toolCalls"] == 4
+    assert run["toolCallList"][:3] == [
         {"name": "Skill", "input": '{"skill":"release-helper:changelog"}', "isError": False},
         {"name": "Read", "input": '{"file_path":"CHANGELOG.md"}', "isError": False},
         {"name": "Bash", "input": '{"command":"npm test"}', "isError": True, "error": "boom"},
     ]
+
+    page = (pytester.path / "ph.html").read_text(encoding="utf-8")
+    tests = pytest_html_data(page)["tests"]
+    ((entry,),) = (v for k, v in tests.items() if k.startswith("evals/release::"))
+    verdicts, answer = entry["extras"]
+    content = verdicts["content"]
+    assert "<p>Tool calls (4):</p>" in content
+    assert (
+        "<li><code>Skill</code> {&quot;skill&quot;:&quot;release-helper:changelog&quot;}</li>"
+    ) in content
+    assert (
+        "<li>✗ <code>Bash</code> {&quot;command&quot;:&quot;npm test&quot;} <em>(error: boom)</em>"
+        in (content)
+    )
+    assert "<img" not in content and "<script" not in content, "markup escaped"
+    assert html.escape("<img src=x onerror=alert(1)>") in content
+    assert answer["name"] == "Answer"
 
 
 def test_a_long_answer_and_many_tool_calls_are_cut_with_a_note(
@@ -97,36 +144,6 @@ def test_a_long_answer_and_many_tool_calls_are_cut_with_a_note(
     assert "@50 Grep" not in output
     assert reply[:1501] not in output
     assert max(len(line) for line in result.stdout.lines) < 1600
-
-
-@pytest.mark.workers  # what crosses from the workers is tested
-def test_pytest_html_extras_list_the_tool_calls(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any
-) -> None:
-    from tests.integration.test_reports import pytest_html_data
-
-    failing_case(pytester)
-    calls = [*CALLS, {"name": "<img src=x onerror=alert(1)>", "input": {"q": "<script>"}}]
-    agent = scripted_agent([{"match": "next version", "reply": "no", "tool_calls": calls}])
-    result = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", agent, "--html", "ph.html", "--self-contained-html"
-    )
-    result.assert_outcomes(failed=1)
-    page = (pytester.path / "ph.html").read_text(encoding="utf-8")
-    ((entry,),) = pytest_html_data(page)["tests"].values()
-    verdicts, answer = entry["extras"]
-    content = verdicts["content"]
-    assert "<p>Tool calls (4):</p>" in content
-    assert (
-        "<li><code>Skill</code> {&quot;skill&quot;:&quot;release-helper:changelog&quot;}</li>"
-    ) in content
-    assert (
-        "<li>✗ <code>Bash</code> {&quot;command&quot;:&quot;npm test&quot;} <em>(error: boom)</em>"
-        in (content)
-    )
-    assert "<img" not in content and "<script" not in content
-    assert html.escape("<img src=x onerror=alert(1)>") in content
-    assert answer["name"] == "Answer"
 
 
 # -- an agent that cannot start: one line ------------------------------------------------------
@@ -239,42 +256,6 @@ graders:
     type: regexx
     pattern: x
 """
-
-
-@pytest.mark.workers  # what crosses from the workers is tested
-def test_every_problem_of_a_case_file_is_listed_at_once(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, read_doc: Any
-) -> None:
-    write_tree(
-        pytester.path,
-        {
-            "evals/three/case.yaml": THREE_MISTAKES,
-            "evals/good/prompt.md": "---\nruns: 1\n---\nSay hi\n",
-            "evals/good/graders/hi.md": "---\ntype: regex\npattern: hi\n---\n",
-        },
-    )
-    agent = scripted_agent([{"match": "Say hi", "reply": "hi"}])
-    result = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", agent, "--eval-json", "o.json"
-    )
-    result.assert_outcomes(passed=1, errors=1)  # one load error, three lines
-    lines = [
-        'evals/three/case.yaml:3: unknown key "retries" (expected one of: *)',
-        'evals/three/case.yaml:4: runs must be a whole number from 1 to 50 (got "three")',
-        "evals/three/case.yaml:12: graders[[]1[]].type must be one of regex, tool_order, "
-        'tool_used, file_exists, llm, baseline (got "regexx")',
-    ]
-    result.stdout.fnmatch_lines(lines, consecutive=True)
-    result.stdout.fnmatch_lines(["1 case file could not be loaded — see the errors above"])
-    (error,) = read_doc("o.json")["loadErrors"]
-    assert (Path(error["path"]).name, error["line"]) == ("case.yaml", 3)
-    first, *rest = error["message"].split("\n")
-    assert first.startswith('unknown key "retries"')
-    assert rest == [
-        'three/case.yaml:4: runs must be a whole number from 1 to 50 (got "three")',
-        "three/case.yaml:12: graders[1].type must be one of regex, tool_order, tool_used, "
-        'file_exists, llm, baseline (got "regexx")',
-    ]
 
 
 # -- --setup-only, --setup-plan, --collect-only: nothing starts -----------------------------

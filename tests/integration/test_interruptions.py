@@ -81,10 +81,12 @@ def suite(root: Path, names: list[str]) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize("workers", ["-n0", "-n2"])
-@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
 def test_an_interrupted_session_writes_a_partial_document_and_leaves_nothing_running(
-    pytester: pytest.Pytester, workers: str, how: str
+    pytester: pytest.Pytester, workers: str
 ) -> None:
+    """Ctrl-C (SIGINT to the terminal's whole foreground group) once a run was made: the runs
+    made so far are kept, the stopped one too, in the document and the JUnit file alike.
+    (SIGTERM, which only the controller gets: the test below.)"""
     agent, marker = suite(pytester.path, ["a-fast", "b-fast", "c-slow", "d-last"])
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "evals", workers, "-p", "no:cacheprovider",
@@ -102,10 +104,7 @@ def test_an_interrupted_session_writes_a_partial_document_and_leaves_nothing_run
         # was recorded (not after a guess at how long it takes).
         recorded(pytester.path, "a-fast")
         time.sleep(0.3)
-        if how == "ctrl-c":
-            os.killpg(proc.pid, signal.SIGINT)  # the terminal's whole foreground group
-        else:
-            proc.send_signal(signal.SIGTERM)  # what timeout, docker stop and CI send
+        os.killpg(proc.pid, signal.SIGINT)  # the terminal's whole foreground group
         output, _ = proc.communicate(timeout=60)
     finally:
         reap(proc, group=True)
@@ -155,10 +154,13 @@ def test_a_grandchild_does_not_outlive_its_run(pytester: pytest.Pytester, mode: 
     assert none_left(marker), "the run's grandchild outlived it"
 
 
-@pytest.mark.parametrize("stop", [["-x"], ["--maxfail=2"]], ids=["x", "maxfail"])
+@pytest.mark.parametrize(
+    ("workers", "stop"), [("-n0", "-x"), ("-n2", "--maxfail=2")], ids=["n0-x", "n2-maxfail"]
+)
 def test_stopping_after_failures_is_partial(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, stop: list[str]
+    pytester: pytest.Pytester, scripted_agent: Any, workers: str, stop: str
 ) -> None:
+    """-x is --maxfail=1 to pytest: one of the two in each process layout."""
     files = {}
     for name in ("a", "b", "c", "d", "e", "f"):
         files[f"evals/{name}/prompt.md"] = f"---\nruns: 1\n---\nCase {name}.\n"
@@ -166,8 +168,8 @@ def test_stopping_after_failures_is_partial(
     write_tree(pytester.path, files)
     agent = scripted_agent([{"match": "Case", "reply": "no"}])
     result = pytester.runpytest(
-        "evals", *plugin_args, *stop, "--eval-agent", agent, "--eval-json", "out.json",
-        "--eval-run-ahead", "off",
+        "evals", workers, "-p", "no:cacheprovider", stop, "--eval-agent", agent,
+        "--eval-json", "out.json", "--eval-run-ahead", "off",
     )  # fmt: skip
     assert result.ret != 0
     doc = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
@@ -196,12 +198,15 @@ def names_running(marker: str) -> set[str]:
 def test_a_session_terminated_before_its_first_run_ends_still_writes_the_partial_document(
     pytester: pytest.Pytester, workers: str
 ) -> None:
-    """SIGTERM while the first runs are still going: the document says no run was made and
-    why, and no run starts after the signal (an xdist worker was sent more items)."""
+    """SIGTERM (what timeout, docker stop and CI send; the controller alone gets it) while the
+    first runs are still going: the document says no run was made and why, the stopped runs
+    are in the JUnit file as in the document, and no run starts after the signal (an xdist
+    worker was sent more items)."""
     agent, marker = suite(pytester.path, ["a-slow", "b-slow", "c-slow", "d-slow", "e-slow"])
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "evals", workers, "-p", "no:cacheprovider",
-         f"--eval-agent={agent}", "--eval-json=out.json", "--eval-run-ahead=off"],
+         f"--eval-agent={agent}", "--eval-json=out.json", "--eval-run-ahead=off",
+         "--junitxml=out.xml"],
         cwd=pytester.path,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
         stdout=subprocess.PIPE,
@@ -236,19 +241,23 @@ def test_a_session_terminated_before_its_first_run_ends_still_writes_the_partial
     assert {n["case"] for n in doc["notStarted"]} | made == {f"{x}-slow" for x in "abcde"}
     assert doc["aggregates"]["runsNotStarted"] == 5 - len(made)
     assert f"the session was interrupted: {5 - len(made)} selected run(s) of" in text
+    runs = {r["nodeid"] for c in doc["cases"] for r in c["arms"]["with"]}
+    assert junit_runs(pytester.path / "out.xml") == runs, text
     assert none_left(marker)
 
 
 def test_a_session_past_its_timeout_ends_with_the_partial_document(
-    pytester: pytest.Pytester, plugin_args: list[str]
+    pytester: pytest.Pytester,
 ) -> None:
+    """Under two workers, the runs made before the timeout kept (in one process: the test
+    below, where the timer's SIGINT must not be lost)."""
     agent, marker = suite(pytester.path, ["a-fast", "b-slow", "c-slow", "d-fast"])
     started = time.monotonic()
     # 30 s: on a loaded machine two xdist workers can take 15 s to start and collect, and the
     # timeout must end the session after the fast case's run, not before any run
     result = pytester.runpytest_subprocess(
-        "evals", *plugin_args, f"--eval-agent={agent}", "--eval-json=out.json",
-        "--eval-run-ahead=off", "--eval-session-timeout=30",
+        "evals", "-n2", "-p", "no:cacheprovider", f"--eval-agent={agent}",
+        "--eval-json=out.json", "--eval-run-ahead=off", "--eval-session-timeout=30",
     )  # fmt: skip
     took = time.monotonic() - started
     assert took < 200, took  # the slow runs would take 300 s each

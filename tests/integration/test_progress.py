@@ -18,9 +18,6 @@ import pytest
 
 from tests.helpers import write_tree
 
-# What crosses from the workers to the controller is tested: -n 0 and -n 2.
-pytestmark = pytest.mark.workers
-
 #: Every run takes a while and costs $0.25.
 SLOW = [{"match": "", "sleep": 1.5, "reply": "42", "usage": {"cost_usd": 0.25}}]
 
@@ -64,6 +61,7 @@ QUICK = [{"match": "", "sleep": 0.1, "reply": "42", "usage": {"cost_usd": 0.01}}
 ROW = re.compile(r"(?:evals/ask |test_other\.py )?\.+ +\[ *\d+%\]")
 
 
+@pytest.mark.workers  # the controller's lines, of what crossed from the workers
 def test_plain_lines_go_between_rows_and_say_runs_done_in_flight_spend_and_eta(
     pytester: pytest.Pytester,
     plugin_args: list[str],
@@ -73,7 +71,8 @@ def test_plain_lines_go_between_rows_and_say_runs_done_in_flight_spend_and_eta(
     write_tree(
         pytester.path,
         {
-            "evals/ask/prompt.md": "---\nruns: 40\n---\nWhat is the answer?\n",
+            # 34 items: two rows of dots at either width (a row past pytest's margin)
+            "evals/ask/prompt.md": "---\nruns: 33\n---\nWhat is the answer?\n",
             "evals/ask/graders/answer.md": "---\ntype: regex\npattern: '42'\n---\n",
             "test_other.py": "def test_other():\n    pass\n",
         },
@@ -83,7 +82,7 @@ def test_plain_lines_go_between_rows_and_say_runs_done_in_flight_spend_and_eta(
         "evals", "test_other.py", *plugin_args, "--eval-agent", scripted_agent(QUICK),
         "--eval-progress", "0.2", "--eval-max-cost-usd", "5", "--eval-run-ahead", "off",
     )  # fmt: skip
-    result.assert_outcomes(passed=41)
+    result.assert_outcomes(passed=34)
     out = result.outlines
     rows = [i for i, line in enumerate(out) if "..." in line or ROW.fullmatch(line)]
     assert len(rows) >= 2, result.stdout.str()
@@ -97,29 +96,23 @@ def test_plain_lines_go_between_rows_and_say_runs_done_in_flight_spend_and_eta(
     assert between, result.stdout.str()
     for line in between:
         assert re.fullmatch(
-            r"evals: \d+/40 runs done · [0-2] in flight(?: \((?:longest: )?ask\[\d+\] \d+s\))?"
+            r"evals: \d+/33 runs done · [0-2] in flight(?: \((?:longest: )?ask\[\d+\] \d+s\))?"
             r" · \$0\.\d\d of \$5\.00 · ETA (\d+[hms])+",
             line,
         ), line
     assert any(re.search(r" in flight \((?:longest: )?ask\[\d+\] \d+s\) · ", x) for x in between)
-    result.stdout.fnmatch_lines(["*= plugin evals =*", "CASE *", "ask *", "*41 passed*"])
+    result.stdout.fnmatch_lines(["*= plugin evals =*", "CASE *", "ask *", "*34 passed*"])
 
 
-@pytest.mark.parametrize("how", ["ini", "option"])
-def test_the_interval_comes_from_the_ini_file_too(
-    pytester: pytest.Pytester, suite: str, how: str
-) -> None:
-    if how == "ini":
-        pytester.makeini("[pytest]\neval_progress = 0.2\n")
-        args = []
-    else:
-        pytester.makeini("[pytest]\neval_progress = off\n")
-        args = ["--eval-progress", "0.2"]  # the option wins over the ini key
+def test_the_interval_comes_from_the_ini_file_too(pytester: pytest.Pytester, suite: str) -> None:
+    """(The command line winning over the ini file, for every option:
+    tests/unit/test_options_declared.py.)"""
+    pytester.makeini("[pytest]\neval_progress = 0.2\n")
     # The case's row ends where the Python test's begins: a line due while it went on is
     # printed there.
     result = pytester.runpytest(
         "evals", "test_other.py", "-n0", "-p", "no:cacheprovider", "--eval-agent", suite,
-        "--eval-run-ahead", "off", *args,
+        "--eval-run-ahead", "off",
     )  # fmt: skip
     result.assert_outcomes(passed=4)
     lines = progress_lines(result.outlines)
@@ -131,6 +124,8 @@ def test_the_interval_comes_from_the_ini_file_too(
 def test_no_progress_when_very_quiet_or_off(
     pytester: pytest.Pytester, plugin_args: list[str], suite: str, args: list[str]
 ) -> None:
+    """Whether lines are printed is decided from the options alike in either process (the
+    controller's lines under workers: the tests above and below)."""
     result = pytester.runpytest(
         "evals", *plugin_args, "--eval-agent", suite, "--eval-progress", "0.1", *args
     )
@@ -138,6 +133,7 @@ def test_no_progress_when_very_quiet_or_off(
     assert "runs done" not in result.stdout.str()
 
 
+@pytest.mark.workers  # the controller collects nothing under workers
 def test_a_session_without_eval_runs_shows_no_progress(
     pytester: pytest.Pytester, plugin_args: list[str]
 ) -> None:

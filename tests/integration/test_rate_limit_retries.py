@@ -22,10 +22,7 @@ import pytest
 
 from tests.helpers import reap, write_tree
 
-pytestmark = [
-    pytest.mark.workers,
-    pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX"),
-]
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
 
 #: Counts its attempts across the session (a file under a lock): the first $EVAL_RL_REFUSE
 #: (-1: every one) are refused with a 429 ``api_error`` line (``retry_after`` from
@@ -103,6 +100,7 @@ def all_runs(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return [run for case in doc["cases"] for runs in case["arms"].values() for run in runs]
 
 
+@pytest.mark.workers  # the pause is the session's: every process holds it
 def test_a_burst_of_rate_limits_is_waited_out_by_every_process(
     pytester: pytest.Pytester, plugin_args: list[str], limited: pytest.MonkeyPatch
 ) -> None:
@@ -258,6 +256,8 @@ def test_a_pause_one_worker_reports_holds_workers_on_other_hosts(
 def test_a_run_still_refused_after_the_bound_is_an_error(
     pytester: pytest.Pytester, plugin_args: list[str], limited: pytest.MonkeyPatch
 ) -> None:
+    """A run's own bound on its retries, counted in the process that makes it (the session's
+    pause across processes: the tests marked workers)."""
     agent = make_suite(pytester.path, ["a"])
     limited.setenv("EVAL_RL_REFUSE", "-1")
     result = pytester.runpytest(
@@ -398,6 +398,7 @@ def test_an_interruption_ends_the_waits_at_once(
     assert not [a for a in log if a["start"] > stopped_at], "a run was made after the stop"
 
 
+@pytest.mark.workers  # the bound is the session's, over every process's waits
 def test_the_session_waits_out_rate_limits_only_so_long_in_all(
     pytester: pytest.Pytester, plugin_args: list[str], limited: pytest.MonkeyPatch
 ) -> None:

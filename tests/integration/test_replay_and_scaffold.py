@@ -79,6 +79,9 @@ def test_replay_regrades_the_recorded_runs_with_the_current_graders(
     read_doc: Callable[..., dict[str, Any]],
     recorded: dict[str, Any],
 ) -> None:
+    """A session's kept runs replayed under changed graders: graded anew, with the recorded
+    answers, files (none named outside the run), tokens and cost (nothing spent); a run never
+    recorded is an error."""
     first = runs_by_arm(recorded)
     assert verdicts(first["with"]) == {"answer": True}
     assert verdicts(first["without"]) == {"answer": False}
@@ -99,15 +102,24 @@ def test_replay_regrades_the_recorded_runs_with_the_current_graders(
     for name, body in (("notes", NOTES), ("notes-text", NOTES_TEXT), ("skill", SKILL)):
         (graders / f"{name}.md").write_text(body, encoding="utf-8")
     (pytester.path / "agent-rules.json").unlink()
-    # A replay spends nothing: a cost ceiling below the recorded cost stops no run.
+    # Names of files outside the run among those it created: never kept, never touched.
+    victim = pytester.path / "victim.txt"
+    victim.write_text("left alone\n", encoding="utf-8")
+    climb = "../" * (len(pytester.path.parts) + 8)
+    meta["filesCreated"] = [*meta["filesCreated"], str(victim), f"{climb}{str(victim)[1:]}"]
+    (kept / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    # A replay spends nothing: a cost ceiling below the recorded cost stops no run. A second
+    # run of each arm was never recorded: an error each.
+    rec = (pytester.path / "rec").resolve()
     result = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", "replay:rec", "--eval-json", "second.json",
-        "--eval-max-cost-usd", "0.001",
+        "evals", *plugin_args, "--eval-agent", f"replay:{rec}", "--eval-json", "second.json",
+        "--eval-max-cost-usd", "0.001", "--eval-runs", "2",
     )  # fmt: skip
     # The with arm no longer passes: its recorded answer says 1.4.1, not 2.0.0.
-    result.assert_outcomes(failed=1, passed=1)
+    result.assert_outcomes(failed=1, passed=1, errors=2)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    second = runs_by_arm(read_doc("second.json"))
+    second_doc = read_doc("second.json")
+    second = runs_by_arm(second_doc)
     assert verdicts(second["with"]) == {
         "answer": False,
         "notes": True,
@@ -120,34 +132,26 @@ def test_replay_regrades_the_recorded_runs_with_the_current_graders(
         for key in ("answer", "costUsd", "turns", "inputTokens", "outputTokens", "filesCreated"):
             assert second[arm][key] == first[arm][key], (arm, key)
         assert second[arm]["error"] is None
-    assert second["with"]["filesCreated"] == ["notes/RELEASE.md"]
+    assert second["with"]["filesCreated"] == ["notes/RELEASE.md"]  # the names outside dropped
+    (again,) = (pytester.path / "evals" / "results").iterdir()
+    files = again / "runs" / runs.name / "with-1" / "files"
+    assert sorted(str(p.relative_to(files)) for p in files.rglob("*") if p.is_file()) == [
+        "notes/RELEASE.md"
+    ]
+    assert victim.read_text(encoding="utf-8") == "left alone\n"
     assert second["with"]["costUsd"] == pytest.approx(0.0056)
     # The footer says the agent's cost was recorded, and that nothing was spent now.
     result.stdout.fnmatch_lines(["1 case(s) · * · $0.01 recorded · $0.00 spent"])
-
-
-def test_a_run_that_was_not_recorded_is_an_error(
-    pytester: pytest.Pytester,
-    plugin_args: list[str],
-    read_doc: Callable[..., dict[str, Any]],
-    recorded: dict[str, Any],
-) -> None:
-    rec = (pytester.path / "rec").resolve()
-    result = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", f"replay:{rec}", "--eval-runs", "2",
-        "--eval-json", "second.json",
-    )  # fmt: skip
-    result.assert_outcomes(passed=2, errors=2)
+    # The runs that were not recorded: one line each, the session partial, and the RUNS column
+    # says the runs that were made, of those selected.
     for arm in ("with", "without"):
         line = f"harness: no recorded run for next [{arm}-2] in {rec}"
         assert line in result.stdout.lines
-    doc = read_doc("second.json")
-    assert doc["partial"] is True
-    assert doc["errors"] == {"harness": 2}
+    assert second_doc["partial"] is True
+    assert second_doc["errors"] == {"harness": 2}
     assert "Traceback" not in result.stdout.str()
-    # The RUNS column says the runs that were made, of those selected.
     result.stdout.fnmatch_lines(["CASE *RUNS*", "next * 2 of 4 made *"])
-    assert doc["cases"][0]["aggregates"]["runsNotMade"] == 2
+    assert second_doc["cases"][0]["aggregates"]["runsNotMade"] == 2
 
 
 def test_replay_of_a_folder_without_recordings_is_one_line(
@@ -173,106 +177,97 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     }
 
 
-def test_replay_keeps_no_created_file_outside_the_run(
-    pytester: pytest.Pytester,
-    plugin_args: list[str],
-    read_doc: Callable[..., dict[str, Any]],
-    recorded: dict[str, Any],
-) -> None:
-    rec = pytester.path / "rec"
-    (case,) = (p for p in (rec / "runs").iterdir() if p.is_dir())
-    meta_path = case / "with-1" / "meta.json"
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    target = pytester.path / "victim.txt"
-    target.write_text("left alone\n", encoding="utf-8")
-    climb = "../" * (len(pytester.path.parts) + 8)
-    meta["filesCreated"] = [*meta["filesCreated"], str(target), f"{climb}{str(target)[1:]}"]
-    meta_path.write_text(json.dumps(meta), encoding="utf-8")
-    result = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", "replay:rec", "--eval-output-dir", "again",
-        "--eval-json", "again.json",
-    )  # fmt: skip
-    result.assert_outcomes(passed=2)
-    with_run = runs_by_arm(read_doc("again.json"))["with"]
-    assert with_run["filesCreated"] == ["notes/RELEASE.md"]  # a name outside the run is dropped
-    kept = pytester.path / "again" / "runs" / case.name / "with-1" / "files"
-    assert sorted(str(p.relative_to(kept)) for p in kept.rglob("*") if p.is_file()) == [
-        "notes/RELEASE.md"
-    ]
-    assert target.read_text(encoding="utf-8") == "left alone\n"
-
-
 TAMPERINGS = ["files-link", "trace-link", "meta-link", "run-link", "case-link", "hard-link",
               "fifo"]  # fmt: skip
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="POSIX links and FIFOs")
-@pytest.mark.parametrize("tamper", TAMPERINGS)
-def test_replay_refuses_a_recorded_run_that_holds_a_link(
-    pytester: pytest.Pytester,
-    plugin_args: list[str],
-    read_doc: Callable[..., dict[str, Any]],
-    recorded: dict[str, Any],
-    tamper: str,
-) -> None:
-    rec = pytester.path / "rec"
-    (case,) = (p for p in (rec / "runs").iterdir() if p.is_dir())
-    run = case / "with-1"
-    outside = pytester.path / "outside"
-    outside.mkdir()
+def tamper_with(run: Path, tamper: str, outside: Path) -> tuple[str, bool]:
+    """Tamper with a recorded run as ``tamper`` says, with a link to (or a name of) something
+    in ``outside``: the line its replay refuses it with, and whether both arms are refused."""
     secret = outside / "secret.txt"
     secret.write_text("1.4.1 is not the agent's answer\n", encoding="utf-8")
+    case = run.parent
     name = f"runs/{case.name}/with-1"
-    both = False
     if tamper == "files-link":
         notes = run / "files" / "notes"
         shutil.rmtree(notes)
         notes.symlink_to(outside)
-        line = f"the recorded run {name} holds a symbolic link (files/notes → {outside})"
-    elif tamper in ("trace-link", "meta-link"):
+        return f"the recorded run {name} holds a symbolic link (files/notes → {outside})", False
+    if tamper in ("trace-link", "meta-link"):
         kept = run / ("trace.jsonl" if tamper == "trace-link" else "meta.json")
         shutil.copyfile(kept, secret)
         kept.unlink()
         kept.symlink_to(secret)
-        line = f"the recorded run {name} holds a symbolic link ({kept.name} → {secret})"
-    elif tamper == "run-link":
+        return f"the recorded run {name} holds a symbolic link ({kept.name} → {secret})", False
+    if tamper == "run-link":
         moved = outside / "with-1"
         run.rename(moved)
         run.symlink_to(moved)
-        line = f"the recorded run {name} is a symbolic link (→ {moved})"
-    elif tamper == "case-link":
+        return f"the recorded run {name} is a symbolic link (→ {moved})", False
+    if tamper == "case-link":
         moved = outside / case.name
         case.rename(moved)
         case.symlink_to(moved)
-        line = f"the recorded run {name} lies in a symbolic link (runs/{case.name} → {moved})"
-        both = True
-    elif tamper == "hard-link":
+        return (
+            f"the recorded run {name} lies in a symbolic link (runs/{case.name} → {moved})",
+            True,
+        )
+    if tamper == "hard-link":
         kept = run / "files" / "notes" / "RELEASE.md"
         kept.unlink()
         os.link(secret, kept)
         line = f"the recorded run {name} holds a hard-linked file (files/notes/RELEASE.md, 2 names)"
-    else:
-        os.mkfifo(run / "files" / "pipe")
-        line = f"the recorded run {name} holds files/pipe, which is not a regular file (a FIFO)"
-    pytester.makefile(".md", **{"evals/next/graders/notes": NOTES})
-    before = snapshot(outside)
+        return line, False
+    os.mkfifo(run / "files" / "pipe")
+    return f"the recorded run {name} holds files/pipe, which is not a regular file (a FIFO)", False
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX links and FIFOs")
+def test_replay_refuses_a_recorded_run_that_holds_a_link(
+    pytester: pytest.Pytester,
+    plugin_args: list[str],
+    scripted_agent: Callable[[list[dict[str, Any]]], str],
+    read_doc: Callable[..., dict[str, Any]],
+) -> None:
+    """A case per way of tampering with its recorded with-arm run, all replayed in one
+    session: each tampered run is refused with its line and graded on nothing, nothing outside
+    is touched, and the runs left alone replay as recorded."""
+    pytester.makefile(".json", **{".claude-plugin/plugin": PLUGIN_JSON})
+    for tamper in TAMPERINGS:
+        pytester.makefile(".md", **{f"evals/{tamper}/prompt": PROMPT})
+        pytester.makefile(".md", **{f"evals/{tamper}/graders/answer": ANSWER})
+    first = pytester.runpytest(
+        "evals", *plugin_args, "--eval-agent", scripted_agent(RULES), "--eval-output-dir", "rec"
+    )
+    first.assert_outcomes(passed=2 * len(TAMPERINGS))
+    cases = {p.name.rpartition("-")[0]: p for p in (pytester.path / "rec" / "runs").iterdir()}
+    lines, refused_both = {}, set()
+    for tamper in TAMPERINGS:
+        outside = pytester.path / "outside" / tamper
+        outside.mkdir(parents=True)
+        lines[tamper], both = tamper_with(cases[tamper] / "with-1", tamper, outside)
+        if both:
+            refused_both.add(tamper)
+        pytester.makefile(".md", **{f"evals/{tamper}/graders/notes": NOTES})
+    before = snapshot(pytester.path / "outside")
     # Replayed into its own folder: what the session writes there never goes through a link.
     result = pytester.runpytest(
         "evals", *plugin_args, "--eval-agent", "replay:rec", "--eval-output-dir", "rec",
         "--eval-json", "again.json",
     )  # fmt: skip
-    assert f"harness: {line}: refused" in result.stdout.lines, result.stdout.str()
-    assert snapshot(outside) == before
-    if both:
-        result.assert_outcomes(errors=2)
-    else:  # the other run replays as recorded
-        result.assert_outcomes(errors=1, passed=1)
+    for tamper, line in lines.items():
+        assert f"harness: {line}: refused" in result.stdout.lines, (tamper, result.stdout.str())
+    assert snapshot(pytester.path / "outside") == before
+    refused = len(TAMPERINGS) + len(refused_both)
+    result.assert_outcomes(errors=refused, passed=2 * len(TAMPERINGS) - refused)
     doc = read_doc("again.json")
-    assert doc["errors"] == {"harness": 2 if both else 1}
-    (again,) = doc["cases"]
-    (refused,) = again["arms"]["with"]
-    assert refused["infraError"] == "harness"
-    assert refused["graders"] == []  # nothing was graded from what the link led to
+    assert doc["errors"] == {"harness": refused}
+    for again in doc["cases"]:
+        (run,) = again["arms"]["with"]
+        assert run["infraError"] == "harness", again["name"]
+        assert run["graders"] == [], again["name"]  # nothing graded from what a link led to
+        (other,) = again["arms"]["without"]
+        assert other["infraError"] == ("harness" if again["name"] in refused_both else None)
     assert "Traceback" not in result.stdout.str()
 
 
@@ -309,72 +304,64 @@ print(f"seed says: {text}; files: {sorted(os.listdir('.'))}")
 """
 
 
-def make_scaffold_case(pytester: pytest.Pytester, setup: str = SETUP) -> str:
-    pytester.makefile(".yaml", **{"evals/edit-seed/case": CASE_YAML})
-    (pytester.path / "evals" / "edit-seed" / "setup.sh").write_text(setup, encoding="utf-8")
-    agent = pytester.path / "seed_agent.py"
-    agent.write_text(SEED_AGENT, encoding="utf-8")
-    return "cmd:" + shlex.join([sys.executable, str(agent)])
+FAILING_SETUP = "echo starting\necho boom >&2\nexit 3\n"
 
 
-def test_scaffold_is_skipped_without_the_flag(
-    pytester: pytest.Pytester, plugin_args: list[str]
+def make_scaffold_case(pytester: pytest.Pytester, name: str, setup: str) -> None:
+    pytester.makefile(".yaml", **{f"evals/{name}/case": CASE_YAML.replace("edit-seed", name)})
+    (pytester.path / "evals" / name / "setup.sh").write_text(setup, encoding="utf-8")
+
+
+def test_scaffold_runs_in_the_cwd_before_the_agent_only_when_asked(
+    pytester: pytest.Pytester, plugin_args: list[str], read_doc: Callable[..., dict[str, Any]]
 ) -> None:
-    agent = make_scaffold_case(pytester)
-    result = pytester.runpytest("evals", *plugin_args, "-rs", "--eval-agent", agent)
-    result.assert_outcomes(skipped=2)
-    result.stdout.fnmatch_lines(
+    """Without --eval-scaffold a case with a scaffold_script is skipped; with it the script
+    seeds each run's cwd before the agent starts, and a script that fails is the run's error,
+    graded on nothing, and stays so when the run is replayed."""
+    make_scaffold_case(pytester, "edit-seed", SETUP)
+    make_scaffold_case(pytester, "bad-seed", FAILING_SETUP)
+    script = pytester.path / "seed_agent.py"
+    script.write_text(SEED_AGENT, encoding="utf-8")
+    agent = "cmd:" + shlex.join([sys.executable, str(script)])
+    skipped = pytester.runpytest("evals", *plugin_args, "-rs", "--eval-agent", agent)
+    skipped.assert_outcomes(skipped=4)
+    skipped.stdout.fnmatch_lines(
         ["SKIPPED * its scaffold_script is not run without --eval-scaffold (it runs as you*"]
     )
     assert not (pytester.path / "seed.txt").exists()
 
-
-def test_scaffold_runs_in_the_cwd_before_the_agent(
-    pytester: pytest.Pytester, plugin_args: list[str], read_doc: Callable[..., dict[str, Any]]
-) -> None:
-    agent = make_scaffold_case(pytester)
     result = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", agent, "--eval-scaffold", "--eval-json", "o.json"
-    )
+        "evals", *plugin_args, "--eval-agent", agent, "--eval-scaffold",
+        "--eval-json", "o.json", "--eval-output-dir", "rec",
+    )  # fmt: skip
     # seed-not-created fails: the scaffold's files are not created during the run.
-    result.assert_outcomes(failed=2)
-    (case,) = read_doc("o.json")["cases"]
-    for run in case["arms"]["with"]:
+    result.assert_outcomes(failed=4)
+    cases = {c["name"]: c for c in read_doc("o.json")["cases"]}
+    for run in cases["edit-seed"]["arms"]["with"]:
         assert run["error"] is None
         assert "seed says: v1.4.0" in run["answer"]  # the agent saw the scaffold's files
         assert "'src'" in run["answer"]
         assert run["filesCreated"] == ["made.txt"]
         assert verdicts(run) == {"seed-not-created": False, "made": True, "saw-seed": True}
     assert not (pytester.path / "seed.txt").exists()  # it ran in the run's own cwd
-
-
-def test_a_failing_scaffold_is_a_run_error_with_no_grades(
-    pytester: pytest.Pytester, plugin_args: list[str], read_doc: Callable[..., dict[str, Any]]
-) -> None:
-    agent = make_scaffold_case(pytester, setup="echo starting\necho boom >&2\nexit 3\n")
-    result = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", agent, "--eval-scaffold",
-        "--eval-json", "o.json", "--eval-output-dir", "rec",
-    )  # fmt: skip
-    result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(["*run error: scaffold failed (exit 3): boom*"])
-    (case,) = read_doc("o.json")["cases"]
-    for run in case["arms"]["with"]:
+    for run in cases["bad-seed"]["arms"]["with"]:
         assert run["error"] == "scaffold failed (exit 3): boom"
         assert run["graders"] == []
         assert run["score"] == 0.0 and run["passed"] is False
         assert run["infraError"] is None
         assert "seed says" not in run["answer"]  # the agent never ran
-    assert case["aggregates"]["score"] == 0.0
+    assert cases["bad-seed"]["aggregates"]["score"] == 0.0
+
     # Replayed, the run stays what it was: a scaffold failure, not graded.
-    (pytester.path / "evals" / "edit-seed" / "setup.sh").write_text("exit 0\n", encoding="utf-8")
+    (pytester.path / "evals" / "bad-seed" / "setup.sh").write_text("exit 0\n", encoding="utf-8")
     again = pytester.runpytest(
         "evals", *plugin_args, "--eval-agent", f"replay:{pytester.path / 'rec'}",
         "--eval-scaffold", "--eval-json", "again.json",
     )  # fmt: skip
-    again.assert_outcomes(failed=2)
-    (case,) = read_doc("again.json")["cases"]
-    for run in case["arms"]["with"]:
+    again.assert_outcomes(failed=4)
+    cases = {c["name"]: c for c in read_doc("again.json")["cases"]}
+    for run in cases["bad-seed"]["arms"]["with"]:
         assert run["error"] == "scaffold failed (exit 3): boom"
         assert run["graders"] == []
 

@@ -244,7 +244,7 @@ def test_an_agent_that_cannot_start_is_one_usage_line(pytester: pytest.Pytester)
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --eval-agents gone: *cannot start './no-such-agent'*"])
-    # Deselected, it is not checked: test_item_ids_markers_and_keywords_name_the_agent.
+    # Deselected, it is not checked: test_markers_and_keywords_name_the_agent.
 
 
 def test_infra_errors_stay_with_their_agent_and_replay_regrades_each_agents_runs(
