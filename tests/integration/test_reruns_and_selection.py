@@ -135,7 +135,7 @@ def lastfailed(suite: Suite) -> list[str]:
 @pytest.mark.workers
 def test_last_failed_reruns_only_the_failed_runs(suite: Suite, xdist_args: list[str]) -> None:
     """The runs that failed (reported by the workers, kept by the controller) run alone under
-    ``--lf``, and once they pass none is known to fail."""
+    ``--lf``."""
     first = suite.run(FAILING_RULES, *xdist_args)
     assert ran(first) == sorted(ITEMS)
     first.assert_outcomes(passed=len(PASSED), failed=len(FAILED))
@@ -144,17 +144,14 @@ def test_last_failed_reruns_only_the_failed_runs(suite: Suite, xdist_args: list[
     assert ran(again) == FAILED
     assert suite.order() == FAILED
     assert "not in selected tests" not in again.stdout.str()
-    # Once they pass, no run is known to fail any more.
-    fixed = suite.run(SAY_HI, "--lf", *xdist_args)
-    assert ran(fixed) == FAILED
-    assert lastfailed(suite) == []
 
 
 def test_failed_first_new_first_and_last_failed_with_a_node_id(
     suite: Suite, xdist_args: list[str]
 ) -> None:
     """``--ff`` runs the runs that failed first; ``--lf`` with a node id runs that run, of those
-    that failed; ``--nf`` runs a case the cache has not seen first, however old its files.
+    that failed, and once they pass none is known to fail; ``--nf`` runs a case the cache has
+    not seen first, however old its files.
     (What crosses from xdist workers for these flags: the test above; pytest-xdist's
     controller stores no node ids for ``--nf``: these sessions run alone.)"""
     suite.run(FAILING_RULES, *xdist_args)
@@ -164,6 +161,9 @@ def test_failed_first_new_first_and_last_failed_with_a_node_id(
     assert lastfailed(suite) == FAILED
     one = suite.run(FAILING_RULES, "--lf", "evals/beta::beta[2]", *xdist_args)
     assert ran(one) == ["evals/beta::beta[2]"], "--lf with a node id"
+    fixed = suite.run(SAY_HI, "--lf", *xdist_args)
+    assert ran(fixed) == FAILED, "--lf once they pass"
+    assert lastfailed(suite) == [], "--lf once they pass"
 
     write_tree(suite.pytester.path, dir_case("evals/zeta", "Zeta: say"))
     # Older than every other case: ordered by time alone, the new case would run last.
