@@ -18,9 +18,6 @@ import pytest
 
 from tests.helpers import write_tree
 
-# What crosses from the workers to the controller is tested: -n 0 and -n 2.
-pytestmark = pytest.mark.workers
-
 GRADER = "---\ntype: regex\npattern: hi\n---\n"
 
 ORDER_PROBE = """
@@ -135,7 +132,10 @@ def lastfailed(suite: Suite) -> list[str]:
     return sorted(json.loads(path.read_text(encoding="utf-8")))
 
 
+@pytest.mark.workers
 def test_last_failed_reruns_only_the_failed_runs(suite: Suite, xdist_args: list[str]) -> None:
+    """The runs that failed (reported by the workers, kept by the controller) run alone under
+    ``--lf``."""
     first = suite.run(FAILING_RULES, *xdist_args)
     assert ran(first) == sorted(ITEMS)
     first.assert_outcomes(passed=len(PASSED), failed=len(FAILED))
@@ -144,23 +144,46 @@ def test_last_failed_reruns_only_the_failed_runs(suite: Suite, xdist_args: list[
     assert ran(again) == FAILED
     assert suite.order() == FAILED
     assert "not in selected tests" not in again.stdout.str()
-    # With a node id: that run, of those that failed.
-    one = suite.run(FAILING_RULES, "--lf", "evals/beta::beta[2]", *xdist_args)
-    assert ran(one) == ["evals/beta::beta[2]"]
-    # Once they pass, no run is known to fail any more.
-    fixed = suite.run(SAY_HI, "--lf", *xdist_args)
-    assert ran(fixed) == FAILED
-    assert lastfailed(suite) == []
 
 
-def test_failed_first_runs_the_failed_runs_first(suite: Suite, xdist_args: list[str]) -> None:
+def test_failed_first_new_first_and_last_failed_with_a_node_id(
+    suite: Suite, xdist_args: list[str]
+) -> None:
+    """``--ff`` runs the runs that failed first; ``--lf`` with a node id runs that run, of those
+    that failed, and once they pass none is known to fail; ``--nf`` runs a case the cache has
+    not seen first, however old its files.
+    (What crosses from xdist workers for these flags: the test above; pytest-xdist's
+    controller stores no node ids for ``--nf``: these sessions run alone.)"""
     suite.run(FAILING_RULES, *xdist_args)
-    again = suite.run(FAILING_RULES, "--ff", *xdist_args)
-    assert ran(again) == sorted(ITEMS)
-    assert suite.order() == FAILED + PASSED
+    first_failed = suite.run(FAILING_RULES, "--ff", *xdist_args)
+    assert ran(first_failed) == sorted(ITEMS), "--ff"
+    assert suite.order() == FAILED + PASSED, "--ff"
+    assert lastfailed(suite) == FAILED
+    one = suite.run(FAILING_RULES, "--lf", "evals/beta::beta[2]", *xdist_args)
+    assert ran(one) == ["evals/beta::beta[2]"], "--lf with a node id"
+    fixed = suite.run(SAY_HI, "--lf", *xdist_args)
+    assert ran(fixed) == FAILED, "--lf once they pass"
+    assert lastfailed(suite) == [], "--lf once they pass"
+
+    write_tree(suite.pytester.path, dir_case("evals/zeta", "Zeta: say"))
+    # Older than every other case: ordered by time alone, the new case would run last.
+    for path in (
+        "evals/zeta/graders/hi.md",
+        "evals/zeta/graders",
+        "evals/zeta/prompt.md",
+        "evals/zeta",
+    ):
+        os.utime(suite.pytester.path / path, (1_000_000_000, 1_000_000_000))
+    new_first = suite.run(SAY_HI, "--nf", *xdist_args)
+    assert ran(new_first) == sorted([*ITEMS, "evals/zeta::zeta[1]"]), "--nf"
+    order = suite.order()
+    assert order[0] == "evals/zeta::zeta[1]", "--nf"
+    assert sorted(order[1:]) == sorted(ITEMS), "--nf"
 
 
 def test_stepwise_starts_again_at_the_run_that_failed(suite: Suite, xdist_args: list[str]) -> None:
+    """``--sw`` stops at the run that failed and starts there again (under xdist workers the
+    failed runs cross the same way as under ``--lf``, above)."""
     # One run fails (so which one stopped the session does not depend on the workers' timing).
     only_beta = [{"match": "Beta", "reply": "nope"}, *SAY_HI]
     one_run = ["--eval-runs", "1"]
@@ -171,25 +194,6 @@ def test_stepwise_starts_again_at_the_run_that_failed(suite: Suite, xdist_args: 
     assert ran(fixed) == sorted(after_beta)
     assert suite.order() == after_beta
     fixed.assert_outcomes(passed=len(after_beta))
-
-
-def test_new_first_runs_a_new_case_first(suite: Suite, xdist_args: list[str]) -> None:
-    # pytest-xdist's controller stores no node ids: the session that sees the suite runs alone.
-    suite.run(SAY_HI, "-n0").assert_outcomes(passed=len(ITEMS))
-    write_tree(suite.pytester.path, dir_case("evals/zeta", "Zeta: say"))
-    # Older than every other case: ordered by time alone, the new case would run last.
-    for path in (
-        "evals/zeta/graders/hi.md",
-        "evals/zeta/graders",
-        "evals/zeta/prompt.md",
-        "evals/zeta",
-    ):
-        os.utime(suite.pytester.path / path, (1_000_000_000, 1_000_000_000))
-    again = suite.run(SAY_HI, "--nf", *xdist_args)
-    assert ran(again) == sorted([*ITEMS, "evals/zeta::zeta[1]"])
-    order = suite.order()
-    assert order[0] == "evals/zeta::zeta[1]"
-    assert sorted(order[1:]) == sorted(ITEMS)
 
 
 # -- selection by node id and by case file ----------------------------------------------------
@@ -245,17 +249,27 @@ def test_the_kit_collects_these_items(kit: pytest.Pytester) -> None:
     assert collected(collect(kit)) == KIT_ITEMS
 
 
-@pytest.mark.parametrize("nodeid", KIT_ITEMS)
-def test_a_node_id_selects_its_item(kit: pytest.Pytester, nodeid: str) -> None:
-    result = collect(kit, nodeid)
-    assert collected(result) == [nodeid]
+@pytest.mark.parametrize("half", [0, 1])
+def test_node_ids_select_their_items(kit: pytest.Pytester, half: int) -> None:
+    """Every item's node id, of every suite format, selects that item and no other run of its
+    case: given half the items (every other one, so some runs of each case and not others),
+    the session collects exactly them."""
+    picked = KIT_ITEMS[half::2]
+    result = collect(kit, *picked)
+    assert collected(result) == picked
     assert result.ret == pytest.ExitCode.OK
 
 
-@pytest.mark.parametrize("group", sorted({nodeid.partition("[")[0] for nodeid in KIT_ITEMS}))
-def test_a_node_id_without_its_label_selects_every_run(kit: pytest.Pytester, group: str) -> None:
-    result = collect(kit, group)
-    assert collected(result) == [i for i in KIT_ITEMS if i.partition("[")[0] == group]
+GROUPS = sorted({nodeid.partition("[")[0] for nodeid in KIT_ITEMS})
+
+
+@pytest.mark.parametrize("half", [0, 1])
+def test_a_node_id_without_its_label_selects_every_run(kit: pytest.Pytester, half: int) -> None:
+    """A case's node id without a run label selects every run of that case and none of the
+    cases not named (half of the cases, of every format, in each session)."""
+    groups = GROUPS[half::2]
+    result = collect(kit, *groups)
+    assert collected(result) == [i for i in KIT_ITEMS if i.partition("[")[0] in groups]
 
 
 ALPHA = KIT_ITEMS[:4]
@@ -264,26 +278,19 @@ ALPHA = KIT_ITEMS[:4]
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["evals/alpha/prompt.md"], ALPHA),
-        (["evals/alpha/graders/hi.md"], ALPHA),
-        (["evals/alpha/graders"], ALPHA),
         (["evals/group/beta/case.yaml"], KIT_ITEMS[8:10]),
-        (["evals/named/prompt.md"], KIT_ITEMS[10:12]),
         # Case files and node ids together, in any order; each item once.
-        (["evals/named::renamed[without-1]", "evals/alpha/prompt.md"], [KIT_ITEMS[11], *ALPHA]),
-        (["evals/alpha::alpha[with-2]", "evals/alpha::alpha[without-1]"], ALPHA[1:3]),
+        (["evals/named::renamed[without-1]", "evals/alpha/graders/hi.md"], [KIT_ITEMS[11], *ALPHA]),
         (["evals/alpha::alpha[with-2]", "evals/alpha::alpha[with-2]"], ALPHA[1:2]),
-        (["evals/alpha::alpha[with-2]", "evals/alpha::alpha"], ALPHA),
-        (["evals/alpha::alpha[with-2]", "evals/alpha/prompt.md"], ALPHA),
         # A folder given whole collects every run of its cases.
         (["evals/alpha::alpha[with-2]", "evals"], KIT_ITEMS[:12]),
-        (["evals", "evals/alpha::alpha[with-2]"], KIT_ITEMS[:12]),
-        (["evals/alpha::alpha[with-2]", "evals/alpha"], ALPHA),
     ],
 )
 def test_case_files_select_their_case(
     kit: pytest.Pytester, args: list[str], expected: list[str]
 ) -> None:
+    """What pytest collects of the arguments a case's files and node ids become (which
+    arguments those are, for every combination: tests/unit/test_case_picks.py)."""
     assert collected(collect(kit, *args)) == expected
 
 
@@ -324,7 +331,8 @@ def test_a_case_that_does_not_load_is_said_whatever_run_is_named(
 def test_the_ids_a_session_prints_select_their_runs(
     kit: pytest.Pytester, plugin_args: list[str], scripted_agent: Any
 ) -> None:
-    """What ``-rA`` and JUnit say, given back, runs exactly those runs, with and without xdist."""
+    """What ``-rA`` and JUnit say, given back, runs exactly those runs. (Under xdist each
+    worker collects the same way; the ids crossing to the controller: the ``--lf`` test.)"""
     agent = scripted_agent(SAY_HI)
     first = kit.runpytest(*plugin_args, "-rA", "--eval-agent", agent, "--junitxml", "all.xml")
     assert ran(first) == sorted(KIT_ITEMS)

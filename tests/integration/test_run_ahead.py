@@ -1,5 +1,7 @@
 """Runs made ahead of their items: the next item's run goes on while the current one's does, and
-a run that no item takes is stopped at the end of the session."""
+a run that no item takes is stopped at the end of the session. How many runs a process keeps in
+flight (``--eval-max-concurrency``, ``--eval-run-ahead off``, a cost ceiling) is decided by the
+run maker: tests/unit/test_run_making.py."""
 
 from __future__ import annotations
 
@@ -16,13 +18,16 @@ import pytest
 
 from tests.helpers import live_processes, write_tree
 
-#: Logs when it started and ended (and its pid) under $EVAL_LOG_DIR, sleeping $EVAL_NAP first;
+#: Logs when it started and ended (and its pid) under $EVAL_LOG_DIR (as ``<arm>-<run>``, the
+#: case's name first for a case other than ``ask``), sleeping $EVAL_NAP first;
 #: the with arm's second run sleeps $EVAL_LONG_NAP instead when that is set, each arm's first
 #: run $EVAL_FIRST_NAP.
 TIMED_AGENT = """\
 import json, os, sys, time
 sys.stdin.read()
 name = f"{os.environ['EVAL_ARM']}-{os.environ['EVAL_RUN']}"
+if os.environ["EVAL_CASE"] != "ask":
+    name = f"{os.environ['EVAL_CASE']}-{name}"
 log = os.path.join(os.environ["EVAL_LOG_DIR"], name + ".json")
 start = time.time()
 with open(log, "w") as fh:
@@ -76,9 +81,13 @@ def most_at_once(runs: dict[str, dict[str, Any]]) -> int:
 
 
 def test_the_next_runs_go_on_while_this_one_does(
-    pytester: pytest.Pytester, timed: tuple[str, Path]
+    pytester: pytest.Pytester, timed: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """With ``--eval-run-ahead always`` one process starts the next items' runs while its
+    item's goes on, and ``--durations`` still gives each item its own run's time."""
     agent, logs = timed
+    # Long enough that six agents started one after another on a loaded machine overlap.
+    monkeypatch.setenv("EVAL_NAP", "2")
     result = pytester.runpytest(
         "evals", "-p", "no:cacheprovider", "-n0", "--eval-agent", agent,
         "--eval-run-ahead", "always", "--eval-json", "out.json", "--durations=0",
@@ -91,98 +100,60 @@ def test_the_next_runs_go_on_while_this_one_does(
     doc = json.loads((pytester.path / "out.json").read_text())
     assert doc["aggregates"]["runsTotal"] == 6
     assert doc["cases"][0]["aggregates"]["score"] == 1.0
-    # --durations accounts each run to its item: every item's setup shows its run's 0.5 s nap,
+    # --durations accounts each run to its item: every item's setup shows its run's 2 s nap,
     # also those whose run was made ahead, during another item's setup.
     setups = [line for line in result.outlines if " setup " in line and "evals/ask" in line]
     assert len(setups) == 6, result.outlines
-    assert all(float(line.split("s", 1)[0]) >= 0.5 for line in setups), setups
+    assert all(float(line.split("s", 1)[0]) >= 2 for line in setups), setups
 
 
-def test_max_concurrency_bounds_the_runs_a_process_keeps_in_flight(
-    pytester: pytest.Pytester, timed: tuple[str, Path]
+def test_a_worker_keeps_runs_in_flight_and_the_progress_line_counts_them(
+    pytester: pytest.Pytester, timed: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """``--eval-max-concurrency`` reaches the workers, each of which looks ahead at the items
+    of its queue: 12 over two workers, six runs in flight in the worker that has the case.
+    Each arm's first run is quick, the others take seconds and are started ahead: while they
+    go on, the controller's progress line counts them in flight, not only the item pytest has
+    begun (the workers' reports carry them across; how the progress counts them:
+    tests/unit/test_engine_progress.py)."""
     agent, logs = timed
-    result = pytester.runpytest(
-        "evals", "-p", "no:cacheprovider", "-n0", "--eval-agent", agent,
-        "--eval-run-ahead", "always", "--eval-max-concurrency", "3",
-    )  # fmt: skip
-    result.assert_outcomes(passed=6)
-    assert most_at_once(spans(logs)) == 3
-
-
-def test_a_worker_keeps_more_than_two_runs_in_flight(
-    pytester: pytest.Pytester, timed: tuple[str, Path]
-) -> None:
-    agent, logs = timed
+    monkeypatch.setenv("EVAL_FIRST_NAP", "0.3")
+    monkeypatch.setenv("EVAL_NAP", "2")  # a loaded machine starts six agents well within it
     (pytester.path / "evals/ask/prompt.md").write_text("---\nruns: 8\n---\nWhat is the answer?\n")
     result = pytester.runpytest(
-        "evals", "-p", "no:cacheprovider", "-n2", "--dist", "loadscope", "--eval-agent", agent,
-        "--eval-run-ahead", "always", "--eval-max-concurrency", "12",
+        "evals", "-p", "no:cacheprovider", "-n2", "-v", "--dist", "loadscope",
+        "--eval-agent", agent, "--eval-run-ahead", "always", "--eval-max-concurrency", "12",
+        "--eval-progress", "0.2",
     )  # fmt: skip
     result.assert_outcomes(passed=16)
     # A worker looks ahead at the items in its queue (with --dist loadscope, the whole case
     # goes to one worker): up to 12 / 2 = 6 runs in flight in it. Before, a worker had its
     # item's run and the next one's.
     assert most_at_once(spans(logs)) == 6
-
-
-@pytest.mark.workers
-def test_the_progress_line_counts_the_runs_made_ahead(
-    pytester: pytest.Pytester,
-    timed: tuple[str, Path],
-    plugin_args: list[str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Each arm's first run is quick, the others take seconds and are started ahead: while
-    they go on, the progress line counts them in flight (under -n2 with two cases, one per
-    worker, more than one run per worker), not only the items pytest has begun."""
-    agent, _ = timed
-    (pytester.path / "evals/tell/graders").mkdir(parents=True)
-    for name in ("prompt.md", "graders/answer.md"):
-        (pytester.path / "evals/tell" / name).write_text(
-            (pytester.path / "evals/ask" / name).read_text()
-        )
-    monkeypatch.setenv("EVAL_FIRST_NAP", "0.3")
-    monkeypatch.setenv("EVAL_NAP", "3")
-    result = pytester.runpytest(
-        "evals", *plugin_args, "-v", "--dist", "loadscope", "--eval-agent", agent,
-        "--eval-run-ahead", "always", "--eval-progress", "0.2",
-    )  # fmt: skip
-    result.assert_outcomes(passed=12)
     counts = [
         int(found.group(1))
         for line in result.outlines
-        if (found := re.match(r"evals: \d+/12 runs done · (\d+) in flight", line))
+        if (found := re.match(r"evals: \d+/16 runs done · (\d+) in flight", line))
     ]
     assert counts and max(counts) >= 3, result.stdout.str()
 
 
-def test_off_makes_one_run_at_a_time(pytester: pytest.Pytester, timed: tuple[str, Path]) -> None:
-    agent, logs = timed
-    result = pytester.runpytest(
-        "evals", "-p", "no:cacheprovider", "-n0", "--eval-agent", agent, "--eval-run-ahead", "off"
-    )
-    result.assert_outcomes(passed=6)
-    assert most_at_once(spans(logs)) == 1
-
-
-def test_a_cost_ceiling_makes_one_run_at_a_time(
-    pytester: pytest.Pytester, timed: tuple[str, Path]
-) -> None:
-    agent, logs = timed
-    result = pytester.runpytest(
-        "evals", "-p", "no:cacheprovider", "-n0", "--eval-agent", agent,
-        "--eval-run-ahead", "always", "--eval-max-cost-usd", "10",
-    )  # fmt: skip
-    result.assert_outcomes(passed=6)
-    assert most_at_once(spans(logs)) == 1
-
-
-def test_a_run_no_item_takes_is_stopped(
+def test_under_x_a_run_no_item_takes_is_stopped_and_no_other_case_starts_ahead(
     pytester: pytest.Pytester, timed: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Under ``-x`` the first run fails: the case's runs made ahead are stopped at the end (the
+    second one's 60 s nap is cut short, none of its processes is left), and no run of the
+    next case was started ahead (under ``-x`` only runs of the same case are)."""
     agent, logs = timed
+    write_tree(
+        pytester.path,
+        {
+            "evals/next/prompt.md": "---\nruns: 2\n---\nWhat is the answer?\n",
+            "evals/next/graders/answer.md": "---\ntype: regex\npattern: '42'\n---\n",
+        },
+    )
     monkeypatch.setenv("EVAL_FAIL_FIRST", "1")
+    monkeypatch.setenv("EVAL_FIRST_NAP", "2")  # time for a wrongly started run to log itself
     monkeypatch.setenv("EVAL_LONG_NAP", "60")
     start = time.monotonic()
     result = pytester.runpytest(
@@ -191,8 +162,9 @@ def test_a_run_no_item_takes_is_stopped(
     )  # fmt: skip
     result.assert_outcomes(failed=1)
     assert time.monotonic() - start < 30  # the second run's 60 s nap was cut short
-    second = spans(logs)["with-2"]
-    assert "end" not in second  # it never finished its nap
+    runs = spans(logs)
+    assert "end" not in runs["with-2"]  # it never finished its nap
+    assert not [name for name in runs if name.startswith("next-")]  # next never started
     # ... and nothing of it is left running (its PIDs are its own: found by its command line).
     assert not live_processes(str(pytester.path / "timed_agent.py"))
 
@@ -220,32 +192,3 @@ def test_the_cost_ceiling_counts_the_runs_in_flight(
     made = [r for c in doc["cases"] for r in c["arms"]["with"]]
     # Without the runs in flight counted, two runs start at $2 spent: $4 in all.
     assert 2 <= len(made) <= 3 and doc["costUsd"] <= 3.0, doc["costUsd"]
-
-
-CASE_LOGGER = """\
-import os, sys, time
-sys.stdin.read()
-open(os.path.join(os.environ["EVAL_LOG_DIR"], os.environ["EVAL_CASE"]), "a").write("x")
-time.sleep(1.0)
-print("no" if os.environ["EVAL_CASE"] == "a-fails" else "the answer is 42")
-"""
-
-
-def test_under_x_no_run_of_another_case_is_made_ahead(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    files = {"agent.py": CASE_LOGGER}
-    for name, runs in (("a-fails", 1), ("b-next", 2)):
-        files[f"evals/{name}/prompt.md"] = f"---\nruns: {runs}\n---\nWhat is the answer?\n"
-        files[f"evals/{name}/graders/answer.md"] = "---\ntype: regex\npattern: '42'\n---\n"
-    write_tree(pytester.path, files)
-    logs = pytester.path / "logs"
-    logs.mkdir()
-    monkeypatch.setenv("EVAL_LOG_DIR", str(logs))
-    agent = "cmd:" + shlex.join([sys.executable, str(pytester.path / "agent.py")])
-    result = pytester.runpytest(
-        "evals", "-p", "no:cacheprovider", "-n0", "-x", "--eval-agent", agent,
-        "--eval-run-ahead", "always", "--eval-unconfined",  # it logs outside its runs
-    )  # fmt: skip
-    result.assert_outcomes(failed=1)
-    assert sorted(p.name for p in logs.iterdir()) == ["a-fails"]  # b-next never started

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from pytest_plugin_evals.suites.discover import evals_root, named_evals_folders
 from pytest_plugin_evals.suites.picks import (
     case_arguments,
@@ -106,3 +108,53 @@ def test_which_arguments_may_name_a_case(tmp_path: Path) -> None:
     assert not may("evals/gone", tmp_path, ())  # not there
     assert may("docs/a.md", tmp_path, (tmp_path / "docs",))  # eval_paths: any folder may be one
     assert case_arguments(["tests/test_a.py::test_one", "tests"], tmp_path, ()) is None
+
+
+def kit(root: Path) -> None:
+    """Three directory cases: ``alpha`` (with a grader), ``named`` and ``group/beta``."""
+    write_tree(
+        root,
+        {
+            "evals/alpha/prompt.md": "Alpha\n",
+            "evals/alpha/graders/hi.md": "---\ntype: regex\npattern: hi\n---\n",
+            "evals/named/prompt.md": "---\nname: renamed\n---\nNamed\n",
+            "evals/group/beta/case.yaml": "name: beta\n",
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    ("arguments", "folders", "picked"),
+    [
+        (["evals/alpha/prompt.md"], ["evals/alpha"], {}),
+        (["evals/alpha/graders/hi.md"], ["evals/alpha"], {}),
+        (["evals/alpha/graders"], ["evals/alpha"], {}),
+        (["evals/group/beta/case.yaml"], ["evals/group/beta"], {}),
+        (["evals/named/prompt.md"], ["evals/named"], {}),
+        (["evals/named::renamed[without-1]", "evals/alpha/prompt.md"],
+         ["evals/named", "evals/alpha"], {"evals/named": ["renamed[without-1]"]}),
+        (["evals/alpha::alpha[with-2]", "evals/alpha::alpha[without-1]"], ["evals/alpha"],
+         {"evals/alpha": ["alpha[with-2]", "alpha[without-1]"]}),
+        (["evals/alpha::alpha[with-2]", "evals/alpha::alpha[with-2]"], ["evals/alpha"],
+         {"evals/alpha": ["alpha[with-2]", "alpha[with-2]"]}),
+        (["evals/alpha::alpha[with-2]", "evals/alpha::alpha"], ["evals/alpha"],
+         {"evals/alpha": ["alpha[with-2]", "alpha"]}),
+        # A file of the case collects it whole: the picks are dropped.
+        (["evals/alpha::alpha[with-2]", "evals/alpha/prompt.md"], ["evals/alpha"], {}),
+        # A folder given whole collects every run of its cases: the case is not given again.
+        (["evals/alpha::alpha[with-2]", "evals"], ["evals"], {}),
+        (["evals", "evals/alpha::alpha[with-2]"], ["evals"], {}),
+        (["evals/alpha::alpha[with-2]", "evals/alpha"], ["evals/alpha"], {}),
+    ],
+)  # fmt: skip
+def test_case_files_and_node_ids_together_give_each_case_folder_once(
+    tmp_path: Path, arguments: list[str], folders: list[str], picked: dict[str, list[str]]
+) -> None:
+    """What pytest is given for case files and node ids in any order: each case folder once
+    (or the folder that holds it), with the runs picked by name unless the case is whole."""
+    kit(tmp_path)
+    found = case_arguments(arguments, tmp_path, ())
+    assert found is not None
+    args, picks = found
+    assert [str(tmp_path / a) for a in args] == [str(tmp_path / f) for f in folders]
+    assert {str(k.relative_to(tmp_path)): [p.name for p in v] for k, v in picks.items()} == picked

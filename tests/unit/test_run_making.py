@@ -315,6 +315,28 @@ def test_no_run_is_made_ahead_under_a_cost_ceiling(tmp_path: Path) -> None:
     assert made.start_ahead(2) is None and made.run_ahead is None
 
 
+def test_no_run_is_made_ahead_when_off(tmp_path: Path) -> None:
+    """``--eval-run-ahead off``: each process makes its item's run alone."""
+    made = RunMaker(EvalSettings(run_ahead="off"), tmp_path, Budget(), tmp_path, "s1", None)
+    assert made.start_ahead(1) is None and made.run_ahead is None
+
+
+@pytest.mark.parametrize(("run_ahead", "watched"), [("always", False), ("on", True)])
+def test_the_runs_made_ahead_keep_to_each_process_s_share_of_max_concurrency(
+    tmp_path: Path, run_ahead: str, watched: bool
+) -> None:
+    """``--eval-max-concurrency 3`` in one process: three runs in flight at most; ``always``
+    does not look at the CPUs, ``on`` does."""
+    settings = EvalSettings(run_ahead=run_ahead, max_concurrency=3)
+    made = RunMaker(settings, tmp_path, Budget(), tmp_path, "s1", None)
+    runs = made.start_ahead(1)
+    assert runs is not None
+    try:
+        assert (runs.depth, runs.check_cpus) == (3, watched)
+    finally:
+        runs.close()
+
+
 def test_the_results_folder_is_chosen_once_from_every_selected_suite(
     maker: Maker, tmp_path: Path
 ) -> None:
