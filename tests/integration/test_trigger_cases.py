@@ -55,10 +55,9 @@ def test_a_query_is_decided_by_its_rate(
     assert result.ret == 1
 
 
-@pytest.mark.parametrize(("least", "fails"), [("0.4", False), ("0.6", True)])
-def test_the_trigger_threshold_gates_on_each_skills_f1(
-    pytester: pytest.Pytester, least: str, fails: bool
-) -> None:
+def test_the_trigger_threshold_gates_on_each_skills_f1(pytester: pytest.Pytester) -> None:
+    """The ini's threshold reaches the gate: an F1 of 0.50 is below 0.6. (An F1 at or above
+    the threshold passes: tests/unit/test_engine_gates.py.)"""
     write_tree(
         pytester.path,
         {
@@ -78,14 +77,11 @@ def test_the_trigger_threshold_gates_on_each_skills_f1(
     agent = "cmd:" + shlex.join([sys.executable, str(AGENT)])
     result = pytester.runpytest(
         "skills/olympiad/evals", "-p", "no:cacheprovider", "--eval-agent", agent,
-        "--eval-runs", "1", "-o", f"eval_trigger_threshold={least}",
+        "--eval-runs", "1", "-o", "eval_trigger_threshold=0.6",
     )  # fmt: skip
-    line = (
-        f"--eval-trigger-threshold {least}: the trigger F1 of 1 skill(s) is below it: "
-        "olympiad (0.50)"
-    )
-    assert (line in result.outlines) is fails
-    assert result.ret == 1  # B and C are judged wrong either way
+    below = "the trigger F1 of 1 skill(s) is below it: olympiad (0.50)"
+    assert f"--eval-trigger-threshold 0.6: {below}" in result.outlines
+    assert result.ret == 1
 
 
 def test_a_bad_trigger_threshold_is_one_line(pytester: pytest.Pytester) -> None:
