@@ -85,7 +85,8 @@ SLOW_MODULES = frozenset(
 #: seconds waiting on purpose (a timeout, a pause, a sleeping agent, a held slot or lock),
 #: seconds starting the real agent CLIs (each installed binary's version), or is a Monte-Carlo
 #: check of a statistical method (thousands of simulated sessions: the inner loop keeps the
-#: exact tests of the same methods).
+#: exact tests of the same methods), or runs a session again in a pseudo-terminal (the inner
+#: loop reads the same lines from a captured session).
 SLOW_TESTS = frozenset(
     (
         "test_sequential.py::test_the_exact_chance_is_what_a_simulation_finds",
@@ -104,6 +105,7 @@ SLOW_TESTS = frozenset(
         "test_agents.py::test_timeout_kills_the_process_group",
         "test_bounded_grading.py::test_ctrl_c_stops_grading",
         "test_trigger_baseline.py::test_in_an_80_column_terminal_the_table_fits",
+        "test_grader_discrimination.py::test_on_a_terminal_the_line_is_whole",
         "test_judges.py::test_a_reply_slower_than_the_timeout_is_a_judge_failure",
         "test_confine.py::test_its_files_and_folders_are_bounded",
         "test_confine.py::test_the_watchdog_finds_the_runs_processes_in_its_cgroup_without_listing_the_machine",
