@@ -84,13 +84,6 @@ def test_the_trigger_threshold_gates_on_each_skills_f1(pytester: pytest.Pytester
     assert result.ret == 1
 
 
-def test_a_bad_trigger_threshold_is_one_line(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--eval-trigger-threshold", "2")
-    result.stderr.fnmatch_lines(
-        ["ERROR: --eval-trigger-threshold must be a number between 0 and 1 (got '2')"]
-    )
-
-
 def mixed_suite(pytester: pytest.Pytester) -> str:
     """Two cases (one passes, one fails: score 0.5) beside four trigger queries of which three
     are judged right; the ``--eval-agent`` value that runs them."""

@@ -175,28 +175,3 @@ def test_three_way_verdicts_in_the_json_and_the_terminal_and_the_gate(
     lost.stdout.re_match_lines(
         [r".*--eval-gate better: the suite's mean Δ is worse, not better than the without arm$"]
     )
-
-
-@pytest.mark.parametrize(
-    ("args", "ini", "message"),
-    [
-        (["--eval-margin", "2"], "", "--eval-margin must be a number between 0 and 1 (got '2')"),
-        (["--eval-gate", "maybe"], "", "--eval-gate must be not-worse or better (got 'maybe')"),
-        (
-            [],
-            "eval_gate = sometimes",
-            "ini eval_gate must be not-worse or better (got 'sometimes')",
-        ),
-        ([], "eval_margin = wide", "ini eval_margin must be a number between 0 and 1 (got 'wide')"),
-    ],
-)
-def test_bad_verdict_options_are_one_line(
-    pytester: pytest.Pytester, args: list[str], ini: str, message: str
-) -> None:
-    make_suite(pytester, ["win"], runs=1)
-    if ini:
-        pytester.makeini(f"[pytest]\n{ini}\n")
-    result = pytester.runpytest("evals", "-p", "no:cacheprovider", *args)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"*{message}"])
-    assert "Traceback" not in result.stderr.str()
