@@ -161,6 +161,15 @@ RUNS_ACCEPTS = "a whole number from 1 to 50, auto or auto:MAX (MAX from 2 to 50)
          "ini eval_margin must be a number between 0 and 1 (got 'wide')"),
         ("--eval-trigger-threshold", "2", False,
          "--eval-trigger-threshold must be a number between 0 and 1 (got '2')"),
+        ("--eval-agent", "bogus", False,
+         '--eval-agent must be one of "claude", "copilot", "codex", "opencode", "gemini", '
+         '"qwen", "cmd:<command line>"*'),
+        ("--eval-agent", "cmd:", False,
+         '--eval-agent cmd: needs a command line, e.g. "cmd:./my-agent --fast"'),
+        ("--eval-agent", 'cmd:"unclosed', False,
+         "--eval-agent cmd: cannot split the command line: No closing quotation"),
+        ("--eval-agent", "py:justamodule", False,
+         '--eval-agent py: needs "py:<module>:<function>" (got "py:justamodule")'),
     ],
 )  # fmt: skip
 def test_a_bad_value_is_one_line_naming_the_option_as_given(
