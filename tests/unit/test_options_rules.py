@@ -170,6 +170,8 @@ RUNS_ACCEPTS = "a whole number from 1 to 50, auto or auto:MAX (MAX from 2 to 50)
          "--eval-agent cmd: cannot split the command line: No closing quotation"),
         ("--eval-agent", "py:justamodule", False,
          '--eval-agent py: needs "py:<module>:<function>" (got "py:justamodule")'),
+        ("--eval-report-url", "javascript:alert(1)", False,
+         "--eval-report-url must be an http:// or https:// address (got 'javascript:alert(1)')"),
     ],
 )  # fmt: skip
 def test_a_bad_value_is_one_line_naming_the_option_as_given(
