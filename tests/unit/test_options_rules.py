@@ -170,6 +170,8 @@ RUNS_ACCEPTS = "a whole number from 1 to 50, auto or auto:MAX (MAX from 2 to 50)
          "--eval-agent cmd: cannot split the command line: No closing quotation"),
         ("--eval-agent", "py:justamodule", False,
          '--eval-agent py: needs "py:<module>:<function>" (got "py:justamodule")'),
+        ("--eval-min-effect", "0", False,
+         "--eval-min-effect must be a number above 0, at most 1 (got '0')"),
         ("--eval-report-url", "javascript:alert(1)", False,
          "--eval-report-url must be an http:// or https:// address (got 'javascript:alert(1)')"),
     ],
