@@ -68,7 +68,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 #: The integration modules left out of the inner loop (``-m "not e2e and not browser and not
 #: slow"``): each spends tens of seconds of sessions, many with two xdist workers, or waits on
-#: purpose (timeouts, rate-limit pauses, signals, a second session on a busy folder).
+#: purpose (timeouts, rate-limit pauses, signals, a second session on a busy folder). The
+#: inner loop keeps a session of each feature elsewhere (``compare_last``: ``--eval-compare
+#: last`` in test_verdict_sessions, ``replay:last`` in test_judge_agreement; the sessions each
+#: kind of session takes as ``last``: tests/unit/test_engine_selected.py).
 SLOW_MODULES = frozenset(
     f"test_{name}"
     for name in (
@@ -76,7 +79,7 @@ SLOW_MODULES = frozenset(
         "several_agents", "merge_as_written", "progress", "interruptions",
         "one_session_per_folder", "baseline_plugin", "replay_and_scaffold", "reports",
         "judge_graders", "evidence", "compare", "collection", "scripted_claude", "init_bare",
-        "run_ahead", "reuse", "skill_collections",
+        "run_ahead", "reuse", "skill_collections", "compare_last",
     )
 )  # fmt: skip
 
