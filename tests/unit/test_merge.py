@@ -351,3 +351,17 @@ def test_the_merge_computes_efficiency_from_the_runs(tmp_path: Path) -> None:
     assert efficiency["cost"]["ratio"] == pytest.approx(2.0, rel=0.01)
     by_name = {c["name"]: c["aggregates"]["efficiency"] for c in merged["cases"]}
     assert by_name == {c["name"]: c["aggregates"]["efficiency"] for c in whole["cases"]}
+
+
+def test_an_aa_sessions_shards_merge_as_one(tmp_path: Path) -> None:
+    """The merge of an A/A session's shards is an A/A result: its calibration recomputed from
+    the runs, and gated on its wiring faults only (gamma is below the threshold 0.5)."""
+    given = shards(tmp_path, 1, 2, aa=True)
+    merged = merge(given)
+    doc = document_json(merged.result)
+    assert doc["suite"]["aa"] is True
+    assert doc["aa"]["casesWithVerdict"] == 4 and doc["aa"]["wiringFaults"] == []
+    assert exit_status(merged.result) == 0
+    lines = gate_lines(merged)
+    assert any(line.startswith("--eval-aa: 0 of 4 case(s) with a verdict called") for line in lines)
+    assert not any("below the threshold" in line for line in lines), lines
