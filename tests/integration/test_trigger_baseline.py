@@ -150,18 +150,6 @@ def test_each_number_before_and_after_with_the_differences_interval(
     assert "--eval-trigger-threshold" not in out
 
 
-def test_without_a_baseline_a_trigger_case_runs_in_one_arm(
-    pytester: pytest.Pytester, repo: Path, read_doc: Any
-) -> None:
-    command = [a for a in args(repo) if a not in ("--eval-baseline-plugin", "git:HEAD")]
-    result = pytester.runpytest(*command)
-    result.assert_outcomes(passed=5)
-    (skill,) = read_doc("o.json")["triggers"]
-    assert "baseline" not in skill
-    assert "before (" not in result.stdout.str()
-    assert re.search(r"precision 1\.00 \[[\d.]+, [\d.]+\] · recall", result.stdout.str())
-
-
 @pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal")
 def test_in_an_80_column_terminal_the_table_fits(pytester: pytest.Pytester, repo: Path) -> None:
     from tests.integration.test_progress import run_in_terminal

@@ -4,6 +4,7 @@ verdict (rate ≥ 0.5 for should-trigger, < 0.5 for should-not), under -n 0 and 
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -53,6 +54,10 @@ def test_a_query_is_decided_by_its_rate(
     assert triggers["matrix"] == {"tp": 1, "fp": 1, "fn": 1, "tn": 1}
     assert [q["rate"] for q in triggers["queries"]] == pytest.approx([2 / 3, 1 / 3, 1 / 3, 2 / 3])
     assert result.ret == 1
+    # Without a baseline plugin each query runs in one arm (12 items): no before, no Δ.
+    assert "baseline" not in triggers
+    assert "before (" not in result.stdout.str()
+    assert re.search(r"precision 0\.50 \[[\d.]+, [\d.]+\] · recall", result.stdout.str())
 
 
 def test_the_trigger_threshold_gates_on_each_skills_f1(pytester: pytest.Pytester) -> None:
