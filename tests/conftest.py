@@ -68,7 +68,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 #: The integration modules left out of the inner loop (``-m "not e2e and not browser and not
 #: slow"``): each spends tens of seconds of sessions, many with two xdist workers, or waits on
-#: purpose (timeouts, rate-limit pauses, signals, a second session on a busy folder).
+#: purpose (timeouts, rate-limit pauses, signals, a second session on a busy folder). The
+#: inner loop keeps a session of each feature elsewhere (``compare_last``: ``--eval-compare
+#: last`` in test_verdict_sessions, ``replay:last`` in test_judge_agreement; the sessions each
+#: kind of session takes as ``last``: tests/unit/test_engine_selected.py).
 SLOW_MODULES = frozenset(
     f"test_{name}"
     for name in (
@@ -76,7 +79,7 @@ SLOW_MODULES = frozenset(
         "several_agents", "merge_as_written", "progress", "interruptions",
         "one_session_per_folder", "baseline_plugin", "replay_and_scaffold",
         "judge_graders", "evidence", "compare", "collection", "scripted_claude",
-        "run_ahead", "reuse", "skill_collections",
+        "run_ahead", "reuse", "skill_collections", "compare_last",
     )
 )  # fmt: skip
 
@@ -85,7 +88,8 @@ SLOW_MODULES = frozenset(
 #: seconds waiting on purpose (a timeout, a pause, a sleeping agent, a held slot or lock),
 #: seconds starting the real agent CLIs (each installed binary's version), or is a Monte-Carlo
 #: check of a statistical method (thousands of simulated sessions: the inner loop keeps the
-#: exact tests of the same methods).
+#: exact tests of the same methods), or runs a session again in a pseudo-terminal (the inner
+#: loop reads the same lines from a captured session).
 SLOW_TESTS = frozenset(
     (
         "test_sequential.py::test_the_exact_chance_is_what_a_simulation_finds",
@@ -98,12 +102,16 @@ SLOW_TESTS = frozenset(
         "test_sequential_runs.py::test_a_cmd_agent_runs_ahead_up_to_the_next_look",
         "test_sequential_runs.py::test_the_least_certain_case_runs_first_under_xdist",
         "test_sequential_operating.py::test_the_enumeration_is_what_the_controller_does",
+        "test_sequential_operating.py::test_the_top_ups_exact_chance_is_what_a_simulation_finds",
+        "test_stats.py::test_the_new_case_interval_covers_new_draws",
+        "test_efficiency_stats.py::test_the_interval_covers_on_heavy_tails",
         "test_formats.py::test_four_workers_give_the_same_document",
         "test_hostile_output.py::test_a_flood_of_output_is_cut_and_the_controller_stays_small",
         "test_verdict_sessions.py::test_three_way_verdicts_in_the_json_and_the_terminal_and_the_gate",
         "test_agents.py::test_timeout_kills_the_process_group",
         "test_bounded_grading.py::test_ctrl_c_stops_grading",
         "test_trigger_baseline.py::test_in_an_80_column_terminal_the_table_fits",
+        "test_grader_discrimination.py::test_on_a_terminal_the_line_is_whole",
         "test_judges.py::test_a_reply_slower_than_the_timeout_is_a_judge_failure",
         "test_confine.py::test_its_files_and_folders_are_bounded",
         "test_confine.py::test_the_watchdog_finds_the_runs_processes_in_its_cgroup_without_listing_the_machine",

@@ -1,6 +1,7 @@
 """``--eval-aa`` as users run it, with a ``cmd:`` agent: an A/A session is not gated by the
 threshold (its runs are measurements), and what it cannot combine with is one line. (The real
-``claude`` binary's A/A sessions, wiring faults included: tests/e2e/test_aa_claude.py.)"""
+``claude`` binary's A/A sessions, wiring faults included: tests/e2e/test_aa_claude.py; the
+merge of an A/A session's shards: tests/unit/test_merge.py.)"""
 
 from __future__ import annotations
 
@@ -93,31 +94,10 @@ def test_a_trigger_file_under_aa_is_one_load_error(
         },
     )
     result = pytester.runpytest(
-        "evals", "skills/greet/evals", *plugin_args, "--eval-agent", agent, "--eval-aa"
+        "skills/greet/evals", *plugin_args, "--eval-agent", agent, "--eval-aa"
     )
-    result.assert_outcomes(passed=12, errors=1)  # one error for the file's four queries
+    result.assert_outcomes(errors=1)  # one error for the file's four queries
     result.stdout.fnmatch_lines(
         ["*trigger_eval.json*: --eval-aa needs two arms of the plugin: a trigger query is asked "
          "of the with arm only*"]
     )  # fmt: skip
-
-
-def test_an_aa_session_run_in_shards_merges_as_one(pytester: pytest.Pytester) -> None:
-    """The merge of an A/A session's shards is an A/A result: its calibration recomputed from
-    the runs, and gated on its wiring faults only (the threshold 1 is not met)."""
-    agent = aa_suite(pytester)
-    for k in (1, 2):
-        shard = pytester.runpytest(
-            "evals", "-p", "no:cacheprovider", "--eval-agent", agent, "--eval-aa",
-            "--eval-shard", f"{k}/2", "--eval-output-dir", f"shard-{k}",
-        )  # fmt: skip
-        assert shard.ret == pytest.ExitCode.OK, shard.stdout.str()
-    merged = pytester.run(
-        sys.executable, "-m", "pytest_plugin_evals", "merge", "shard-1", "shard-2",
-        "--output-dir", "merged",
-    )  # fmt: skip
-    assert merged.ret == 0, merged.stdout.str()
-    doc = json.loads((pytester.path / "merged" / "aggregate-result.json").read_text("utf-8"))
-    assert doc["suite"]["aa"] is True
-    assert doc["aa"]["casesWithVerdict"] == 2 and doc["aa"]["wiringFaults"] == []
-    merged.stdout.fnmatch_lines(["--eval-aa: 0 of 2 case(s) with a verdict called a difference*"])

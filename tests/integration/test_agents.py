@@ -324,33 +324,11 @@ def test_python_agent(
     assert not (pytester.path / "made.txt").exists()
 
 
-@pytest.mark.parametrize(
-    ("value", "message"),
-    [
-        (
-            "bogus",
-            '--eval-agent must be one of "claude", "copilot", "codex", "opencode", "gemini", '
-            '"qwen", "cmd:<command line>"*',
-        ),
-        ("cmd:", '--eval-agent cmd: needs a command line, e.g. "cmd:./my-agent --fast"'),
-        ('cmd:"unclosed', "--eval-agent cmd: cannot split the command line: No closing quotation"),
-        (
-            "py:justamodule",
-            '--eval-agent py: needs "py:<module>:<function>" (got "py:justamodule")',
-        ),
-    ],
-)
-def test_bad_agent_value_is_one_line(pytester: pytest.Pytester, value: str, message: str) -> None:
-    case(pytester, "c", "---\nruns: 1\n---\nHello\n", hi="---\ntype: regex\npattern: hi\n---\n")
-    result = pytester.runpytest("evals", "-p", "no:cacheprovider", "--eval-agent", value)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"ERROR: {message}"])
-    assert "Traceback" not in result.stderr.str() + result.stdout.str()
-
-
 def test_agent_module_that_cannot_be_imported(
     pytester: pytest.Pytester, plugin_args: list[str]
 ) -> None:
+    """A usage error of ``--eval-agent``, one line on stderr. (The lines of the values that
+    cannot be agents: tests/unit/test_options_rules.py.)"""
     case(pytester, "c", "---\nruns: 2\n---\nHello\n", hi="---\ntype: regex\npattern: hi\n---\n")
     result = pytester.runpytest("evals", *plugin_args, "--eval-agent", "py:no_such_agent_mod:run")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

@@ -2,12 +2,11 @@
 as much (more tokens and turns too); the terminal's suite line, the JSON per case and for the
 suite, the document read back and written again with its figures recomputed from the runs,
 and ``--eval-fail-on-cost-regression`` failing the session above its ratio and passing it
-below."""
+below. (A merge of shards recomputes it from their runs: tests/unit/test_merge.py.)"""
 
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import pytest
@@ -113,34 +112,6 @@ def test_one_arm_has_no_efficiency(
     doc = read_doc("o.json")
     assert "efficiency" not in doc["aggregates"]
     assert all("efficiency" not in c["aggregates"] for c in doc["cases"])
-
-
-def test_a_merge_recomputes_efficiency_from_the_shards_runs(pytester: pytest.Pytester) -> None:
-    """Each shard holds one case; the merged document pools both, as one session would."""
-    shard_docs = []
-    for k in (1, 2):
-        result = _session(
-            pytester, "-n0", "-p", "no:cacheprovider", "--eval-shard", f"{k}/2",
-            "--eval-output-dir", f"made/shard-{k}",
-        )  # fmt: skip
-        assert result.ret == 0, result.stdout.str()
-        text = (pytester.path / "made" / f"shard-{k}" / "aggregate-result.json").read_text()
-        shard_docs.append(json.loads(text))
-    assert [d["aggregates"]["efficiency"]["cases"] for d in shard_docs] == [1, 1]
-    merged = pytester.run(
-        sys.executable, "-m", "pytest_plugin_evals", "merge", "made/shard-1", "made/shard-2",
-        "--output-dir", "merged",
-    )  # fmt: skip
-    assert merged.ret == 0, merged.stdout.str() + merged.stderr.str()
-    doc = json.loads((pytester.path / "merged" / "aggregate-result.json").read_text())
-    suite = doc["aggregates"]["efficiency"]
-    assert suite["cases"] == 2
-    assert suite["cost"]["with"]["runs"] == 6 and suite["inputTokens"]["with"]["leftOut"] == 1
-    assert suite["cost"]["ratio"] == pytest.approx(2.0, rel=0.01)
-    by_name = {c["name"]: c["aggregates"]["efficiency"] for c in doc["cases"]}
-    for shard in shard_docs:
-        (case,) = shard["cases"]
-        assert by_name[case["name"]] == case["aggregates"]["efficiency"]
 
 
 def test_a_cmd_agents_reported_usage_is_compared(

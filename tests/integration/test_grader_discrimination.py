@@ -131,9 +131,12 @@ def test_on_a_terminal_the_line_is_whole(suite: Path, plugin_args: list[str]) ->
     assert [line for line in shown if "cannot tell" in line] == [ALPHA_LINE], "\n".join(shown)
 
 
-def test_an_ab_counts_the_baselines_graded_runs_and_one_arm_has_no_flag(
+def test_an_ab_counts_the_baselines_graded_runs(
     pytester: pytest.Pytester, suite: Path, plugin_args: list[str], read_doc: Any
 ) -> None:
+    """Against a baseline plugin a grader's second rate is the baseline's graded runs (a run
+    that could not be made is left out). (A single arm has one rate and no flag:
+    tests/unit/test_grader_splits.py.)"""
     write_tree(suite / "released", {".claude-plugin/plugin.json": '{"name": "helper"}'})
     result = run(pytester, plugin_args, "--eval-baseline-plugin", "released")
     assert result.ret == 1, result.stdout.str()  # a run that could not be made fails it
@@ -149,12 +152,3 @@ def test_an_ab_counts_the_baselines_graded_runs_and_one_arm_has_no_flag(
         ALPHA_LINE.replace("(3/3, 3/3)", "(3/3, 2/2)").replace("(0/3, 0/3)", "(0/3, 0/2)")
     ]
     assert "<th>Baseline</th>" in (pytester.path / "out.html").read_text(encoding="utf-8")
-
-    one = run(pytester, plugin_args, "--eval-ablation", "none")
-    assert one.ret == 0, one.stdout.str()
-    assert not [line for line in one.stdout.lines if "cannot tell" in line]
-    assert splits(read_doc(), "alpha") == {
-        "mentions-version": (3, 3, None, None, None),
-        "cites-rfc": (0, 3, None, None, None),
-        "answer": (3, 3, None, None, None),
-    }

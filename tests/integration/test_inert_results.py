@@ -35,10 +35,12 @@ def later_sessions_collect_nothing_kept(pytester: pytest.Pytester, mark: Path) -
     assert not mark.exists(), "a later pytest imported a conftest.py an agent wrote"
 
 
-@pytest.mark.parametrize("output", ["eval-results", "evals/kept", None])
-def test_kept_runs_of_a_directory_suite_are_inert(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, output: str | None
+def test_kept_runs_of_a_directory_suite_are_inert_wherever_they_go(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any
 ) -> None:
+    """The default results folder, one beside the suite and one inside it: each session's
+    kept runs are marked inert (the sessions after the first collect the suite beside the
+    earlier ones' kept runs), and later sessions collect none of them."""
     write_tree(
         pytester.path,
         {
@@ -47,17 +49,19 @@ def test_kept_runs_of_a_directory_suite_are_inert(
         },
     )
     mark = pytester.path / "IMPORTED"
-    args = ["--eval-output-dir", output] if output else []
-    result = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", planting_agent(scripted_agent, mark), *args
-    )
-    result.assert_outcomes(passed=1)
-    kept = [p for p in pytester.path.rglob("conftest.py") if "runs" in p.parts]
-    assert len(kept) == 1, "the agent's conftest.py is kept for reading"
-    runs = next(p for p in kept[0].parents if p.name == "runs")
-    assert (runs / ".pytest-plugin-evals-results").is_file()
+    agent = planting_agent(scripted_agent, mark)
+    seen: set[Path] = set()
+    for output in (None, "eval-results", "evals/kept"):
+        args = ["--eval-output-dir", output] if output else []
+        result = pytester.runpytest("evals", *plugin_args, "--eval-agent", agent, *args)
+        result.assert_outcomes(passed=1)
+        kept = {p for p in pytester.path.rglob("conftest.py") if "runs" in p.parts} - seen
+        assert len(kept) == 1, f"the agent's conftest.py is kept for reading ({output})"
+        seen |= kept
+        runs = next(p for p in kept.pop().parents if p.name == "runs")
+        assert (runs / ".pytest-plugin-evals-results").is_file(), output
     later_sessions_collect_nothing_kept(pytester, mark)
-    # The next eval session finds the one real case, never the planted one.
+    # The next eval session finds the one real case, never the planted ones.
     again = pytester.runpytest("evals", "--collect-only", "-q", "-p", "no:cacheprovider", "-n0")
     again.stdout.fnmatch_lines(["*1 test collected*"])
 

@@ -51,7 +51,7 @@ def verdicts(doc: dict[str, Any], case: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.workers
-def test_second_judge_and_labels_give_agreement_and_flag_it(
+def test_second_judge_and_labels_give_agreement_and_flag_it_and_measure_a_replay(
     pytester: pytest.Pytester,
     scripted_agent: Any,
     judges: ScriptedModel,
@@ -109,36 +109,10 @@ def test_second_judge_and_labels_give_agreement_and_flag_it(
     ) in said
     result.assert_outcomes(passed=2, failed=2)
 
-
-def test_a_bad_labels_line_is_one_usage_error(
-    pytester: pytest.Pytester, scripted_agent: Any, judges: ScriptedModel
-) -> None:
-    make_suite(pytester)
-    labels = pytester.path / "labels.jsonl"
-    good = {"case": "good", "arm": "with", "run": 1, "grader": "rubric", "passed": True}
-    labels.write_text(json.dumps(good) + "\n" + json.dumps({**good, "arm": "both"}) + "\n")
-    agent = scripted_agent([{"match": "version", "reply": "Ship 1.4.1."}])
-    result, _ = run(pytester, agent, "--eval-labels", str(labels))
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
-        [f'ERROR: --eval-labels: {labels}:2: "arm" must be one of with, without, baseline *']
-    )
-    assert "Traceback" not in result.stderr.str() + result.stdout.str()
-
-
-def test_feedback_of_one_session_measures_the_judges_on_its_replayed_runs(
-    pytester: pytest.Pytester, scripted_agent: Any, judges: ScriptedModel
-) -> None:
-    """Labels given after a session (skill-creator's ``feedback.json``) measure both judges on
-    its runs replayed by ``replay:last``: the same answers judged again, each run's review
-    read as the viewer writes it ("complete": a run shown without a review was fine)."""
-    make_suite(pytester)
-    agent = scripted_agent(
-        [{"match": "version", "reply": "Ship 1.4.1."}, {"match": "release", "reply": "Maybe 2.0."}]
-    )
-    run(pytester, agent)  # the session whose answers a person reviewed
-    # The viewer's file: complaints on both runs of eval 1 (the case "bad"); "complete", so
-    # the runs of eval 2 ("good") it showed without a review were fine.
+    # Labels given after the session (skill-creator's ``feedback.json``) measure both judges
+    # on its runs replayed by ``replay:last``: the same answers judged again. The viewer's
+    # file: complaints on both runs of eval 1 (the case "bad"); "complete", so the runs of
+    # eval 2 ("good") it showed without a review were fine.
     feedback = pytester.path / "feedback.json"
     reviews = [
         {"run_id": "eval-1-with_skill-run-1", "feedback": "names the wrong version"},
@@ -160,3 +134,19 @@ def test_feedback_of_one_session_measures_the_judges_on_its_replayed_runs(
     }  # fmt: skip
     assert pooled["secondJudgeWithPeople"]["agreed"] == 2
     assert doc["judgeAgreement"]["labelled"] is True
+
+
+def test_a_bad_labels_line_is_one_usage_error(
+    pytester: pytest.Pytester, scripted_agent: Any, judges: ScriptedModel
+) -> None:
+    make_suite(pytester)
+    labels = pytester.path / "labels.jsonl"
+    good = {"case": "good", "arm": "with", "run": 1, "grader": "rubric", "passed": True}
+    labels.write_text(json.dumps(good) + "\n" + json.dumps({**good, "arm": "both"}) + "\n")
+    agent = scripted_agent([{"match": "version", "reply": "Ship 1.4.1."}])
+    result, _ = run(pytester, agent, "--eval-labels", str(labels))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f'ERROR: --eval-labels: {labels}:2: "arm" must be one of with, without, baseline *']
+    )
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()

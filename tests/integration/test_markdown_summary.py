@@ -114,17 +114,6 @@ def test_what_got_worse_since_the_compared_session_and_the_report_address(
     assert [a["href"] for a in page.named("a")] == [url]
 
 
-def test_a_report_address_that_is_not_http_is_one_line(pytester: pytest.Pytester) -> None:
-    make_suite(pytester)
-    result = run(pytester, "-p", "no:cacheprovider", "--eval-report-url", "javascript:alert(1)")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
-        ["ERROR: --eval-report-url must be an http:// or https:// address "
-         "(got 'javascript:alert(1)')"]
-    )  # fmt: skip
-    assert "Traceback" not in str(result.stderr)
-
-
 def test_the_merge_of_shards_writes_the_summary_of_the_whole_suite(
     pytester: pytest.Pytester,
 ) -> None:

@@ -86,13 +86,9 @@ def test_a_plan_over_a_case_that_does_not_load_still_fails(pytester: pytest.Pyte
     result.stdout.fnmatch_lines(["*eval plan (no agent started)*"])
 
 
-def test_the_plan_refuses_workers_and_a_bad_effect(pytester: pytest.Pytester) -> None:
+def test_the_plan_refuses_workers(pytester: pytest.Pytester) -> None:
+    """(A bad --eval-min-effect's line: tests/unit/test_options_rules.py.)"""
     copy = copy_example(pytester)
-    result = pytester.runpytest(str(copy), "--eval-plan", "--eval-min-effect", "0")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
-        ["*--eval-min-effect must be a number above 0, at most 1 (got '0')"]
-    )
     workers = pytester.runpytest(str(copy), "--eval-plan", "-n", "2")
     assert workers.ret == pytest.ExitCode.USAGE_ERROR
     workers.stderr.fnmatch_lines(["*--eval-plan starts no agent and runs in one process*"])

@@ -13,8 +13,9 @@ HOSTILE = "<img src=x onerror=alert(1)>"
 
 
 def make_case(pytester: pytest.Pytester, name: str) -> None:
-    """A case of five runs, passed by an answer that says hi."""
-    pytester.makefile(".md", **{f"evals/{name}/prompt": "---\nruns: 5\n---\nSay hi\n"})
+    """A case of three runs (all passed before and all failed after are beyond noise),
+    passed by an answer that says hi."""
+    pytester.makefile(".md", **{f"evals/{name}/prompt": "---\nruns: 3\n---\nSay hi\n"})
     pytester.makefile(".md", **{f"evals/{name}/graders/hi": "---\ntype: regex\npattern: hi\n---\n"})
 
 
@@ -28,12 +29,12 @@ def test_the_report_shows_a_case_that_regressed_since_the_earlier_session(
         "evals", *plugin_args, "--eval-agent", scripted_agent([answer]),
         "--eval-output-dir", "before",
     )  # fmt: skip
-    before.assert_outcomes(passed=10)
+    before.assert_outcomes(passed=6)
     after = pytester.runpytest(
         "evals", *plugin_args, "--eval-agent", scripted_agent([{**answer, "reply": "bye"}]),
         "--eval-output-dir", "after", "--eval-compare", "before",
     )  # fmt: skip
-    after.assert_outcomes(failed=10)
+    after.assert_outcomes(failed=6)
 
     page = (pytester.path / "after" / "report.html").read_text(encoding="utf-8")
     doc = json.loads((pytester.path / "after" / "aggregate-result.json").read_text())

@@ -168,4 +168,5 @@ def test_trigger_gate(triggers: Any) -> None:
     assert below is not None and below.status == FAILED
     assert below.reason.startswith("--eval-trigger-threshold 0.5: the trigger F1 of 1 skill(s)")
     assert trigger_gate(triggers, None) is None
+    assert trigger_gate(triggers, 0.0) is None  # an F1 at the threshold meets it
     assert trigger_gate(replace(triggers, partial=True), 0.5) is None

@@ -320,3 +320,48 @@ def test_the_merge_computes_each_graders_split_from_the_runs(tmp_path: Path) -> 
         (2, 0, "discriminates")
     ]
     assert [s["flag"] for s in splits["gamma"]] == ["neither"]
+
+
+def test_the_merge_computes_efficiency_from_the_runs(tmp_path: Path) -> None:
+    """Each shard's efficiency is of its own cases; the merged one pools every run, as one
+    session of them all would (the plugin's runs cost twice the others here)."""
+
+    def priced(name: str) -> list[Any]:
+        return [
+            run_record(
+                CASES[name], arm, n, [Verdict("answer", True, "ok")], plugin=PLUGIN,
+                cost=(0.02 if arm == "with" else 0.01) * (1 + n / 10),
+            )
+            for arm in ("with", "without")
+            for n in (1, 2)
+        ]  # fmt: skip
+
+    folders = [
+        shard_folder(tmp_path, i, records=[r for n in CASES if SPLIT[n] == i for r in priced(n)])
+        for i in (1, 2)
+    ]
+    shard_docs = [json.loads((f / "aggregate-result.json").read_text("utf-8")) for f in folders]
+    assert [d["aggregates"]["efficiency"]["cases"] for d in shard_docs] == [2, 2]
+    merged = document_json(merge([read_shard(f) for f in folders]).result)
+    every = [r for n in sorted(CASES) for r in priced(n)]
+    whole = document_json(summary(every, threshold=0.5, agent="cmd:agent"))
+    efficiency = merged["aggregates"]["efficiency"]
+    assert efficiency == whole["aggregates"]["efficiency"]
+    assert efficiency["cases"] == 4 and efficiency["cost"]["with"]["runs"] == 8
+    assert efficiency["cost"]["ratio"] == pytest.approx(2.0, rel=0.01)
+    by_name = {c["name"]: c["aggregates"]["efficiency"] for c in merged["cases"]}
+    assert by_name == {c["name"]: c["aggregates"]["efficiency"] for c in whole["cases"]}
+
+
+def test_an_aa_sessions_shards_merge_as_one(tmp_path: Path) -> None:
+    """The merge of an A/A session's shards is an A/A result: its calibration recomputed from
+    the runs, and gated on its wiring faults only (gamma is below the threshold 0.5)."""
+    given = shards(tmp_path, 1, 2, aa=True)
+    merged = merge(given)
+    doc = document_json(merged.result)
+    assert doc["suite"]["aa"] is True
+    assert doc["aa"]["casesWithVerdict"] == 4 and doc["aa"]["wiringFaults"] == []
+    assert exit_status(merged.result) == 0
+    lines = gate_lines(merged)
+    assert any(line.startswith("--eval-aa: 0 of 4 case(s) with a verdict called") for line in lines)
+    assert not any("below the threshold" in line for line in lines), lines

@@ -5,6 +5,7 @@ error, without a traceback: ``tests/unit/test_options_declared.py``."""
 
 from __future__ import annotations
 
+import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -134,3 +135,52 @@ def test_an_eval_session_from_the_start() -> None:
     assert from_the_start(plain, "load", False)
     assert not from_the_start(plain, "no", False)
     assert not from_the_start(plain, "load", True)
+
+
+#: What --eval-runs accepts, as its error says.
+RUNS_ACCEPTS = "a whole number from 1 to 50, auto or auto:MAX (MAX from 2 to 50)"
+
+
+@pytest.mark.parametrize(
+    ("flag", "raw", "from_ini", "line"),
+    [
+        ("--eval-threshold", "2", False,
+         "--eval-threshold must be a number between 0 and 1 (got '2')"),
+        ("--eval-runs", "0", False, f"--eval-runs must be {RUNS_ACCEPTS} (got '0')"),
+        ("--eval-runs", "1.5", False, f"--eval-runs must be {RUNS_ACCEPTS} (got '1.5')"),
+        ("--eval-runs", "auto:1", False, f"--eval-runs must be {RUNS_ACCEPTS} (got 'auto:1')"),
+        ("--eval-ablation", "both", False, '--eval-ablation must be "none" or "with-without"*'),
+        ("--eval-json", "out.txt", False, "--eval-json must name a .json file (got 'out.txt')"),
+        ("--eval-margin", "2", False,
+         "--eval-margin must be a number between 0 and 1 (got '2')"),
+        ("--eval-gate", "maybe", False,
+         "--eval-gate must be not-worse or better (got 'maybe')"),
+        ("--eval-gate", "sometimes", True,
+         "ini eval_gate must be not-worse or better (got 'sometimes')"),
+        ("--eval-margin", "wide", True,
+         "ini eval_margin must be a number between 0 and 1 (got 'wide')"),
+        ("--eval-trigger-threshold", "2", False,
+         "--eval-trigger-threshold must be a number between 0 and 1 (got '2')"),
+        ("--eval-agent", "bogus", False,
+         '--eval-agent must be one of "claude", "copilot", "codex", "opencode", "gemini", '
+         '"qwen", "cmd:<command line>"*'),
+        ("--eval-agent", "cmd:", False,
+         '--eval-agent cmd: needs a command line, e.g. "cmd:./my-agent --fast"'),
+        ("--eval-agent", 'cmd:"unclosed', False,
+         "--eval-agent cmd: cannot split the command line: No closing quotation"),
+        ("--eval-agent", "py:justamodule", False,
+         '--eval-agent py: needs "py:<module>:<function>" (got "py:justamodule")'),
+        ("--eval-min-effect", "0", False,
+         "--eval-min-effect must be a number above 0, at most 1 (got '0')"),
+        ("--eval-report-url", "javascript:alert(1)", False,
+         "--eval-report-url must be an http:// or https:// address (got 'javascript:alert(1)')"),
+    ],
+)  # fmt: skip
+def test_a_bad_value_is_one_line_naming_the_option_as_given(
+    tmp_path: Path, flag: str, raw: str, from_ini: bool, line: str
+) -> None:
+    """(That such a line is pytest's usage error: tests/unit/test_options_declared.py.)"""
+    with pytest.raises(Whole) as raised:
+        read(tmp_path, ini=(flag, raw)) if from_ini else read(tmp_path, (flag, raw))
+    assert fnmatch.fnmatchcase(str(raised.value), line), str(raised.value)
+    assert "\n" not in str(raised.value)

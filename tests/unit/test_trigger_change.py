@@ -152,8 +152,9 @@ def test_an_arms_f1_interval_covers_its_f1(p: float, q: float) -> None:
     assert covered / sims >= 0.92
 
 
-def _ab_result(tmp_path: Path) -> Any:
-    """A session's result in an A/B: two queries, each run once in each arm."""
+def _ab_result(tmp_path: Path, worse_now: bool = False) -> Any:
+    """A session's result in an A/B: two queries, each run once in each arm, each right in
+    the with arm and wrong in the baseline (``worse_now``: the other way round)."""
     from pytest_plugin_evals.model import RunResult, ToolCall, brief_tool_calls
     from pytest_plugin_evals.records import CaseInfo, RunRecord
     from pytest_plugin_evals.reporting.result import SessionFacts, summarize
@@ -166,6 +167,8 @@ def _ab_result(tmp_path: Path) -> Any:
     ]) if isinstance(c, Case)]  # fmt: skip
     records = []
     fires = ({"with": True, "baseline": False}, {"with": False, "baseline": True})
+    if worse_now:
+        fires = ({"with": False, "baseline": True}, {"with": True, "baseline": False})
     for case, fired in zip(cases, fires, strict=True):
         for arm in ("with", "baseline"):
             calls = [ToolCall("Skill", {"skill": "kit:olympiad"})] if fired[arm] else []
@@ -237,3 +240,15 @@ def test_a_hostile_baseline_block_is_one_line(
     with pytest.raises(DocumentError) as info:
         read_document(json.dumps(doc))
     assert str(info.value) == message
+
+
+def test_the_with_arms_f1_gates_and_the_baselines_does_not(tmp_path: Path) -> None:
+    """``--eval-trigger-threshold`` gates on the working tree's F1 (the with arm), never on
+    the baseline's: better now passes it, worse now fails it naming the with arm's F1."""
+    from pytest_plugin_evals.engine.gates import trigger_gate
+
+    assert trigger_gate(_ab_result(tmp_path / "better"), 0.9) is None
+    worse = trigger_gate(_ab_result(tmp_path / "worse", worse_now=True), 0.9)
+    assert worse is not None and worse.reason == (
+        "--eval-trigger-threshold 0.9: the trigger F1 of 1 skill(s) is below it: olympiad (0.00)"
+    )
