@@ -9,6 +9,7 @@ Read from the code (the AST of every module), so a new function with more than
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,8 +37,14 @@ ALLOWED: dict[str, tuple[int, str]] = {
 }
 
 
-def parameter_counts() -> Iterator[tuple[str, int, int]]:
-    """``(module:function, line, parameters)`` of every function and method in the package."""
+@functools.cache
+def parameter_counts() -> tuple[tuple[str, int, int], ...]:
+    """``(module:function, line, parameters)`` of every function and method in the package
+    (read once per process: both tests read it)."""
+    return tuple(_parameter_counts())
+
+
+def _parameter_counts() -> Iterator[tuple[str, int, int]]:
     for path in sorted(PACKAGE.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         module = path.relative_to(PACKAGE).as_posix()

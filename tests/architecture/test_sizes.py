@@ -22,6 +22,7 @@ that counts them is not part of the test environment or CI.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,8 +52,10 @@ def _functions(node: ast.AST, prefix: str) -> Iterator[tuple[str, int]]:
             yield from _functions(child, prefix)
 
 
+@functools.cache
 def sizes() -> dict[str, int]:
-    """``module`` -> its lines and ``module:function`` -> its lines, for each over a limit."""
+    """``module`` -> its lines and ``module:function`` -> its lines, for each over a limit
+    (read once per process: three tests compare it; none changes it)."""
     found: dict[str, int] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         module = path.relative_to(PACKAGE).as_posix()
