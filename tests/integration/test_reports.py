@@ -7,12 +7,12 @@ import base64
 import html
 import json
 import re
-import subprocess
-from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
 import pytest
+
+from tests.helpers import git
 
 GRADERS = {
     "hi": "---\ntype: regex\npattern: hi\n---\n",
@@ -44,14 +44,6 @@ def data_uri_text(uri: str) -> str:
     return base64.b64decode(body).decode() if head.endswith(";base64") else unquote(body)
 
 
-def git_status(root: Path) -> list[str]:
-    status = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=all"],
-        cwd=root, capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return sorted(status.stdout.splitlines())
-
-
 @pytest.mark.workers  # what crosses from the workers to the controller
 def test_one_session_writes_every_report_once_on_the_controller(
     pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any
@@ -70,10 +62,9 @@ def test_one_session_writes_every_report_once_on_the_controller(
             {"match": "Say hi", "reply": "hi"},
         ]
     )
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
-    subprocess.run([*git, "init", "-q"], cwd=pytester.path, check=True)
-    subprocess.run([*git, "add", "-A"], cwd=pytester.path, check=True)
-    subprocess.run([*git, "commit", "-qm", "suite"], cwd=pytester.path, check=True)
+    git(pytester.path, "init", "-q")
+    git(pytester.path, "add", "-A")
+    git(pytester.path, "commit", "-qm", "suite")
     result = pytester.runpytest(
         "evals", *plugin_args, "--eval-agent", agent, "--html", "ph.html",
         "--self-contained-html", "--junitxml", "junit.xml",
@@ -91,7 +82,8 @@ def test_one_session_writes_every_report_once_on_the_controller(
     assert reports == [at / "aggregate-result.json", at / "report.html"], "one of each"
     lines = (stamp / ".gitignore").read_text(encoding="utf-8").splitlines()
     assert lines[-1] == "*", "the results folder ignores itself"
-    assert git_status(pytester.path) == ["?? junit.xml", "?? ph.html"], "git sees no results"
+    status = git(pytester.path, "status", "--porcelain", "--untracked-files=all")
+    assert sorted(status.splitlines()) == ["?? junit.xml", "?? ph.html"], "git sees no results"
 
     page = (pytester.path / "ph.html").read_text(encoding="utf-8")
     headers = re.findall(r"<th[^>]*>([^<]*)</th>", page)

@@ -159,6 +159,9 @@ def test_under_x_a_run_no_item_takes_is_stopped_and_no_other_case_starts_ahead(
     result = pytester.runpytest(
         "evals", "-p", "no:cacheprovider", "-n0", "-x", "--eval-agent", agent,
         "--eval-run-ahead", "always",
+        # Room for every run of both cases in flight, whatever the CPUs: next's runs are
+        # within reach, so only -x's rule keeps them from starting.
+        "--eval-max-concurrency", "8",
     )  # fmt: skip
     result.assert_outcomes(failed=1)
     assert time.monotonic() - start < 30  # the second run's 60 s nap was cut short
