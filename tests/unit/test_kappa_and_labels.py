@@ -185,3 +185,30 @@ def test_second_judge_spec(spec: str, backend: str, model: str | None) -> None:
     from pytest_plugin_evals.judges import second_judge_spec
 
     assert second_judge_spec(spec, "claude") == (backend, model)
+
+
+def test_people_are_measured_on_the_runs_they_labelled_and_no_second_judge_is_none(
+    tmp_path: Path,
+) -> None:
+    """One label of one run: the judge is measured against people on that run alone (the
+    unlabelled runs are left out, not counted as agreeing), and with no second judge in the
+    session there is no second judge's agreement with people."""
+    from pytest_plugin_evals.reporting.agreement import judge_agreement
+    from tests.helpers import run_record, summary
+    from tests.unit.test_reporting_markdown import case
+
+    labels = tmp_path / "labels.jsonl"
+    labelled = {"case": "pick", "arm": "with", "run": 2, "grader": "rubric", "passed": False}
+    labels.write_text(json.dumps(labelled) + "\n", encoding="utf-8")
+    c = case("pick")
+    records = [
+        run_record(c, arm, n, [judged(["FAIL"] * 3 if n == 2 else ["PASS"] * 3, None)])
+        for arm in ("with", "without")
+        for n in (1, 2, 3)
+    ]
+    found = judge_agreement(summary(records, labels=(labels,)))
+    assert found is not None
+    pooled = found.rows[0]  # every judge verdict of the session
+    assert pooled.first_people is not None
+    assert (pooled.first_people.n, pooled.first_people.agreed) == (1, 1)
+    assert pooled.second_people is None
