@@ -4,8 +4,8 @@ opencode's built-in Anthropic provider speaks the Messages API, so the scripted 
 as it is: ``ANTHROPIC_BASE_URL`` and ``ANTHROPIC_API_KEY`` (the operator's usual variables,
 through the allowlist) point it there, offline. Each test builds a plugin with MCP servers (and
 their stand-ins), an agent and a hook with pytester, and runs ``pytest evals`` as a plugin
-author would: one session of several cases, each with its own prompt and rules, whose outcomes
-are asserted case by case.
+author would; sessions with the same options hold several cases, each with its own prompt and
+rules, whose outcomes are asserted case by case.
 
 What every agent CLI does (the skill in the with arm only, a shell call recorded as ``Bash``
 and confined, the operator's secrets kept out) is tested on one session per CLI in
