@@ -58,7 +58,7 @@ def test_stand_ins_answer_with_claude_codes_names_in_the_with_arm_only(
         ),
         Rule(when_tool_offered="search", reply=tool_use("search", {"q": "crash"})),
     )
-    result, doc = run_codex("-n", "2")
+    result, doc = run_codex()
     result.assert_outcomes(passed=2)
     (case,) = doc["cases"]
     with_run, without_run = case["arms"]["with"][0], case["arms"]["without"][0]

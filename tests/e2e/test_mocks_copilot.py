@@ -139,7 +139,7 @@ def test_stand_ins_answer_and_withheld_servers_never_start(
         ),
         Rule(when_prompt="File a bug", reply=text("I have no tracker to file it in.")),
     )
-    result, doc = run_copilot("-n2", *starts.allow)
+    result, doc = run_copilot(*starts.allow)
     (case,) = doc["cases"]
     with_run, without_run = case["arms"]["with"][0], case["arms"]["without"][0]
     assert with_run["error"] is None, with_run

@@ -42,7 +42,7 @@ def test_stand_ins_answer_with_claude_codes_names_in_the_with_arm_only(
         ),
         Rule(when_tool_offered="mcp_kb_search", reply=tool_use("mcp_kb_search", {"q": "crash"})),
     )
-    result, doc = run_gemini("-n", "2")
+    result, doc = run_gemini()
     result.assert_outcomes(passed=2)
     (case,) = doc["cases"]
     with_run, without_run = case["arms"]["with"][0], case["arms"]["without"][0]
