@@ -52,6 +52,7 @@ def test_the_skill_is_offered_unlisted_a_rate_limit_is_waited_out_and_no_run_is_
     )
     result.assert_outcomes(passed=3)
     runs = doc["cases"][0]["arms"]["with"]
+    assert [r["score"] for r in runs] == [1.0, 1.0, 1.0]
     for run in runs:
         verdicts = {g["name"]: g["passed"] for g in run["graders"]}
         assert verdicts == {"answer": True, "skill-fired": True}, run
