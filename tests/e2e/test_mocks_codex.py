@@ -22,6 +22,9 @@ from tests.e2e.conftest import Run, by_session
 from tests.e2e.tracker_kit import CREATE, LOOKUP, SEARCH, markers, people_server
 from tests.e2e.tracker_kit import make_tracker as make_kit
 
+#: The second case of the real-server session: its call violates ``expect``.
+URGENT = "File an urgent bug: the app will not start."
+
 
 def make_tracker(pytester: pytest.Pytester, *, real_people: bool = False) -> None:
     """tracker-kit whose "real" servers are :data:`PEOPLE_SERVER` (``people`` too, with
@@ -37,6 +40,11 @@ def offered(request: dict[str, Any]) -> dict[str, set[str]]:
         for t in request["body"].get("tools") or []
         if t.get("type") == "namespace" and str(t.get("name")).startswith("mcp__")
     }
+
+
+def by_prompt(model: ScriptedModel, words: str) -> list[dict[str, Any]]:
+    """The Responses requests of the runs whose prompt holds ``words``."""
+    return [r for r in model.responses_requests if words in (r["prompt"] or "")]
 
 
 def first_requests(model: ScriptedModel) -> list[dict[str, Any]]:
@@ -58,7 +66,7 @@ def test_stand_ins_answer_with_claude_codes_names_in_the_with_arm_only(
         ),
         Rule(when_tool_offered="search", reply=tool_use("search", {"q": "crash"})),
     )
-    result, doc = run_codex("-n", "2")
+    result, doc = run_codex()
     result.assert_outcomes(passed=2)
     (case,) = doc["cases"]
     with_run, without_run = case["arms"]["with"][0], case["arms"]["without"][0]
@@ -144,30 +152,49 @@ def test_a_plugin_server_that_does_not_start_fails_the_plugin_not_the_harness(
     assert "wiki-got-s3cret" in {f.rsplit("/", 1)[-1] for f in run["filesCreated"]}
 
 
-def test_a_real_server_offers_only_the_tools_listed_and_granted(
+def test_a_real_server_offers_only_the_tools_listed_and_granted_and_expect_aborts_a_call(
     pytester: pytest.Pytester, scripted_model: ScriptedModel, run_codex: Run
 ) -> None:
     """``--eval-allow-real-servers``: people (no mocks) is real, started from the plugin's
     folder (``${CLAUDE_PLUGIN_ROOT}``, which Codex itself does not expand), and Codex offers
-    and approves only the tool the case lists and the operator grants (``enabled_tools``)."""
+    and approves only the tool the case lists and the operator grants (``enabled_tools``).
+
+    The session's second case, ``files-urgent``, calls the tracker's stand-in with a priority
+    its ``expect`` refuses: the stand-in kills Codex's process group, the run ends at the
+    call, ungraded."""
     make_tracker(pytester, real_people=True)
     prompt = pytester.path / "evals" / "files-bug" / "prompt.md"
     prompt.write_text(
         prompt.read_text().replace("runs: 1\n", f"runs: 1\nallowed_tools: [{LOOKUP}]\n")
     )
+    pytester.makefile(
+        ".md",
+        **{
+            "evals/files-urgent/prompt": f"---\nruns: 1\n---\n{URGENT}\n",
+            "evals/files-urgent/graders/answer": "---\ntype: regex\npattern: '#4821'\n---\n",
+        },
+    )
     scripted_model.add(
         Rule(when_tool_result="(real)", reply=text("alice is on call.")),
+        Rule(when_prompt=URGENT, when_tool_result="", reply=text("Filed, I think.")),
+        Rule(
+            when_prompt=URGENT,
+            when_tool_offered="create_issue",
+            reply=tool_use("create_issue", {"title": "Crash on start", "priority": "urgent"}),
+        ),
         Rule(when_tool_offered="lookup", reply=tool_use("lookup", {})),
     )
     result, doc = run_codex(
         "--eval-ablation", "none", "--eval-allow-real-servers", "--eval-allow-tools", LOOKUP
     )
-    result.assert_outcomes(failed=1)  # no issue filed: the answer grader fails
-    (run,) = doc["cases"][0]["arms"]["with"]
+    # files-bug fails (no issue filed: the answer grader fails), files-urgent is aborted.
+    result.assert_outcomes(failed=2)
+    cases = {c["name"]: c for c in doc["cases"]}
+    (run,) = cases["files-bug"]["arms"]["with"]
     (call,) = run["toolCallList"]
     assert call["name"] == LOOKUP and call["originalName"] == "mcp__people__lookup"
     assert call["isError"] is False and run["answer"] == "alice is on call."
-    (first, second) = scripted_model.responses_requests
+    first, second = by_prompt(scripted_model, "crashes on start")
     assert second["tool_result"] is not None and "alice is on call (real)" in second["tool_result"]
     # The stand-ins still replace tracker (the real one never started) and serve kb; people
     # offers only lookup (delete_person is not listed); wiki (no mocks, real allowed) started,
@@ -179,23 +206,8 @@ def test_a_real_server_offers_only_the_tools_listed_and_granted(
     }
     assert markers(run) == {"real-people-started", "real-wiki-started"}
 
-
-def test_an_expect_violation_aborts_the_run(
-    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_codex: Run
-) -> None:
-    """The stand-in kills Codex's process group: the run ends at the call, ungraded."""
-    make_tracker(pytester)
-    scripted_model.add(
-        Rule(when_tool_result="", reply=text("Filed, I think.")),
-        Rule(
-            when_tool_offered="create_issue",
-            reply=tool_use("create_issue", {"title": "Crash on start", "priority": "urgent"}),
-        ),
-    )
-    result, doc = run_codex("--eval-ablation", "none")
-    result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*aborted by mock tracker/create_issue*"])
-    (run,) = doc["cases"][0]["arms"]["with"]
+    (run,) = cases["files-urgent"]["arms"]["with"]
     assert run["aborted"] == {
         "server": "tracker",
         "tool": "create_issue",
@@ -203,8 +215,9 @@ def test_an_expect_violation_aborts_the_run(
         "[low, medium, high]",
     }
     assert run["score"] == 0 and run["graders"] == [] and run["error"] is None
+    assert cases["files-urgent"]["aggregates"]["passed"] is False
     # Codex was stopped at the call: the model was never asked again.
-    assert len(scripted_model.responses_requests) == 1
+    assert len(by_prompt(scripted_model, URGENT)) == 1
 
 
 def test_the_default_model_reaches_a_stand_in_from_code(

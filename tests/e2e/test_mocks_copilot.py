@@ -23,15 +23,22 @@ from tests.e2e.conftest import Run
 from tests.e2e.release_kit import meta
 from tests.e2e.tracker_kit import CREATE, CREATE_MD, files_bug
 
+#: The tracker's ``close_issue`` by Claude Code's name.
+CLOSE = "mcp__plugin_tracker-kit_tracker__close_issue"
+#: The second case of the real-servers session: its call violates ``expect``.
+URGENT = "File an urgent bug: the app will not start."
+
 #: A real MCP server for the tracker (standard library only: a plugin's server runs inside the
 #: CLI's confinement, which shows the tools on PATH, not this test's virtualenv): it says it
-#: started, then answers.
+#: started, then answers (``create_issue``, ``close_issue``).
 REAL_SERVER = r"""
 import json, socket, sys
 socket.create_connection(("127.0.0.1", int(sys.argv[1]))).sendall(b"tracker")
-TOOL = {"name": "create_issue", "description": "Create an issue in the tracker.",
-        "inputSchema": {"type": "object", "properties": {"title": {"type": "string"},
-                        "priority": {"type": "string"}}, "required": ["title"]}}
+TOOLS = [{"name": "create_issue", "description": "Create an issue in the tracker.",
+          "inputSchema": {"type": "object", "properties": {"title": {"type": "string"},
+                          "priority": {"type": "string"}}, "required": ["title"]}},
+         {"name": "close_issue", "description": "Close an issue in the tracker.",
+          "inputSchema": {"type": "object", "properties": {"number": {"type": "integer"}}}}]
 for line in sys.stdin:
     msg = json.loads(line)
     if "id" not in msg:
@@ -41,7 +48,9 @@ for line in sys.stdin:
         result = {"protocolVersion": msg["params"]["protocolVersion"],
                   "capabilities": {"tools": {}}, "serverInfo": {"name": "tracker", "version": "1"}}
     elif method == "tools/list":
-        result = {"tools": [TOOL]}
+        result = {"tools": TOOLS}
+    elif method == "tools/call" and msg["params"]["name"] == "close_issue":
+        result = {"content": [{"type": "text", "text": "Real tracker closed #77"}]}
     elif method == "tools/call":
         title = msg["params"].get("arguments", {}).get("title", "")
         result = {"content": [{"type": "text", "text": f"Real tracker filed #77: {title}"}]}
@@ -130,7 +139,7 @@ def test_stand_ins_answer_and_withheld_servers_never_start(
         ),
         Rule(when_prompt="File a bug", reply=text("I have no tracker to file it in.")),
     )
-    result, doc = run_copilot("-n2", *starts.allow)
+    result, doc = run_copilot(*starts.allow)
     (case,) = doc["cases"]
     with_run, without_run = case["arms"]["with"][0], case["arms"]["without"][0]
     assert with_run["error"] is None, with_run
@@ -159,16 +168,23 @@ def test_stand_ins_answer_and_withheld_servers_never_start(
 def test_mocks_off_gives_the_plugin_s_own_servers_and_only_granted_tools_run(
     pytester: pytest.Pytester, scripted_model: ScriptedModel, run_copilot: Run, starts: Starts
 ) -> None:
+    """``--eval-mocks off``: the plugin's own servers start. The case lists two of the real
+    tracker's tools and the session grants one: the granted call runs; the other is offered,
+    refused, and the run says so."""
     (pytester.path / "real_tracker.py").write_text(REAL_SERVER, encoding="utf-8")
     tracker_args = ["${CLAUDE_PLUGIN_ROOT}/real_tracker.py", str(starts.port)]
     make_tracker(
         pytester,
         starts,
         {"command": "python3", "args": tracker_args},
-        front=f"allowed_tools: [{CREATE}]\n",
+        front=f"allowed_tools: [{CREATE}, {CLOSE}]\n",
     )
     pytester.makefile(".md", **{"evals/mocks/tracker/create_issue": CREATE_MD})
     scripted_model.add(
+        Rule(
+            when_tool_result="Real tracker filed",
+            reply=tool_use("tracker-close_issue", {"number": 77}),
+        ),
         Rule(when_tool_result="", reply=text("Done.")),
         Rule(
             when_tool_offered="tracker-create_issue",
@@ -179,57 +195,60 @@ def test_mocks_off_gives_the_plugin_s_own_servers_and_only_granted_tools_run(
     _, doc = run_copilot(*args, "--eval-allow-tools", CREATE)
     (run,) = doc["cases"][0]["arms"]["with"]
     assert run["error"] is None, run
-    (call,) = meta(run)["toolCalls"]
-    assert (call["name"], call["originalName"]) == (CREATE, "tracker-create_issue")
-    assert call["isError"] is False and "Real tracker filed #77" in call["output"], call
+    created, closed = meta(run)["toolCalls"]
+    assert (created["name"], created["originalName"]) == (CREATE, "tracker-create_issue")
+    assert created["isError"] is False, created
+    assert "Real tracker filed #77" in created["output"], created
     # The plugin's own servers started, the inline one too, each once.
     assert sorted(starts.names) == ["billing", "people", "tracker"]
-    created = {g["name"]: g for g in run["graders"]}["created"]
-    assert created["explanation"].startswith("no mock stand-ins were active")
+    verdict = {g["name"]: g for g in run["graders"]}["created"]
+    assert verdict["explanation"].startswith("no mock stand-ins were active")
 
     # Listed by the case but not granted: offered, refused, and said so.
-    _, doc = run_copilot(*args)
-    (run,) = doc["cases"][0]["arms"]["with"]
-    (call,) = meta(run)["toolCalls"]
-    assert call["name"] == CREATE and call["isError"] is True, call
-    assert "Real tracker" not in (call["output"] or "")
-    assert f"not granted (add --eval-allow-tools): {CREATE}" in run["notes"]
+    assert (closed["name"], closed["originalName"]) == (CLOSE, "tracker-close_issue")
+    assert closed["isError"] is True, closed
+    assert "Real tracker" not in (closed["output"] or "")
+    assert f"not granted (add --eval-allow-tools): {CLOSE}" in run["notes"]
 
 
-def test_allowed_real_servers_start_beside_the_stand_ins(
+def test_allowed_real_servers_start_beside_the_stand_ins_and_expect_aborts_a_call(
     pytester: pytest.Pytester, scripted_model: ScriptedModel, run_copilot: Run, starts: Starts
 ) -> None:
+    """``--eval-allow-real-servers``: the stand-in replaces its namesake, the plugin's servers
+    without mocks start. The session's second case, ``files-urgent``, calls the stand-in with
+    a priority its ``expect`` refuses: the run stops at the call, ungraded."""
     make_tracker(pytester, starts, starts.server("tracker"))
-    pytester.makefile(".md", **{"evals/mocks/tracker/create_issue": CREATE_MD})
+    pytester.makefile(
+        ".md",
+        **{
+            "evals/mocks/tracker/create_issue": CREATE_MD,
+            "evals/files-urgent/prompt": f"---\nruns: 1\n---\n{URGENT}\n",
+            "evals/files-urgent/graders/answer": "---\ntype: regex\npattern: '#4821'\n---\n",
+        },
+    )
     scripted_model.add(
         Rule(when_tool_result="Created issue", reply=text("Filed as #4821.")),
+        Rule(when_prompt=URGENT, when_tool_result="", reply=text("Filed it anyway.")),
+        Rule(
+            when_prompt=URGENT,
+            when_tool_offered="tracker-create_issue",
+            reply=tool_use("tracker-create_issue", {"title": "Crash", "priority": "urgent"}),
+        ),
         Rule(
             when_tool_offered="tracker-create_issue",
             reply=tool_use("tracker-create_issue", {"title": "Crash on start", "priority": "low"}),
         ),
     )
     result, doc = run_copilot("--eval-ablation", "none", "--eval-allow-real-servers", *starts.allow)
-    (run,) = doc["cases"][0]["arms"]["with"]
+    cases = {c["name"]: c for c in doc["cases"]}
+    (run,) = cases["files-bug"]["arms"]["with"]
     assert [c["tool"] for c in run["mockCalls"]] == [CREATE]
-    # The stand-in replaced its namesake; the plugin's servers without mocks started.
-    assert sorted(starts.names) == ["billing", "people"]
-    result.assert_outcomes(passed=1)
+    assert cases["files-bug"]["aggregates"]["passed"] is True
+    # The stand-in replaced its namesake; the plugin's servers without mocks started (in
+    # each of the two runs).
+    assert sorted(set(starts.names)) == ["billing", "people"], starts.names
 
-
-def test_an_expect_violation_aborts_the_run(
-    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_copilot: Run, starts: Starts
-) -> None:
-    make_tracker(pytester, starts, starts.server("tracker"))
-    pytester.makefile(".md", **{"evals/mocks/tracker/create_issue": CREATE_MD})
-    scripted_model.add(
-        Rule(when_tool_result="", reply=text("Filed it anyway.")),
-        Rule(
-            when_tool_offered="tracker-create_issue",
-            reply=tool_use("tracker-create_issue", {"title": "Crash", "priority": "urgent"}),
-        ),
-    )
-    result, doc = run_copilot("--eval-ablation", "none")
-    (run,) = doc["cases"][0]["arms"]["with"]
+    (run,) = cases["files-urgent"]["arms"]["with"]
     assert run["aborted"] == {
         "server": "tracker",
         "tool": "create_issue",
@@ -237,7 +256,9 @@ def test_an_expect_violation_aborts_the_run(
         "[low, medium, high]",
     }
     assert run["score"] == 0 and run["graders"] == [] and run["error"] is None
+    assert cases["files-urgent"]["aggregates"]["passed"] is False
     # Stopped at the call: the model never saw an answer to it.
-    assert all(r["tool_result"] is None for r in scripted_model.message_requests)
+    urgent = [r for r in scripted_model.message_requests if URGENT in (r["prompt"] or "")]
+    assert urgent and all(r["tool_result"] is None for r in urgent)
     result.stdout.fnmatch_lines(["*aborted by mock tracker/create_issue*"])
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(passed=1, failed=1)
