@@ -2,7 +2,8 @@
 script does not drive yet) in one session, offline, against one scripted model
 (``examples/release-helper/all_agents.py``, as a plugin author runs it).
 
-Only the skill case runs, in its with arm (``--eval-ablation none``: one run per CLI, 5 runs).
+Only the skill case runs, in its with arm (``--eval-ablation none``: one run per CLI, 5 runs),
+under two workers: the one ``-n 2`` session of Codex, Gemini CLI and Copilot.
 Here: that the script's rules drive each CLI to its own skill tool and a good answer, the
 document's per-agent summary, the session's per-agent line and the script's own. Elsewhere:
 each real CLI's without arm (no skill offered, the plain answer graded) is the contract's
@@ -43,7 +44,7 @@ def test_the_skill_case_under_every_agent(binaries: dict[str, str], tmp_path: Pa
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--output", str(out),
          *[f"--{name}-bin={path}" for name, path in binaries.items()],
-         "-k", "suggests-next-version", "--eval-ablation", "none"],
+         "-k", "suggests-next-version", "--eval-ablation", "none", "-n2"],
         cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     shown = done.stdout[-6000:] + done.stderr[-2000:]
