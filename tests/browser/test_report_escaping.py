@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.browser.headless import headless
 from tests.helpers import write_tree
 
 if TYPE_CHECKING:
@@ -124,7 +123,7 @@ def test_the_check_sees_an_injection(browser: Browser) -> None:
 
 
 def test_both_html_reports_show_hostile_text_as_text(
-    pytester: pytest.Pytester, scripted_agent: Any, chromium: str
+    pytester: pytest.Pytester, scripted_agent: Any, browser: Browser
 ) -> None:
     hostile_suite(pytester.path)
     agent = scripted_agent([{"match": "Reply to this", "reply": ANSWER}])
@@ -136,10 +135,8 @@ def test_both_html_reports_show_hostile_text_as_text(
     ours, theirs = pytester.path / "ours.html", pytester.path / "ph.html"
     assert ours.is_file() and theirs.is_file()
 
-    # The browser starts only now: Playwright must not be open while pytester runs pytest.
-    with headless(chromium) as browser:
-        check_our_report(browser, ours.as_uri())
-        check_pytest_html(browser, theirs.as_uri())
+    check_our_report(browser, ours.as_uri())
+    check_pytest_html(browser, theirs.as_uri())
 
 
 def check_our_report(browser: Browser, url: str) -> None:
