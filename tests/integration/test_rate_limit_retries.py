@@ -203,9 +203,10 @@ def test_three_workers_on_other_hosts_one_ceiling_no_overspend(
     pytester.makeconftest(OTHER_HOSTS)
     usage = {"input_tokens": 10, "output_tokens": 1, "cost_usd": 1.0}
     agent = scripted_agent([{"match": "Case", "reply": "ok", "sleep": 0.5, "usage": usage}])
-    # In a process of its own: execnet's gateways leave their sockets to the garbage collector,
-    # which would warn in whichever test of this process runs next.
-    result = pytester.runpytest_subprocess(
+    # Socket gateways in a process of its own: execnet leaves their sockets to the garbage
+    # collector, which would warn in whichever test of this process runs next.
+    run = pytester.runpytest_subprocess if gateways == "socket" else pytester.runpytest
+    result = run(
         str(pytester.path / "evals"), *tx, "--dist", "load", "-p", "no:cacheprovider",
         "--eval-agent", agent, "--eval-max-cost-usd", "3", "--eval-json", "out.json", "-rs",
     )  # fmt: skip
@@ -311,10 +312,12 @@ def test_a_wait_longer_than_the_runs_timeout_is_not_waited(
     assert len(attempts(pytester.path)) == 1
 
 
-@pytest.mark.parametrize("cap", [1, 2])
 def test_max_concurrency_caps_the_runs_in_flight_across_processes(
-    pytester: pytest.Pytester, limited: pytest.MonkeyPatch, cap: int
+    pytester: pytest.Pytester, limited: pytest.MonkeyPatch
 ) -> None:
+    """Two workers that each make runs ahead would have up to 4 in flight: the cap of 2 holds
+    across them, and lets 2 go (a cap taken as 1, or as each process's own, would not)."""
+    cap = 2
     agent = make_suite(pytester.path, ["a", "b", "c", "d", "e", "f"])
     limited.setenv("EVAL_RL_NAP", "0.7")
     result = pytester.runpytest(
@@ -350,11 +353,15 @@ def test_a_bad_value_is_one_line(
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux: real signals")
-@pytest.mark.parametrize("workers", ["-n0", "-n2"])
-@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+@pytest.mark.parametrize(
+    ("workers", "how"), [("-n0", "ctrl-c"), ("-n2", "ctrl-c"), ("-n2", "sigterm")]
+)
 def test_an_interruption_ends_the_waits_at_once(
     pytester: pytest.Pytester, workers: str, how: str
 ) -> None:
+    """Ctrl-C (SIGINT to the whole group) or SIGTERM (to the controller alone, its workers
+    waiting on): every process stops waiting. In one process the two signals take the same
+    handler (``Stopping``), so one of them is sent there."""
     agent = make_suite(pytester.path, ["a", "b", "c", "d"], timeout=120)
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "evals", workers, "-p", "no:cacheprovider",
@@ -431,13 +438,13 @@ def test_a_bad_rate_limit_bound_or_session_timeout_is_one_line(pytester: pytest.
         ("--eval-max-rate-limit-wait", "-1", "a number of seconds, 0 or more"),
         ("--eval-session-timeout", "0", "a number of seconds above 0"),
     ]:
-        result = pytester.runpytest_subprocess(option, value, "-p", "no:cacheprovider")
+        result = pytester.runpytest(option, value, "-p", "no:cacheprovider")
         assert result.ret == pytest.ExitCode.USAGE_ERROR
         assert [line for line in result.errlines if line] == [
             f"ERROR: {option} must be {accepts} (got '{value}')"
         ]
     pytester.makeini("[pytest]\neval_session_timeout = soon\n")
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider")
     assert [line for line in result.errlines if line] == [
         "ERROR: ini eval_session_timeout must be a number of seconds above 0 (got 'soon')"
     ]
