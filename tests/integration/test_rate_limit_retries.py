@@ -104,7 +104,10 @@ def all_runs(doc: dict[str, Any]) -> list[dict[str, Any]]:
 def test_a_burst_of_rate_limits_is_waited_out_by_every_process(
     pytester: pytest.Pytester, plugin_args: list[str], limited: pytest.MonkeyPatch
 ) -> None:
+    """The pause one worker reports holds the other, though the two share no folder (as on
+    other hosts: the budget is the controller's)."""
     agent = make_suite(pytester.path, ["a", "b", "c", "d", "e", "f"])
+    pytester.makeconftest(OTHER_HOSTS)
     limited.setenv("EVAL_RL_CASES", "a")
     limited.setenv("EVAL_RL_REFUSE", "2")
     limited.setenv("EVAL_RL_RETRY_AFTER", "2")
@@ -114,6 +117,8 @@ def test_a_burst_of_rate_limits_is_waited_out_by_every_process(
         "--eval-run-ahead", "off",
     )  # fmt: skip
     result.assert_outcomes(passed=6)
+    workers = 2 if "-n2" in plugin_args else 0
+    assert len(list(pytester.path.glob("host-*"))) == workers  # a folder of each worker's own
     doc = json.loads((pytester.path / "out.json").read_text())
     assert doc["partial"] is False and doc["errors"] == {}
     assert doc["aggregates"]["runsTotal"] == 6  # the run count is unchanged
@@ -224,34 +229,6 @@ def test_three_workers_on_other_hosts_one_ceiling_no_overspend(
     result.stdout.fnmatch_lines(
         ["*SKIPPED*cost ceiling $3 reached ($3.0000 spent): run not started"]
     )
-
-
-def test_a_pause_one_worker_reports_holds_workers_on_other_hosts(
-    pytester: pytest.Pytester, limited: pytest.MonkeyPatch
-) -> None:
-    agent = make_suite(pytester.path, ["a", "b", "c", "d", "e", "f"])
-    pytester.makeconftest(OTHER_HOSTS)
-    limited.setenv("EVAL_RL_CASES", "a")
-    limited.setenv("EVAL_RL_REFUSE", "1")
-    limited.setenv("EVAL_RL_RETRY_AFTER", "5")
-    limited.setenv("EVAL_RL_NAP", "1.0")
-    result = pytester.runpytest(
-        "evals", "--tx", "3*popen", "--dist", "load", "-p", "no:cacheprovider",
-        "--eval-agent", agent, "--eval-json", "out.json", "--eval-run-ahead", "off",
-    )  # fmt: skip
-    result.assert_outcomes(passed=6)
-    assert len(list(pytester.path.glob("host-*"))) == 3
-    doc = json.loads((pytester.path / "out.json").read_text())
-    assert doc["aggregates"]["rateLimitRetries"] == 1
-    assert 5 <= doc["aggregates"]["rateLimitWaitSeconds"] < 30
-    log = attempts(pytester.path)
-    (refusal,) = [a for a in log if a["refused"]]
-    # No worker started a run in the 5 s after the refusal, and some would have: six runs of
-    # 1 s on three workers. A run the budget let start just before the refusal is let be: its
-    # agent logs its start only once its process is up, up to 2 s later on a loaded machine.
-    held = [a["start"] - refusal["end"] for a in log if 2 <= a["start"] - refusal["end"] < 5]
-    assert not held, f"runs started {held} s into a 5 s pause"
-    assert any(a["case"] != "a" and a["start"] >= refusal["end"] for a in log)
 
 
 def test_a_run_still_refused_after_the_bound_is_an_error(
