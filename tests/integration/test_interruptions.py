@@ -81,14 +81,16 @@ def suite(root: Path, names: list[str]) -> tuple[str, str]:
     return f"cmd:{sys.executable} {root / 'agent.py'} {marker}", marker
 
 
-@pytest.mark.parametrize("workers", ["-n0", "-n2"])
+@pytest.mark.parametrize(
+    ("workers", "how"), [("-n0", "ctrl-c"), ("-n2", "ctrl-c"), ("-n2", "sigterm")]
+)
 def test_an_interrupted_session_writes_a_partial_document_and_leaves_nothing_running(
-    pytester: pytest.Pytester, workers: str
+    pytester: pytest.Pytester, workers: str, how: str
 ) -> None:
-    """Ctrl-C (SIGINT to the terminal's whole foreground group) once a run was made: the runs
-    made so far are kept, the stopped one too, in the document and the JUnit file alike.
-    (SIGTERM, to the controller alone, its workers still making runs: the test below. The
-    runs that reached the controller before a signal are kept whichever signal it was.)"""
+    """Ctrl-C (SIGINT to the terminal's whole foreground group), or SIGTERM (to the controller
+    alone, with its workers still making runs), once a run was made: the runs made so far are
+    kept, the stopped one too, in the document and the JUnit file alike. (SIGTERM before any
+    run ended, in either process: the test below.)"""
     agent, marker = suite(pytester.path, ["a-fast", "b-fast", "c-slow", "d-last"])
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "evals", workers, "-p", "no:cacheprovider",
@@ -106,7 +108,10 @@ def test_an_interrupted_session_writes_a_partial_document_and_leaves_nothing_run
         # was recorded (not after a guess at how long it takes).
         recorded(pytester.path, "a-fast")
         time.sleep(0.3)
-        os.killpg(proc.pid, signal.SIGINT)  # the terminal's whole foreground group
+        if how == "ctrl-c":
+            os.killpg(proc.pid, signal.SIGINT)  # the terminal's whole foreground group
+        else:
+            proc.send_signal(signal.SIGTERM)  # what timeout, docker stop and CI send
         output, _ = proc.communicate(timeout=60)
     finally:
         reap(proc, group=True)
