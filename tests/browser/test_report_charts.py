@@ -107,6 +107,7 @@ def test_charts_filters_run_viewer_and_comparison(browser: Browser, tmp_path: Pa
     title = forest.nth(index).locator("title").text_content() or ""
     assert title.startswith(f"{IMG}: Δ -100.0 pts (95% ")
     assert page.locator("svg.histogram").count() == 2
+    assert page.locator("#sequential").count() == 0  # fixed runs: no sequential section
 
     # Filters: significant only, unstable only, outcome, name; sections follow the rows.
     page.get_by_label("Significant Δ only").check()
