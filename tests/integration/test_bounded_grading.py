@@ -100,12 +100,12 @@ def _helpers_of(parent: int) -> list[int]:
         if not entry.name.isdigit():
             continue
         try:
+            if b"pytest_plugin_evals.util.regexbox" not in (entry / "cmdline").read_bytes():
+                continue
             stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        ppid = int(stat.rpartition(")")[2].split()[1])
-        if ppid == parent and b"pytest_plugin_evals.util.regexbox" in cmdline:
+        if int(stat.rpartition(")")[2].split()[1]) == parent:
             found.append(int(entry.name))
     return found
 
