@@ -82,10 +82,8 @@ def test_charts_filters_run_viewer_and_comparison(browser: Browser, tmp_path: Pa
     assert want["significant"] == 4 and want["up"] == 2 and want["unstable"] == 2  # the setup
     url = write_report(tmp_path, result, comparison(result)).as_uri()
 
-    page, found = open_page(browser, url, "#toolbar button")
-    errors = console_errors(page)
-    page.reload()
-    page.wait_for_selector("#toolbar select")
+    errors: list[str] = []
+    page, found = open_page(browser, url, "#toolbar select", console=errors)
     assert_inert(found)
     assert errors == []
 

@@ -87,9 +87,14 @@ def watch(page: Page) -> tuple[list[str], list[str]]:
     return dialogs, errors
 
 
-def open_page(browser: Browser, url: str, ready: str) -> tuple[Page, dict[str, Any]]:
-    """Open ``url``, wait for ``ready`` and the page to settle; the page and what ran on it."""
+def open_page(
+    browser: Browser, url: str, ready: str, console: list[str] | None = None
+) -> tuple[Page, dict[str, Any]]:
+    """Open ``url``, wait for ``ready`` and the page to settle; the page and what ran on it
+    (and the console's errors, from the start, into ``console`` when given)."""
     page = browser.new_page()
+    if console is not None:
+        page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
     dialogs, errors = watch(page)
     page.goto(url)
     page.wait_for_selector(ready, state="attached")
