@@ -24,7 +24,9 @@ CHROMIUM_ARGS = [
 @contextmanager
 def headless(executable: str) -> Iterator[Browser]:
     """A headless Chromium for the block. While Playwright's sync API is open, asyncio sees its
-    event loop as running in this thread: run any pytester session before, not inside."""
+    event loop as running in this thread: code that starts a loop of its own (``asyncio.run``)
+    cannot run inside the block. The package starts none, so a pytester session may run there
+    (the folder's tests share one browser: ``tests/browser/conftest.py``)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

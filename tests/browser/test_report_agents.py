@@ -91,10 +91,8 @@ def test_agents_table_compares_the_agents_side_by_side(browser: Browser, tmp_pat
 
 
 def test_pytest_html_has_an_agent_column_under_several_agents(
-    pytester: pytest.Pytester, scripted_agent: Any, chromium: str
+    pytester: pytest.Pytester, scripted_agent: Any, browser: Browser
 ) -> None:
-    from tests.browser.headless import headless
-
     pytester.makefile(".json", **{".claude-plugin/plugin": '{"name": "kit"}'})
     pytester.makefile(".md", **{"evals/hello/prompt": "---\nruns: 1\n---\nSay hi\n"})
     pytester.makefile(".md", **{"evals/hello/graders/hi": "---\ntype: regex\npattern: hi\n---\n"})
@@ -106,18 +104,17 @@ def test_pytest_html_has_an_agent_column_under_several_agents(
         "--html", "ph.html", "--self-contained-html",
     )  # fmt: skip
     assert result.ret == 0, result.stdout.str()
-    with headless(chromium) as browser:
-        page, found = open_page(browser, (pytester.path / "ph.html").as_uri(), "#results-table")
-        assert_inert(found)
-        headers = page.locator("#results-table thead th").all_inner_texts()
-        assert [h.strip() for h in headers[2:6]] == ["Agent", "Arm", "Run", "Score"]
-        rows = page.locator("#results-table tbody.results-table-row tr.collapsible")
-        seen = sorted(
-            tuple(c.strip() for c in rows.nth(i).locator("td").all_inner_texts()[2:6])
-            for i in range(rows.count())
-        )
-        assert seen == sorted(
-            [("good", "with", "1", "1.00"), ("good", "without", "1", "1.00"),
-             ("poor", "with", "1", "0.00"), ("poor", "without", "1", "0.00")]
-        )  # fmt: skip
-        page.close()
+    page, found = open_page(browser, (pytester.path / "ph.html").as_uri(), "#results-table")
+    assert_inert(found)
+    headers = page.locator("#results-table thead th").all_inner_texts()
+    assert [h.strip() for h in headers[2:6]] == ["Agent", "Arm", "Run", "Score"]
+    rows = page.locator("#results-table tbody.results-table-row tr.collapsible")
+    seen = sorted(
+        tuple(c.strip() for c in rows.nth(i).locator("td").all_inner_texts()[2:6])
+        for i in range(rows.count())
+    )
+    assert seen == sorted(
+        [("good", "with", "1", "1.00"), ("good", "without", "1", "1.00"),
+         ("poor", "with", "1", "0.00"), ("poor", "without", "1", "0.00")]
+    )  # fmt: skip
+    page.close()

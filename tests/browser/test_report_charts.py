@@ -9,8 +9,6 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pytest
-
 from pytest_plugin_evals.reporting.document import document_json
 from pytest_plugin_evals.reporting.html import render_html
 from tests.browser import synthetic
@@ -84,10 +82,8 @@ def test_charts_filters_run_viewer_and_comparison(browser: Browser, tmp_path: Pa
     assert want["significant"] == 4 and want["up"] == 2 and want["unstable"] == 2  # the setup
     url = write_report(tmp_path, result, comparison(result)).as_uri()
 
-    page, found = open_page(browser, url, "#toolbar button")
-    errors = console_errors(page)
-    page.reload()
-    page.wait_for_selector("#toolbar select")
+    errors: list[str] = []
+    page, found = open_page(browser, url, "#toolbar select", console=errors)
     assert_inert(found)
     assert errors == []
 
@@ -109,6 +105,7 @@ def test_charts_filters_run_viewer_and_comparison(browser: Browser, tmp_path: Pa
     title = forest.nth(index).locator("title").text_content() or ""
     assert title.startswith(f"{IMG}: Δ -100.0 pts (95% ")
     assert page.locator("svg.histogram").count() == 2
+    assert page.locator("#sequential").count() == 0  # fixed runs: no sequential section
 
     # Filters: significant only, unstable only, outcome, name; sections follow the rows.
     page.get_by_label("Significant Δ only").check()
@@ -238,19 +235,23 @@ def test_a_200_case_report_stays_usable_and_is_photographed(
     assert shot.stat().st_size > 50_000
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_the_charts_are_drawn_in_both_colour_schemes(
-    browser: Browser, tmp_path: Path, scheme: str
-) -> None:
+def test_the_charts_are_drawn_in_both_colour_schemes(browser: Browser, tmp_path: Path) -> None:
+    """Light, then dark on the same page: each scheme tells up, down, the with arm and the
+    page apart, and the two schemes differ."""
     url = write_report(tmp_path, synthetic.session(PATTERNS)).as_uri()
-    page = browser.new_page(color_scheme=scheme)  # type: ignore[arg-type]
+    page = browser.new_page(color_scheme="light")
     page.goto(url)
-    colours = page.evaluate(
-        """() => {
+    drawn = {}
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        colours = page.evaluate(
+            """() => {
       const fill = (s) => getComputedStyle(document.querySelector(s)).fill;
       return {up: fill("svg .mark.sig.up"), down: fill("svg .mark.sig.down"),
               with: fill("svg .mark.with"), page: getComputedStyle(document.body).backgroundColor};
     }"""
-    )
+        )
+        assert len(set(colours.values())) == 4, (scheme, colours)
+        drawn[scheme] = colours["page"]
     page.close()
-    assert len({colours["up"], colours["down"], colours["with"], colours["page"]}) == 4
+    assert drawn["light"] != drawn["dark"], drawn

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.browser.headless import headless
 from tests.helpers import write_tree
 
 if TYPE_CHECKING:
@@ -88,9 +87,14 @@ def watch(page: Page) -> tuple[list[str], list[str]]:
     return dialogs, errors
 
 
-def open_page(browser: Browser, url: str, ready: str) -> tuple[Page, dict[str, Any]]:
-    """Open ``url``, wait for ``ready`` and the page to settle; the page and what ran on it."""
+def open_page(
+    browser: Browser, url: str, ready: str, console: list[str] | None = None
+) -> tuple[Page, dict[str, Any]]:
+    """Open ``url``, wait for ``ready`` and the page to settle; the page and what ran on it
+    (and the console's errors, from the start, into ``console`` when given)."""
     page = browser.new_page()
+    if console is not None:
+        page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
     dialogs, errors = watch(page)
     page.goto(url)
     page.wait_for_selector(ready, state="attached")
@@ -124,7 +128,7 @@ def test_the_check_sees_an_injection(browser: Browser) -> None:
 
 
 def test_both_html_reports_show_hostile_text_as_text(
-    pytester: pytest.Pytester, scripted_agent: Any, chromium: str
+    pytester: pytest.Pytester, scripted_agent: Any, browser: Browser
 ) -> None:
     hostile_suite(pytester.path)
     agent = scripted_agent([{"match": "Reply to this", "reply": ANSWER}])
@@ -136,10 +140,8 @@ def test_both_html_reports_show_hostile_text_as_text(
     ours, theirs = pytester.path / "ours.html", pytester.path / "ph.html"
     assert ours.is_file() and theirs.is_file()
 
-    # The browser starts only now: Playwright must not be open while pytester runs pytest.
-    with headless(chromium) as browser:
-        check_our_report(browser, ours.as_uri())
-        check_pytest_html(browser, theirs.as_uri())
+    check_our_report(browser, ours.as_uri())
+    check_pytest_html(browser, theirs.as_uri())
 
 
 def check_our_report(browser: Browser, url: str) -> None:

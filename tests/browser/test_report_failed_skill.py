@@ -4,13 +4,15 @@ load although ``tool_used`` counts the call."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.browser.headless import headless
 from tests.browser.test_report_escaping import assert_inert, open_page
 from tests.helpers import write_tree
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 UNKNOWN = "<tool_use_error>Unknown skill: math-olympiad:math-olympiad</tool_use_error>"
 HOSTILE = '<img src=x onerror="window.__pwned=1">'
@@ -27,7 +29,7 @@ CALLS: list[dict[str, Any]] = [
 
 
 def test_a_failed_skill_call_is_visible_in_the_run_viewer(
-    pytester: pytest.Pytester, scripted_agent: Any, chromium: str
+    pytester: pytest.Pytester, scripted_agent: Any, browser: Browser
 ) -> None:
     write_tree(
         pytester.path,
@@ -55,22 +57,21 @@ def test_a_failed_skill_call_is_visible_in_the_run_viewer(
     bash = next(line for line in result.outlines if line.startswith("  @1 Bash"))
     assert len(bash) < 360 and bash.endswith("…")
 
-    with headless(chromium) as browser:
-        page, found = open_page(browser, (pytester.path / "ours.html").as_uri(), "#toolbar button")
-        assert_inert(found)  # the hostile error text is text, not markup
-        run = page.locator('details.run[data-arm="with"]').first
-        run.locator("summary").click()
-        calls = [" ".join(t.split()) for t in run.locator(".tool-calls li").all_inner_texts()]
-        assert calls[0] == (
-            '✗ Skill {"skill":"math-olympiad:math-olympiad"} error '
-            "Unknown skill: math-olympiad:math-olympiad"
-        )
-        assert HOSTILE in calls[1] and calls[1].endswith("…")
-        errors = run.locator(".tool-calls .tool-error")
-        assert errors.first.is_visible()
-        indicator = run.locator("ul.verdicts li", has_text="fired")
-        text = " ".join(indicator.inner_text().split())
-        assert "plugin-fired indicator · called, did not load · not scored" in text
-        assert "Skill called 1x (expected 1..∞) — the skill did not load" in text
-        assert indicator.locator(".badge.warn").is_visible()
-        page.close()
+    page, found = open_page(browser, (pytester.path / "ours.html").as_uri(), "#toolbar button")
+    assert_inert(found)  # the hostile error text is text, not markup
+    run = page.locator('details.run[data-arm="with"]').first
+    run.locator("summary").click()
+    calls = [" ".join(t.split()) for t in run.locator(".tool-calls li").all_inner_texts()]
+    assert calls[0] == (
+        '✗ Skill {"skill":"math-olympiad:math-olympiad"} error '
+        "Unknown skill: math-olympiad:math-olympiad"
+    )
+    assert HOSTILE in calls[1] and calls[1].endswith("…")
+    errors = run.locator(".tool-calls .tool-error")
+    assert errors.first.is_visible()
+    indicator = run.locator("ul.verdicts li", has_text="fired")
+    text = " ".join(indicator.inner_text().split())
+    assert "plugin-fired indicator · called, did not load · not scored" in text
+    assert "Skill called 1x (expected 1..∞) — the skill did not load" in text
+    assert indicator.locator(".badge.warn").is_visible()
+    page.close()

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_plugin_evals.model import Case, GraderSpec, Verdict
-from tests.browser.test_report_charts import console_errors, write_report
+from tests.browser.test_report_charts import write_report
 from tests.browser.test_report_escaping import ALERT, IMG, SCRIPT, assert_inert, open_page
 from tests.helpers import run_record, summary
 
@@ -48,8 +48,8 @@ def test_the_table_marks_the_graders_that_cannot_tell_the_arms_apart(
     browser: Browser, tmp_path: Path
 ) -> None:
     url = write_report(tmp_path, summary(records())).as_uri()
-    page, found = open_page(browser, url, "table.grader-splits")
-    errors = console_errors(page)
+    errors: list[str] = []
+    page, found = open_page(browser, url, "table.grader-splits", console=errors)
     assert_inert(found)
     table = page.locator("details.case table.grader-splits")
     assert table.locator("th").all_inner_texts() == [

@@ -1,6 +1,7 @@
 """Sequential runs (``--eval-runs auto``) as a person reads them in the report: a table with,
 per case, the runs per arm it took of its budget, why it stopped, its verdict and how many of
-its runs were reused from an earlier session (named, as hostile text)."""
+its runs were reused from an earlier session (named, as hostile text). (A session of fixed runs
+has no such section: tests/browser/test_report_charts.py.)"""
 
 from __future__ import annotations
 
@@ -77,13 +78,3 @@ def test_each_case_says_its_runs_why_it_stopped_and_its_verdict(
     assert row_of["coin"].locator(".seq-reused").inner_text() == "—"
     assert page.locator("#sequential img").count() == 0
     assert page.evaluate("window.__pwned") is None
-
-
-def test_a_session_of_fixed_runs_has_no_sequential_section(
-    browser: Browser, tmp_path: Path
-) -> None:
-    path = tmp_path / "report.html"
-    path.write_text(render_html(synthetic.session([("wins", "up")])), encoding="utf-8")
-    page, found = open_page(browser, path.as_uri(), "#overview")
-    assert_inert(found)
-    assert page.locator("#sequential").count() == 0

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.browser.headless import headless
 from tests.browser.test_report_escaping import assert_inert, open_page
 from tests.helpers import write_tree
 
@@ -59,7 +58,7 @@ def suite(root: Path) -> None:
 
 
 def test_the_tool_calls_and_the_problems_read_as_a_person_sees_them(
-    pytester: pytest.Pytester, scripted_agent: Any, chromium: str
+    pytester: pytest.Pytester, scripted_agent: Any, browser: Browser
 ) -> None:
     suite(pytester.path)
     agent = scripted_agent([{"match": "next version", "reply": "no idea", "tool_calls": CALLS}])
@@ -70,10 +69,8 @@ def test_the_tool_calls_and_the_problems_read_as_a_person_sees_them(
     result.assert_outcomes(failed=1, errors=1)
     ours, theirs = pytester.path / "ours.html", pytester.path / "ph.html"
 
-    # The browser starts only now: Playwright must not be open while pytester runs pytest.
-    with headless(chromium) as browser:
-        check_our_report(browser, ours.as_uri())
-        check_pytest_html(browser, theirs.as_uri())
+    check_our_report(browser, ours.as_uri())
+    check_pytest_html(browser, theirs.as_uri())
 
 
 def check_our_report(browser: Browser, url: str) -> None:

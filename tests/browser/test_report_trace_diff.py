@@ -8,11 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.browser.headless import headless
 from tests.browser.test_report_escaping import FOUND_ACTIVE, SETTLE, assert_inert, open_page
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import Browser, Page
 
 IMG = '<img src=x onerror="window.__pwned=1">'
 SCRIPT = "</script><script>window.__pwned=1</script>"
@@ -44,7 +43,7 @@ ANSWER = f"---\ntype: regex\npattern: '1\\.4\\.1'\n---\n{IMG}\n"
 
 
 def test_the_trace_diff_shows_hostile_steps_as_text_and_swaps_pairs(
-    pytester: pytest.Pytester, scripted_agent: Any, chromium: str
+    pytester: pytest.Pytester, scripted_agent: Any, browser: Browser
 ) -> None:
     pytester.makefile(".json", **{".claude-plugin/plugin": '{"name": "release-helper"}'})
     pytester.makefile(".md", **{"evals/next/prompt": PROMPT, "evals/next/graders/answer": ANSWER})
@@ -55,14 +54,12 @@ def test_the_trace_diff_shows_hostile_steps_as_text_and_swaps_pairs(
     result.assert_outcomes(passed=8)
     url = (pytester.path / "ours.html").as_uri()
 
-    # The browser starts only now: Playwright must not be open while pytester runs pytest.
-    with headless(chromium) as browser:
-        page, found = open_page(browser, url, "section.trace-diff select")
-        assert_inert(found)
-        check_typical_pair(page)
-        check_summary(page)
-        check_other_pair(page)
-        page.close()
+    page, found = open_page(browser, url, "section.trace-diff select")
+    assert_inert(found)
+    check_typical_pair(page)
+    check_summary(page)
+    check_other_pair(page)
+    page.close()
 
 
 def rows(page: Page) -> list[list[str]]:

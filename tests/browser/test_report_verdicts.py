@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tests.browser import synthetic
-from tests.browser.test_report_charts import console_errors, write_report
+from tests.browser.test_report_charts import write_report
 from tests.browser.test_report_escaping import assert_inert, open_page
 
 if TYPE_CHECKING:
@@ -27,8 +27,8 @@ def test_each_case_and_the_suite_show_their_verdict(browser: Browser, tmp_path: 
         "steady": "inconclusive",
     }  # the setup: 5 of 5 against 0 of 5, its reverse, 3 of 5 against 2 of 5, 5 against 5
     url = write_report(tmp_path, result).as_uri()
-    page, found = open_page(browser, url, "#toolbar button")
-    errors = console_errors(page)
+    errors: list[str] = []
+    page, found = open_page(browser, url, "#toolbar button", console=errors)
     assert_inert(found)
 
     rows = page.locator("table.overview tr.case-row")

@@ -378,7 +378,7 @@ def _killed_controller(pytester: pytest.Pytester, agent: str, marker: str, pids:
             "evals/quick/graders/done.md": "---\ntype: regex\npattern: done\n---\n",
         },
     )
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         str(later / "evals"), "-n0", "-p", "no:cacheprovider", f"--eval-agent={agent}",
         "--eval-unconfined",
     )  # fmt: skip

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import select
+import shlex
 import struct
 import subprocess
 import sys
@@ -53,8 +54,14 @@ def progress_lines(output: list[str]) -> list[str]:
     return [line for line in output if line.startswith("evals: ")]
 
 
-#: Many short runs, a cent each: rows of dots that reach pytest's right margin.
-QUICK = [{"match": "", "sleep": 0.1, "reply": "42", "usage": {"cost_usd": 0.01}}]
+#: Many short runs, a cent each: rows of dots that reach pytest's right margin. A shell script,
+#: not the scripted agent: 33 runs of it would start 33 interpreters.
+QUICK = """\
+cat > /dev/null
+sleep 0.1
+printf '{"type": "usage", "cost_usd": 0.01}\\n' >> "$EVAL_TRACE_FILE"
+echo 42
+"""
 
 #: A row of pytest's dots (the case's, the Python test's, or a row that went on past the margin)
 #: ending with its percentage.
@@ -63,10 +70,7 @@ ROW = re.compile(r"(?:evals/ask |test_other\.py )?\.+ +\[ *\d+%\]")
 
 @pytest.mark.workers  # the controller's lines, of what crossed from the workers
 def test_plain_lines_go_between_rows_and_say_runs_done_in_flight_spend_and_eta(
-    pytester: pytest.Pytester,
-    plugin_args: list[str],
-    scripted_agent: Any,
-    monkeypatch: pytest.MonkeyPatch,
+    pytester: pytest.Pytester, plugin_args: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_tree(
         pytester.path,
@@ -75,11 +79,13 @@ def test_plain_lines_go_between_rows_and_say_runs_done_in_flight_spend_and_eta(
             "evals/ask/prompt.md": "---\nruns: 33\n---\nWhat is the answer?\n",
             "evals/ask/graders/answer.md": "---\ntype: regex\npattern: '42'\n---\n",
             "test_other.py": "def test_other():\n    pass\n",
+            "quick.sh": QUICK,
         },
     )
     monkeypatch.setenv("COLUMNS", "40")  # pytest's narrowest: rows of 21 (-n0) or 31 dots
+    agent = "cmd:" + shlex.join(["sh", str(pytester.path / "quick.sh")])
     result = pytester.runpytest(
-        "evals", "test_other.py", *plugin_args, "--eval-agent", scripted_agent(QUICK),
+        "evals", "test_other.py", *plugin_args, "--eval-agent", agent,
         "--eval-progress", "0.2", "--eval-max-cost-usd", "5", "--eval-run-ahead", "off",
     )  # fmt: skip
     result.assert_outcomes(passed=34)

@@ -14,6 +14,7 @@ import pytest
 
 from pytest_plugin_evals.agents.claude.auth import credential_notice
 from pytest_plugin_evals.settings import common_suite_root
+from pytest_plugin_evals.util import stop_sign
 from pytest_plugin_evals.util.process import (
     SESSION_TAG,
     PidMark,
@@ -51,6 +52,23 @@ def test_the_first_signal_stops_the_runs_and_the_second_raises() -> None:
     finally:
         stopping.restore()
     assert stopping.timer is not None and stopping.timer.finished.is_set()  # no grace left
+    assert signal.getsignal(signal.SIGUSR1) is signal.SIG_DFL
+
+
+def test_without_a_second_signal_the_grace_period_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session that does not end after the first signal (grading a pattern that backtracks)
+    gets it again once the grace period is over, and raises then."""
+    monkeypatch.setattr(stop_sign, "GRACE_SECONDS", 0.2)
+    stopped = threading.Event()
+    stopping = Stopping(stopped.set)
+    stopping.take(signal.SIGUSR1)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGUSR1)  # raises nothing: the runs are stopped
+            assert stopped.wait(10) and stopping.signalled
+            time.sleep(10)  # the grace runs out: the signal comes again
+    finally:
+        stopping.restore()
     assert signal.getsignal(signal.SIGUSR1) is signal.SIG_DFL
 
 
