@@ -157,14 +157,14 @@ def pytest_configure_node(node):
 
 @pytest.fixture
 def socket_workers(tmp_path: Path) -> Iterator[list[str]]:
-    """Two execnet socket servers on loopback, each in a folder of its own (as on other
+    """Three execnet socket servers on loopback, each in a folder of its own (as on other
     hosts): the ``--tx`` options of a worker on each."""
     import execnet
 
     server = Path(execnet.__file__).parent / "script" / "socketserver.py"
     specs, procs = [], []
     try:
-        for n in range(2):
+        for n in range(3):
             with socket.socket() as probe:
                 probe.bind(("127.0.0.1", 0))
                 port = int(probe.getsockname()[1])
@@ -192,16 +192,14 @@ def socket_workers(tmp_path: Path) -> Iterator[list[str]]:
 
 
 @pytest.mark.parametrize("gateways", ["popen", "socket"])
-def test_workers_on_other_hosts_one_ceiling_no_overspend(
+def test_three_workers_on_other_hosts_one_ceiling_no_overspend(
     pytester: pytest.Pytester, scripted_agent: Any, request: pytest.FixtureRequest, gateways: str
 ) -> None:
-    """Two workers that share no folder (popen gateways given folders of their own, or socket
-    servers in folders of their own) spend up to the one ceiling between them."""
-    if gateways == "socket":  # two socket gateways, each with its own copy of the suite
+    if gateways == "socket":  # three socket gateways, each with its own copy of the suite
         specs = request.getfixturevalue("socket_workers")
         tx = [*specs, "--rsyncdir", str(pytester.path)]
     else:
-        tx = ["--tx", "2*popen"]
+        tx = ["--tx", "3*popen"]
     files = {}
     for name in "abcdefghi":
         files[f"evals/{name}/prompt.md"] = f"---\nruns: 1\n---\nCase {name}.\n"
@@ -212,15 +210,19 @@ def test_workers_on_other_hosts_one_ceiling_no_overspend(
     agent = scripted_agent([{"match": "Case", "reply": "ok", "sleep": 0.5, "usage": usage}])
     # Socket gateways in a process of its own: execnet leaves their sockets to the garbage
     # collector, which would warn in whichever test of this process runs next.
-    session = pytester.runpytest_subprocess if gateways == "socket" else pytester.runpytest
-    result = session(
+    run = pytester.runpytest_subprocess if gateways == "socket" else pytester.runpytest
+    result = run(
         str(pytester.path / "evals"), *tx, "--dist", "load", "-p", "no:cacheprovider",
         "--eval-agent", agent, "--eval-max-cost-usd", "3", "--eval-json", "out.json", "-rs",
     )  # fmt: skip
-    assert sorted(p.name for p in pytester.path.glob("host-*")) == ["host-gw0", "host-gw1"]
+    assert sorted(p.name for p in pytester.path.glob("host-*")) == [
+        "host-gw0",
+        "host-gw1",
+        "host-gw2",
+    ]
     doc = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
     made = all_runs(doc)
-    # Each worker alone would have spent up to $3: $6 in all.
+    # Each worker alone would have spent up to $3: $9 in all.
     assert sum(run["costUsd"] for run in made) == doc["costUsd"] <= 3.0, doc["costUsd"]
     assert len(made) == 3 and result.ret == 2 and doc["partialReason"] == "cost_ceiling"
     result.assert_outcomes(passed=3, skipped=6)
