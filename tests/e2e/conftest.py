@@ -134,7 +134,7 @@ qwen_bin, run_qwen = _cli_fixtures("qwen")
 codex_bin, run_codex = _cli_fixtures("codex", default_model="fake-model")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def run_both() -> Callable[..., tuple[dict[str, Any], dict[str, Any]]]:
     """Run a plugin's suite under the reference and under pytest (see :func:`_run_both`)."""
     return _run_both
