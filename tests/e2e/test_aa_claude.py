@@ -33,21 +33,21 @@ class InArm(Rule):
 
 
 def aa_suite(pytester: pytest.Pytester) -> None:
-    """A plugin with one skill and one case whose two graders pass in every run (a greeting,
-    three runs per arm): no case has an effect in an A/A, whatever the arms do."""
+    """A plugin with one skill and one case whose grader passes in every run (a greeting, two
+    runs per arm): no case has an effect in an A/A, whatever the arms do."""
     write_tree(
         pytester.path,
         {
             ".claude-plugin/plugin.json": json.dumps({"name": "kit", "version": "1.0.0"}),
             "skills/greet/SKILL.md": SKILL,
-            "evals/hello/prompt.md": "---\nruns: 3\n---\nGreet me.\n",
+            "evals/hello/prompt.md": "---\nruns: 2\n---\nGreet me.\n",
             "evals/hello/graders/hello.md": "---\ntype: regex\npattern: Hello\n---\n",
         },
     )
 
 
 def aa_session(
-    pytester: pytest.Pytester, model: ScriptedModel, run_evals: Any, workers: str, *first: Rule
+    pytester: pytest.Pytester, model: ScriptedModel, run_evals: Any, *first: Rule
 ) -> tuple[pytest.RunResult, dict[str, Any]]:
     """An A/A session of :func:`aa_suite` whose model calls the skill for the greeting (unless
     a rule of ``first`` answers first) and greets once it loaded; its result and document."""
@@ -59,7 +59,7 @@ def aa_session(
     )
     result: pytest.RunResult
     doc: dict[str, Any]
-    result, doc = run_evals(workers, "--eval-aa", "--eval-report", "report.html")
+    result, doc = run_evals("-n0", "--eval-aa", "--eval-report", "report.html")
     return result, doc
 
 
@@ -74,14 +74,15 @@ def skills_fired(doc: dict[str, Any], arm: str) -> list[bool]:
 def test_an_aa_session_reports_its_false_calls_and_gates_on_nothing_else(
     pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any
 ) -> None:
-    """Under two workers: the controller gathers both arms' runs into the A/A's figures."""
-    result, doc = aa_session(pytester, scripted_model, run_evals, "-n2")
+    """In one process (the controller gathering an A/A's figures from two workers is
+    tests/integration/test_aa_session.py's)."""
+    result, doc = aa_session(pytester, scripted_model, run_evals)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    result.assert_outcomes(passed=6)
+    result.assert_outcomes(passed=4)
     # Both arms loaded the plugin under test: the skill loaded in every run of each.
     assert doc["suite"]["aa"] is True and doc["suite"]["ablation"] == "with-baseline"
-    assert skills_fired(doc, "with") == [True] * 3
-    assert skills_fired(doc, "baseline") == [True] * 3
+    assert skills_fired(doc, "with") == [True] * 2
+    assert skills_fired(doc, "baseline") == [True] * 2
     aa = doc["aa"]
     assert (aa["casesWithVerdict"], aa["casesCalled"], aa["wiringFaults"]) == (1, 0, [])
     assert aa["falseCallRate"] == 0.0
@@ -101,13 +102,12 @@ def test_an_aa_session_reports_its_false_calls_and_gates_on_nothing_else(
 def test_an_arm_that_never_fires_the_skill_is_a_wiring_fault(
     pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any
 ) -> None:
-    """In one process (the A/A's figures under two workers are the test above's)."""
     never = InArm(when_prompt="Greet me", arm="baseline", reply=text("Hello."))
-    result, doc = aa_session(pytester, scripted_model, run_evals, "-n0", never)
+    result, doc = aa_session(pytester, scripted_model, run_evals, never)
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
-    result.assert_outcomes(passed=6)  # every run passed its graders: the wiring fails it
-    assert skills_fired(doc, "with") == [True] * 3
-    assert skills_fired(doc, "baseline") == [False] * 3
+    result.assert_outcomes(passed=4)  # every run passed its graders: the wiring fails it
+    assert skills_fired(doc, "with") == [True] * 2
+    assert skills_fired(doc, "baseline") == [False] * 2
     (fault,) = doc["aa"]["wiringFaults"]
     assert (fault["case"], fault["arm"], fault["kind"]) == (
         "hello",
@@ -117,7 +117,7 @@ def test_an_arm_that_never_fires_the_skill_is_a_wiring_fault(
     result.stdout.fnmatch_lines(
         [
             "--eval-aa wiring fault: case hello: the plugin's skill never fired in the baseline "
-            "arm (0 of 3 run(s)), and fired in every run of the other (3 of 3)",
+            "arm (0 of 2 run(s)), and fired in every run of the other (2 of 2)",
             "--eval-aa: 1 wiring fault(s) in 1 case(s) (hello): *",
         ]
     )

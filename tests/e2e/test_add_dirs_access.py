@@ -22,7 +22,8 @@ SECRETS = ("grader-secret-77", "prompt-secret-88", "yaml-secret-99", "other-secr
 
 def make_suite(pytester: pytest.Pytester, allowed_tools: str = "[]") -> Path:
     """Case ``peek`` (case.yaml and prompt.md) with ``add_dirs: [fixtures]``, and case
-    ``other``; each private file holds one of :data:`SECRETS`. Returns the case folder."""
+    ``other`` (not selected: its files are there all the same); each private file holds one
+    of :data:`SECRETS`. Returns the case folder."""
     write_tree(
         pytester.path,
         {
@@ -62,11 +63,10 @@ def tool_results(doc: dict[str, Any], case: str) -> list[tuple[bool, str]]:
 
 
 def script(model: ScriptedModel, *calls: tuple[str, dict[str, Any]]) -> None:
-    """The ``peek`` model makes these calls one per turn, then says done; ``other`` says hello."""
+    """The ``peek`` model makes these calls one per turn, then says done."""
     model.add(
         *(Rule(when_prompt="Peek at", reply=tool_use(name, args), times=1) for name, args in calls),
         Rule(when_prompt="Peek at", reply=text("done")),
-        Rule(when_prompt="Say hello", reply=text("hello")),
     )
 
 
@@ -86,8 +86,8 @@ def test_read_reaches_the_add_dir_where_it_is_and_nothing_else_of_the_evals_fold
         ("Read", {"file_path": str(evals / "other" / "prompt.md")}),
         ("Read", {"file_path": str(case / "fixtures" / ".." / "graders" / "x.md")}),
     )
-    result, doc = run_evals("--eval-ablation", "none")
-    result.assert_outcomes(passed=2)
+    result, doc = run_evals("--eval-ablation", "none", "-k", "peek")
+    result.assert_outcomes(passed=1)
     results = tool_results(doc, "peek")
     assert [error for error, _ in results] == [False, False, True, True, True, True, True]
     original, copy = results[0][1], results[1][1]
@@ -145,8 +145,8 @@ def test_a_confined_shell_reads_the_add_dir_where_it_is_and_nothing_else(
             {"command": f"echo {encoded} | base64 -d > p.sh && bash p.sh", "description": "p"},
         ),
     )
-    result, doc = run_evals("--eval-allow-tools", "Bash", "--eval-ablation", "none")
-    result.assert_outcomes(passed=2)
+    result, doc = run_evals("--eval-allow-tools", "Bash", "--eval-ablation", "none", "-k", "peek")
+    result.assert_outcomes(passed=1)
     (direct_error, direct), (_, output) = tool_results(doc, "peek")
     assert not direct_error and DATA in direct
     assert DATA in output and "READ-ORIGINAL" in output

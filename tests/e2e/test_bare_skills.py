@@ -50,7 +50,7 @@ def rules(model: ScriptedModel) -> None:
     ("kind", "workers", "named", "told"),
     [
         ("skill", "-n0", None, "a skill folder (SKILL.md, no plugin manifest)"),
-        ("skills", "-n2", None, "a folder of skills (skills/*/SKILL.md, no plugin manifest)"),
+        ("skills", "-n0", None, "a folder of skills (skills/*/SKILL.md, no plugin manifest)"),
         ("claude-skills", "-n0", ".claude", "a project's skills (.claude/skills/*/SKILL.md)"),
         ("collection", "-n2", None, "a skill collection (<skill>/SKILL.md folders, no plugin"),
     ],

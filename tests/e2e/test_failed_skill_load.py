@@ -15,7 +15,8 @@ from pytest_plugin_evals.testing import Rule, ScriptedModel, text, tool_use
 def test_an_unknown_skill_is_shown_where_the_user_looks(
     pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any
 ) -> None:
-    """Under two workers: the failure block the controller prints is the worker's run's."""
+    """In one process (the failure block a worker's run gets from the controller is
+    tests/integration/test_failure_reports.py's)."""
     pytester.makefile(".json", **{".claude-plugin/plugin": json.dumps({"name": "math-olympiad"})})
     pytester.makefile(
         ".md",
@@ -30,7 +31,7 @@ def test_an_unknown_skill_is_shown_where_the_user_looks(
         Rule(when_tool_result="Unknown skill", reply=text("I could not load it.")),
         Rule(when_prompt="Prove", reply=tool_use("Skill", {"skill": "math-olympiad:olympiad"})),
     )
-    result, doc = run_evals("-n2", "--eval-ablation", "none")
+    result, doc = run_evals("--eval-ablation", "none")
     result.stdout.fnmatch_lines(
         [
             "⚠ fired: Skill called 1x (expected 1..∞) — the skill did not load: "

@@ -19,17 +19,14 @@ from pytest_plugin_evals.testing import Reply, Rule, ScriptedModel, error, text,
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "release-helper"
 ASKED = "Draft eval prompts for the skill"
 
+#: A draft of each kind (what ``init`` does with a draft does not depend on how many there are:
+#: each pilot run is two agent runs and two judge runs of ``claude``).
 DRAFTS = {
     "should_trigger": [
         {
             "name": "two-bug-fixes",
             "prompt": "We fixed two bugs since v1.4.0 and nothing else. Which version next?",
             "expected": "Names 1.4.1 as the next version: a patch release.",
-        },
-        {
-            "name": "one-new-feature",
-            "prompt": "One new feature landed since 2.3.1. What do we call the release?",
-            "expected": "Names 2.4.0 as the next version: a minor release.",
         },
     ],
     "should_not_trigger": [
@@ -38,19 +35,9 @@ DRAFTS = {
             "prompt": "Tag and ship version 3.0.0 of the project now.",
             "expected": "Ships 3.0.0 without working out a version.",
         },
-        {
-            "name": "python-versions",
-            "prompt": "Which Python versions does this repository support?",
-            "expected": "Answers from the project's own files.",
-        },
     ],
 }
-CASES = [
-    "next-version-two-bug-fixes",
-    "next-version-one-new-feature",
-    "next-version-ship-it",
-    "next-version-python-versions",
-]
+CASES = ["next-version-two-bug-fixes", "next-version-ship-it"]
 
 
 def fire() -> Reply:
@@ -107,12 +94,9 @@ def test_init_drafts_writes_pilots_and_the_suite_then_runs_and_init_again_keeps_
         Rule(when_tool_result="Launching skill", reply=text("The next version is 1.4.1.")),
         Rule(when_tool_result="Unknown skill", reply=text("I have no such skill.")),
         Rule(when_prompt="Which version next", reply=fire()),
-        Rule(when_prompt="What do we call the release", reply=text("Call it 2.4.0.")),
         # A near miss the skill takes all the same: its skill-fired grader fails the with arm.
         Rule(when_prompt="ship version 3.0.0", reply=fire()),
-        Rule(when_prompt="Python versions", reply=text("3.10 and newer.")),
         Rule(when_prompt="Names 1.4.1", reply=text("PASS")),
-        Rule(when_prompt="Names 2.4.0", reply=text("PASS")),
         Rule(reply=text("PASS")),
     )
     done = init(plugin, scripted_model, claude_bin)
@@ -123,25 +107,23 @@ def test_init_drafts_writes_pilots_and_the_suite_then_runs_and_init_again_keeps_
         "init: read release-helper: 1 skill (next-version), 1 command (ship), no agents, "
         "no MCP servers",
         "init: drafting with the claude judge",
-        "init: skill next-version: wrote 4 case(s)",
+        "init: skill next-version: wrote 2 case(s)",
     ]
-    assert out[3:8] == [
+    assert out[3:6] == [
         *(f"  + evals/{name}/" for name in CASES),
         "  + skills/next-version/evals/trigger_eval.json",
     ]
-    assert out[8].startswith("init: the judge's drafts cost $0.0")
-    assert float(out[8].rsplit("$", 1)[1]) > 0
-    out.pop(8)
-    assert out[8] == "init: piloting 4 case(s), one run each"
-    pilot = sorted(out[9:13])
-    assert pilot[0].startswith("  ✓ next-version-one-new-feature (with ")
-    assert pilot[1].startswith("  ✓ next-version-python-versions (with 1.00, without 1.00)")
-    assert pilot[2].startswith("  ✓ next-version-two-bug-fixes (with 1.00, without ")
-    assert pilot[3].startswith("  ✗ next-version-ship-it (with 0.50, without ")
-    assert out[13].startswith("init: pilot: 3 of 4 case(s) passed on one run; its report: evals/")
-    assert out[13].endswith("/report.html")
-    assert (plugin / out[13].rsplit(": ", 1)[1]).is_file()
-    assert out[14:] == [
+    assert out[6].startswith("init: the judge's drafts cost $0.0")
+    assert float(out[6].rsplit("$", 1)[1]) > 0
+    out.pop(6)
+    assert out[6] == "init: piloting 2 case(s), one run each"
+    pilot = sorted(out[7:9])
+    assert pilot[0].startswith("  ✓ next-version-two-bug-fixes (with 1.00, without ")
+    assert pilot[1].startswith("  ✗ next-version-ship-it (with 0.50, without ")
+    assert out[9].startswith("init: pilot: 1 of 2 case(s) passed on one run; its report: evals/")
+    assert out[9].endswith("/report.html")
+    assert (plugin / out[9].rsplit(": ", 1)[1]).is_file()
+    assert out[10:] == [
         "Next: pytest evals/",
         "  and for trigger accuracy: pytest skills/next-version/evals/",
     ]
@@ -174,9 +156,9 @@ def test_init_drafts_writes_pilots_and_the_suite_then_runs_and_init_again_keeps_
     )
     collected = [line for line in result.outlines if "::" in line]
     trigger_file = "skills/next-version/evals/trigger_eval.json::trigger-next-version-0"
-    assert len(collected) == 4, result.outlines
+    assert len(collected) == 2, result.outlines
     assert all(line.startswith(trigger_file) for line in collected), collected
-    pilot_folder = Path(out[13].rsplit(": ", 1)[1]).relative_to("evals").parts[0]
+    pilot_folder = Path(out[9].rsplit(": ", 1)[1]).relative_to("evals").parts[0]
     init_again_keeps_what_is_there(plugin, scripted_model, claude_bin, pilot_folder)
 
 
@@ -194,7 +176,7 @@ def init_again_keeps_what_is_there(
     assert again.returncode == 0, again.stderr
     assert "piloting" not in again.stdout
     out = again.stdout.splitlines()
-    assert out[2:8] == [
+    assert out[2:6] == [
         "init: skill next-version: wrote 0 case(s)",
         *(f"  = evals/{name}/ is already there: left as it is" for name in CASES),
         "  = skills/next-version/evals/trigger_eval.json is already there: left as it is",
@@ -267,7 +249,7 @@ def test_each_skill_is_drafted_on_its_own_with_the_judge_of_the_pytest_ini(
     assert (
         done.stdout.splitlines()[1] == "init: drafting with the anthropic judge (from pytest.ini)"
     )
-    assert "init: skill next-version: wrote 4 case(s)" in done.stdout
+    assert "init: skill next-version: wrote 2 case(s)" in done.stdout
     err = done.stderr.splitlines()
     assert err[0] == (
         "init: skill release-notes: the judge's draft is not usable: should_trigger must be a "

@@ -1,8 +1,9 @@
 """A document the reference (``claude plugin eval``) wrote, read by this plugin: the same
 ``dir`` for every case (the case folder relative to the plugin's folder), so
 ``--eval-compare`` pairs its cases with ours one by one; and ``--eval-compare last`` passes
-over the results folder the reference wrote beside ours. The same example suite against the
-same scripted model gets the same verdicts, scores and Δ in both (the reference's parity)."""
+over the results folder the reference wrote beside ours (its choice called on that folder).
+The same example suite against the same scripted model gets the same verdicts, scores and Δ
+in both (the reference's parity)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_plugin_evals.reporting.earlier import earlier_session, same_kind
 from pytest_plugin_evals.testing import ScriptedModel
 from tests.e2e.test_reference_parity import (  # noqa: F401 (a fixture)
     example_rules,
@@ -40,6 +42,10 @@ def test_a_reference_document_pairs_case_by_case(
 ) -> None:
     # A case in a group folder: the reference drops the group from the name, not from dir.
     shutil.move(plugin / "evals" / "decoy-capital", plugin / "evals" / "group" / "decoy-capital")
+    # One run a case: the pairing and the parity do not depend on how many (each run is one
+    # agent run of each arm, in both).
+    prompt = plugin / "evals" / "suggests-next-version" / "prompt.md"
+    prompt.write_text(prompt.read_text().replace("runs: 2\n", "runs: 1\n"))
     home = tmp_path / "operator-home"
     home.mkdir()
     with ScriptedModel(example_rules()) as model:
@@ -54,16 +60,17 @@ def test_a_reference_document_pairs_case_by_case(
         reference: dict[str, Any] = json.loads((written / "aggregate-result.json").read_text())
         assert "claudeVersion" in reference, done.stderr[-2000:]
 
-        # last: the reference's folder is not a session of ours to compare with.
-        last = tmp_path / "ours-last.json"
-        first = pytest_session(
-            plugin, env, claude_bin, "--eval-compare", "last", "--eval-json", str(last)
+        # last: the reference's folder is no session of ours to compare with (what the option
+        # prints of it is test_compare_last.py's, on sessions of ours).
+        own = tmp_path / "own-results"
+        document, earlier, said = earlier_session(
+            "last", "--eval-compare", results, own, same_kind("claude", (), None, False)
         )
-        assert (
-            f"--eval-compare last: no earlier comparable session under {results} — nothing "
-            "to compare with" in first.stdout
-        ), first.stdout[-3000:]
-        assert f"passed over results/{written.name} (written by claude plugin eval)" in first.stdout
+        assert document is None and earlier is None
+        assert said == [
+            f"--eval-compare last: no earlier comparable session under {results} — nothing to "
+            f"compare with; passed over results/{written.name} (written by claude plugin eval)"
+        ]
 
         # By path: every case of ours meets the reference's.
         out = tmp_path / "ours.json"
@@ -72,10 +79,10 @@ def test_a_reference_document_pairs_case_by_case(
         )
         assert out.exists(), second.stdout[-3000:]
     # The same suite, the same script: every grader's verdict, every score and Δ agree.
-    mine = verdicts(json.loads(last.read_text(encoding="utf-8")))
+    ours: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    mine = verdicts(ours)
     assert mine == verdicts(reference)
     assert mine["suggests-next-version"]["delta"] == 1
-    ours: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
     theirs = {c["name"]: c["dir"] for c in reference["cases"]}
     assert theirs["decoy-capital"] == "evals/group/decoy-capital"
     assert {c["name"]: c["dir"] for c in ours["cases"]} == theirs

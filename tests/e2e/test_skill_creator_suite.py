@@ -28,7 +28,6 @@ SUITE = {
             "files": ["evals/files/intake.txt"],
             "expectations": ["The answer says the form was filled", "The name Ada is used"],
         },
-        {"id": 2, "prompt": "What is a PDF form?", "expectations": []},
     ],
 }
 
@@ -59,11 +58,10 @@ def test_a_skill_creator_suite_runs_in_both_arms(
             when_prompt="Input files: evals/files/intake.txt",
             reply=tool_use("Skill", {"skill": "pdf"}),
         ),
-        Rule(when_prompt="What is a PDF form", reply=text("A PDF with fields.")),
     )
     _, doc = run_evals("-n0", "--eval-judge", "anthropic", "--eval-report", "r.html")
     cases = {c["name"]: c for c in doc["cases"]}
-    assert set(cases) == {"eval-1", "eval-2"}
+    assert set(cases) == {"eval-1"}  # (one with no expectation: test_skill_creator_workspace)
     fill = cases["eval-1"]
     assert fill["source"] == "skill_creator"
     assert fill["expectedOutput"] == "intake.pdf with the name field set to Ada"

@@ -36,10 +36,11 @@ def skill(name: str) -> Reply:
     return tool_use("Skill", {"skill": name})
 
 
-@pytest.mark.parametrize("workers", ["-n2"])
 def test_the_math_olympiad_trigger_suite(
-    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any, workers: str
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any
 ) -> None:
+    """In one process (the trigger figures under two workers are
+    tests/integration/test_trigger_baseline.py's)."""
     shutil.copytree(FIXTURE, pytester.path, dirs_exist_ok=True)
     queries = pytester.path / "skills" / "math-olympiad" / "evals" / "trigger_eval.json"
     every = json.loads(queries.read_text(encoding="utf-8"))
@@ -70,7 +71,7 @@ def test_the_math_olympiad_trigger_suite(
     )
     # The plugin ships the file in its skill's evals/ folder: collected from the plugin's root.
     (pytester.path / "evals").mkdir()
-    result, doc = run_evals(workers, "--eval-runs", "1", "skills/math-olympiad/evals")
+    result, doc = run_evals("--eval-runs", "1", "skills/math-olympiad/evals")
     (triggers,) = doc["triggers"]
     assert triggers["skill"] == "math-olympiad"
     assert triggers["matrix"] == {"tp": 2, "fp": 1, "fn": 3, "tn": 2}

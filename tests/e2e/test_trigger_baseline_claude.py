@@ -38,10 +38,11 @@ class WhenListed(Rule):
         return self.listed in request.system and super().matches(request)
 
 
-@pytest.mark.parametrize("workers", ["-n2"])
 def test_a_description_edit_changes_whether_the_skill_fires(
-    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any, workers: str
+    pytester: pytest.Pytester, scripted_model: ScriptedModel, run_evals: Any
 ) -> None:
+    """In one process (before and after under two workers are
+    tests/integration/test_trigger_baseline.py's)."""
     root = pytester.path
     git(root, "init", "-q")
     write_tree(
@@ -64,7 +65,7 @@ def test_a_description_edit_changes_whether_the_skill_fires(
         Rule(reply=text("Sure.")),
     )
     result, doc = run_evals(
-        workers, "--eval-runs", "1", "--eval-baseline-plugin", "git:HEAD",
+        "--eval-runs", "1", "--eval-baseline-plugin", "git:HEAD",
         "skills/olympiad/evals",
     )  # fmt: skip
     result.assert_outcomes(passed=6)
