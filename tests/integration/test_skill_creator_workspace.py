@@ -65,10 +65,18 @@ def make_skill(pytester: pytest.Pytester) -> None:
     pytester.makefile(".json", **{"evals/trigger_eval": json.dumps(TRIGGERS)})
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _sdk_imported() -> None:
+    """Import the judge's SDK once for the module, before any session: the judge imports it
+    only when chosen, inside the in-process session, which drops the modules first imported in
+    it, so each session would import it again (the OpenAI SDK: its lightest)."""
+    import openai  # noqa: F401
+
+
 @pytest.fixture
 def judge(scripted_model: ScriptedModel, monkeypatch: pytest.MonkeyPatch) -> ScriptedModel:
-    for key, value in scripted_model.env().items():
-        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("OPENAI_BASE_URL", scripted_model.openai_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     scripted_model.add(
         Rule(when_prompt="FORM-FILLED for Ada", reply=text("PASS")),
         Rule(reply=text("FAIL: no form was filled")),
@@ -81,7 +89,7 @@ def session(pytester: pytest.Pytester, scripted_agent: Any, *args: str) -> Path:
     result = pytester.runpytest(
         "evals",
         "--eval-agent", scripted_agent(AGENT_RULES),
-        "--eval-judge", "anthropic",
+        "--eval-judge", "openai", "--eval-judge-model", "judge",
         "--eval-runs", "2",
         "--eval-skill-creator-workspace", "ws",
         *args,
