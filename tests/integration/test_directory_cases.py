@@ -291,11 +291,28 @@ def test_junit_shows_the_arm_run_score_and_failed_graders(
 HOSTILE = "hi\x1b[2J there\x07\n" + "x" * 30_000
 
 
-@pytest.mark.workers
-@pytest.mark.parametrize("logging", ["system-out", "all", None])
+@pytest.mark.parametrize("logging", ["system-out", None])
 def test_junit_system_out_holds_the_answer_when_junit_logging_asks(
     pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, logging: str | None
 ) -> None:
+    """``junit_logging`` decides whether the testcase's system-out holds the agent's answer (cut,
+    made inert); its properties are there either way."""
+    check_junit_system_out(pytester, plugin_args, scripted_agent, logging)
+
+
+@pytest.mark.workers
+def test_junit_system_out_holds_the_answer_under_junit_logging_all(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any
+) -> None:
+    """``junit_logging=all`` (also with two workers: the answer crosses to the controller, which
+    writes the file)."""
+    check_junit_system_out(pytester, plugin_args, scripted_agent, "all")
+
+
+def check_junit_system_out(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, logging: str | None
+) -> None:
+    """One session of a hostile answer written to ``junit.xml`` under ``junit_logging``."""
     write_tree(
         pytester.path,
         {
