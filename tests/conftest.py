@@ -109,7 +109,6 @@ SLOW_TESTS = frozenset(
         "test_efficiency_stats.py::test_the_interval_covers_on_heavy_tails",
         "test_formats.py::test_two_workers_give_the_same_document",
         "test_hostile_output.py::test_a_flood_of_output_is_cut_and_the_controller_stays_small",
-        "test_verdict_sessions.py::test_three_way_verdicts_in_the_json_and_the_terminal_and_the_gate",
         "test_agents.py::test_timeout_kills_the_process_group",
         "test_bounded_grading.py::test_ctrl_c_stops_grading",
         "test_trigger_baseline.py::test_in_an_80_column_terminal_the_table_fits",
