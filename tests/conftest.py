@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -105,9 +107,8 @@ SLOW_TESTS = frozenset(
         "test_sequential_operating.py::test_the_top_ups_exact_chance_is_what_a_simulation_finds",
         "test_stats.py::test_the_new_case_interval_covers_new_draws",
         "test_efficiency_stats.py::test_the_interval_covers_on_heavy_tails",
-        "test_formats.py::test_four_workers_give_the_same_document",
+        "test_formats.py::test_two_workers_give_the_same_document",
         "test_hostile_output.py::test_a_flood_of_output_is_cut_and_the_controller_stays_small",
-        "test_verdict_sessions.py::test_three_way_verdicts_in_the_json_and_the_terminal_and_the_gate",
         "test_agents.py::test_timeout_kills_the_process_group",
         "test_bounded_grading.py::test_ctrl_c_stops_grading",
         "test_trigger_baseline.py::test_in_an_80_column_terminal_the_table_fits",
@@ -119,6 +120,36 @@ SLOW_TESTS = frozenset(
         "test_agent_registry.py::test_the_installed_binary_is_the_declared_version",
     )
 )  # fmt: skip
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Leave ``tests/e2e`` and ``tests/browser`` uncollected when ``-m`` deselects every test of
+    theirs whatever its other marks (the inner loop's ``not e2e and not browser``): their
+    modules import the model SDKs and ``statsmodels``, seconds of CPU in each xdist worker's
+    collection, for tests the marks would drop anyway."""
+    root = Path(__file__).parent
+    if collection_path.parent != root or collection_path.name not in ("e2e", "browser"):
+        return None
+    return True if _deselects_every(config.getoption("markexpr"), collection_path.name) else None
+
+
+def _deselects_every(markexpr: str, mark: str) -> bool:
+    """Whether the ``-m`` expression is false for every item that carries ``mark``, whatever
+    other marks it has (each combination of the expression's other names is tried); an
+    expression this cannot read (a mark with arguments) deselects nothing here."""
+    tokens = re.findall(r"[()]|[^\s()]+", markexpr or "")
+    names = sorted({t for t in tokens if t not in ("(", ")", "and", "or", "not")} - {mark})
+    if not tokens or len(names) > 8 or any(not n.isidentifier() for n in names):
+        return False
+    for values in itertools.product((False, True), repeat=len(names)):
+        truth = {mark: True, **dict(zip(names, values, strict=True))}
+        text = " ".join(t if t in ("(", ")", "and", "or", "not") else str(truth[t]) for t in tokens)
+        try:
+            if eval(text, {"__builtins__": {}}):  # noqa: S307 - True/False/and/or/not only
+                return False
+        except SyntaxError:
+            return False
+    return True
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

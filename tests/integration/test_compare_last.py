@@ -121,10 +121,15 @@ def test_last_passes_over_what_is_not_comparable(
 def test_replay_last_replays_the_newest_comparable_session(
     pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Agent
 ) -> None:
+    """``replay:last`` replays the newest comparable session (with two workers too: the
+    recorded runs reach each worker), passing over a newer subset and, the second time, the
+    first replay. The recording session and the second replay run in one process (recording
+    under two workers: test_reuse.py)."""
+    one_process = ["-n0", *plugin_args[1:]]
     for name in ("steady", "breaks"):
         add_case(pytester, name, RUNS)
     nope = scripted_agent([{"match": "Task breaks", "reply": "nope"}, {"reply": "ok"}])
-    first = pytester.runpytest("evals", *plugin_args, "--eval-agent", nope, "--eval-threshold", "0")
+    first = pytester.runpytest("evals", *one_process, "--eval-agent", nope, "--eval-threshold", "0")
     first.assert_outcomes(passed=2 * RUNS)
     (recorded,) = results(pytester)
     # A newer subset that did not run breaks (its recorded runs would not do).
@@ -138,9 +143,9 @@ def test_replay_last_replays_the_newest_comparable_session(
     )
     age(recorded, 20)
     age(subset_folder, 10)
-    for seen in ({recorded, subset_folder}, set()):
+    for seen, options in (({recorded, subset_folder}, plugin_args), (set(), one_process)):
         replayed = pytester.runpytest(
-            "evals", *plugin_args, "--eval-agent", "replay:last", "--eval-threshold", "0"
+            "evals", *options, "--eval-agent", "replay:last", "--eval-threshold", "0"
         )
         assert replayed.ret == pytest.ExitCode.OK
         replayed.assert_outcomes(passed=2 * RUNS)

@@ -73,6 +73,14 @@ RULES = [
 ]
 
 
+def reply_agent(pytester: pytest.Pytester, reply: str) -> str:
+    """A ``py:`` agent that answers ``reply`` to every prompt (called in the session's process:
+    no interpreter started per run); its ``--eval-agent`` value."""
+    pytester.makepyfile(reply_agent=f"def answer(request):\n    return {reply!r}\n")
+    pytester.makeini("[pytest]\npythonpath = .\n")
+    return "py:reply_agent:answer"
+
+
 def test_two_arms_score_and_delta(
     pytester: pytest.Pytester, plugin_args: list[str], scripted_agent, read_doc
 ) -> None:
@@ -144,11 +152,11 @@ def test_item_ids_and_marker_selection(pytester: pytest.Pytester, scripted_agent
 
 
 def test_single_arm_without_a_plugin(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent, read_doc
+    pytester: pytest.Pytester, plugin_args: list[str], read_doc: Any
 ) -> None:
     pytester.makefile(".md", **{"evals/alpha/prompt": "---\nruns: 1\n---\nSay hi\n"})
     pytester.makefile(".md", **{"evals/alpha/graders/hi": "---\ntype: regex\npattern: hi\n---\n"})
-    agent = scripted_agent([{"match": "Say hi", "reply": "oh hi"}])
+    agent = reply_agent(pytester, "oh hi")
     result = pytester.runpytest(
         "evals", *plugin_args, "--eval-agent", agent, "-v", "--eval-json", "out.json"
     )
@@ -163,13 +171,11 @@ def test_single_arm_without_a_plugin(
 
 
 def test_failing_grader_fails_with_arm_only(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent
+    pytester: pytest.Pytester, plugin_args: list[str]
 ) -> None:
     make_plugin(pytester)
-    rules = [{"match": "next version", "reply": "Ship 2.0.0."}]
-    result = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", scripted_agent(rules), "--eval-runs", "1"
-    )
+    agent = reply_agent(pytester, "Ship 2.0.0.")
+    result = pytester.runpytest("evals", *plugin_args, "--eval-agent", agent, "--eval-runs", "1")
     # with-arm fails on grades; the without-arm is a measurement and passes.
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
@@ -183,7 +189,7 @@ def test_failing_grader_fails_with_arm_only(
 
 
 def test_threshold_below_one_gates_on_case_means(
-    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent
+    pytester: pytest.Pytester, plugin_args: list[str]
 ) -> None:
     pytester.makefile(".md", **{"evals/half/prompt": "---\nruns: 2\n---\nanswer please\n"})
     pytester.makefile(
@@ -193,7 +199,7 @@ def test_threshold_below_one_gates_on_case_means(
             "evals/half/graders/b": "---\ntype: regex\npattern: beta\n---\n",
         },
     )
-    agent = scripted_agent([{"match": "answer", "reply": "alpha only"}])
+    agent = reply_agent(pytester, "alpha only")
     passing = pytester.runpytest(
         "evals", *plugin_args, "--eval-agent", agent, "--eval-threshold", "0.5",
         "--junitxml", "pass.xml",
@@ -291,11 +297,28 @@ def test_junit_shows_the_arm_run_score_and_failed_graders(
 HOSTILE = "hi\x1b[2J there\x07\n" + "x" * 30_000
 
 
-@pytest.mark.workers
-@pytest.mark.parametrize("logging", ["system-out", "all", None])
+@pytest.mark.parametrize("logging", ["system-out", None])
 def test_junit_system_out_holds_the_answer_when_junit_logging_asks(
     pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, logging: str | None
 ) -> None:
+    """``junit_logging`` decides whether the testcase's system-out holds the agent's answer (cut,
+    made inert); its properties are there either way."""
+    check_junit_system_out(pytester, plugin_args, scripted_agent, logging)
+
+
+@pytest.mark.workers
+def test_junit_system_out_holds_the_answer_under_junit_logging_all(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any
+) -> None:
+    """``junit_logging=all`` (also with two workers: the answer crosses to the controller, which
+    writes the file)."""
+    check_junit_system_out(pytester, plugin_args, scripted_agent, "all")
+
+
+def check_junit_system_out(
+    pytester: pytest.Pytester, plugin_args: list[str], scripted_agent: Any, logging: str | None
+) -> None:
+    """One session of a hostile answer written to ``junit.xml`` under ``junit_logging``."""
     write_tree(
         pytester.path,
         {

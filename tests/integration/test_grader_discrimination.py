@@ -15,9 +15,6 @@ import pytest
 from tests.helpers import write_tree
 from tests.integration.test_progress import run_in_terminal, screen
 
-# What crosses from the workers to the controller is tested: -n 0 and -n 2.
-pytestmark = pytest.mark.workers
-
 #: Says VERSION in every run; ANSWER only with the plugin under test (not the released one);
 #: the released plugin's third run reports a cost no agent can have (it is not graded).
 AGENT = """\
@@ -93,6 +90,7 @@ def splits(doc: dict[str, Any], case: str) -> dict[str, tuple[Any, ...]]:
     }
 
 
+@pytest.mark.workers
 def test_a_session_names_the_graders_that_cannot_tell_the_arms_apart(
     pytester: pytest.Pytester, suite: Path, plugin_args: list[str], read_doc: Any
 ) -> None:
@@ -121,6 +119,8 @@ def test_a_session_names_the_graders_that_cannot_tell_the_arms_apart(
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal")
 def test_on_a_terminal_the_line_is_whole(suite: Path, plugin_args: list[str]) -> None:
+    """On a pseudo-terminal the line is one whole line (the controller's printing of it under
+    two workers: the first test, in a log)."""
     output = run_in_terminal(
         ["evals", *plugin_args, "--eval-agent", "py:gs_agent:answer", "--eval-threshold", "0"],
         suite,
@@ -136,7 +136,7 @@ def test_an_ab_counts_the_baselines_graded_runs(
 ) -> None:
     """Against a baseline plugin a grader's second rate is the baseline's graded runs (a run
     that could not be made is left out). (A single arm has one rate and no flag:
-    tests/unit/test_grader_splits.py.)"""
+    tests/unit/test_grader_splits.py; the splits crossing from two workers: the first test.)"""
     write_tree(suite / "released", {".claude-plugin/plugin.json": '{"name": "helper"}'})
     result = run(pytester, plugin_args, "--eval-baseline-plugin", "released")
     assert result.ret == 1, result.stdout.str()  # a run that could not be made fails it

@@ -21,6 +21,14 @@ def make_suite(pytester: pytest.Pytester) -> None:
         pytester.makefile(".md", **{f"evals/{case}/graders/rubric": rubric})
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _sdk_imported() -> None:
+    """Import the OpenAI SDK once for the module, before any session: the judge imports it only
+    when chosen, inside the in-process session, which drops the modules first imported in it,
+    so each session would import it again."""
+    import openai  # noqa: F401
+
+
 @pytest.fixture
 def judges(scripted_model: ScriptedModel, monkeypatch: pytest.MonkeyPatch) -> ScriptedModel:
     monkeypatch.setenv("OPENAI_BASE_URL", scripted_model.openai_base_url)

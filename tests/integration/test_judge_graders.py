@@ -1,19 +1,27 @@
 """llm, baseline and meetsCriteria graders end to end, with each judge backend on loopback.
 
-The judges' SDKs are imported above, once for the module: a judge imports its SDK only when
-chosen, which here is inside an in-process session, and each such session drops the modules
-first imported in it, so every session would import the SDK again (a second of CPU each)."""
+The judges' SDKs are imported by a module-scoped fixture, once for the module, before any
+session: a judge imports its SDK only when chosen, which here is inside an in-process session,
+and each such session drops the modules first imported in it, so every session would import the
+SDK again (a second of CPU each). Not at the top: a collection that leaves these tests out does
+not pay for the import."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-import anthropic  # noqa: F401
-import openai  # noqa: F401
 import pytest
 
 from pytest_plugin_evals.testing import Rule, ScriptedModel, error, text
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _sdks_imported() -> None:
+    """Import the judges' SDKs before the first session (see the module's docstring)."""
+    import anthropic  # noqa: F401
+    import openai  # noqa: F401
+
 
 BASELINE = [
     {"type": "user", "message": {"role": "user", "content": "Which version next?"}},

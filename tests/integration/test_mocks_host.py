@@ -25,7 +25,6 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters, types
 
 from pytest_plugin_evals.mocks import (
     MockOptions,
@@ -421,6 +420,8 @@ def test_an_in_process_agents_abort_only_records(plugin: Path, tmp_path: Path) -
         argv = stub_argv(setup, TRACKER)
 
         async def talk() -> str:
+            from mcp import Client, StdioServerParameters, types
+
             params = StdioServerParameters(command=argv[0], args=argv[1:])
             async with Client(params) as client:
                 result = await client.call_tool("create_issue", {"title": "T", "priority": "x"})

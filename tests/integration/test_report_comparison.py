@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 import json
 import re
-from typing import Any
 
 import pytest
 
@@ -19,19 +18,33 @@ def make_case(pytester: pytest.Pytester, name: str) -> None:
     pytester.makefile(".md", **{f"evals/{name}/graders/hi": "---\ntype: regex\npattern: hi\n---\n"})
 
 
+#: ``py:`` agents (called in the session's process: no interpreter started per run): one says
+#: hi, the other bye.
+AGENTS = """\
+def hi(request):
+    return "hi"
+
+
+def bye(request):
+    return "bye"
+"""
+
+
 def test_the_report_shows_a_case_that_regressed_since_the_earlier_session(
-    pytester: pytest.Pytester, scripted_agent: Any, plugin_args: list[str]
+    pytester: pytest.Pytester, plugin_args: list[str]
 ) -> None:
+    """Every run passed before and fails after: the report's comparison section shows both
+    cases worse, their names as text."""
     make_case(pytester, "greets")
     make_case(pytester, HOSTILE)
-    answer = {"match": "Say hi", "reply": "hi"}
+    pytester.makepyfile(greeters=AGENTS)
+    pytester.makeini("[pytest]\npythonpath = .\n")
     before = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", scripted_agent([answer]),
-        "--eval-output-dir", "before",
+        "evals", *plugin_args, "--eval-agent", "py:greeters:hi", "--eval-output-dir", "before",
     )  # fmt: skip
     before.assert_outcomes(passed=6)
     after = pytester.runpytest(
-        "evals", *plugin_args, "--eval-agent", scripted_agent([{**answer, "reply": "bye"}]),
+        "evals", *plugin_args, "--eval-agent", "py:greeters:bye",
         "--eval-output-dir", "after", "--eval-compare", "before",
     )  # fmt: skip
     after.assert_outcomes(failed=6)

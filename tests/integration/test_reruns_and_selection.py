@@ -11,7 +11,6 @@ import json
 import os
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -88,14 +87,36 @@ SAY_HI = [{"match": "", "reply": "hi"}]
 FAILING_RULES = [{"match": "Beta", "reply": "nope"}, {"match": "Delta", "reply": "nope"}, *SAY_HI]
 
 
-class Suite:
-    """The rerun suite in a pytester folder, run with one scripted agent."""
+#: A ``py:`` agent (called in the session's process: no interpreter started per run): the
+#: first rule of ``agent-rules.json`` beside it whose ``match`` is in the prompt gives the reply.
+RULES_AGENT = """\
+import json
+from pathlib import Path
 
-    def __init__(self, pytester: pytest.Pytester, agent: Callable[[list[dict[str, Any]]], str]):
-        self.pytester, self.make_agent = pytester, agent
+RULES = Path(__file__).with_name("agent-rules.json")
+
+
+def answer(request):
+    for rule in json.loads(RULES.read_text(encoding="utf-8")):
+        if rule["match"] in request.prompt:
+            return rule["reply"]
+    return "no rule matched"
+"""
+
+
+class Suite:
+    """The rerun suite in a pytester folder, run with one rules agent."""
+
+    def __init__(self, pytester: pytest.Pytester):
+        self.pytester = pytester
         write_tree(
             pytester.path,
-            {"conftest.py": ORDER_PROBE, "package.json": package_json("pkg", "Pkg: say")},
+            {
+                "conftest.py": ORDER_PROBE,
+                "package.json": package_json("pkg", "Pkg: say"),
+                "rules_agent.py": RULES_AGENT,
+                "pytest.ini": "[pytest]\npythonpath = .\n",
+            },
         )
         write_tree(pytester.path, dir_case("evals/alpha", "Alpha: say"))
         write_tree(pytester.path, dir_case("evals/beta", "Beta: say", "runs: 2"))
@@ -108,8 +129,8 @@ class Suite:
     def run(self, rules: list[dict[str, Any]], *args: str) -> pytest.RunResult:
         for old in self.pytester.path.glob("order-*.txt"):
             old.unlink()
-        agent = self.make_agent(rules)
-        return self.pytester.runpytest("-rA", "--eval-agent", agent, *args)
+        (self.pytester.path / "agent-rules.json").write_text(json.dumps(rules), encoding="utf-8")
+        return self.pytester.runpytest("-rA", "--eval-agent", "py:rules_agent:answer", *args)
 
     def order(self) -> list[str]:
         """The items the last session ran, in its order (the same on every xdist worker)."""
@@ -123,8 +144,8 @@ class Suite:
 
 
 @pytest.fixture
-def suite(pytester: pytest.Pytester, scripted_agent: Any) -> Suite:
-    return Suite(pytester, scripted_agent)
+def suite(pytester: pytest.Pytester) -> Suite:
+    return Suite(pytester)
 
 
 def lastfailed(suite: Suite) -> list[str]:

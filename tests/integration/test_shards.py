@@ -3,6 +3,8 @@ shard sessions, merged, gives what one session gives."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import sys
 from pathlib import Path
@@ -10,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from pytest_plugin_evals.__main__ import main
 from pytest_plugin_evals.settings.parsers import SHARD_VARIABLES
 from tests.helpers import write_tree
 
@@ -79,7 +82,17 @@ def outcome(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def merge(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """``python -m pytest_plugin_evals merge`` in a process of its own, as users run it."""
     return pytester.run(sys.executable, "-m", "pytest_plugin_evals", "merge", *args)
+
+
+def merge_here(*args: str) -> tuple[int, list[str], list[str]]:
+    """The same command's ``main``, called in this process: its exit status, its output lines
+    and its error lines."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(["merge", *args])
+    return status, out.getvalue().splitlines(), err.getvalue().splitlines()
 
 
 #: The cases of the sharded suite: two per shard.
@@ -93,10 +106,10 @@ def test_three_shards_merged_give_the_unsharded_session(pytester: pytest.Pyteste
     agent = make_suite(pytester, cases=CASES)
     common = ["evals", "-p", "no:cacheprovider", "--eval-agent", agent, "--eval-runs", "2",
               "--eval-threshold", "0.5"]  # fmt: skip
-    whole = pytester.runpytest_subprocess(*common, "-n0", "--eval-output-dir", "whole")
-    # Three separate sessions, processes and folders; with and without xdist workers.
+    whole = pytester.runpytest(*common, "-n0", "--eval-output-dir", "whole")
+    # Three separate sessions and folders; with and without xdist workers.
     runs = {
-        k: pytester.runpytest_subprocess(
+        k: pytester.runpytest(
             *common, n, "--eval-shard", f"{k}/3", "--eval-output-dir", f"shard-{k}"
         )
         for k, n in ((1, "-n0"), (2, "-n2"), (3, "-n0"))
@@ -149,15 +162,15 @@ def test_three_shards_merged_give_the_unsharded_session(pytester: pytest.Pyteste
     assert (pytester.path / "merged" / "report.html").is_file()
     assert f"{CASES} case(s) · mean Δ" in out
 
-    # The merge's own threshold.
-    assert merge(pytester, *(f"shard-{k}" for k in (1, 2, 3)), "--output-dir", "lenient",
-                 "--threshold", "0").ret == 0  # fmt: skip
+    # The merge's own threshold (the command called in this process from here on).
+    assert merge_here(*(f"shard-{k}" for k in (1, 2, 3)), "--output-dir", "lenient",
+                      "--threshold", "0")[0] == 0  # fmt: skip
 
     # A missing shard: the merge is partial and says which cases are missing.
-    partial = merge(pytester, "shard-1", "shard-3", "--output-dir", "partial")
-    assert partial.ret == 2
+    status, outlines, _ = merge_here("shard-1", "shard-3", "--output-dir", "partial")
+    assert status == 2
     missing = sorted(c["name"] for c in shard_docs[2]["cases"])
-    lines = [line for line in partial.outlines if line.startswith("missing shard(s) 2/3")]
+    lines = [line for line in outlines if line.startswith("missing shard(s) 2/3")]
     assert lines == [
         f"missing shard(s) 2/3: {len(missing)} case(s) not run: {', '.join(missing)}; the result "
         "is partial and no threshold is met (exit status 2)"
@@ -169,9 +182,9 @@ def test_three_shards_merged_give_the_unsharded_session(pytester: pytest.Pyteste
     assert partial_doc["aggregates"]["thresholdMet"] is False
 
     # Not a shard: one line, exit status 4.
-    refused = merge(pytester, "shard-1", "whole", "--output-dir", "nope")
-    assert refused.ret == 4
-    assert refused.errlines == [
+    status, _, errlines = merge_here("shard-1", "whole", "--output-dir", "nope")
+    assert status == 4
+    assert errlines == [
         "merge: whole: not the results of a shard (run each shard with --eval-shard K/N)"
     ]
 

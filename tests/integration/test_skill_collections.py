@@ -6,9 +6,9 @@ of its skills in the with arm; a plugin of seven skills, three agents and a comm
 evals kept in its skills' folders; ``init`` drafts for the collection; and a JSON/YAML file
 under ``evals/`` that is no suite is one line saying why it was not read.
 
-The OpenAI SDK is imported above, once for the module: the judge imports it only when chosen,
-which here is inside an in-process session, and each such session drops the modules first
-imported in it, so every session would import it again."""
+The OpenAI SDK is imported by a module-scoped fixture, once for the module, before any session:
+the judge imports it only when chosen, which here is inside an in-process session, and each such
+session drops the modules first imported in it, so every session would import it again."""
 
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import openai  # noqa: F401
 import pytest
 
 from pytest_plugin_evals.testing import ScriptedModel
@@ -30,6 +29,12 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
 AGENT = ROOT / "tests" / "agents" / "skill_agent.py"
 RULES = ROOT / "examples" / "scripted-rules" / "judge-and-init.yaml"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _sdk_imported() -> None:
+    """Import the OpenAI SDK before the first session (see the module's docstring)."""
+    import openai  # noqa: F401
 
 
 @pytest.fixture

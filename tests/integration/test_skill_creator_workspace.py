@@ -41,34 +41,51 @@ TRIGGERS = [
     {"query": "Write a haiku about spring", "should_trigger": False},
 ]
 
-AGENT_RULES = [
-    {
-        "match": "Fill the PDF form",
-        "arm": "with",
-        "reply": "FORM-FILLED for Ada",
-        "files": {"filled.txt": "name=Ada\n", "notes/steps.md": "1. read\n2. fill\n"},
-    },
-    {"match": "Fill the PDF form", "reply": "I cannot fill forms."},
-    {"match": "What is a PDF form", "reply": "A PDF with fields."},
-    {
-        "match": "tax form",
-        "reply": "Filled.",
-        "tool_calls": [{"name": "Skill", "input": {"skill": "pdf"}}],
-    },
-    {"match": "haiku", "reply": "Blossoms fall."},
-]
+#: A ``py:`` agent (called in the session's process: no interpreter started per run): the
+#: with arm fills the form (its answer and two files), the without arm cannot; the trigger
+#: query about a form calls the skill.
+AGENT = """\
+from pathlib import Path
+
+from pytest_plugin_evals.model import ToolCall, Transcript
+
+
+def answer(request):
+    if "Fill the PDF form" in request.prompt:
+        if request.arm != "with":
+            return "I cannot fill forms."
+        Path("filled.txt").write_text("name=Ada\\n")
+        Path("notes").mkdir(exist_ok=True)
+        Path("notes/steps.md").write_text("1. read\\n2. fill\\n")
+        return "FORM-FILLED for Ada"
+    if "What is a PDF form" in request.prompt:
+        return "A PDF with fields."
+    if "tax form" in request.prompt:
+        return Transcript(final_message="Filled.", tool_calls=[ToolCall("Skill", {"skill": "pdf"})])
+    return "Blossoms fall."
+"""
 
 
 def make_skill(pytester: pytest.Pytester) -> None:
     pytester.makefile(".md", SKILL=SKILL_MD)
+    pytester.makepyfile(pdf_agent=AGENT)
+    pytester.makeini("[pytest]\npythonpath = .\n")
     pytester.makefile(".json", **{"evals/evals": json.dumps(SUITE)})
     pytester.makefile(".json", **{"evals/trigger_eval": json.dumps(TRIGGERS)})
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _sdk_imported() -> None:
+    """Import the judge's SDK once for the module, before any session: the judge imports it
+    only when chosen, inside the in-process session, which drops the modules first imported in
+    it, so each session would import it again (the OpenAI SDK: its lightest)."""
+    import openai  # noqa: F401
+
+
 @pytest.fixture
 def judge(scripted_model: ScriptedModel, monkeypatch: pytest.MonkeyPatch) -> ScriptedModel:
-    for key, value in scripted_model.env().items():
-        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("OPENAI_BASE_URL", scripted_model.openai_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     scripted_model.add(
         Rule(when_prompt="FORM-FILLED for Ada", reply=text("PASS")),
         Rule(reply=text("FAIL: no form was filled")),
@@ -76,12 +93,12 @@ def judge(scripted_model: ScriptedModel, monkeypatch: pytest.MonkeyPatch) -> Scr
     return scripted_model
 
 
-def session(pytester: pytest.Pytester, scripted_agent: Any, *args: str) -> Path:
+def session(pytester: pytest.Pytester, *args: str) -> Path:
     """One session writing the workspace ``ws``; the iteration folder it made."""
     result = pytester.runpytest(
         "evals",
-        "--eval-agent", scripted_agent(AGENT_RULES),
-        "--eval-judge", "anthropic",
+        "--eval-agent", "py:pdf_agent:answer",
+        "--eval-judge", "openai", "--eval-judge-model", "judge",
         "--eval-runs", "2",
         "--eval-skill-creator-workspace", "ws",
         *args,
@@ -118,14 +135,13 @@ print(json.dumps({"new": new, "prompt": seen[0]}))
 def test_a_session_writes_skill_creators_layout_and_its_scripts_read_it(
     pytester: pytest.Pytester,
     plugin_args: list[str],
-    scripted_agent: Any,
     judge: ScriptedModel,
     tmp_path: Path,
 ) -> None:
     """The workspace holds skill-creator's folders and files, and its own scripts read them:
     aggregate_benchmark.py, the review viewer and improve_description.py."""
     make_skill(pytester)
-    iteration = session(pytester, scripted_agent, *plugin_args)
+    iteration = session(pytester, *plugin_args)
     assert iteration == pytester.path / "ws" / "iteration-1"
     # The eval IDs of the suite, both arms as skill-creator names them, two runs each.
     runs = sorted(p.relative_to(iteration).as_posix() for p in iteration.glob("eval-*/*/run-*"))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,19 +22,22 @@ from tests.helpers import git, write_tree
 
 pytestmark = pytest.mark.workers
 
+#: A ``py:`` agent (called in the session's process: no interpreter started per run).
 AGENT = """\
-import json, os, re, sys
-query = sys.stdin.read()
-plugin = os.environ["EVAL_PLUGIN_DIR"]
-with open(os.path.join(plugin, "skills", "olympiad", "SKILL.md"), encoding="utf-8") as fh:
-    words = re.search(r"Use for: ([a-z, ]+)", fh.read()).group(1).split(", ")
-with open(os.environ["EVAL_TRACE_FILE"], "a", encoding="utf-8") as fh:
-    if "reject" in query and os.environ["EVAL_ARM"] == "baseline":
-        fh.write(json.dumps({"type": "api_error", "status": 500, "message": "internal"}) + "\\n")
-    elif any(word in query for word in words):
-        call = {"type": "tool_call", "name": "Skill", "input": {"skill": "kit:olympiad"}}
-        fh.write(json.dumps(call) + "\\n")
-print("done")
+import re
+
+from pytest_plugin_evals.model import ToolCall, Transcript
+
+
+def answer(request):
+    skill = request.plugin_dir / "skills" / "olympiad" / "SKILL.md"
+    words = re.search(r"Use for: ([a-z, ]+)", skill.read_text(encoding="utf-8")).group(1)
+    if "reject" in request.prompt and request.arm == "baseline":
+        return Transcript(error="API error 500: internal", infra_error="api_error")
+    if any(word in request.prompt for word in words.split(", ")):
+        call = ToolCall("Skill", {"skill": "kit:olympiad"})
+        return Transcript(final_message="done", tool_calls=[call])
+    return Transcript(final_message="done")
 """
 
 OLD = "---\nname: olympiad\ndescription: 'Use for: alpha, delta'\n---\nx\n"
@@ -61,17 +63,19 @@ def repo(pytester: pytest.Pytester) -> Path:
             ".claude-plugin/plugin.json": '{"name": "kit", "version": "1.0.0"}',
             "skills/olympiad/SKILL.md": OLD,
             "skills/olympiad/evals/trigger_eval.json": json.dumps(QUERIES),
+            # The agent's module, on the path of the sessions and of their workers.
+            "trigger_baseline_agent.py": AGENT,
+            "pytest.ini": "[pytest]\npythonpath = .\n",
         },
     )
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "olympiad")
     (root / "skills/olympiad/SKILL.md").write_text(NEW, encoding="utf-8")
-    (root.parent / f"{root.name}-agent.py").write_text(AGENT, encoding="utf-8")
     return root
 
 
 def args(root: Path, *more: str) -> list[str]:
-    agent = "cmd:" + shlex.join([sys.executable, str(root.parent / f"{root.name}-agent.py")])
+    agent = "py:trigger_baseline_agent:answer"
     return [
         "skills/olympiad/evals", "--eval-agent", agent, "--eval-runs", "1",
         "--eval-baseline-plugin", "git:HEAD", "--eval-json", "o.json", *more,

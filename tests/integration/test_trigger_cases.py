@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +12,29 @@ import pytest
 
 from tests.helpers import write_tree
 
-AGENT = Path(__file__).parent.parent / "agents" / "trigger_agent.py"
+#: A ``py:`` agent (called in the session's process: no interpreter started per run), as
+#: tests/agents/trigger_agent.py: a prompt ``... fires on runs 1,3`` calls the ``Skill`` tool for
+#: ``kit:olympiad`` in those runs and answers in the others.
+AGENT_MODULE = """\
+import re
+
+from pytest_plugin_evals.model import ToolCall, Transcript
+
+
+def answer(request):
+    found = re.search(r"fires on runs ([\\d,]+)", request.prompt)
+    runs = {int(n) for n in found.group(1).split(",")} if found else set()
+    calls = [ToolCall("Skill", {"skill": "kit:olympiad"})] if request.run in runs else []
+    return Transcript(final_message="done", tool_calls=calls)
+"""
+
+
+def agent_in(root: Path) -> str:
+    """Write the agent's module under ``root`` (on the sessions' path); its ``--eval-agent``."""
+    (root / "trigger_py_agent.py").write_text(AGENT_MODULE, encoding="utf-8")
+    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\n", encoding="utf-8")
+    return "py:trigger_py_agent:answer"
+
 
 QUERIES = [
     {"query": "Alpha fires on runs 1,2", "should_trigger": True},  # 2/3: right
@@ -35,7 +55,7 @@ def test_a_query_is_decided_by_its_rate(
             "skills/olympiad/evals/trigger_eval.json": json.dumps(QUERIES),
         },
     )
-    agent = "cmd:" + shlex.join([sys.executable, str(AGENT)])
+    agent = agent_in(pytester.path)
     result = pytester.runpytest(
         "skills/olympiad/evals", *plugin_args, "--eval-agent", agent, "--eval-json", "o.json"
     )
@@ -79,7 +99,7 @@ def test_the_trigger_threshold_gates_on_each_skills_f1(pytester: pytest.Pytester
             ),
         },
     )
-    agent = "cmd:" + shlex.join([sys.executable, str(AGENT)])
+    agent = agent_in(pytester.path)
     result = pytester.runpytest(
         "skills/olympiad/evals", "-p", "no:cacheprovider", "--eval-agent", agent,
         "--eval-runs", "1", "-o", "eval_trigger_threshold=0.6",
@@ -111,7 +131,7 @@ def mixed_suite(pytester: pytest.Pytester) -> str:
             },
         },
     )
-    return "cmd:" + shlex.join([sys.executable, str(AGENT)])
+    return agent_in(pytester.path)
 
 
 def test_trigger_queries_are_not_counted_as_cases(

@@ -4,18 +4,23 @@ constant partial score, the gate, through pytest as users run it."""
 from __future__ import annotations
 
 import json
-import shlex
-import sys
 from typing import Any
 
 import pytest
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
-#: A deterministic agent: it answers with the words ``answers.json`` gives its case and arm.
+#: A deterministic ``py:`` agent (called in the session's process: no interpreter started per
+#: run): it answers with the words ``answers.json`` beside it gives its case and arm.
 AGENT = """\
-import json, os, sys
-answers = json.load(open(sys.argv[1], encoding="utf-8"))
-print(" ".join(answers[os.environ["EVAL_CASE"]][os.environ["EVAL_ARM"]]))
+import json
+from pathlib import Path
+
+ANSWERS = Path(__file__).with_name("answers.json")
+
+
+def answer(request):
+    answers = json.loads(ANSWERS.read_text(encoding="utf-8"))
+    return " ".join(answers[request.case.name][request.arm])
 """
 
 #: Three graders of one weight each: a run that says only ALPHA scores 1/3.
@@ -29,7 +34,8 @@ def make_suite(pytester: pytest.Pytester, cases: list[str], runs: int) -> None:
         for word in WORDS:
             grader = f"---\ntype: regex\npattern: {word}\n---\n"
             pytester.makefile(".md", **{f"evals/{name}/graders/{word.lower()}": grader})
-    (pytester.path / "agent.py").write_text(AGENT, encoding="utf-8")
+    (pytester.path / "verdict_agent.py").write_text(AGENT, encoding="utf-8")
+    pytester.makeini("[pytest]\npythonpath = .\n")
 
 
 def answer(pytester: pytest.Pytester, table: dict[str, tuple[int, int]]) -> str:
@@ -41,7 +47,7 @@ def answer(pytester: pytest.Pytester, table: dict[str, tuple[int, int]]) -> str:
         for name, (w, wo) in table.items()
     }
     path.write_text(json.dumps(words), encoding="utf-8")
-    return "cmd:" + shlex.join([sys.executable, str(pytester.path / "agent.py"), str(path)])
+    return "py:verdict_agent:answer"
 
 
 def run(pytester: pytest.Pytester, agent: str, plugin_args: list[str], *extra: str) -> Any:

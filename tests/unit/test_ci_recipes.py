@@ -72,7 +72,9 @@ def test_the_github_matrix_covers_every_shard_and_the_merge_gets_them_all(
     assert shards == list(range(1, total + 1))
     args = command(jobs["evals"], "pytest")
     assert option(args, "--eval-shard") == f"${{{{matrix.shard}}}}/{total}"
-    for k in shards:
+    # The first and the last shard through pytest's own parsing (each a configuration of
+    # seconds of CPU); the others are the same template with another number.
+    for k in sorted({shards[0], shards[-1]}):
         given = [a.replace("${{matrix.shard}}", str(k)) for a in args]
         settings = configured(pytester, given)
         assert settings.shard == Shard(k, total)
@@ -123,7 +125,8 @@ def test_the_gitlab_jobs_cover_every_shard_and_the_merge_gets_them_all(
         monkeypatch.setenv("CI_NODE_INDEX", str(k))
         monkeypatch.setenv("CI_NODE_TOTAL", str(total))
         given = [a.replace("$CI_NODE_INDEX", str(k)) for a in args]
-        assert configured(pytester, given).shard == Shard(k, total)
+        if k in (1, total):  # pytest's own parsing for the first and the last job
+            assert configured(pytester, given).shard == Shard(k, total)
         folders.append(option(given, "--eval-output-dir"))
     assert len(set(folders)) == total  # one folder per shard
     kept = evals["artifacts"]

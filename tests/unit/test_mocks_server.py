@@ -10,7 +10,6 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import types
 
 from pytest_plugin_evals.graders.targets import mock_call_line
 from pytest_plugin_evals.mocks import MockOptions, attach, collect_calls, prepare_mocks
@@ -251,7 +250,7 @@ def test_the_sdk_server_lists_and_calls(plugin: Path, tmp_path: Path) -> None:
 def talk_over_stdio(argv: list[str], env: dict[str, str] | None = None) -> tuple[list[str], str]:
     """Start ``argv`` as an MCP stdio server with the SDK's client (in ``env``, when given);
     list tools and call one."""
-    from mcp import Client, StdioServerParameters
+    from mcp import Client, StdioServerParameters, types
 
     async def talk() -> tuple[list[str], str]:
         params = StdioServerParameters(command=argv[0], args=argv[1:], env=env)
