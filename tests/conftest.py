@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import gc
-import itertools
 import json
 import os
-import re
 import shlex
 import shutil
 import signal
@@ -68,12 +66,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("plugin_args", modes, ids=[m[1:] for m in modes], indirect=True)
 
 
-#: The integration modules left out of the inner loop (``-m "not e2e and not browser and not
-#: slow"``): each spends tens of seconds of sessions, many with two xdist workers, or waits on
-#: purpose (timeouts, rate-limit pauses, signals, a second session on a busy folder). The
-#: inner loop keeps a session of each feature elsewhere (``compare_last``: ``--eval-compare
-#: last`` in test_verdict_sessions, ``replay:last`` in test_judge_agreement; the sessions each
-#: kind of session takes as ``last``: tests/unit/test_engine_selected.py).
+#: The integration modules left out of the inner loop (``-m "not e2e and not slow"`` over the unit,
+#: integration and architecture folders): each spends tens of seconds of sessions, many with
+#: two xdist workers, or waits on purpose (timeouts, rate-limit pauses, signals, a second
+#: session on a busy folder). The inner loop keeps a session of each feature elsewhere
+#: (``compare_last``: ``--eval-compare last`` in test_verdict_sessions, ``replay:last`` in
+#: test_judge_agreement; the sessions each kind of session takes as ``last``:
+#: tests/unit/test_engine_selected.py).
 SLOW_MODULES = frozenset(
     f"test_{name}"
     for name in (
@@ -120,36 +119,6 @@ SLOW_TESTS = frozenset(
         "test_agent_registry.py::test_the_installed_binary_is_the_declared_version",
     )
 )  # fmt: skip
-
-
-def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """Leave ``tests/e2e`` and ``tests/browser`` uncollected when ``-m`` deselects every test of
-    theirs whatever its other marks (the inner loop's ``not e2e and not browser``): their
-    modules import the model SDKs and ``statsmodels``, seconds of CPU in each xdist worker's
-    collection, for tests the marks would drop anyway."""
-    root = Path(__file__).parent
-    if collection_path.parent != root or collection_path.name not in ("e2e", "browser"):
-        return None
-    return True if _deselects_every(config.getoption("markexpr"), collection_path.name) else None
-
-
-def _deselects_every(markexpr: str, mark: str) -> bool:
-    """Whether the ``-m`` expression is false for every item that carries ``mark``, whatever
-    other marks it has (each combination of the expression's other names is tried); an
-    expression this cannot read (a mark with arguments) deselects nothing here."""
-    tokens = re.findall(r"[()]|[^\s()]+", markexpr or "")
-    names = sorted({t for t in tokens if t not in ("(", ")", "and", "or", "not")} - {mark})
-    if not tokens or len(names) > 8 or any(not n.isidentifier() for n in names):
-        return False
-    for values in itertools.product((False, True), repeat=len(names)):
-        truth = {mark: True, **dict(zip(names, values, strict=True))}
-        text = " ".join(t if t in ("(", ")", "and", "or", "not") else str(truth[t]) for t in tokens)
-        try:
-            if eval(text, {"__builtins__": {}}):  # noqa: S307 - True/False/and/or/not only
-                return False
-        except SyntaxError:
-            return False
-    return True
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
