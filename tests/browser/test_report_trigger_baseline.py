@@ -5,8 +5,6 @@ each query's rate before and after (a hostile query shown as text)."""
 from __future__ import annotations
 
 import json
-import shlex
-import sys
 from typing import TYPE_CHECKING
 
 import pytest
@@ -32,6 +30,8 @@ def test_the_trigger_section_shows_before_after_and_the_difference(
         {
             ".claude-plugin/plugin.json": '{"name": "kit", "version": "1.0.0"}',
             "skills/olympiad/SKILL.md": OLD,
+            "trigger_baseline_agent.py": AGENT,
+            "pytest.ini": "[pytest]\npythonpath = .\n",
             "skills/olympiad/evals/trigger_eval.json": json.dumps(
                 [
                     {"query": "an alpha problem", "should_trigger": True},
@@ -46,13 +46,12 @@ def test_the_trigger_section_shows_before_after_and_the_difference(
     git(root, "commit", "-q", "-m", "olympiad")
     commit = git(root, "rev-parse", "HEAD")[:12]
     (root / "skills/olympiad/SKILL.md").write_text(NEW, encoding="utf-8")
-    agent = root.parent / f"{root.name}-agent.py"
-    agent.write_text(AGENT, encoding="utf-8")
-    pytester.runpytest(
+    result = pytester.runpytest(
         "skills/olympiad/evals", "-p", "no:cacheprovider",
-        "--eval-agent", "cmd:" + shlex.join([sys.executable, str(agent)]),
+        "--eval-agent", "py:trigger_baseline_agent:answer",
         "--eval-runs", "1", "--eval-baseline-plugin", "git:HEAD", "--eval-report", "r.html",
     )  # fmt: skip
+    result.assert_outcomes(passed=8)  # 4 queries, each with the plugin and the baseline
     page, found = open_page(browser, (root / "r.html").as_uri(), "#triggers")
     assert_inert(found)
     section = page.locator("#triggers")

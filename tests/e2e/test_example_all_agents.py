@@ -5,11 +5,13 @@ script does not drive yet) in one session, offline, against one scripted model
 Only the skill case runs, in its with arm (``--eval-ablation none``: one run per CLI, 5 runs),
 under two workers: the one ``-n 2`` session of Codex, Gemini CLI and Copilot.
 Here: that the script's rules drive each CLI to its own skill tool and a good answer, the
-document's per-agent summary, the session's per-agent line and the script's own. Elsewhere:
-each real CLI's without arm (no skill offered, the plain answer graded) is the contract's
-(``test_agent_contract.py``: the skill fires in the with arm only, the without arm of its case
-``next``); each agent's Δ and mean Δ line in a session of several agents (both arms, one
-process and two workers), ``tests/integration/test_several_agents.py``'s."""
+document's per-agent summary, the session's per-agent line and the script's own. The script's
+rules for the without arm (the plain answer) are not run here. Elsewhere: each real CLI's
+without arm under rules of the same shape (no skill offered, the plain answer graded) is the
+contract's for the five other CLIs (``test_agent_contract.py``: the skill fires in the with arm
+only, the without arm of its case ``next``) and ``test_claude_agent.py``'s for Claude Code;
+each agent's Δ and mean Δ line in a session of several agents (both arms, one process and two
+workers), ``tests/integration/test_several_agents.py``'s."""
 
 from __future__ import annotations
 
