@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,37 +41,35 @@ def test_the_first_reason_stays(tmp_path: Path) -> None:
     assert StopSign(tmp_path / "now.txt").interrupted()
 
 
-def test_the_first_signal_stops_the_runs_and_the_second_raises() -> None:
+@contextlib.contextmanager
+def first_signal() -> Iterator[Stopping]:
+    """SIGUSR1 taken by a :class:`Stopping` and sent once: the runs are stopped, nothing is
+    raised. The handler is restored after the block."""
     stopped = threading.Event()
     stopping = Stopping(stopped.set)
     stopping.take(signal.SIGUSR1)
     try:
-        os.kill(os.getpid(), signal.SIGUSR1)  # raises nothing: the runs are stopped
+        os.kill(os.getpid(), signal.SIGUSR1)
         assert stopped.wait(10) and stopping.signalled
-        with pytest.raises(KeyboardInterrupt):
-            os.kill(os.getpid(), signal.SIGUSR1)
-            time.sleep(1)  # the handler runs between two bytecodes
+        yield stopping
     finally:
         stopping.restore()
-    assert stopping.timer is not None and stopping.timer.finished.is_set()  # no grace left
     assert signal.getsignal(signal.SIGUSR1) is signal.SIG_DFL
+
+
+def test_the_first_signal_stops_the_runs_and_the_second_raises() -> None:
+    with first_signal() as stopping, pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGUSR1)
+        time.sleep(1)  # the handler runs between two bytecodes
+    assert stopping.timer is not None and stopping.timer.finished.is_set()  # no grace left
 
 
 def test_without_a_second_signal_the_grace_period_raises(monkeypatch: pytest.MonkeyPatch) -> None:
     """A session that does not end after the first signal (grading a pattern that backtracks)
     gets it again once the grace period is over, and raises then."""
     monkeypatch.setattr(stop_sign, "GRACE_SECONDS", 1.0)
-    stopped = threading.Event()
-    stopping = Stopping(stopped.set)
-    stopping.take(signal.SIGUSR1)
-    try:
-        os.kill(os.getpid(), signal.SIGUSR1)  # raises nothing: the runs are stopped
-        assert stopped.wait(10) and stopping.signalled
-        with pytest.raises(KeyboardInterrupt):
-            time.sleep(10)  # the grace runs out: the signal comes again
-    finally:
-        stopping.restore()
-    assert signal.getsignal(signal.SIGUSR1) is signal.SIG_DFL
+    with first_signal(), pytest.raises(KeyboardInterrupt):
+        time.sleep(10)  # the grace runs out: the signal comes again
 
 
 def test_the_session_s_signals_sigint_even_where_it_was_ignored() -> None:
