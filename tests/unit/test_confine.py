@@ -367,6 +367,22 @@ def test_the_watchdog_finds_the_runs_processes_in_its_cgroup_without_listing_the
     assert ready.watchdog.peak_memory > 0
 
 
+def test_two_runs_of_one_tag_get_cgroups_of_their_own(run: Run) -> None:
+    """Runs of one tag at once (the unit tests' ``unit`` in two xdist workers) each get a
+    cgroup of their own: one bound each, and the first to end removes only its own."""
+    first = confine.prepare(run.confinement(), ["/bin/true"], ENV)
+    second = confine.prepare(run.confinement(), ["/bin/true"], ENV)
+    try:
+        if first.cgroup is None or second.cgroup is None:
+            pytest.skip("no cgroup here (not root, or no writable controller)")
+        assert not set(first.cgroup.folders) & set(second.cgroup.folders)
+        first.close()
+        assert all(folder.is_dir() for folder in second.cgroup.folders)
+    finally:
+        first.close()
+        second.close()
+
+
 def test_memory_without_a_cgroup_counts_shared_pages_and_memfds() -> None:
     """The count used where no cgroup can be made (an ordinary user): 40 MiB of shared
     anonymous memory and a 40 MiB memfd written but never mapped both count."""

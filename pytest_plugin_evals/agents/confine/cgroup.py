@@ -41,9 +41,11 @@ class RunCgroup:
     def make(cls, name: str, processes: int, memory: int) -> RunCgroup | None:
         """A new cgroup under this process's own holding at most ``processes`` processes and
         ``memory`` bytes, for what of that it can; None where none can be made (not root, no
-        controller, no write access)."""
+        controller, no write access). Its folder is ``name`` and a random suffix: two runs of
+        one name would share their bounds, and the first to end would remove the other's."""
         if not hasattr(os, "geteuid") or os.geteuid() != 0:
             return None
+        name = f"{name}-{os.urandom(4).hex()}"
         bases = {c: _base(c) for c in ("pids", "memory")}
         version = bases["memory"][1] if bases["memory"] is not None else 1
         made: dict[str, Path] = {}
