@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,12 @@ def test_a_killed_sessions_folder_goes_with_what_its_runs_left_running(
         env={**os.environ, SESSION_TAG: folder.name},
     )
     try:
+        # Its environment is readable once its exec is done (a read during it finds nothing).
+        tag = f"{SESSION_TAG}={folder.name}".encode()
+        deadline = time.monotonic() + 10
+        while tag not in Path(f"/proc/{left.pid}/environ").read_bytes():
+            assert time.monotonic() < deadline, "the child's environment never showed its tag"
+            time.sleep(0.01)
         assert folder in sweep_stale_sessions()
         assert left.wait(timeout=30) != 0  # killed, not ended on its own
     finally:
